@@ -1,0 +1,33 @@
+#pragma once
+// Event time and durations in the runtime: int64 milliseconds since the Unix epoch, UTC.
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+namespace flow::rt {
+
+using TimestampMs = int64_t;
+using DurationMs = int64_t;
+
+// A watermark of kMinWatermark means "nothing known yet"; kMaxWatermark means "end of input":
+// every window fires and every timer is due.
+inline constexpr TimestampMs kMinWatermark = std::numeric_limits<int64_t>::min();
+inline constexpr TimestampMs kMaxWatermark = std::numeric_limits<int64_t>::max();
+
+// Floor division that rounds toward negative infinity (window starts before 1970 stay aligned).
+inline int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+// Start of the epoch-aligned window of length `size` that contains `ts`.
+inline TimestampMs AlignedStart(TimestampMs ts, DurationMs size) { return FloorDiv(ts, size) * size; }
+
+// RFC 3339 UTC with milliseconds: "2026-11-29T14:41:15.123Z".
+std::string FormatTimestamp(TimestampMs ts);
+// Accepts RFC 3339 ("2026-11-29T14:41:15Z", fractional seconds, "+02:00" offsets); false if not.
+bool ParseTimestamp(std::string_view text, TimestampMs* out);
+
+}  // namespace flow::rt

@@ -1,0 +1,50 @@
+#include "flow/runtime/common/time.h"
+
+#include <gtest/gtest.h>
+
+namespace flow::rt {
+namespace {
+
+TEST(TimeTest, FormatsEpochAndKnownInstants) {
+  EXPECT_EQ(FormatTimestamp(0), "1970-01-01T00:00:00.000Z");
+  // 2024-02-29T12:34:56.789Z, a leap day: 19782 days after the epoch.
+  EXPECT_EQ(FormatTimestamp(19782LL * 86400000 + 45296789), "2024-02-29T12:34:56.789Z");
+  EXPECT_EQ(FormatTimestamp(-1), "1969-12-31T23:59:59.999Z");
+}
+
+TEST(TimeTest, ParsesRfc3339WithFractionsAndOffsets) {
+  TimestampMs ts = 0;
+  ASSERT_TRUE(ParseTimestamp("2024-02-29T12:34:56.789Z", &ts));
+  EXPECT_EQ(ts, 19782LL * 86400000 + 45296789);
+  ASSERT_TRUE(ParseTimestamp("2024-02-29T14:34:56.789+02:00", &ts));
+  EXPECT_EQ(ts, 19782LL * 86400000 + 45296789);
+  ASSERT_TRUE(ParseTimestamp("1970-01-01T00:00:01Z", &ts));
+  EXPECT_EQ(ts, 1000);
+}
+
+TEST(TimeTest, RejectsMalformedTimestamps) {
+  TimestampMs ts = 0;
+  EXPECT_FALSE(ParseTimestamp("", &ts));
+  EXPECT_FALSE(ParseTimestamp("2024-02-29", &ts));
+  EXPECT_FALSE(ParseTimestamp("2024-13-01T00:00:00Z", &ts));
+  EXPECT_FALSE(ParseTimestamp("2024-01-01T00:00:00", &ts));  // no zone
+  EXPECT_FALSE(ParseTimestamp("2024-01-01T00:00:00Zjunk", &ts));
+  EXPECT_FALSE(ParseTimestamp("2024-01-01T00:00:00.Z", &ts));
+}
+
+TEST(TimeTest, RoundTripsAcrossCenturies) {
+  for (TimestampMs ts : {-62135596800000LL, -1234567LL, 0LL, 951782400000LL, 4102444800123LL}) {
+    TimestampMs back = 0;
+    ASSERT_TRUE(ParseTimestamp(FormatTimestamp(ts), &back)) << ts;
+    EXPECT_EQ(back, ts);
+  }
+}
+
+TEST(TimeTest, AlignedStartRoundsTowardNegativeInfinity) {
+  EXPECT_EQ(AlignedStart(59999, 60000), 0);
+  EXPECT_EQ(AlignedStart(60000, 60000), 60000);
+  EXPECT_EQ(AlignedStart(-1, 60000), -60000);
+}
+
+}  // namespace
+}  // namespace flow::rt
