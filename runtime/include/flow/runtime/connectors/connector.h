@@ -1,0 +1,69 @@
+#pragma once
+// The byte-level connector contract between the engine and the connectors (file, stdin, kafka).
+// A RawSource yields raw records (payload bytes + key + timestamp); the engine decodes them with a
+// format (JSON/CSV/raw) into the job's typed record structs. A RawSink takes encoded bytes.
+// Generators that make typed records directly (datagen, nexmark) do not use this interface.
+//
+// Threading: one instance per source/sink subtask; an instance is used by one thread at a time.
+// Errors: every call returns Status/Result; a broker that is down is kUnavailable (retried by the
+// caller), bad configuration is kInvalidArgument, a fenced producer is kFenced.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flow/runtime/common/serde.h"
+#include "flow/runtime/common/status.h"
+#include "flow/runtime/common/time.h"
+
+namespace flow::rt {
+
+inline constexpr TimestampMs kNoTimestamp = kMinWatermark;
+
+struct RawRecord {
+  std::string_view payload;  // valid until the next Poll() on the same source
+  std::string_view key;      // empty when the record has none
+  TimestampMs timestamp = kNoTimestamp;  // the broker's/log's timestamp, if any
+  int32_t partition = -1;    // Kafka partition, or -1
+  int64_t offset = -1;       // Kafka offset, file line number (1-based), or -1
+};
+
+enum class PollResult {
+  kRecords,  // zero or more records were appended
+  kIdle,     // nothing now; poll again (the engine may mark the split idle for watermarks)
+  kEnd,      // bounded input exhausted; no further records will ever come
+};
+
+class RawSource {
+ public:
+  virtual ~RawSource() = default;
+  // Binds the instance to subtask `subtask` of `parallelism` and opens its splits (files,
+  // partitions). Splits are assigned by the job, never by consumer-group rebalancing.
+  [[nodiscard]] virtual Status Open(uint32_t subtask, uint32_t parallelism) = 0;
+  // Appends up to `max_records` records to `*out`; waits at most `timeout_ms` when none is ready.
+  [[nodiscard]] virtual Result<PollResult> Poll(std::vector<RawRecord>* out, size_t max_records,
+                                                int timeout_ms) = 0;
+  // Where a record came from, for error messages: "file clicks.jsonl line 17",
+  // "kafka topic clicks partition 3 offset 1234".
+  virtual std::string Locate(const RawRecord& record) const = 0;
+  // The read position after the last record returned by Poll (per-partition offsets, file byte
+  // offset), for checkpoints; RestorePosition seeks back to a snapshotted position.
+  [[nodiscard]] virtual Status SnapshotPosition(BinaryWriter* out) const = 0;
+  [[nodiscard]] virtual Status RestorePosition(BinaryReader* in) = 0;
+  [[nodiscard]] virtual Status Close() = 0;
+};
+
+class RawSink {
+ public:
+  virtual ~RawSink() = default;
+  [[nodiscard]] virtual Status Open(uint32_t subtask, uint32_t parallelism) = 0;
+  // Buffers or writes one encoded record. May block for backpressure.
+  [[nodiscard]] virtual Status Write(std::string_view key, std::string_view payload,
+                                     TimestampMs timestamp) = 0;
+  // Makes everything written so far durable/visible (at-least-once flush at a checkpoint).
+  [[nodiscard]] virtual Status Flush() = 0;
+  [[nodiscard]] virtual Status Close() = 0;
+};
+
+}  // namespace flow::rt
