@@ -50,6 +50,9 @@ struct FunctionSpec {
   // (comma-joined); for aggregates the accumulator class template, e.g. "::flow::agg::Sum<{T}>".
   std::string cpp;
   bool nullable_in_propagates = true;  // a null argument gives a null result (SQL semantics) unless false
+  // Aggregates only: the accumulator's Add also takes the record's event time
+  // (`acc.Add(value, event_time_ms)`), as first/last do.
+  bool needs_event_time = false;
 };
 
 // Every function, in registry order (grouped by category).
@@ -66,5 +69,40 @@ flow::types::Type ResolveCall(const FunctionSpec& fn, const std::vector<flow::ty
 
 // Names close to `name` (edit distance), best first, for "did you mean" hints. Empty if none.
 std::vector<std::string> SuggestFunctions(std::string_view name);
+
+// ---- Helpers for the checker and the code generator (beyond the core shape above). ----
+
+// ResolveCall plus what the code generator needs: the type bound to the pattern variable T
+// (non-nullable; Error when the function has no T or it could not be bound).
+struct CallResolution {
+  flow::types::Type result;
+  flow::types::Type bound_t;
+};
+CallResolution ResolveCallDetailed(const FunctionSpec& fn,
+                                   const std::vector<flow::types::Type>& args, std::string* error);
+
+// The C++ type generated code uses for a Flow type: int64_t, double, bool, std::string,
+// std::string (bytes), int64_t (timestamp/duration, milliseconds), std::vector<E>,
+// std::optional<T> for nullable types. Records are named by their schema name.
+std::string CppTypeName(const flow::types::Type& type);
+
+// Expands fn.cpp: {0},{1},... become arg_exprs[i]; {args} all of them comma-joined; {T} the C++
+// type of `bound_t`; {tagN} a tag value naming the Flow type of argument N (e.g.
+// `::flow::fn::tag::Timestamp{}`), so one C++ overload set can tell a timestamp from an int.
+std::string ExpandCpp(const FunctionSpec& fn, const std::vector<std::string>& arg_exprs,
+                      const std::vector<flow::types::Type>& arg_types,
+                      const flow::types::Type& bound_t);
+
+// For an argument written as a string literal: checks it can work at run time (a valid POSIX
+// extended regular expression for regexp_*, a known unit for date_trunc). Returns "" when fine,
+// else a user-facing message. Non-literal arguments are only checked at run time, where the
+// documented fallback applies (see flow/stdlib/scalar.h).
+std::string CheckLiteralArgument(const FunctionSpec& fn, size_t index, std::string_view literal);
+
+// "substr(s: string, start: int[, len: int]) -> string", for docs and hover.
+std::string Signature(const FunctionSpec& fn);
+
+// Markdown for docs/functions.md: every function grouped by category.
+std::string FunctionsMarkdown();
 
 }  // namespace flow::stdlib
