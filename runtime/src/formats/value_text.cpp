@@ -1,0 +1,162 @@
+#include "flow/runtime/formats/value_text.h"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+namespace flow::rt {
+namespace {
+
+constexpr char kBase64Alphabet[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+struct DurationUnit {
+  std::string_view name;
+  int64_t ms;
+};
+// Largest first, for formatting; "ms" is matched before "m" when parsing.
+constexpr DurationUnit kUnits[] = {
+    {"d", 86400000}, {"h", 3600000}, {"m", 60000}, {"s", 1000}, {"ms", 1}};
+
+}  // namespace
+
+void AppendBase64(std::string_view bytes, std::string* out) {
+  size_t i = 0;
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  for (; i + 3 <= bytes.size(); i += 3) {
+    uint32_t v = (uint32_t{p[i]} << 16) | (uint32_t{p[i + 1]} << 8) | p[i + 2];
+    out->push_back(kBase64Alphabet[v >> 18]);
+    out->push_back(kBase64Alphabet[(v >> 12) & 63]);
+    out->push_back(kBase64Alphabet[(v >> 6) & 63]);
+    out->push_back(kBase64Alphabet[v & 63]);
+  }
+  size_t rest = bytes.size() - i;
+  if (rest == 1) {
+    uint32_t v = uint32_t{p[i]} << 16;
+    out->push_back(kBase64Alphabet[v >> 18]);
+    out->push_back(kBase64Alphabet[(v >> 12) & 63]);
+    out->append("==");
+  } else if (rest == 2) {
+    uint32_t v = (uint32_t{p[i]} << 16) | (uint32_t{p[i + 1]} << 8);
+    out->push_back(kBase64Alphabet[v >> 18]);
+    out->push_back(kBase64Alphabet[(v >> 12) & 63]);
+    out->push_back(kBase64Alphabet[(v >> 6) & 63]);
+    out->push_back('=');
+  }
+}
+
+bool DecodeBase64(std::string_view text, std::string* out) {
+  out->clear();
+  size_t len = text.size();
+  if (len % 4 == 0 && len >= 4) {
+    if (text[len - 1] == '=') --len;
+    if (text[len - 1] == '=') --len;
+  }
+  if (len % 4 == 1) return false;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (size_t i = 0; i < len; ++i) {
+    int v = Base64Value(text[i]);
+    if (v < 0) return false;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out->push_back(static_cast<char>((acc >> bits) & 0xFF));
+    }
+  }
+  // Leftover bits must be zero, so every byte string has exactly one encoding.
+  return (acc & ((1u << bits) - 1)) == 0;
+}
+
+bool ParseDuration(std::string_view text, DurationMs* out) {
+  bool negative = false;
+  size_t pos = 0;
+  if (!text.empty() && text[0] == '-') {
+    negative = true;
+    pos = 1;
+  }
+  if (pos == text.size()) return false;
+  int64_t total = 0;
+  while (pos < text.size()) {
+    size_t start = pos;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
+    int64_t n = 0;
+    if (pos == start) return false;
+    auto [ptr, ec] = std::from_chars(text.data() + start, text.data() + pos, n);
+    if (ec != std::errc()) return false;
+    std::string_view rest = text.substr(pos);
+    int64_t unit = 0;
+    if (rest.starts_with("ms")) {
+      unit = 1;
+      pos += 2;
+    } else if (!rest.empty()) {
+      for (const auto& u : kUnits) {
+        if (u.name.size() == 1 && rest[0] == u.name[0]) {
+          unit = u.ms;
+          pos += 1;
+          break;
+        }
+      }
+    }
+    if (unit == 0) return false;
+    int64_t part;
+    if (__builtin_mul_overflow(n, unit, &part) || __builtin_add_overflow(total, part, &total)) {
+      return false;
+    }
+  }
+  *out = negative ? -total : total;
+  return true;
+}
+
+void AppendDuration(DurationMs d, std::string* out) {
+  if (d == 0) {
+    out->append("0ms");
+    return;
+  }
+  // Work on the magnitude as unsigned so INT64_MIN does not overflow.
+  uint64_t rest = d < 0 ? 0 - static_cast<uint64_t>(d) : static_cast<uint64_t>(d);
+  if (d < 0) out->push_back('-');
+  char buf[24];
+  for (const auto& u : kUnits) {
+    uint64_t n = rest / static_cast<uint64_t>(u.ms);
+    if (n == 0) continue;
+    rest -= n * static_cast<uint64_t>(u.ms);
+    auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, n);
+    out->append(buf, ptr);
+    out->append(u.name);
+  }
+}
+
+void AppendTimestamp(TimestampMs ts, std::string* out) { out->append(FormatTimestamp(ts)); }
+
+bool ParseInt64(std::string_view text, int64_t* out) {
+  if (!text.empty() && text[0] == '+') text.remove_prefix(1);
+  if (text.empty()) return false;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+bool ParseDouble(std::string_view text, double* out) {
+  if (!text.empty() && text[0] == '+') text.remove_prefix(1);
+  if (text.empty()) return false;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+void AppendDouble(double v, std::string* out) {
+  char buf[32];
+  auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  out->append(buf, ptr);
+}
+
+}  // namespace flow::rt
