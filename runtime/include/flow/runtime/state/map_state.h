@@ -1,0 +1,102 @@
+#pragma once
+// MapState<K, UK, V>: a map from user key UK to V per key K. Created by
+// KeyedStateBackend::CreateMapState, which owns it. TTL applies per (K, UK) entry. A key whose map
+// becomes empty is removed, so an empty MapState holds no memory per key.
+// Contract and threading as ValueState.
+
+#include <unordered_map>
+
+#include "flow/runtime/state/state_table.h"
+
+namespace flow::rt {
+
+template <StateKey K, StateKey UK, Serializable V>
+class MapState : public HeapTable<K, std::unordered_map<UK, TtlEntry<V>, KeyHasher<UK>>> {
+ public:
+  using Inner = std::unordered_map<UK, TtlEntry<V>, KeyHasher<UK>>;
+  using Base = HeapTable<K, Inner>;
+
+  MapState(std::string name, const StateContext* ctx, StateTtl ttl)
+      : Base(std::move(name), ctx), ttl_(ctx, ttl) {}
+
+  V* Get(const K& key, const UK& user_key) { return Get(key, this->KeyGroup(key), user_key); }
+  V* Get(const K& key, uint32_t key_group, const UK& user_key) {
+    auto& m = this->Group(key_group);
+    auto it = m.find(key);
+    if (it == m.end()) return nullptr;
+    auto uit = it->second.find(user_key);
+    if (uit == it->second.end()) return nullptr;
+    if (ttl_.Expired(uit->second.expires_at)) {
+      it->second.erase(uit);
+      if (it->second.empty()) m.erase(it);
+      return nullptr;
+    }
+    if (ttl_.enabled() && ttl_.RefreshOnRead()) uit->second.expires_at = ttl_.ExpiryFromNow();
+    return &uit->second.value;
+  }
+
+  void Put(const K& key, const UK& user_key, V value) {
+    Put(key, this->KeyGroup(key), user_key, std::move(value));
+  }
+  void Put(const K& key, uint32_t key_group, const UK& user_key, V value) {
+    this->Group(key_group)[key].insert_or_assign(
+        user_key, TtlEntry<V>{std::move(value), ttl_.ExpiryFromNow()});
+  }
+
+  // The entry, default-constructed first when absent or expired. Counts as a write.
+  V& GetOrInsert(const K& key, uint32_t key_group, const UK& user_key) {
+    auto [it, inserted] = this->Group(key_group)[key].try_emplace(user_key);
+    if (!inserted && ttl_.Expired(it->second.expires_at)) it->second.value = V{};
+    it->second.expires_at = ttl_.ExpiryFromNow();
+    return it->second.value;
+  }
+  V& GetOrInsert(const K& key, const UK& user_key) {
+    return GetOrInsert(key, this->KeyGroup(key), user_key);
+  }
+
+  bool Remove(const K& key, const UK& user_key) {
+    return Remove(key, this->KeyGroup(key), user_key);
+  }
+  bool Remove(const K& key, uint32_t key_group, const UK& user_key) {
+    auto& m = this->Group(key_group);
+    auto it = m.find(key);
+    if (it == m.end() || it->second.erase(user_key) == 0) return false;
+    if (it->second.empty()) m.erase(it);
+    return true;
+  }
+
+  // Removes every entry of `key`.
+  bool RemoveKey(const K& key) { return this->Group(this->KeyGroup(key)).erase(key) > 0; }
+
+  // Calls fn(const UK&, V&) for every live entry of `key`; fn must not insert or remove.
+  template <typename Fn>
+  void ForEach(const K& key, Fn&& fn) {
+    auto& m = this->Group(this->KeyGroup(key));
+    auto it = m.find(key);
+    if (it == m.end()) return;
+    for (auto& [uk, e] : it->second) {
+      if (!ttl_.Expired(e.expires_at)) fn(uk, e.value);
+    }
+  }
+
+  size_t KeyGroupSize(uint32_t key_group) const override {
+    size_t n = 0;
+    for (const auto& [k, inner] : this->Group(key_group)) n += inner.size();
+    return n;
+  }
+
+  void CleanupExpired() override {
+    if (!ttl_.enabled()) return;
+    for (auto& m : this->groups()) {
+      for (auto it = m.begin(); it != m.end();) {
+        std::erase_if(it->second, [&](const auto& kv) { return ttl_.Expired(kv.second.expires_at); });
+        it = it->second.empty() ? m.erase(it) : std::next(it);
+      }
+    }
+  }
+
+ private:
+  TtlPolicy ttl_;
+};
+
+}  // namespace flow::rt
