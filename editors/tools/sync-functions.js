@@ -29,17 +29,6 @@ function replaceBetween(file, begin, end, body) {
   }
 }
 
-function wrap(words, prefix, width) {
-  const lines = [];
-  let cur = prefix;
-  for (const w of words) {
-    if (cur.length + w.length + 1 > width && cur !== prefix) { lines.push(cur); cur = prefix; }
-    cur += (cur === prefix ? '' : ' ') + w;
-  }
-  if (cur !== prefix) lines.push(cur);
-  return lines.join('\n') + '\n';
-}
-
 // TextMate: the two `calls` patterns.
 const tmPath = path.join(EDITORS, 'vscode', 'syntaxes', 'flow.tmLanguage.json');
 const tm = JSON.parse(fs.readFileSync(tmPath, 'utf8'));
@@ -61,12 +50,9 @@ if (fs.existsSync(vimPath)) {
     `syntax match flowFunction "\\<\\%(${vimAlt(scalar)}\\)\\ze\\s*("\n`);
 }
 
-// tree-sitter: the #any-of? lists in every highlights.scm.
-const tsDir = path.join(EDITORS, 'tree-sitter-flow');
-for (const rel of ['queries/highlights.scm', 'queries/nvim/highlights.scm', 'queries/helix/highlights.scm', 'queries/zed/highlights.scm']) {
-  const file = path.join(tsDir, rel);
-  if (!fs.existsSync(file)) continue;
-  const q = (names) => wrap(names.map((n) => `"${n}"`), '    ', 96);
-  replaceBetween(file, '; BEGIN registry aggregates', '; END registry aggregates', q(aggregate));
-  replaceBetween(file, '; BEGIN registry functions', '; END registry functions', q(scalar));
-}
+// tree-sitter: a pair of call patterns (registry name or not) in highlights.scm.
+const tsQuery = path.join(EDITORS, 'tree-sitter-flow', 'queries', 'highlights.scm');
+const re = `^(${[...aggregate, ...scalar].sort().join('|')})$`;
+replaceBetween(tsQuery, ';; BEGIN registry functions', ';; END registry functions',
+  `((call_expression function: (identifier) @function.builtin)\n (#match? @function.builtin "${re}"))\n` +
+  `((call_expression function: (identifier) @function.call)\n (#not-match? @function.call "${re}"))\n`);
