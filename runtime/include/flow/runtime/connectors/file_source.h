@@ -1,0 +1,84 @@
+#pragma once
+// FileSource: a bounded, line-oriented source over one file, every regular file of a directory,
+// or the files matching a glob. Each line is one record (payload without the line end; "\r\n"
+// and "\n" both end a line; a last line without '\n' counts). RawRecord::offset is the 1-based
+// line number within its file; there is no key and no timestamp.
+//
+// Splits: the matched files are sorted by path; file i belongs to subtask i % parallelism.
+// A directory contributes its regular files (not recursively), skipping names that start with
+// '.' or '_' (hidden and in-progress files). A subtask with no files ends at once.
+// Position (SnapshotPosition): the subtask's current file (index and path), the byte offset of
+// the next unread line and its line number. RestorePosition must follow Open with the same
+// parallelism and subtask; it continues exactly after the last record returned before the
+// snapshot. Restoring when the file list changed so that the path no longer has the same index is
+// kNotFound/kInvalidArgument.
+// Errors: a path that matches nothing is kNotFound naming the path; a line longer than
+// max_line_bytes is kInvalidArgument "file <path> line <n>: line longer than <max> bytes"; read
+// failures are kIoError naming the file.
+// Locate(record) names the file and line; it is valid for records of the last Poll.
+// Threading: one instance per subtask, used by one thread at a time.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flow/runtime/connectors/connector.h"
+
+namespace flow::rt {
+
+struct FileSourceOptions {
+  // A file, a directory, or a glob pattern ("data/*.jsonl"). Required.
+  std::string path;
+  // Longest accepted line in bytes, without its line end. Default: 16 MiB.
+  size_t max_line_bytes = size_t{16} << 20;
+  // Bytes read per read(2). Default: 1 MiB.
+  size_t read_chunk_bytes = size_t{1} << 20;
+  // Skip lines that are empty (after removing "\r"). Default: true.
+  bool skip_empty_lines = true;
+  // Number of lines at the start of every file that are not records (e.g. a CSV header).
+  // Default: 0. The skipped lines of the current file are available from header_lines().
+  uint32_t header_lines = 0;
+};
+
+class LineReader;
+
+class FileSource final : public RawSource {
+ public:
+  explicit FileSource(FileSourceOptions options);
+  ~FileSource() override;
+
+  Status Open(uint32_t subtask, uint32_t parallelism) override;
+  Result<PollResult> Poll(std::vector<RawRecord>* out, size_t max_records,
+                          int timeout_ms) override;
+  std::string Locate(const RawRecord& record) const override;
+  Status SnapshotPosition(BinaryWriter* out) const override;
+  Status RestorePosition(BinaryReader* in) override;
+  Status Close() override;
+
+  // All files matched by the path (sorted), and those assigned to this subtask. After Open.
+  const std::vector<std::string>& all_files() const { return files_; }
+  std::vector<std::string> assigned_files() const;
+  // The header lines skipped at the start of the file currently being read.
+  const std::vector<std::string>& header_lines() const { return header_; }
+
+  // Lists the files `path` names, sorted (the split rule above). kNotFound when none.
+  [[nodiscard]] static Result<std::vector<std::string>> ListFiles(const std::string& path);
+
+ private:
+  Status OpenFile(size_t index, uint64_t offset, int64_t next_line);
+  void CloseFile();
+  size_t NextAssigned(size_t index) const;
+
+  FileSourceOptions options_;
+  uint32_t subtask_ = 0;
+  uint32_t parallelism_ = 1;
+  std::vector<std::string> files_;
+  size_t current_ = 0;  // index into files_; files_.size() when done
+  int fd_ = -1;
+  std::unique_ptr<LineReader> reader_;
+  std::vector<std::string> header_;
+  bool opened_ = false;
+};
+
+}  // namespace flow::rt

@@ -1,0 +1,282 @@
+#include "flow/runtime/connectors/file_source.h"
+
+#include <fcntl.h>
+#include <glob.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "line_reader.h"
+
+namespace flow::rt {
+namespace {
+
+constexpr uint8_t kPositionVersion = 1;
+
+bool HasGlobChars(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+bool IsRegularFile(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool IsHiddenName(const std::string& name) {
+  return !name.empty() && (name[0] == '.' || name[0] == '_');
+}
+
+}  // namespace
+
+FileSource::FileSource(FileSourceOptions options) : options_(std::move(options)) {}
+
+FileSource::~FileSource() { CloseFile(); }
+
+Result<std::vector<std::string>> FileSource::ListFiles(const std::string& path) {
+  if (path.empty()) return Status::InvalidArgument("file source: `path` is empty");
+  std::vector<std::string> files;
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISREG(st.st_mode)) {
+      files.push_back(path);
+    } else if (S_ISDIR(st.st_mode)) {
+      std::error_code ec;
+      for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
+        std::string name = entry.path().filename().string();
+        std::string full = entry.path().string();
+        if (!IsHiddenName(name) && IsRegularFile(full)) files.push_back(full);
+      }
+      if (ec) {
+        return Status::IoError(fmt::format("file source: cannot list directory '{}': {}", path,
+                                           ec.message()));
+      }
+      if (files.empty()) {
+        return Status::NotFound(fmt::format("file source: directory '{}' has no files", path));
+      }
+    } else {
+      return Status::InvalidArgument(
+          fmt::format("file source: '{}' is neither a file nor a directory", path));
+    }
+  } else if (HasGlobChars(path)) {
+    glob_t g{};
+    int rc = ::glob(path.c_str(), 0, nullptr, &g);
+    if (rc == 0) {
+      for (size_t i = 0; i < g.gl_pathc; ++i) {
+        if (IsRegularFile(g.gl_pathv[i])) files.emplace_back(g.gl_pathv[i]);
+      }
+    }
+    ::globfree(&g);
+    if (files.empty()) {
+      return Status::NotFound(fmt::format("file source: no files match '{}'", path));
+    }
+  } else {
+    return Status::NotFound(fmt::format("file source: '{}' does not exist", path));
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+Status FileSource::Open(uint32_t subtask, uint32_t parallelism) {
+  if (parallelism == 0 || subtask >= parallelism) {
+    return Status::InvalidArgument(
+        fmt::format("file source: subtask {} of parallelism {}", subtask, parallelism));
+  }
+  if (options_.max_line_bytes == 0 || options_.read_chunk_bytes == 0) {
+    return Status::InvalidArgument("file source: max_line_bytes and read_chunk_bytes must be > 0");
+  }
+  subtask_ = subtask;
+  parallelism_ = parallelism;
+  Result<std::vector<std::string>> files = ListFiles(options_.path);
+  if (!files.ok()) return files.status();
+  files_ = std::move(files).value();
+  reader_ = std::make_unique<LineReader>(options_.max_line_bytes, options_.read_chunk_bytes);
+  opened_ = true;
+  size_t first = NextAssigned(0);
+  if (first < files_.size()) return OpenFile(first, 0, 1);
+  current_ = files_.size();
+  return Status::Ok();
+}
+
+size_t FileSource::NextAssigned(size_t index) const {
+  while (index < files_.size() && index % parallelism_ != subtask_) ++index;
+  return index;
+}
+
+std::vector<std::string> FileSource::assigned_files() const {
+  std::vector<std::string> out;
+  for (size_t i = NextAssigned(0); i < files_.size(); i = NextAssigned(i + 1)) {
+    out.push_back(files_[i]);
+  }
+  return out;
+}
+
+Status FileSource::OpenFile(size_t index, uint64_t offset, int64_t next_line) {
+  CloseFile();
+  current_ = index;
+  const std::string& path = files_[index];
+  int fd;
+  do {
+    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  } while (fd < 0 && errno == EINTR);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status::NotFound(fmt::format("file source: '{}' vanished", path));
+    return Status::IoError(fmt::format("file source: cannot open '{}': {}", path,
+                                       std::strerror(errno)));
+  }
+  fd_ = fd;
+  header_.clear();
+  if (options_.header_lines > 0) {
+    // Header lines are read again on restore, so header_lines() is right mid-file too.
+    LineReader header_reader(options_.max_line_bytes, 64 * 1024);
+    header_reader.Reset(fd_, 0, 1);
+    while (header_.size() < options_.header_lines) {
+      std::string_view line;
+      int64_t line_no;
+      auto r = header_reader.NextLine(&line, &line_no);
+      if (r == LineReader::LineResult::kLine) {
+        header_.emplace_back(line);
+      } else if (r == LineReader::LineResult::kNeedMore) {
+        Result<LineReader::FillResult> f = header_reader.Fill(-1);
+        if (!f.ok()) return Status(f.status().code(), fmt::format("file {}: {}", path, f.status().message()));
+      } else if (r == LineReader::LineResult::kEnd) {
+        break;
+      } else {
+        return Status::InvalidArgument(fmt::format("file {} line {}: line longer than {} bytes",
+                                                   path, header_reader.next_line(),
+                                                   options_.max_line_bytes));
+      }
+    }
+    if (offset == 0) {
+      offset = header_reader.position();
+      next_line = header_reader.next_line();
+    }
+  }
+  if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0) {
+    return Status::IoError(fmt::format("file source: cannot seek '{}' to {}: {}", path, offset,
+                                       std::strerror(errno)));
+  }
+  reader_->Reset(fd_, offset, next_line);
+  return Status::Ok();
+}
+
+void FileSource::CloseFile() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+Result<PollResult> FileSource::Poll(std::vector<RawRecord>* out, size_t max_records,
+                                    int timeout_ms) {
+  if (!opened_) return Status::Internal("file source: Poll before Open");
+  size_t appended = 0;
+  while (appended < max_records && current_ < files_.size()) {
+    std::string_view line;
+    int64_t line_no;
+    auto r = reader_->NextLine(&line, &line_no);
+    if (r == LineReader::LineResult::kLine) {
+      if (line.empty() && options_.skip_empty_lines) continue;
+      RawRecord rec;
+      rec.payload = line;
+      rec.offset = line_no;
+      out->push_back(rec);
+      ++appended;
+      continue;
+    }
+    if (r == LineReader::LineResult::kTooLong) {
+      return Status::InvalidArgument(fmt::format("file {} line {}: line longer than {} bytes",
+                                                 files_[current_], reader_->next_line(),
+                                                 options_.max_line_bytes));
+    }
+    // Reading more or switching files would invalidate the payloads returned in this call.
+    if (appended > 0) break;
+    if (r == LineReader::LineResult::kNeedMore) {
+      Result<LineReader::FillResult> f = reader_->Fill(-1);
+      if (!f.ok()) {
+        return Status(f.status().code(),
+                      fmt::format("file {}: {}", files_[current_], f.status().message()));
+      }
+      continue;
+    }
+    // kEnd: next assigned file, or done.
+    size_t next = NextAssigned(current_ + 1);
+    if (next >= files_.size()) {
+      CloseFile();
+      current_ = files_.size();
+      break;
+    }
+    FLOW_RETURN_IF_ERROR(OpenFile(next, 0, 1));
+  }
+  if (appended > 0) return PollResult::kRecords;
+  return current_ >= files_.size() ? PollResult::kEnd : PollResult::kRecords;
+}
+
+std::string FileSource::Locate(const RawRecord& record) const {
+  std::string_view file = current_ < files_.size() ? std::string_view(files_[current_])
+                                                   : std::string_view("<done>");
+  return fmt::format("file {} line {}", file, record.offset);
+}
+
+Status FileSource::SnapshotPosition(BinaryWriter* out) const {
+  if (!opened_) return Status::Internal("file source: SnapshotPosition before Open");
+  out->PutU8(kPositionVersion);
+  out->PutU32(subtask_);
+  out->PutU32(parallelism_);
+  bool done = current_ >= files_.size();
+  out->PutBool(done);
+  if (done) return Status::Ok();
+  out->PutU64(current_);
+  out->PutString(files_[current_]);
+  out->PutU64(reader_->position());
+  out->PutI64(reader_->next_line());
+  return Status::Ok();
+}
+
+Status FileSource::RestorePosition(BinaryReader* in) {
+  if (!opened_) return Status::Internal("file source: RestorePosition before Open");
+  uint8_t version;
+  uint32_t subtask, parallelism;
+  bool done;
+  FLOW_RETURN_IF_ERROR(in->GetU8(&version));
+  if (version != kPositionVersion) {
+    return Status::Corruption(fmt::format("file source position: unknown version {}", version));
+  }
+  FLOW_RETURN_IF_ERROR(in->GetU32(&subtask));
+  FLOW_RETURN_IF_ERROR(in->GetU32(&parallelism));
+  FLOW_RETURN_IF_ERROR(in->GetBool(&done));
+  if (subtask != subtask_ || parallelism != parallelism_) {
+    return Status::InvalidArgument(fmt::format(
+        "file source: position of subtask {}/{} cannot be restored into subtask {}/{}", subtask,
+        parallelism, subtask_, parallelism_));
+  }
+  if (done) {
+    CloseFile();
+    current_ = files_.size();
+    return Status::Ok();
+  }
+  uint64_t index, offset;
+  int64_t next_line;
+  std::string path;
+  FLOW_RETURN_IF_ERROR(in->GetU64(&index));
+  FLOW_RETURN_IF_ERROR(in->GetString(&path));
+  FLOW_RETURN_IF_ERROR(in->GetU64(&offset));
+  FLOW_RETURN_IF_ERROR(in->GetI64(&next_line));
+  if (index >= files_.size() || files_[index] != path) {
+    return Status::NotFound(fmt::format(
+        "file source: restored file '{}' (index {}) is not in the current file list", path,
+        index));
+  }
+  if (index % parallelism_ != subtask_ || next_line < 1) {
+    return Status::Corruption("file source position: file not assigned to this subtask");
+  }
+  return OpenFile(index, offset, next_line);
+}
+
+Status FileSource::Close() {
+  CloseFile();
+  return Status::Ok();
+}
+
+}  // namespace flow::rt
