@@ -18,7 +18,9 @@ struct KeyGroupRange {
   uint32_t size() const { return end - first; }
   bool empty() const { return end <= first; }
   std::string ToString() const {
-    return "[" + std::to_string(first) + ", " + std::to_string(end) + ")";
+    std::string s = "[";  // appended, not `"[" + ...`: GCC 12 warns falsely (-Wrestrict) on that
+    s.append(std::to_string(first)).append(", ").append(std::to_string(end)).append(")");
+    return s;
   }
 
   static KeyGroupRange All(uint32_t max_parallelism = kDefaultMaxParallelism) {
