@@ -1,0 +1,126 @@
+// Time functions of flow::fn: calendar arithmetic in UTC on int64 millisecond timestamps.
+
+#include <chrono>
+
+#include "flow/runtime/common/time.h"
+#include "flow/stdlib/scalar.h"
+
+namespace flow::fn {
+namespace impl {
+namespace {
+
+constexpr int64_t kMsPerDay = 86400000;
+
+// Days since 1970-01-01 of a proleptic Gregorian date (the well-known era/day-of-era method).
+int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2 ? 1 : 0;
+  int64_t era = (y >= 0 ? y : y - 399) / 400;
+  int64_t yoe = y - era * 400;
+  int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
+  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+struct Civil {
+  int64_t year, month, day;
+};
+
+Civil CivilFromDays(int64_t z) {
+  z += 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  int64_t doe = z - era * 146097;
+  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  int64_t mp = (5 * doy + 2) / 153;
+  int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  return {yoe + era * 400 + (m <= 2 ? 1 : 0), m, d};
+}
+
+// 0 = Monday ... 6 = Sunday; 1970-01-01 was a Thursday.
+int64_t WeekdayIndex(int64_t days) { return days - rt::FloorDiv(days + 3, 7) * 7 + 3; }
+
+void AppendPadded(std::string* out, int64_t v, int width) {
+  std::string digits = std::to_string(v < 0 ? -v : v);
+  if (v < 0) out->push_back('-');
+  for (int i = static_cast<int>(digits.size()); i < width; ++i) out->push_back('0');
+  out->append(digits);
+}
+
+}  // namespace
+
+int64_t DateTruncImpl::operator()(std::string_view unit, int64_t ts) const {
+  auto floor_to = [ts](int64_t step) { return rt::FloorDiv(ts, step) * step; };
+  if (unit == "second") return floor_to(1000);
+  if (unit == "minute") return floor_to(60000);
+  if (unit == "hour") return floor_to(3600000);
+  int64_t days = rt::FloorDiv(ts, kMsPerDay);
+  if (unit == "day") return days * kMsPerDay;
+  if (unit == "week") return (days - WeekdayIndex(days)) * kMsPerDay;
+  Civil c = CivilFromDays(days);
+  if (unit == "month") return DaysFromCivil(c.year, c.month, 1) * kMsPerDay;
+  if (unit == "year") return DaysFromCivil(c.year, 1, 1) * kMsPerDay;
+  return ts;  // unknown unit: documented to leave the value unchanged
+}
+
+int64_t ExtractPart(int64_t ts, TimePart part) {
+  int64_t days = rt::FloorDiv(ts, kMsPerDay);
+  int64_t ms = ts - days * kMsPerDay;
+  switch (part) {
+    case TimePart::kHour: return ms / 3600000;
+    case TimePart::kMinute: return ms / 60000 % 60;
+    case TimePart::kSecond: return ms / 1000 % 60;
+    case TimePart::kDayOfWeek: return WeekdayIndex(days) + 1;
+    default: break;
+  }
+  Civil c = CivilFromDays(days);
+  if (part == TimePart::kYear) return c.year;
+  if (part == TimePart::kMonth) return c.month;
+  return c.day;
+}
+
+std::string FormatTimestampImpl::operator()(int64_t ts, std::string_view pattern) const {
+  int64_t days = rt::FloorDiv(ts, kMsPerDay);
+  int64_t ms = ts - days * kMsPerDay;
+  Civil c = CivilFromDays(days);
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      out.push_back(pattern[i]);
+      continue;
+    }
+    char spec = pattern[++i];
+    switch (spec) {
+      case 'Y': AppendPadded(&out, c.year, 4); break;
+      case 'm': AppendPadded(&out, c.month, 2); break;
+      case 'd': AppendPadded(&out, c.day, 2); break;
+      case 'H': AppendPadded(&out, ms / 3600000, 2); break;
+      case 'M': AppendPadded(&out, ms / 60000 % 60, 2); break;
+      case 'S': AppendPadded(&out, ms / 1000 % 60, 2); break;
+      case 'L': AppendPadded(&out, ms % 1000, 3); break;
+      case '%': out.push_back('%'); break;
+      default:  // not a known specifier: copied as written
+        out.push_back('%');
+        out.push_back(spec);
+    }
+  }
+  return out;
+}
+
+std::optional<int64_t> ParseTimestampImpl::operator()(std::string_view s) const {
+  rt::TimestampMs ts = 0;
+  if (!rt::ParseTimestamp(s, &ts)) return std::nullopt;
+  return ts;
+}
+
+std::string FormatTimestampRfc3339(int64_t ms) { return rt::FormatTimestamp(ms); }
+
+}  // namespace impl
+
+int64_t Now() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace flow::fn
