@@ -1,0 +1,2 @@
+" Flow streaming dataflow scripts.
+autocmd BufNewFile,BufRead *.flow setfiletype flow
