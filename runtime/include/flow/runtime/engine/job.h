@@ -1,0 +1,250 @@
+#pragma once
+// The job graph builder and runner: what generated programs call.
+//
+//   Job job(options);
+//   auto clicks = job.Source<Click>("clicks", source_factory, WatermarkSpec{...});
+//   auto where  = clicks.Chain<Click>("per_minute.where", fused_fn);
+//   auto counts = where.KeyBy("user", user_hash).Then<Count>("per_minute.window", window_factory);
+//   counts.Sink("stdout", sink_factory);
+//   return job.Run();  // exit code: 0 ok/stopped, 1 failed, 3 fenced
+//
+// Edges: by default forward when both sides have the same parallelism (the downstream operator is
+// then CHAINED: it runs in the upstream thread, called directly), else rebalance. KeyBy, Rebalance,
+// Broadcast and Forward choose the partitioning of the next edge. A stream may feed any number of
+// operators. Parallelism 0 means the job's default.
+//
+// Threading: build and Run from one thread; RequestStop may be called from any thread (and is
+// what SIGINT/SIGTERM trigger when InstallStopSignalHandlers was called).
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "flow/runtime/engine/graph.h"
+#include "flow/runtime/engine/metrics.h"
+#include "flow/runtime/engine/options.h"
+#include "flow/runtime/engine/stateless.h"
+
+namespace flow::rt {
+
+class Job;
+
+template <typename T>
+class Stream {
+ public:
+  // Applies a one-input operator; `factory` is called once per subtask and returns
+  // std::unique_ptr<OneInputOperator<T, Out>> (or of a derived class).
+  template <typename Out, typename Factory>
+  Stream<Out> Then(std::string name, Factory factory, uint32_t parallelism = 0) const;
+  // fn: void(const T&, TimestampMs, Output<Out>&) — a fused chain of stateless steps.
+  template <typename Out, typename Fn>
+  Stream<Out> Chain(std::string name, Fn fn, uint32_t parallelism = 0) const {
+    return Then<Out>(std::move(name), [fn] { return std::make_unique<ChainOperator<T, Out, Fn>>(fn); }, parallelism);
+  }
+  // fn: Out(const T&).
+  template <typename Out, typename Fn>
+  Stream<Out> Map(std::string name, Fn fn, uint32_t parallelism = 0) const {
+    return Then<Out>(std::move(name), [fn] { return std::make_unique<MapOperator<T, Out, Fn>>(fn); }, parallelism);
+  }
+  // fn: bool(const T&).
+  template <typename Fn>
+  Stream<T> Filter(std::string name, Fn fn, uint32_t parallelism = 0) const {
+    return Then<T>(std::move(name), [fn] { return std::make_unique<FilterOperator<T, Fn>>(fn); }, parallelism);
+  }
+  // fn: void(const T&, Emit&) with emit(Out&&).
+  template <typename Out, typename Fn>
+  Stream<Out> FlatMap(std::string name, Fn fn, uint32_t parallelism = 0) const {
+    return Then<Out>(std::move(name), [fn] { return std::make_unique<FlatMapOperator<T, Out, Fn>>(fn); }, parallelism);
+  }
+
+  // Partitions the next edge by key group of key_hash(record) (uint64_t(const T&), a StableHash).
+  // `key_name` documents the key in plans and logs.
+  template <typename KeyHash>
+  Stream<T> KeyBy(std::string key_name, KeyHash key_hash) const {
+    Stream<T> s = *this;
+    s.partitioning_ = Partitioning::kHash;
+    s.key_name_ = std::move(key_name);
+    s.hash_writer_ = [key_hash](std::vector<Channel<T>*> channels, uint32_t max_parallelism, size_t batch_size)
+        -> std::unique_ptr<BatchConsumer<T>> {
+      return std::make_unique<HashWriter<T, KeyHash>>(std::move(channels), key_hash, max_parallelism, batch_size);
+    };
+    return s;
+  }
+  Stream<T> Rebalance() const { return WithPartitioning(Partitioning::kRebalance); }
+  Stream<T> Broadcast() const { return WithPartitioning(Partitioning::kBroadcast); }
+  Stream<T> Forward() const { return WithPartitioning(Partitioning::kForward); }
+
+  // Merges this stream with `others` (same record type) into one stream.
+  Stream<T> Union(std::string name, const std::vector<Stream<T>>& others, uint32_t parallelism = 0) const;
+
+  void Sink(std::string name, SinkFactory<T> factory, uint32_t parallelism = 0) const;
+
+  bool keyed() const { return partitioning_ == Partitioning::kHash; }
+  int node() const { return node_; }
+
+ private:
+  friend class Job;
+  template <typename U>
+  friend class Stream;
+  template <typename A, typename B>
+  friend class ConnectedStreams;
+  Stream(Job* job, int node) : job_(job), node_(node) {}
+  Stream<T> WithPartitioning(Partitioning p) const {
+    Stream<T> s = *this;
+    s.partitioning_ = p;
+    return s;
+  }
+
+  Job* job_;
+  int node_;
+  Partitioning partitioning_ = Partitioning::kDefault;
+  std::string key_name_;
+  engine_detail::HashWriterFactory<T> hash_writer_;
+};
+
+template <typename T>
+using KeyedStream = Stream<T>;
+
+// Two streams feeding one TwoInputOperator (joins); each keeps its own partitioning.
+template <typename A, typename B>
+class ConnectedStreams {
+ public:
+  ConnectedStreams(Stream<A> a, Stream<B> b) : a_(std::move(a)), b_(std::move(b)) {}
+  // factory returns std::unique_ptr<TwoInputOperator<A, B, Out>> (or of a derived class).
+  template <typename Out, typename Factory>
+  Stream<Out> Then(std::string name, Factory factory, uint32_t parallelism = 0) const;
+
+ private:
+  Stream<A> a_;
+  Stream<B> b_;
+};
+
+template <typename A, typename B>
+ConnectedStreams<A, B> Connect(Stream<A> a, Stream<B> b) {
+  return ConnectedStreams<A, B>(std::move(a), std::move(b));
+}
+
+class Job {
+ public:
+  explicit Job(JobOptions options = {});
+  ~Job();
+  Job(const Job&) = delete;
+  Job& operator=(const Job&) = delete;
+
+  // A source; parallelism 0 = job default (use 1 for non-parallel inputs such as stdin).
+  // ts_fn: TimestampMs(const T&) extracts event time; by default the source's timestamps are used.
+  template <typename T, typename TsFn = SourceTimestamps>
+  Stream<T> Source(std::string name, SourceFactory<T> factory, WatermarkSpec spec = {}, uint32_t parallelism = 0,
+                   TsFn ts_fn = {}) {
+    auto node = std::make_unique<engine_detail::SourceNode<T, TsFn>>();
+    node->factory = std::move(factory);
+    node->spec = spec;
+    node->ts_fn = std::move(ts_fn);
+    node->is_source = true;
+    return Stream<T>(this, AddNode(std::move(node), std::move(name), parallelism));
+  }
+
+  // Runs until every source is exhausted, RequestStop, or a failure. Returns the first task error
+  // (kCancelled errors caused by the cancellation itself are not reported); OK when stopped.
+  // Call once.
+  Status Execute();
+  // Execute + logs the error; returns the exit code (0 ok/stopped, 1 failed, 3 fenced).
+  int Run();
+  // Graceful stop: sources end their input, in-flight data drains, sinks flush. Thread-safe.
+  void RequestStop();
+
+  const JobOptions& options() const { return options_; }
+  const JobParams& params() const { return options_.params; }
+  MetricsRegistry& metrics() { return metrics_; }
+  // The port of the metrics endpoint while running (after binding), else 0. Thread-safe.
+  int metrics_port() const { return bound_port_.load(); }
+  // Instrumentation: the highest depth any channel reached in the last run (elements).
+  size_t MaxChannelDepth() const { return max_channel_depth_.load(); }
+  // Number of threads (tasks) the last run used: one per chain subtask.
+  size_t TaskCount() const { return task_count_.load(); }
+
+  // Graph building (used by Stream; not needed by generated code).
+  int AddNode(std::unique_ptr<engine_detail::NodeBase> node, std::string name, uint32_t parallelism);
+  template <typename T>
+  void AddEdge(const Stream<T>& from, int to, int input_index) {
+    auto e = std::make_unique<engine_detail::Edge<T>>();
+    e->from = from.node_;
+    e->to = to;
+    e->input_index = input_index;
+    e->kind = from.partitioning_;
+    e->hash_writer = from.hash_writer_;
+    AddEdgeBase(std::move(e));
+  }
+
+ private:
+  struct Runtime;
+  void AddEdgeBase(std::unique_ptr<engine_detail::EdgeBase> edge);
+  Status Build(Runtime* rt);
+  void Monitor(Runtime* rt);
+
+  JobOptions options_;
+  MetricsRegistry metrics_;
+  std::vector<std::unique_ptr<engine_detail::NodeBase>> nodes_;
+  std::vector<std::unique_ptr<engine_detail::EdgeBase>> edges_;
+  Status build_status_;
+  JobControl control_;
+  std::atomic<int> bound_port_{0};
+  std::atomic<size_t> max_channel_depth_{0};
+  std::atomic<size_t> task_count_{0};
+  std::mutex run_mu_;
+  Runtime* running_ = nullptr;  // guarded by run_mu_
+  bool ran_ = false;
+};
+
+template <typename T>
+template <typename Out, typename Factory>
+Stream<Out> Stream<T>::Then(std::string name, Factory factory, uint32_t parallelism) const {
+  auto node = std::make_unique<engine_detail::OneInputNode<T, Out>>();
+  node->factory = [factory]() -> std::unique_ptr<OneInputOperator<T, Out>> { return factory(); };
+  int id = job_->AddNode(std::move(node), std::move(name), parallelism);
+  job_->AddEdge(*this, id, 0);
+  return Stream<Out>(job_, id);
+}
+
+template <typename T>
+Stream<T> Stream<T>::Union(std::string name, const std::vector<Stream<T>>& others, uint32_t parallelism) const {
+  auto node = std::make_unique<engine_detail::OneInputNode<T, T>>();
+  node->factory = [] { return std::make_unique<IdentityOperator<T>>(); };
+  int id = job_->AddNode(std::move(node), std::move(name), parallelism);
+  job_->AddEdge(*this, id, 0);
+  for (const Stream<T>& o : others) job_->AddEdge(o, id, 0);
+  return Stream<T>(job_, id);
+}
+
+template <typename T>
+void Stream<T>::Sink(std::string name, SinkFactory<T> factory, uint32_t parallelism) const {
+  auto node = std::make_unique<engine_detail::SinkNode<T>>();
+  node->factory = std::move(factory);
+  int id = job_->AddNode(std::move(node), std::move(name), parallelism);
+  job_->AddEdge(*this, id, 0);
+}
+
+template <typename A, typename B>
+template <typename Out, typename Factory>
+Stream<Out> ConnectedStreams<A, B>::Then(std::string name, Factory factory, uint32_t parallelism) const {
+  Job* job = a_.job_;
+  auto node = std::make_unique<engine_detail::TwoInputNode<A, B, Out>>();
+  node->factory = [factory]() -> std::unique_ptr<TwoInputOperator<A, B, Out>> { return factory(); };
+  int id = job->AddNode(std::move(node), std::move(name), parallelism);
+  job->AddEdge(a_, id, 0);
+  job->AddEdge(b_, id, 1);
+  return Stream<Out>(job, id);
+}
+
+// Installs SIGINT/SIGTERM handlers that request a graceful stop of the running job(s); a second
+// signal terminates the process immediately.
+void InstallStopSignalHandlers();
+// True once a stop signal arrived (for tests and long-running loops).
+bool StopSignalReceived();
+
+}  // namespace flow::rt

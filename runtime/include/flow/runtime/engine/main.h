@@ -1,0 +1,25 @@
+#pragma once
+// The main() of a built job binary:
+//
+//   int main(int argc, char** argv) {
+//     return flow::rt::RunMain(argc, argv, {{"threshold", ParamType::kInt, "10", "min count"}},
+//                              [](flow::rt::Job& job) -> flow::rt::Status { ...build...; return Status::Ok(); });
+//   }
+//
+// Parses the flags (options.h), prints usage for --help (exit 0), reports flag and parameter
+// errors on stderr (exit 2), installs SIGINT/SIGTERM handlers for a graceful stop, builds the
+// graph and runs it: exit 0 finished or stopped, 1 failed, 3 fenced. A build function that returns
+// kInvalidArgument (e.g. a parameter value out of range) also exits 2.
+
+#include <functional>
+#include <vector>
+
+#include "flow/runtime/engine/job.h"
+#include "flow/runtime/engine/options.h"
+
+namespace flow::rt {
+
+int RunMain(int argc, const char* const* argv, const std::vector<ParamSpec>& params,
+            const std::function<Status(Job&)>& build);
+
+}  // namespace flow::rt

@@ -1,0 +1,158 @@
+#pragma once
+// Operators: the typed units of work the engine runs. One instance per subtask; every method is
+// called from that subtask's thread only, so operators need no locking.
+//
+// Call order: Open, then any interleaving of ProcessBatch / OnWatermark (and, once checkpoints
+// exist, SnapshotState), then Finish at end of input, then Close (always, also after a failure).
+// Every method returning Status may fail; a failure cancels the job (exit code 1).
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "flow/runtime/common/serde.h"
+#include "flow/runtime/common/status.h"
+#include "flow/runtime/common/time.h"
+#include "flow/runtime/engine/batch.h"
+#include "flow/runtime/engine/metrics.h"
+#include "flow/runtime/engine/options.h"
+
+namespace flow::rt {
+
+// Key groups [first, end) owned by a subtask (contiguous; see common/key_group.h).
+struct KeyGroupRange {
+  uint32_t first = 0;
+  uint32_t end = 0;
+  bool Contains(uint32_t group) const { return group >= first && group < end; }
+  uint32_t size() const { return end - first; }
+};
+
+KeyGroupRange KeyGroupsOfSubtask(uint32_t subtask, uint32_t parallelism, uint32_t max_parallelism);
+
+struct OperatorContext {
+  std::string name;  // the operator's name in the job graph
+  uint32_t subtask = 0;
+  uint32_t parallelism = 1;
+  uint32_t max_parallelism = 128;
+  KeyGroupRange key_groups;
+  MetricGroup metrics;
+  const JobParams* params = nullptr;  // never null when opened by the engine
+};
+
+class Consumer;
+template <typename T>
+class BatchConsumer;
+
+// Collects an operator's output records into the outgoing batch. Emit is a push_back; when the
+// batch reaches the job's batch size it is handed downstream (which may block: backpressure).
+// A downstream failure is kept and reported by the engine after the operator call returns;
+// emitting after it is harmless (records are dropped, the job is being cancelled).
+template <typename Out>
+class Output {
+ public:
+  Output() = default;
+  Output(BatchConsumer<Out>* next, size_t batch_size, Metric* records_out)
+      : next_(next), batch_size_(batch_size), records_out_(records_out) {
+    batch_.Reserve(batch_size_);
+  }
+
+  void Emit(const Out& record, TimestampMs ts) {
+    batch_.Add(record, ts);
+    if (batch_.size() >= batch_size_) FlushFull();
+  }
+  void Emit(Out&& record, TimestampMs ts) {
+    batch_.Add(std::move(record), ts);
+    if (batch_.size() >= batch_size_) FlushFull();
+  }
+
+  // Hands the pending records downstream. Called by the engine after each operator call.
+  Status Flush();
+  // The first downstream error since the last TakeStatus (ok if none).
+  Status TakeStatus() { return std::exchange(status_, Status::Ok()); }
+  size_t pending() const { return batch_.size(); }
+
+ private:
+  void FlushFull() {
+    Status s = Flush();
+    if (!s.ok() && status_.ok()) status_ = std::move(s);
+  }
+
+  BatchConsumer<Out>* next_ = nullptr;
+  size_t batch_size_ = 1024;
+  Metric* records_out_ = nullptr;
+  Batch<Out> batch_;
+  Status status_;
+};
+
+template <typename In, typename Out>
+class OneInputOperator {
+ public:
+  virtual ~OneInputOperator() = default;
+  [[nodiscard]] virtual Status Open(OperatorContext& ctx) { return Status::Ok(); }
+  [[nodiscard]] virtual Status ProcessBatch(const Batch<In>& batch, Output<Out>& out) = 0;
+  // The combined input watermark advanced to `wm`; the engine forwards it downstream after this
+  // returns, so records emitted here are ahead of the watermark.
+  [[nodiscard]] virtual Status OnWatermark(TimestampMs wm, Output<Out>& out) { return Status::Ok(); }
+  [[nodiscard]] virtual Status SnapshotState(BinaryWriter* out) { return Status::Ok(); }
+  [[nodiscard]] virtual Status RestoreState(BinaryReader* in) { return Status::Ok(); }
+  // End of input (after the kMaxWatermark OnWatermark when the input was drained).
+  [[nodiscard]] virtual Status Finish(Output<Out>& out) { return Status::Ok(); }
+  virtual void Close() {}
+};
+
+template <typename In1, typename In2, typename Out>
+class TwoInputOperator {
+ public:
+  virtual ~TwoInputOperator() = default;
+  [[nodiscard]] virtual Status Open(OperatorContext& ctx) { return Status::Ok(); }
+  [[nodiscard]] virtual Status ProcessBatch1(const Batch<In1>& batch, Output<Out>& out) = 0;
+  [[nodiscard]] virtual Status ProcessBatch2(const Batch<In2>& batch, Output<Out>& out) = 0;
+  // Called with the minimum over both inputs' watermarks when it advances.
+  [[nodiscard]] virtual Status OnWatermark(TimestampMs wm, Output<Out>& out) { return Status::Ok(); }
+  [[nodiscard]] virtual Status SnapshotState(BinaryWriter* out) { return Status::Ok(); }
+  [[nodiscard]] virtual Status RestoreState(BinaryReader* in) { return Status::Ok(); }
+  [[nodiscard]] virtual Status Finish(Output<Out>& out) { return Status::Ok(); }
+  virtual void Close() {}
+};
+
+// Engine-internal: something a task pushes elements into (an operator driver, a channel writer,
+// a fan-out). Public because generated code never needs it but tests may.
+class Consumer {
+ public:
+  virtual ~Consumer() = default;
+  [[nodiscard]] virtual Status Open() { return Status::Ok(); }
+  [[nodiscard]] virtual Status OnWatermark(TimestampMs wm) = 0;
+  [[nodiscard]] virtual Status OnIdle(bool idle) = 0;
+  [[nodiscard]] virtual Status OnBarrier(int64_t checkpoint_id) = 0;
+  // drained: true at real end of input, false when the job was stopped on request.
+  [[nodiscard]] virtual Status OnEnd(bool drained) = 0;
+  virtual void Close() {}
+};
+
+template <typename T>
+class BatchConsumer : public Consumer {
+ public:
+  // Reads the batch; must not keep references into it.
+  [[nodiscard]] virtual Status ConsumeView(const Batch<T>& batch) = 0;
+  // Takes the records and leaves `batch` empty (possibly a different, recycled buffer).
+  [[nodiscard]] virtual Status Consume(Batch<T>& batch) {
+    Status s = ConsumeView(batch);
+    batch.Clear();
+    return s;
+  }
+};
+
+template <typename Out>
+Status Output<Out>::Flush() {
+  if (batch_.empty()) return Status::Ok();
+  if (records_out_ != nullptr) records_out_->Add(static_cast<int64_t>(batch_.size()));
+  if (next_ == nullptr) {
+    batch_.Clear();
+    return Status::Ok();
+  }
+  Status s = next_->Consume(batch_);
+  batch_.Clear();
+  return s;
+}
+
+}  // namespace flow::rt

@@ -1,0 +1,95 @@
+#pragma once
+// Job options and parameters, parsed from the command line of a built job binary:
+//
+//   --parallelism N        default: the number of hardware threads
+//   --set name=value       repeatable; a parameter the job declared (ParamSpec)
+//   --metrics-port P       serve Prometheus metrics on 127.0.0.1:P (0 = ephemeral); default: off
+//   --metrics-bind ADDR    default: 127.0.0.1
+//   --progress-interval S  seconds between progress lines on stderr; 0 = off; default: 5
+//   --log-level L          debug|info|warn|error|off; default: info
+//   --help                 usage on stdout, exit 0
+//
+// Errors are kInvalidArgument Statuses whose message names the flag or parameter; a job binary
+// exits 2 on them (docs/runtime.md).
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flow/runtime/common/status.h"
+#include "flow/runtime/common/time.h"
+#include "flow/runtime/engine/log.h"
+
+namespace flow::rt {
+
+enum class ParamType { kInt, kDouble, kBool, kString, kDuration };
+
+// A parameter the job accepts via --set. `default_value` is text in the same syntax as --set
+// (durations: "500ms", "10s", "5m", "1h", or plain milliseconds).
+struct ParamSpec {
+  std::string name;
+  ParamType type = ParamType::kString;
+  std::string default_value;
+  std::string help;
+};
+
+// Parses a duration ("250ms", "10s", "5m", "2h", "1d" or a plain integer of milliseconds).
+bool ParseDuration(std::string_view text, DurationMs* out);
+
+// Typed, validated parameter values. Getters fail with kInvalidArgument for an unknown name or
+// a type that does not match the declaration. Thread-safe for reading after construction.
+class JobParams {
+ public:
+  JobParams() = default;
+  // Validates every value against `specs`; unknown names and malformed values are errors.
+  static Result<JobParams> Make(const std::vector<ParamSpec>& specs,
+                                const std::map<std::string, std::string>& values);
+
+  Result<int64_t> GetInt(std::string_view name) const;
+  Result<double> GetDouble(std::string_view name) const;
+  Result<bool> GetBool(std::string_view name) const;
+  Result<std::string> GetString(std::string_view name) const;
+  Result<DurationMs> GetDuration(std::string_view name) const;
+  bool Has(std::string_view name) const;
+
+ private:
+  struct Value {
+    ParamType type;
+    std::string text;
+  };
+  Result<const Value*> Find(std::string_view name, ParamType want) const;
+  std::map<std::string, Value, std::less<>> values_;
+};
+
+struct JobOptions {
+  // Default parallelism of every operator. Default: 1 (ParseJobArgs: hardware threads).
+  uint32_t parallelism = 1;
+  // Number of key groups (upper bound for parallelism). Default: kDefaultMaxParallelism.
+  uint32_t max_parallelism = 128;
+  // Capacity of each channel in elements (batches + control). Default: 8.
+  size_t channel_capacity = 8;
+  // Maximum records per batch. Default: 1024.
+  size_t batch_size = 1024;
+  // Prometheus endpoint; -1 = off, 0 = ephemeral port. Default: -1.
+  int metrics_port = -1;
+  std::string metrics_bind = "127.0.0.1";
+  // Seconds between progress lines; 0 = off. Default: 0 (ParseJobArgs: 5).
+  double progress_interval_s = 0;
+  LogLevel log_level = LogLevel::kInfo;
+  // Run consecutive forward operators of equal parallelism in one thread. Default: true.
+  bool chaining = true;
+  JobParams params;
+};
+
+struct ParsedArgs {
+  JobOptions options;
+  bool help = false;  // --help was given; print JobUsage and exit 0
+};
+
+// argv[0] is the program name. See the file comment for the flags.
+Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv, const std::vector<ParamSpec>& specs);
+std::string JobUsage(std::string_view program, const std::vector<ParamSpec>& specs);
+
+}  // namespace flow::rt

@@ -1,0 +1,184 @@
+#pragma once
+// Adapters between the byte-level connector contract (connectors/connector.h) and typed
+// sources/sinks: RawSource + decode function -> SourceFunction<T>; RawSink + encode function ->
+// SinkFunction<T>.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "flow/runtime/connectors/connector.h"
+#include "flow/runtime/engine/log.h"
+#include "flow/runtime/engine/sink.h"
+#include "flow/runtime/engine/source.h"
+
+namespace flow::rt {
+
+enum class DecodeErrorPolicy {
+  kFail,        // the job fails with a message naming the record's location (default)
+  kSkip,        // the record is dropped and counted (flow_decode_errors_total); first few are logged
+  kDeadLetter,  // the record is dropped, counted and handed to `dead_letter`
+};
+
+struct DecodeErrorHandling {
+  DecodeErrorPolicy policy = DecodeErrorPolicy::kFail;
+  // Called on the source task's thread with the raw record, the decode error and its location.
+  std::function<void(const RawRecord& record, const Status& error, const std::string& location)> dead_letter;
+};
+
+using RawSourceFactory = std::function<std::unique_ptr<RawSource>()>;
+using RawSinkFactory = std::function<std::unique_ptr<RawSink>()>;
+
+// decode: Status(const RawRecord&, T*). A record's timestamp starts as the RawRecord's timestamp
+// (kNoTimestamp when none); the job's timestamp function may replace it.
+template <typename T, typename Decode>
+class RawSourceFunction final : public SourceFunction<T> {
+ public:
+  RawSourceFunction(std::unique_ptr<RawSource> raw, Decode decode, DecodeErrorHandling errors)
+      : raw_(std::move(raw)), decode_(std::move(decode)), errors_(std::move(errors)) {}
+
+  Status Open(OperatorContext& ctx) override {
+    name_ = ctx.name;
+    bytes_in_ = ctx.metrics.Counter(kMetricBytesIn, "Bytes read by sources");
+    decode_errors_ = ctx.metrics.Counter(kMetricDecodeErrors, "Records that failed to decode");
+    Status s = raw_->Open(ctx.subtask, ctx.parallelism);
+    if (!s.ok()) return Status(s.code(), fmt::format("source '{}': {}", name_, s.message()));
+    return Status::Ok();
+  }
+
+  Result<PollResult> PollBatch(Batch<T>& out, size_t max) override {
+    raw_records_.clear();
+    splits_.clear();
+    auto r = raw_->Poll(&raw_records_, max, kPollTimeoutMs);
+    if (!r.ok()) {
+      return Status(r.status().code(), fmt::format("source '{}': {}", name_, r.status().message()));
+    }
+    int64_t bytes = 0;
+    bool has_partitions = false;
+    for (const RawRecord& rec : raw_records_) {
+      bytes += static_cast<int64_t>(rec.payload.size() + rec.key.size());
+      T value{};
+      Status s = decode_(rec, &value);
+      if (!s.ok()) {
+        FLOW_RETURN_IF_ERROR(HandleDecodeError(rec, s));
+        continue;
+      }
+      out.Add(std::move(value), rec.timestamp);
+      splits_.push_back(rec.partition);
+      has_partitions = has_partitions || rec.partition >= 0;
+    }
+    if (!has_partitions) splits_.clear();
+    bytes_in_->Add(bytes);
+    return *r;
+  }
+
+  const std::vector<int32_t>* LastSplits() const override { return splits_.empty() ? nullptr : &splits_; }
+  Status SnapshotPosition(BinaryWriter* out) const override { return raw_->SnapshotPosition(out); }
+  Status RestorePosition(BinaryReader* in) override { return raw_->RestorePosition(in); }
+  Status Close() override { return raw_->Close(); }
+
+ private:
+  static constexpr int kPollTimeoutMs = 100;
+  static constexpr int64_t kLoggedErrors = 10;
+
+  Status HandleDecodeError(const RawRecord& rec, const Status& error) {
+    decode_errors_->Add(1);
+    std::string where = raw_->Locate(rec);
+    switch (errors_.policy) {
+      case DecodeErrorPolicy::kFail:
+        return Status(error.code() == StatusCode::kOk ? StatusCode::kInvalidArgument : error.code(),
+                      fmt::format("source '{}': cannot decode {}: {}", name_, where, error.message()));
+      case DecodeErrorPolicy::kDeadLetter:
+        if (errors_.dead_letter) errors_.dead_letter(rec, error, where);
+        [[fallthrough]];
+      case DecodeErrorPolicy::kSkip:
+        if (++logged_ <= kLoggedErrors) {
+          Log(LogLevel::kWarn, "source", "skipped undecodable record",
+              {{"source", name_}, {"at", where}, {"error", error.message()}});
+        }
+        return Status::Ok();
+    }
+    return Status::Ok();
+  }
+
+  std::unique_ptr<RawSource> raw_;
+  Decode decode_;
+  DecodeErrorHandling errors_;
+  std::string name_;
+  std::vector<RawRecord> raw_records_;
+  std::vector<int32_t> splits_;
+  Metric* bytes_in_ = nullptr;
+  Metric* decode_errors_ = nullptr;
+  int64_t logged_ = 0;
+};
+
+template <typename T, typename Decode>
+SourceFactory<T> RawSourceAdapter(RawSourceFactory make_raw, Decode decode, DecodeErrorHandling errors = {}) {
+  return [make_raw, decode, errors](uint32_t, uint32_t) -> std::unique_ptr<SourceFunction<T>> {
+    return std::make_unique<RawSourceFunction<T, Decode>>(make_raw(), decode, errors);
+  };
+}
+
+// encode: void(const T&, std::string* key, std::string* payload). The record's event timestamp is
+// passed to RawSink::Write.
+template <typename T, typename Encode>
+class RawSinkFunction final : public SinkFunction<T> {
+ public:
+  RawSinkFunction(std::unique_ptr<RawSink> raw, Encode encode) : raw_(std::move(raw)), encode_(std::move(encode)) {}
+
+  Status Open(OperatorContext& ctx) override {
+    name_ = ctx.name;
+    bytes_out_ = ctx.metrics.Counter(kMetricBytesOut, "Bytes written by sinks");
+    Status s = raw_->Open(ctx.subtask, ctx.parallelism);
+    if (!s.ok()) return Status(s.code(), fmt::format("sink '{}': {}", name_, s.message()));
+    opened_ = true;
+    return Status::Ok();
+  }
+  Status Write(const Batch<T>& batch) override {
+    int64_t bytes = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      key_.clear();
+      payload_.clear();
+      encode_(batch.records[i], &key_, &payload_);
+      bytes += static_cast<int64_t>(key_.size() + payload_.size());
+      Status s = raw_->Write(key_, payload_, batch.timestamps[i]);
+      if (!s.ok()) return Status(s.code(), fmt::format("sink '{}': {}", name_, s.message()));
+    }
+    bytes_out_->Add(bytes);
+    return Status::Ok();
+  }
+  Status Flush() override {
+    Status s = raw_->Flush();
+    if (!s.ok()) return Status(s.code(), fmt::format("sink '{}': {}", name_, s.message()));
+    return Status::Ok();
+  }
+  void Close() override {
+    if (!opened_) return;
+    opened_ = false;
+    Status s = raw_->Close();
+    if (!s.ok()) Log(LogLevel::kError, "sink", "close failed", {{"sink", name_}, {"error", s.ToString()}});
+  }
+
+ private:
+  std::unique_ptr<RawSink> raw_;
+  Encode encode_;
+  std::string name_;
+  std::string key_;
+  std::string payload_;
+  Metric* bytes_out_ = nullptr;
+  bool opened_ = false;
+};
+
+template <typename T, typename Encode>
+SinkFactory<T> RawSinkAdapter(RawSinkFactory make_raw, Encode encode) {
+  return [make_raw, encode](uint32_t, uint32_t) -> std::unique_ptr<SinkFunction<T>> {
+    return std::make_unique<RawSinkFunction<T, Encode>>(make_raw(), encode);
+  };
+}
+
+}  // namespace flow::rt

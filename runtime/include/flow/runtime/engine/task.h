@@ -1,0 +1,224 @@
+#pragma once
+// Engine-internal: a task is one thread running one subtask of an operator chain. A source task
+// pulls its SourceFunction and generates watermarks; an input task reads its InputGate, combines
+// channel watermarks, aligns checkpoint barriers and detects end of input. Both push into the
+// chain's first consumer (direct calls; chained operators share the thread).
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "flow/runtime/engine/channel.h"
+#include "flow/runtime/engine/drivers.h"
+#include "flow/runtime/engine/log.h"
+#include "flow/runtime/engine/source.h"
+#include "flow/runtime/engine/watermark.h"
+
+namespace flow::rt {
+
+// Shared by all tasks of a running job.
+struct JobControl {
+  std::atomic<bool> stop{false};    // graceful: sources end their input (not drained)
+  std::atomic<bool> cancel{false};  // failure: every task ends as soon as it can
+};
+
+class Task {
+ public:
+  Task(std::string name, uint32_t subtask) : name_(std::move(name)), subtask_(subtask) {}
+  virtual ~Task() = default;
+
+  // Opens the chain members, runs the loop, closes the members (always). Returns the first error.
+  Status Run();
+  void SetMembers(std::vector<Consumer*> members) { members_ = std::move(members); }
+  const std::string& name() const { return name_; }
+  uint32_t subtask() const { return subtask_; }
+
+ protected:
+  virtual Status Loop() = 0;
+  virtual void CloseSource() {}
+
+ private:
+  std::string name_;
+  uint32_t subtask_;
+  std::vector<Consumer*> members_;  // every consumer of this chain subtask
+};
+
+// Reads one element from a channel: batches go to the typed target; control elements are
+// returned to the task.
+class ChannelBindingBase {
+ public:
+  virtual ~ChannelBindingBase() = default;
+  virtual Status ReadOne(ElementKind* kind, int64_t* value) = 0;
+};
+
+template <typename T>
+class ChannelBinding final : public ChannelBindingBase {
+ public:
+  ChannelBinding(Channel<T>* channel, BatchConsumer<T>* target) : channel_(channel), target_(target) {}
+  Status ReadOne(ElementKind* kind, int64_t* value) override {
+    if (!channel_->Pop(&e_)) return Status::Internal("input gate reported an empty channel as ready");
+    *kind = e_.kind;
+    *value = e_.value;
+    if (e_.kind != ElementKind::kBatch) return Status::Ok();
+    Status s = target_->Consume(e_.batch);
+    channel_->Recycle(std::move(e_.batch));
+    e_.batch = Batch<T>();
+    return s;
+  }
+
+ private:
+  Channel<T>* channel_;
+  BatchConsumer<T>* target_;
+  Element<T> e_;
+};
+
+class InputTask final : public Task {
+ public:
+  InputTask(std::string name, uint32_t subtask, std::unique_ptr<InputGate> gate,
+            std::vector<std::unique_ptr<ChannelBindingBase>> bindings, Consumer* head, Metric* watermark)
+      : Task(std::move(name), subtask), gate_(std::move(gate)), bindings_(std::move(bindings)), head_(head),
+        watermark_(watermark) {}
+  InputGate* gate() { return gate_.get(); }
+
+ protected:
+  Status Loop() override;
+
+ private:
+  Status TryCompleteAlignment();
+
+  std::unique_ptr<InputGate> gate_;
+  std::vector<std::unique_ptr<ChannelBindingBase>> bindings_;
+  Consumer* head_;
+  Metric* watermark_;
+  // Barrier alignment: channels that delivered the pending barrier are blocked until all did.
+  int64_t pending_barrier_ = -1;
+  std::vector<bool> barrier_seen_;
+  std::vector<bool> ended_;
+};
+
+// Placeholder for "use the timestamps the source provides".
+struct SourceTimestamps {};
+
+inline int64_t SteadyNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+inline TimestampMs WallNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// ts_fn: TimestampMs(const T&) extracting the event time, or SourceTimestamps.
+template <typename T, typename TsFn>
+class SourceTask final : public Task {
+ public:
+  SourceTask(std::unique_ptr<SourceFunction<T>> source, OperatorContext ctx, WatermarkSpec spec, TsFn ts_fn,
+             BatchConsumer<T>* next, size_t batch_size, const JobControl* control)
+      : Task(ctx.name, ctx.subtask), source_(std::move(source)), ctx_(std::move(ctx)), spec_(spec),
+        ts_fn_(std::move(ts_fn)), next_(next), batch_size_(batch_size), control_(control) {}
+
+ protected:
+  Status Loop() override {
+    records_out_ = ctx_.metrics.Counter(kMetricRecordsOut, "Records emitted by an operator subtask");
+    watermark_ = ctx_.metrics.Gauge(kMetricWatermark, "Current input watermark (ms since epoch)");
+    watermark_->Set(kMinWatermark);
+    FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return source_->Open(ctx_); }));
+    opened_ = true;
+    WatermarkGenerator gen(spec_, SteadyNowMs());
+    TimestampMs emitted = kMinWatermark;
+    bool idle = false;
+    int64_t last_emit = SteadyNowMs();
+    Batch<T> batch;
+    batch.Reserve(batch_size_);
+    bool drained = false;
+    while (true) {
+      if (control_->cancel.load(std::memory_order_relaxed)) return Status::Cancelled("job cancelled");
+      if (control_->stop.load(std::memory_order_relaxed)) break;
+      batch.Clear();
+      PollResult result = PollResult::kIdle;
+      FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] {
+        auto r = source_->PollBatch(batch, batch_size_);
+        if (!r.ok()) return r.status();
+        result = *r;
+        return Status::Ok();
+      }));
+      int64_t now = SteadyNowMs();
+      if (!batch.empty()) {
+        if (idle) {
+          idle = false;
+          FLOW_RETURN_IF_ERROR(next_->OnIdle(false));
+        }
+        AssignTimestamps(batch, gen, now);
+        records_out_->Add(static_cast<int64_t>(batch.size()));
+        FLOW_RETURN_IF_ERROR(next_->Consume(batch));
+      }
+      if (result == PollResult::kEnd) {
+        drained = true;
+        break;
+      }
+      if (spec_.interval <= 0 || now - last_emit >= spec_.interval) {
+        last_emit = now;
+        TimestampMs wm = gen.Current(now, WallNowMs());
+        if (wm > emitted) {
+          emitted = wm;
+          watermark_->Set(wm);
+          FLOW_RETURN_IF_ERROR(next_->OnWatermark(wm));
+        }
+        if (!idle && gen.IsIdle(now)) {
+          idle = true;
+          FLOW_RETURN_IF_ERROR(next_->OnIdle(true));
+        }
+      }
+      // A source that reports kIdle without waiting must not spin a core.
+      if (batch.empty() && result == PollResult::kIdle) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    if (drained) {
+      watermark_->Set(kMaxWatermark);
+      FLOW_RETURN_IF_ERROR(next_->OnWatermark(kMaxWatermark));
+    }
+    return next_->OnEnd(drained);
+  }
+
+  void CloseSource() override {
+    if (!opened_) return;
+    opened_ = false;
+    Status s = engine_detail::CallUser(ctx_, [&] { return source_->Close(); });
+    if (!s.ok()) Log(LogLevel::kError, "engine", "source close failed", {{"task", ctx_.name}, {"error", s.ToString()}});
+  }
+
+ private:
+  void AssignTimestamps(Batch<T>& batch, WatermarkGenerator& gen, int64_t now) {
+    const size_t n = batch.size();
+    if (spec_.mode == TimeMode::kProcessingTime) {
+      TimestampMs wall = WallNowMs();
+      for (size_t i = 0; i < n; ++i) batch.timestamps[i] = wall;
+    } else if constexpr (!std::is_same_v<TsFn, SourceTimestamps>) {
+      for (size_t i = 0; i < n; ++i) batch.timestamps[i] = ts_fn_(batch.records[i]);
+    }
+    if (spec_.mode != TimeMode::kEventTime) return;
+    const std::vector<int32_t>* splits = source_->LastSplits();
+    if (splits != nullptr && splits->size() == n) {
+      for (size_t i = 0; i < n; ++i) gen.OnRecord(batch.timestamps[i], (*splits)[i], now);
+    } else {
+      TimestampMs max_ts = kMinWatermark;
+      for (size_t i = 0; i < n; ++i) max_ts = std::max(max_ts, batch.timestamps[i]);
+      gen.OnMaxOfBatch(max_ts, -1, now);
+    }
+  }
+
+  std::unique_ptr<SourceFunction<T>> source_;
+  OperatorContext ctx_;
+  WatermarkSpec spec_;
+  TsFn ts_fn_;
+  BatchConsumer<T>* next_;
+  size_t batch_size_;
+  const JobControl* control_;
+  Metric* records_out_ = nullptr;
+  Metric* watermark_ = nullptr;
+  bool opened_ = false;
+};
+
+}  // namespace flow::rt

@@ -1,0 +1,363 @@
+#include "flow/runtime/engine/job.h"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "flow/runtime/engine/log.h"
+#include "flow/runtime/engine/metrics_server.h"
+
+namespace flow::rt {
+namespace {
+std::atomic<bool> g_stop_signal{false};
+
+extern "C" void OnStopSignal(int) { g_stop_signal.store(true); }
+}  // namespace
+
+void InstallStopSignalHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  // The handler runs once; a second signal gets the default action (terminate) for an impatient user.
+  sa.sa_flags = SA_RESETHAND;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+bool StopSignalReceived() { return g_stop_signal.load(); }
+
+KeyGroupRange KeyGroupsOfSubtask(uint32_t subtask, uint32_t parallelism, uint32_t max_parallelism) {
+  KeyGroupRange r{max_parallelism, max_parallelism};
+  bool found = false;
+  for (uint32_t g = 0; g < max_parallelism; ++g) {
+    if (SubtaskForKeyGroup(g, max_parallelism, parallelism) != subtask) continue;
+    if (!found) r.first = g;
+    found = true;
+    r.end = g + 1;
+  }
+  if (!found) r.first = r.end = 0;
+  return r;
+}
+
+struct Job::Runtime {
+  std::vector<std::unique_ptr<ChannelBase>> channels;
+  std::vector<std::unique_ptr<Consumer>> consumers;
+  std::vector<std::unique_ptr<Task>> tasks;
+  std::vector<InputGate*> gates;
+  std::vector<Metric*> source_out;
+  std::vector<Metric*> sink_in;
+  std::vector<Metric*> sink_watermark;
+  std::atomic<size_t> running{0};
+  std::mutex error_mu;
+  Status error;
+};
+
+Job::Job(JobOptions options) : options_(std::move(options)) {
+  if (options_.parallelism == 0) options_.parallelism = 1;
+}
+
+Job::~Job() = default;
+
+int Job::AddNode(std::unique_ptr<engine_detail::NodeBase> node, std::string name, uint32_t parallelism) {
+  node->name = std::move(name);
+  node->parallelism = parallelism == 0 ? options_.parallelism : parallelism;
+  if (node->parallelism > options_.max_parallelism && build_status_.ok()) {
+    build_status_ = Status::InvalidArgument(fmt::format("operator '{}': parallelism {} exceeds the maximum {}",
+                                                        node->name, node->parallelism, options_.max_parallelism));
+  }
+  nodes_.push_back(std::move(node));
+  return static_cast<int>(nodes_.size() - 1);
+}
+
+void Job::AddEdgeBase(std::unique_ptr<engine_detail::EdgeBase> edge) {
+  if (edge->from < 0 || edge->from >= edge->to) {
+    if (build_status_.ok()) build_status_ = Status::Internal("edge does not point forward in the graph");
+    return;
+  }
+  nodes_[edge->from]->out_edges.push_back(static_cast<int>(edges_.size()));
+  nodes_[edge->to]->in_edges.push_back(static_cast<int>(edges_.size()));
+  edges_.push_back(std::move(edge));
+}
+
+Status Job::Build(Runtime* rt) {
+  FLOW_RETURN_IF_ERROR(build_status_);
+  if (nodes_.empty()) return Status::InvalidArgument("the job has no sources");
+  const size_t n = nodes_.size();
+  const uint32_t maxp = options_.max_parallelism;
+  for (auto& e : edges_) {
+    auto& up = *nodes_[e->from];
+    auto& down = *nodes_[e->to];
+    if (e->kind == Partitioning::kDefault) {
+      e->kind = up.parallelism == down.parallelism ? Partitioning::kForward : Partitioning::kRebalance;
+    }
+    if (e->kind == Partitioning::kForward && up.parallelism != down.parallelism) {
+      return Status::InvalidArgument(fmt::format("edge '{}' -> '{}': forward needs equal parallelism ({} vs {})",
+                                                 up.name, down.name, up.parallelism, down.parallelism));
+    }
+  }
+  std::vector<bool> chained(n, false);
+  std::vector<int> head(n);
+  for (size_t v = 0; v < n; ++v) {
+    auto& node = *nodes_[v];
+    if (!node.is_source && node.in_edges.empty()) {
+      return Status::Internal(fmt::format("operator '{}' has no input", node.name));
+    }
+    chained[v] = options_.chaining && !node.is_source && node.in_edges.size() == 1 &&
+                 edges_[node.in_edges[0]]->kind == Partitioning::kForward;
+    head[v] = chained[v] ? head[edges_[node.in_edges[0]]->from] : static_cast<int>(v);
+  }
+
+  // Gates of input tasks, and the channels of every edge that crosses threads.
+  std::vector<std::vector<std::unique_ptr<InputGate>>> gates(n);
+  struct GateEntry {
+    int edge;
+    ChannelBase* channel;
+  };
+  std::vector<std::vector<std::vector<GateEntry>>> gate_entries(n);
+  // writer_channels[e][i] = channels written by upstream subtask i of edge e, by downstream subtask.
+  std::vector<std::vector<std::vector<ChannelBase*>>> writer_channels(edges_.size());
+  for (size_t v = 0; v < n; ++v) {
+    if (head[v] != static_cast<int>(v) || nodes_[v]->is_source) continue;
+    for (uint32_t j = 0; j < nodes_[v]->parallelism; ++j) gates[v].push_back(std::make_unique<InputGate>());
+    gate_entries[v].resize(nodes_[v]->parallelism);
+  }
+  for (size_t ei = 0; ei < edges_.size(); ++ei) {
+    auto& e = *edges_[ei];
+    if (chained[e.to]) continue;
+    uint32_t up_p = nodes_[e.from]->parallelism;
+    uint32_t down_p = nodes_[e.to]->parallelism;
+    writer_channels[ei].resize(up_p);
+    for (uint32_t i = 0; i < up_p; ++i) {
+      for (uint32_t j = 0; j < down_p; ++j) {
+        if (e.kind == Partitioning::kForward && i != j) continue;
+        InputGate* gate = gates[e.to][j].get();
+        rt->channels.push_back(e.MakeChannel(gate, options_.channel_capacity));
+        ChannelBase* c = rt->channels.back().get();
+        gate->Add(c);
+        gate_entries[e.to][j].push_back(GateEntry{static_cast<int>(ei), c});
+        writer_channels[ei][i].push_back(c);
+      }
+    }
+  }
+
+  auto make_ctx = [&](size_t v, uint32_t j) {
+    OperatorContext ctx;
+    ctx.name = nodes_[v]->name;
+    ctx.subtask = j;
+    ctx.parallelism = nodes_[v]->parallelism;
+    ctx.max_parallelism = maxp;
+    ctx.key_groups = KeyGroupsOfSubtask(j, ctx.parallelism, maxp);
+    ctx.metrics = MetricGroup(&metrics_, ctx.name, j);
+    ctx.params = &options_.params;
+    return ctx;
+  };
+  auto own = [&](std::unique_ptr<Consumer> c) {
+    rt->consumers.push_back(std::move(c));
+    return rt->consumers.back().get();
+  };
+
+  // Drivers and outputs, downstream first so chained targets exist when their upstream is built.
+  std::vector<std::vector<Consumer*>> driver(n), output(n);
+  std::vector<std::vector<std::vector<Consumer*>>> members(n);  // by head node and subtask
+  for (size_t v = 0; v < n; ++v) members[v].resize(nodes_[v]->parallelism);
+  for (size_t vi = n; vi-- > 0;) {
+    auto& node = *nodes_[vi];
+    driver[vi].resize(node.parallelism, nullptr);
+    output[vi].resize(node.parallelism, nullptr);
+    const bool is_sink = node.is_sink;
+    for (uint32_t j = 0; j < node.parallelism; ++j) {
+      auto& mine = members[head[vi]][j];
+      Consumer* out = nullptr;
+      if (!is_sink) {
+        std::vector<Consumer*> targets;
+        for (int ei : node.out_edges) {
+          auto& e = *edges_[ei];
+          if (chained[e.to]) {
+            targets.push_back(nodes_[e.to]->InputOf(driver[e.to][j], e.input_index));
+          } else {
+            Consumer* w = own(e.MakeWriter(writer_channels[ei][j], j, maxp, options_.batch_size));
+            mine.push_back(w);
+            targets.push_back(w);
+          }
+        }
+        if (targets.size() == 1) {
+          out = targets[0];
+        } else {
+          out = own(node.MakeOutput(std::move(targets)));
+          mine.push_back(out);
+        }
+      }
+      output[vi][j] = out;
+      if (!node.is_source) {
+        driver[vi][j] = own(node.MakeDriver(make_ctx(vi, j), out, options_.batch_size));
+        mine.push_back(driver[vi][j]);
+      }
+    }
+    if (is_sink) {
+      for (uint32_t j = 0; j < node.parallelism; ++j) {
+        rt->sink_in.push_back(metrics_.Counter(kMetricRecordsIn, "", MetricGroup(&metrics_, node.name, j).Labels()));
+        rt->sink_watermark.push_back(metrics_.Gauge(kMetricWatermark, "", MetricGroup(&metrics_, node.name, j).Labels()));
+      }
+    }
+  }
+
+  // One task per chain head subtask.
+  for (size_t v = 0; v < n; ++v) {
+    if (head[v] != static_cast<int>(v)) continue;
+    auto& node = *nodes_[v];
+    for (uint32_t j = 0; j < node.parallelism; ++j) {
+      std::unique_ptr<Task> task;
+      if (node.is_source) {
+        task = node.MakeSourceTask(make_ctx(v, j), output[v][j], options_.batch_size, &control_);
+        rt->source_out.push_back(metrics_.Counter(kMetricRecordsOut, "", MetricGroup(&metrics_, node.name, j).Labels()));
+      } else {
+        std::vector<std::unique_ptr<ChannelBindingBase>> bindings;
+        for (const GateEntry& ge : gate_entries[v][j]) {
+          auto& e = *edges_[ge.edge];
+          bindings.push_back(e.MakeBinding(ge.channel, node.InputOf(driver[v][j], e.input_index)));
+        }
+        InputGate* gate = gates[v][j].get();
+        MetricLabels labels = MetricGroup(&metrics_, node.name, j).Labels();
+        metrics_.AddCallback(kMetricQueueDepth, "Elements queued in a subtask's input channels", labels, [gate] {
+          int64_t d = 0;
+          for (size_t i = 0; i < gate->size(); ++i) d += static_cast<int64_t>(gate->channel(i)->Depth());
+          return d;
+        });
+        metrics_.AddCallback(kMetricQueueCapacity, "Capacity of a subtask's input channels (elements)", labels, [gate] {
+          int64_t d = 0;
+          for (size_t i = 0; i < gate->size(); ++i) d += static_cast<int64_t>(gate->channel(i)->capacity());
+          return d;
+        });
+        metrics_.AddCallback(kMetricBackpressure, "Time upstream writers waited on this subtask's full input channels",
+                             labels, [gate] {
+                               int64_t ns = 0;
+                               for (size_t i = 0; i < gate->size(); ++i) ns += gate->channel(i)->BlockedNanos();
+                               return ns / 1000000;
+                             });
+        rt->gates.push_back(gate);
+        Metric* wm = metrics_.Gauge(kMetricWatermark, "Current input watermark (ms since epoch)", labels);
+        task = std::make_unique<InputTask>(node.name, j, std::move(gates[v][j]), std::move(bindings), driver[v][j], wm);
+      }
+      task->SetMembers(std::move(members[v][j]));
+      rt->tasks.push_back(std::move(task));
+    }
+  }
+  return Status::Ok();
+}
+
+void Job::RequestStop() { control_.stop.store(true); }
+
+Status Job::Execute() {
+  {
+    std::lock_guard<std::mutex> lock(run_mu_);
+    if (ran_) return Status::Internal("Job::Execute called twice");
+    ran_ = true;
+  }
+  Runtime rt;
+  Status built = Build(&rt);
+  if (!built.ok()) {
+    metrics_.ClearCallbacks();
+    return built;
+  }
+  MetricsServer server(&metrics_);
+  if (options_.metrics_port >= 0) {
+    Status s = server.Start(options_.metrics_bind, options_.metrics_port);
+    if (!s.ok()) {
+      metrics_.ClearCallbacks();
+      return s;
+    }
+    bound_port_ = server.port();
+    Log(LogLevel::kInfo, "engine", "metrics endpoint",
+        {{"url", fmt::format("http://{}:{}/metrics", options_.metrics_bind, server.port())}});
+  }
+  task_count_ = rt.tasks.size();
+  Log(LogLevel::kDebug, "engine", "job starting", {{"tasks", std::to_string(rt.tasks.size())}});
+  rt.running = rt.tasks.size();
+  std::vector<std::thread> threads;
+  threads.reserve(rt.tasks.size());
+  for (auto& t : rt.tasks) {
+    Task* task = t.get();
+    threads.emplace_back([this, task, &rt] {
+      Status s = task->Run();
+      if (!s.ok() && !(s.code() == StatusCode::kCancelled && control_.cancel.load())) {
+        Log(LogLevel::kError, "engine", "task failed",
+            {{"task", task->name()}, {"subtask", std::to_string(task->subtask())}, {"error", s.ToString()}});
+        bool first = false;
+        {
+          std::lock_guard<std::mutex> lock(rt.error_mu);
+          if (rt.error.ok()) {
+            rt.error = s;
+            first = true;
+          }
+        }
+        if (first) {
+          control_.cancel.store(true);
+          for (InputGate* g : rt.gates) g->Cancel();
+        }
+      }
+      rt.running.fetch_sub(1);
+    });
+  }
+  Monitor(&rt);
+  for (auto& th : threads) th.join();
+  server.Stop();
+  bound_port_ = 0;
+  size_t max_depth = 0;
+  for (auto& c : rt.channels) max_depth = std::max(max_depth, c->MaxDepth());
+  max_channel_depth_ = max_depth;
+  metrics_.ClearCallbacks();
+  std::lock_guard<std::mutex> lock(rt.error_mu);
+  return rt.error;
+}
+
+void Job::Monitor(Runtime* rt) {
+  using Clock = std::chrono::steady_clock;
+  const auto interval = std::chrono::milliseconds(static_cast<int64_t>(options_.progress_interval_s * 1000));
+  auto last = Clock::now();
+  auto sum = [](const std::vector<Metric*>& ms) {
+    int64_t s = 0;
+    for (Metric* m : ms) s += m->value();
+    return s;
+  };
+  int64_t last_in = 0, last_out = 0;
+  while (rt->running.load() > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (StopSignalReceived() && !control_.stop.load()) {
+      Log(LogLevel::kInfo, "engine", "stop requested by signal; draining");
+      RequestStop();
+    }
+    if (options_.progress_interval_s <= 0 || Clock::now() - last < interval) continue;
+    auto now = Clock::now();
+    double secs = std::chrono::duration<double>(now - last).count();
+    last = now;
+    int64_t in = sum(rt->source_out), out = sum(rt->sink_in);
+    TimestampMs wm = kMaxWatermark;
+    for (Metric* m : rt->sink_watermark) wm = std::min(wm, m->value());
+    std::string lag = "n/a";
+    if (wm != kMinWatermark && wm != kMaxWatermark && !rt->sink_watermark.empty()) {
+      lag = fmt::format("{:.1f}s", (WallNowMs() - wm) / 1000.0);
+    }
+    Log(LogLevel::kInfo, "progress", "running",
+        {{"in_per_s", fmt::format("{:.0f}", (in - last_in) / secs)},
+         {"out_per_s", fmt::format("{:.0f}", (out - last_out) / secs)},
+         {"in_total", std::to_string(in)},
+         {"out_total", std::to_string(out)},
+         {"watermark_lag", lag}});
+    last_in = in;
+    last_out = out;
+  }
+}
+
+int Job::Run() {
+  Status s = Execute();
+  if (s.ok()) return 0;
+  Log(LogLevel::kError, "engine", "job failed", {{"error", s.ToString()}});
+  return s.code() == StatusCode::kFenced ? 3 : 1;
+}
+
+}  // namespace flow::rt

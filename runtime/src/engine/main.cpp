@@ -1,0 +1,33 @@
+#include "flow/runtime/engine/main.h"
+
+#include <cstdio>
+
+#include "flow/runtime/engine/log.h"
+
+namespace flow::rt {
+
+int RunMain(int argc, const char* const* argv, const std::vector<ParamSpec>& params,
+            const std::function<Status(Job&)>& build) {
+  const char* program = argc > 0 ? argv[0] : "job";
+  auto parsed = ParseJobArgs(argc, argv, params);
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "%s: error: %s\n", program, parsed.status().message().c_str());
+    return 2;
+  }
+  if (parsed->help) {
+    std::string usage = JobUsage(program, params);
+    std::fwrite(usage.data(), 1, usage.size(), stdout);
+    return 0;
+  }
+  SetLogLevel(parsed->options.log_level);
+  InstallStopSignalHandlers();
+  Job job(std::move(parsed->options));
+  Status built = build(job);
+  if (!built.ok()) {
+    Log(LogLevel::kError, "engine", "cannot build the job", {{"error", built.ToString()}});
+    return built.code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  return job.Run();
+}
+
+}  // namespace flow::rt

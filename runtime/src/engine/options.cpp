@@ -1,0 +1,280 @@
+#include "flow/runtime/engine/options.h"
+
+#include <charconv>
+#include <cmath>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace flow::rt {
+namespace {
+
+bool ParseInt(std::string_view text, int64_t* out) {
+  if (text.empty()) return false;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && ptr == text.data() + text.size();
+}
+
+bool ParseDouble(std::string_view text, double* out) {
+  if (text.empty()) return false;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), *out);
+  return ec == std::errc() && ptr == text.data() + text.size() && std::isfinite(*out);
+}
+
+bool ParseBool(std::string_view text, bool* out) {
+  if (text == "true" || text == "1" || text == "yes" || text == "on") {
+    *out = true;
+    return true;
+  }
+  if (text == "false" || text == "0" || text == "no" || text == "off") {
+    *out = false;
+    return true;
+  }
+  return false;
+}
+
+const char* TypeName(ParamType t) {
+  switch (t) {
+    case ParamType::kInt: return "int";
+    case ParamType::kDouble: return "double";
+    case ParamType::kBool: return "bool";
+    case ParamType::kString: return "string";
+    case ParamType::kDuration: return "duration";
+  }
+  return "?";
+}
+
+bool Valid(ParamType t, std::string_view text) {
+  int64_t i;
+  double d;
+  bool b;
+  DurationMs ms;
+  switch (t) {
+    case ParamType::kInt: return ParseInt(text, &i);
+    case ParamType::kDouble: return ParseDouble(text, &d);
+    case ParamType::kBool: return ParseBool(text, &b);
+    case ParamType::kString: return true;
+    case ParamType::kDuration: return ParseDuration(text, &ms);
+  }
+  return false;
+}
+
+const char* Example(ParamType t) {
+  switch (t) {
+    case ParamType::kInt: return "an integer, e.g. 42";
+    case ParamType::kDouble: return "a number, e.g. 0.5";
+    case ParamType::kBool: return "true or false";
+    case ParamType::kString: return "text";
+    case ParamType::kDuration: return "a duration, e.g. 500ms, 10s, 5m";
+  }
+  return "?";
+}
+
+}  // namespace
+
+bool ParseDuration(std::string_view text, DurationMs* out) {
+  struct Unit {
+    std::string_view suffix;
+    int64_t ms;
+  };
+  static constexpr Unit kUnits[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
+  for (const Unit& u : kUnits) {
+    if (text.size() > u.suffix.size() && text.ends_with(u.suffix)) {
+      std::string_view num = text.substr(0, text.size() - u.suffix.size());
+      // "5ms" must not be read as "5m" + "s": only accept when the rest is a number.
+      int64_t n;
+      if (!ParseInt(num, &n) || n < 0) continue;
+      if (n > std::numeric_limits<int64_t>::max() / u.ms) return false;
+      *out = n * u.ms;
+      return true;
+    }
+  }
+  int64_t n;
+  if (!ParseInt(text, &n) || n < 0) return false;
+  *out = n;
+  return true;
+}
+
+Result<JobParams> JobParams::Make(const std::vector<ParamSpec>& specs,
+                                  const std::map<std::string, std::string>& values) {
+  JobParams p;
+  for (const ParamSpec& s : specs) {
+    if (!Valid(s.type, s.default_value) && !s.default_value.empty()) {
+      return Status::Internal(fmt::format("parameter '{}': default '{}' is not {}", s.name,
+                                          s.default_value, Example(s.type)));
+    }
+    p.values_[s.name] = Value{s.type, s.default_value};
+  }
+  for (const auto& [name, text] : values) {
+    auto it = p.values_.find(name);
+    if (it == p.values_.end()) {
+      std::string known;
+      for (const ParamSpec& s : specs) known += (known.empty() ? "" : ", ") + s.name;
+      return Status::InvalidArgument(fmt::format("--set {}: unknown parameter (known: {})", name,
+                                                 known.empty() ? "none" : known));
+    }
+    if (!Valid(it->second.type, text)) {
+      return Status::InvalidArgument(fmt::format("--set {}={}: expected {}", name, text,
+                                                 Example(it->second.type)));
+    }
+    it->second.text = text;
+  }
+  return p;
+}
+
+Result<const JobParams::Value*> JobParams::Find(std::string_view name, ParamType want) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return Status::InvalidArgument(fmt::format("unknown parameter '{}'", name));
+  if (it->second.type != want) {
+    return Status::InvalidArgument(fmt::format("parameter '{}' is {}, not {}", name,
+                                               TypeName(it->second.type), TypeName(want)));
+  }
+  if (it->second.text.empty() && want != ParamType::kString) {
+    return Status::InvalidArgument(fmt::format("parameter '{}' has no value; use --set {}=...", name, name));
+  }
+  return &it->second;
+}
+
+bool JobParams::Has(std::string_view name) const { return values_.find(name) != values_.end(); }
+
+Result<int64_t> JobParams::GetInt(std::string_view name) const {
+  auto v = Find(name, ParamType::kInt);
+  if (!v.ok()) return v.status();
+  int64_t out = 0;
+  ParseInt((*v)->text, &out);
+  return out;
+}
+
+Result<double> JobParams::GetDouble(std::string_view name) const {
+  auto v = Find(name, ParamType::kDouble);
+  if (!v.ok()) return v.status();
+  double out = 0;
+  ParseDouble((*v)->text, &out);
+  return out;
+}
+
+Result<bool> JobParams::GetBool(std::string_view name) const {
+  auto v = Find(name, ParamType::kBool);
+  if (!v.ok()) return v.status();
+  bool out = false;
+  ParseBool((*v)->text, &out);
+  return out;
+}
+
+Result<std::string> JobParams::GetString(std::string_view name) const {
+  auto v = Find(name, ParamType::kString);
+  if (!v.ok()) return v.status();
+  return (*v)->text;
+}
+
+Result<DurationMs> JobParams::GetDuration(std::string_view name) const {
+  auto v = Find(name, ParamType::kDuration);
+  if (!v.ok()) return v.status();
+  DurationMs out = 0;
+  ParseDuration((*v)->text, &out);
+  return out;
+}
+
+Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv, const std::vector<ParamSpec>& specs) {
+  ParsedArgs parsed;
+  JobOptions& o = parsed.options;
+  o.parallelism = std::max(1u, std::thread::hardware_concurrency());
+  o.progress_interval_s = 5;
+  std::map<std::string, std::string> sets;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    std::string_view value;
+    bool has_inline = false;
+    if (arg.starts_with("--")) {
+      if (auto eq = arg.find('='); eq != std::string_view::npos && !arg.starts_with("--set")) {
+        value = arg.substr(eq + 1);
+        arg = arg.substr(0, eq);
+        has_inline = true;
+      }
+    }
+    auto next = [&](std::string_view* out) -> Status {
+      if (has_inline) {
+        *out = value;
+        return Status::Ok();
+      }
+      if (i + 1 >= argc) return Status::InvalidArgument(fmt::format("{}: missing value", arg));
+      *out = argv[++i];
+      return Status::Ok();
+    };
+    std::string_view v;
+    if (arg == "--help" || arg == "-h") {
+      parsed.help = true;
+    } else if (arg == "--parallelism") {
+      FLOW_RETURN_IF_ERROR(next(&v));
+      int64_t n;
+      if (!ParseInt(v, &n) || n < 1 || n > o.max_parallelism) {
+        return Status::InvalidArgument(fmt::format("--parallelism {}: expected an integer from 1 to {}", v, o.max_parallelism));
+      }
+      o.parallelism = static_cast<uint32_t>(n);
+    } else if (arg == "--set" || arg.starts_with("--set=")) {
+      if (arg.starts_with("--set=")) {
+        v = arg.substr(6);
+      } else {
+        FLOW_RETURN_IF_ERROR(next(&v));
+      }
+      auto eq = v.find('=');
+      if (eq == std::string_view::npos || eq == 0) {
+        return Status::InvalidArgument(fmt::format("--set {}: expected name=value", v));
+      }
+      sets[std::string(v.substr(0, eq))] = std::string(v.substr(eq + 1));
+    } else if (arg == "--metrics-port") {
+      FLOW_RETURN_IF_ERROR(next(&v));
+      int64_t n;
+      if (!ParseInt(v, &n) || n < 0 || n > 65535) {
+        return Status::InvalidArgument(fmt::format("--metrics-port {}: expected a port from 0 to 65535", v));
+      }
+      o.metrics_port = static_cast<int>(n);
+    } else if (arg == "--metrics-bind") {
+      FLOW_RETURN_IF_ERROR(next(&v));
+      o.metrics_bind = std::string(v);
+    } else if (arg == "--progress-interval") {
+      FLOW_RETURN_IF_ERROR(next(&v));
+      double s;
+      if (!ParseDouble(v, &s) || s < 0) {
+        return Status::InvalidArgument(fmt::format("--progress-interval {}: expected seconds >= 0", v));
+      }
+      o.progress_interval_s = s;
+    } else if (arg == "--log-level") {
+      FLOW_RETURN_IF_ERROR(next(&v));
+      if (!ParseLogLevel(v, &o.log_level)) {
+        return Status::InvalidArgument(fmt::format("--log-level {}: expected debug, info, warn, error or off", v));
+      }
+    } else {
+      return Status::InvalidArgument(fmt::format("unknown flag '{}' (see --help)", argv[i]));
+    }
+  }
+  auto params = JobParams::Make(specs, sets);
+  if (!params.ok()) return params.status();
+  o.params = std::move(params).value();
+  return parsed;
+}
+
+std::string JobUsage(std::string_view program, const std::vector<ParamSpec>& specs) {
+  std::string out = fmt::format(
+      "usage: {} [flags]\n\n"
+      "flags:\n"
+      "  --parallelism N        parallel subtasks per operator (default: hardware threads)\n"
+      "  --set name=value       set a job parameter (repeatable)\n"
+      "  --metrics-port P       serve Prometheus metrics at http://127.0.0.1:P/metrics\n"
+      "  --metrics-bind ADDR    address for the metrics endpoint (default: 127.0.0.1)\n"
+      "  --progress-interval S  seconds between progress lines on stderr, 0 = off (default: 5)\n"
+      "  --log-level L          debug, info, warn, error or off (default: info)\n"
+      "  --help                 show this text\n",
+      program);
+  if (!specs.empty()) {
+    out += "\nparameters:\n";
+    for (const ParamSpec& s : specs) {
+      out += fmt::format("  {} ({}{}{}){}{}\n", s.name, TypeName(s.type),
+                         s.default_value.empty() ? "" : ", default ", s.default_value,
+                         s.help.empty() ? "" : "  ", s.help);
+    }
+  }
+  return out;
+}
+
+}  // namespace flow::rt

@@ -1,0 +1,118 @@
+#include "flow/runtime/engine/watermark.h"
+
+#include <algorithm>
+
+namespace flow::rt {
+
+WatermarkGenerator::WatermarkGenerator(const WatermarkSpec& spec, int64_t start_now)
+    : spec_(spec), start_now_(start_now) {}
+
+void WatermarkGenerator::OnRecord(TimestampMs ts, int32_t split, int64_t now) {
+  if (last_split_ < splits_.size() && splits_[last_split_].id == split) {
+    Split& s = splits_[last_split_];
+    s.max_ts = std::max(s.max_ts, ts);
+    s.last_active = now;
+    return;
+  }
+  for (size_t i = 0; i < splits_.size(); ++i) {
+    if (splits_[i].id == split) {
+      last_split_ = i;
+      splits_[i].max_ts = std::max(splits_[i].max_ts, ts);
+      splits_[i].last_active = now;
+      return;
+    }
+  }
+  splits_.push_back(Split{split, ts, now});
+  last_split_ = splits_.size() - 1;
+}
+
+bool WatermarkGenerator::SplitIdle(const Split& s, int64_t now) const {
+  return spec_.idle_timeout > 0 && now - s.last_active >= spec_.idle_timeout;
+}
+
+TimestampMs WatermarkGenerator::Current(int64_t now, TimestampMs wall_now_ms) const {
+  switch (spec_.mode) {
+    case TimeMode::kNone:
+      return kMinWatermark;
+    case TimeMode::kProcessingTime:
+      return wall_now_ms - spec_.max_out_of_orderness - 1;
+    case TimeMode::kEventTime:
+      break;
+  }
+  TimestampMs low = kMaxWatermark;
+  bool any = false;
+  for (const Split& s : splits_) {
+    if (SplitIdle(s, now)) continue;
+    low = std::min(low, s.max_ts);
+    any = true;
+  }
+  if (!any) return kMinWatermark;
+  // Saturating: a record at the very bottom of the range must not wrap around.
+  if (low < kMinWatermark + spec_.max_out_of_orderness + 1) return kMinWatermark;
+  return low - spec_.max_out_of_orderness - 1;
+}
+
+bool WatermarkGenerator::IsIdle(int64_t now) const {
+  if (spec_.idle_timeout <= 0) return false;
+  if (splits_.empty()) return now - start_now_ >= spec_.idle_timeout;
+  for (const Split& s : splits_) {
+    if (!SplitIdle(s, now)) return false;
+  }
+  return true;
+}
+
+WatermarkCombiner::WatermarkCombiner(size_t channels) : in_(channels) {}
+
+bool WatermarkCombiner::OnWatermark(size_t channel, TimestampMs wm) {
+  In& c = in_[channel];
+  if (wm <= c.wm) return false;  // a channel's watermark never goes back
+  c.wm = wm;
+  return Recompute();
+}
+
+bool WatermarkCombiner::OnIdle(size_t channel, bool idle) {
+  in_[channel].idle = idle;
+  return Recompute();
+}
+
+bool WatermarkCombiner::OnEnd(size_t channel) {
+  in_[channel].ended = true;
+  in_[channel].wm = kMaxWatermark;
+  return Recompute();
+}
+
+bool WatermarkCombiner::AllIdle() const {
+  bool any_open = false;
+  for (const In& c : in_) {
+    if (c.ended) continue;
+    any_open = true;
+    if (!c.idle) return false;
+  }
+  return any_open;
+}
+
+bool WatermarkCombiner::AllEnded() const {
+  for (const In& c : in_) {
+    if (!c.ended) return false;
+  }
+  return true;
+}
+
+bool WatermarkCombiner::Recompute() {
+  // Ended channels count as kMaxWatermark; idle ones are skipped. With no active channel left
+  // (all idle, or idle + ended) nothing advances: an idle input may still send late data.
+  TimestampMs low = kMaxWatermark;
+  bool any_active = false;
+  for (const In& c : in_) {
+    if (c.ended) continue;
+    if (c.idle) continue;
+    low = std::min(low, c.wm);
+    any_active = true;
+  }
+  if (!any_active && !AllEnded()) return false;
+  if (low <= current_) return false;
+  current_ = low;
+  return true;
+}
+
+}  // namespace flow::rt
