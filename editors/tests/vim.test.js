@@ -3,10 +3,9 @@
 // examples/*.flow, checking synIDattr(synID(line, col, 1), "name"), then the indentation of
 // fixtures/indent.flow and the ftplugin settings. Usage: node vim.test.js
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
-const { spawnSync } = require('child_process');
 const src = require('./lib/flow-source');
+const { runVim } = require('./lib/vim');
 
 const KEYWORD_GROUPS = ['flowDeclaration', 'flowPipeline', 'flowErrorPolicy', 'flowWindow', 'flowJoin',
   'flowDelivery', 'flowConditional', 'flowCast', 'flowOperatorWord', 'flowBoolean', 'flowNull',
@@ -126,26 +125,11 @@ function main() {
   const files = src.examples();
   for (const f of files) cases.push(...exampleCases(f, new Set(keywords), soft, functions));
 
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flow-vim-'));
-  const env = {
-    ...process.env,
-    FLOW_VIM_CASES: path.join(dir, 'cases.json'),
-    FLOW_VIM_OUT: path.join(dir, 'out.txt'),
-    FLOW_VIM_INDENT: path.join(__dirname, 'fixtures', 'indent.flow'),
-    HOME: dir,  // no user vimrc or plugins
-  };
-  fs.writeFileSync(env.FLOW_VIM_CASES, JSON.stringify(cases));
-  const r = spawnSync('vim', ['-Nu', 'NONE', '-i', 'NONE', '-es', '-S', path.join(__dirname, 'vim', 'check.vim')],
-    { env, encoding: 'utf8', timeout: 120000 });
-  if (r.error) { console.error('cannot run vim: ' + r.error.message); process.exit(2); }
-  if (!fs.existsSync(env.FLOW_VIM_OUT)) {
-    console.error(`vim wrote no result (status ${r.status}): ${r.stderr || r.stdout}`);
-    process.exit(2);
-  }
-  const out = fs.readFileSync(env.FLOW_VIM_OUT, 'utf8').split('\n').filter(Boolean);
-  fs.rmSync(dir, { recursive: true, force: true });
-  const checks = Number(out[0].split(' ')[1]);
-  const failures = out.slice(1);
+  let result;
+  try {
+    result = runVim(cases, path.join(__dirname, 'fixtures', 'indent.flow'));
+  } catch (e) { console.error(e.message); process.exit(2); }
+  const { checks, failures } = result;
   for (const f of failures) console.error('FAIL ' + f);
   console.log(`vim: ${checks - failures.length}/${checks} checks passed (${CASES.length} token cases, ${files.length} example files, indentation, ftplugin)`);
   process.exit(failures.length ? 1 : 0);

@@ -76,8 +76,10 @@ endfunction
 
 try
   call s:RunCases(json_decode(join(readfile($FLOW_VIM_CASES), "\n")))
-  call s:CheckIndent($FLOW_VIM_INDENT)
-  call s:CheckSettings()
+  if $FLOW_VIM_INDENT !=# ''
+    call s:CheckIndent($FLOW_VIM_INDENT)
+    call s:CheckSettings()
+  endif
 catch
   call add(s:failures, 'exception: ' . v:exception . ' at ' . v:throwpoint)
 endtry
