@@ -1,0 +1,129 @@
+// Watermark generation (bounded out-of-orderness, splits, idleness) and min-combining.
+
+#include <gtest/gtest.h>
+
+#include "flow/runtime/engine/watermark.h"
+
+namespace flow::rt {
+namespace {
+
+WatermarkSpec Spec(DurationMs delay, DurationMs idle = 0) {
+  WatermarkSpec s;
+  s.max_out_of_orderness = delay;
+  s.idle_timeout = idle;
+  return s;
+}
+
+TEST(WatermarkGeneratorTest, MaxSeenMinusDelayMinusOne) {
+  WatermarkGenerator g(Spec(100), 0);
+  EXPECT_EQ(g.Current(0, 0), kMinWatermark);
+  g.OnRecord(1000, -1, 0);
+  EXPECT_EQ(g.Current(0, 0), 1000 - 100 - 1);
+  g.OnRecord(900, -1, 0);  // out of order: does not lower the watermark
+  EXPECT_EQ(g.Current(0, 0), 899);
+  g.OnRecord(2000, -1, 0);
+  EXPECT_EQ(g.Current(0, 0), 1899);
+}
+
+TEST(WatermarkGeneratorTest, SplitsAreMinCombined) {
+  WatermarkGenerator g(Spec(0), 0);
+  g.OnRecord(5000, 0, 0);
+  g.OnRecord(3000, 1, 0);
+  EXPECT_EQ(g.Current(0, 0), 2999);
+  g.OnRecord(7000, 1, 0);
+  EXPECT_EQ(g.Current(0, 0), 4999);
+}
+
+TEST(WatermarkGeneratorTest, IdleSplitStopsHoldingBackAndResumes) {
+  WatermarkGenerator g(Spec(0, 50), 0);
+  g.OnRecord(1000, 0, 0);
+  g.OnRecord(9000, 1, 40);
+  EXPECT_EQ(g.Current(40, 0), 999);
+  // Split 0 has been silent for 50 ms: only split 1 counts.
+  EXPECT_EQ(g.Current(50, 0), 8999);
+  EXPECT_FALSE(g.IsIdle(50));
+  EXPECT_TRUE(g.IsIdle(90));  // both silent for >= 50 ms
+  g.OnRecord(1500, 0, 100);   // split 0 is back and holds the watermark again
+  EXPECT_FALSE(g.IsIdle(100));
+  EXPECT_EQ(g.Current(100, 0), 1499);
+}
+
+TEST(WatermarkGeneratorTest, SubtaskWithoutDataBecomesIdle) {
+  WatermarkGenerator g(Spec(0, 30), 10);
+  EXPECT_FALSE(g.IsIdle(39));
+  EXPECT_TRUE(g.IsIdle(40));
+  WatermarkGenerator never(Spec(0, 0), 0);
+  EXPECT_FALSE(never.IsIdle(1000000));
+}
+
+TEST(WatermarkGeneratorTest, ProcessingTimeFollowsTheClock) {
+  WatermarkSpec s;
+  s.mode = TimeMode::kProcessingTime;
+  WatermarkGenerator g(s, 0);
+  EXPECT_EQ(g.Current(0, 123456), 123455);
+  s.mode = TimeMode::kNone;
+  WatermarkGenerator none(s, 0);
+  none.OnRecord(1000, -1, 0);
+  EXPECT_EQ(none.Current(0, 123456), kMinWatermark);
+}
+
+TEST(WatermarkGeneratorTest, NoOverflowNearTheMinimum) {
+  WatermarkGenerator g(Spec(1000), 0);
+  g.OnRecord(kMinWatermark + 5, -1, 0);
+  EXPECT_EQ(g.Current(0, 0), kMinWatermark);
+}
+
+TEST(WatermarkCombinerTest, MinOverChannelsOnlyIncreasing) {
+  WatermarkCombiner c(3);
+  EXPECT_FALSE(c.OnWatermark(0, 100));
+  EXPECT_FALSE(c.OnWatermark(1, 50));
+  EXPECT_TRUE(c.OnWatermark(2, 70));
+  EXPECT_EQ(c.current(), 50);
+  EXPECT_TRUE(c.OnWatermark(1, 80));
+  EXPECT_EQ(c.current(), 70);
+  EXPECT_FALSE(c.OnWatermark(1, 60));  // a channel going back is ignored
+  EXPECT_EQ(c.current(), 70);
+}
+
+TEST(WatermarkCombinerTest, IdleChannelsAreExcluded) {
+  WatermarkCombiner c(2);
+  c.OnWatermark(0, 500);
+  EXPECT_EQ(c.current(), kMinWatermark);
+  EXPECT_TRUE(c.OnIdle(1, true));
+  EXPECT_EQ(c.current(), 500);
+  EXPECT_FALSE(c.AllIdle());
+  // Channel 1 comes back behind: the output never goes backwards, and it holds further progress.
+  EXPECT_FALSE(c.OnIdle(1, false));
+  EXPECT_FALSE(c.OnWatermark(1, 300));
+  EXPECT_FALSE(c.OnWatermark(0, 900));
+  EXPECT_EQ(c.current(), 500);
+  EXPECT_TRUE(c.OnWatermark(1, 600));
+  EXPECT_EQ(c.current(), 600);
+}
+
+TEST(WatermarkCombinerTest, AllIdleDoesNotAdvance) {
+  WatermarkCombiner c(2);
+  c.OnWatermark(0, 10);
+  c.OnWatermark(1, 20);
+  EXPECT_EQ(c.current(), 10);
+  EXPECT_TRUE(c.OnIdle(0, true));  // only channel 1 counts now
+  EXPECT_EQ(c.current(), 20);
+  EXPECT_FALSE(c.OnIdle(1, true));
+  EXPECT_TRUE(c.AllIdle());
+  EXPECT_EQ(c.current(), 20);
+}
+
+TEST(WatermarkCombinerTest, EndedChannelsCountAsMax) {
+  WatermarkCombiner c(2);
+  c.OnWatermark(0, 10);
+  c.OnWatermark(1, 20);
+  EXPECT_TRUE(c.OnEnd(0));
+  EXPECT_EQ(c.current(), 20);
+  EXPECT_FALSE(c.AllEnded());
+  EXPECT_TRUE(c.OnEnd(1));
+  EXPECT_EQ(c.current(), kMaxWatermark);
+  EXPECT_TRUE(c.AllEnded());
+}
+
+}  // namespace
+}  // namespace flow::rt
