@@ -20,7 +20,7 @@ namespace flow::rt {
 
 struct FileSinkOptions {
   // Output directory; created (with parents) when missing. Required.
-  std::string directory;
+  std::string directory{};
   // Default: "part".
   std::string prefix = "part";
   // Default: ".jsonl".

@@ -29,7 +29,7 @@ namespace flow::rt {
 
 struct FileSourceOptions {
   // A file, a directory, or a glob pattern ("data/*.jsonl"). Required.
-  std::string path;
+  std::string path{};
   // Longest accepted line in bytes, without its line end. Default: 16 MiB.
   size_t max_line_bytes = size_t{16} << 20;
   // Bytes read per read(2). Default: 1 MiB.

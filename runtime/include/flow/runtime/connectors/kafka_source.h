@@ -1,0 +1,91 @@
+#pragma once
+// KafkaSource: reads one topic with a librdkafka consumer. Unbounded (Poll never returns kEnd).
+//
+// Splits: the job assigns partitions explicitly: partition p belongs to subtask p % parallelism.
+// The consumer uses assign(), never subscribe(), so there is no group rebalancing. Partitions
+// added to the topic after Open are not read.
+// Start offsets (for partitions without a restored offset), resolved to concrete offsets in Open
+// so that every snapshot holds exact offsets:
+//   kEarliest: the partition's low watermark; kLatest: its high watermark (only new records);
+//   kCommitted: the group's committed offset, or the low watermark when the group has none.
+// Positions: per assigned partition, the offset of the next record to read (last returned
+// offset + 1). RestorePosition seeks to the snapshotted offsets; it may be called several times
+// (once per snapshot of an earlier run, e.g. at another parallelism) and takes the offsets of the
+// partitions this subtask owns, ignoring the others. Restore must follow Open and precede Poll.
+// Defaults: isolation.level=read_committed, enable.auto.commit=false, auto.offset.reset=earliest
+// (when a restored offset is no longer retained). Offsets are committed to the group only by
+// CommitOffsets(), for lag monitoring; they are never used for exactly-once.
+// Errors: brokers unreachable: kUnavailable after metadata_timeout_ms (Open) or after
+// unavailable_timeout_ms without progress (Poll), naming the brokers; a missing topic is
+// kNotFound; bad options or rejected librdkafka properties are kInvalidArgument.
+// RawRecord: payload, key (empty when absent), timestamp (broker/producer time, or
+// kNoTimestamp), partition and offset. Payloads stay valid until the next Poll or Close.
+// Threading: one instance per subtask, used by one thread at a time.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "flow/runtime/connectors/connector.h"
+
+struct rd_kafka_s;
+struct rd_kafka_message_s;
+struct rd_kafka_queue_s;
+
+namespace flow::rt {
+
+enum class KafkaStart { kEarliest, kLatest, kCommitted };
+
+struct KafkaSourceOptions {
+  // bootstrap.servers, e.g. "127.0.0.1:9092". Required.
+  std::string brokers{};
+  // Required.
+  std::string topic{};
+  // group.id, used only for CommitOffsets()/kCommitted. Default: "flow-" + topic.
+  std::string group_id{};
+  // Default: kEarliest.
+  KafkaStart start = KafkaStart::kEarliest;
+  // isolation.level=read_committed when true, read_uncommitted when false. Default: true.
+  bool read_committed = true;
+  // How long Open waits for metadata and start offsets. Default: 10 s.
+  int metadata_timeout_ms = 10000;
+  // How long Poll tolerates "all brokers down" before returning kUnavailable. Default: 30 s.
+  int unavailable_timeout_ms = 30000;
+  // Other librdkafka consumer settings, passed through ("fetch.max.bytes", "security.protocol").
+  std::map<std::string, std::string> properties{};
+};
+
+class KafkaSource final : public RawSource {
+ public:
+  explicit KafkaSource(KafkaSourceOptions options);
+  ~KafkaSource() override;
+
+  Status Open(uint32_t subtask, uint32_t parallelism) override;
+  Result<PollResult> Poll(std::vector<RawRecord>* out, size_t max_records,
+                          int timeout_ms) override;
+  std::string Locate(const RawRecord& record) const override;
+  Status SnapshotPosition(BinaryWriter* out) const override;
+  Status RestorePosition(BinaryReader* in) override;
+  Status Close() override;
+
+  // Commits the current positions to the consumer group (synchronously), for lag monitoring.
+  [[nodiscard]] Status CommitOffsets();
+  // The partitions this subtask reads and their next offsets. After Open.
+  const std::map<int32_t, int64_t>& positions() const { return next_offsets_; }
+
+ private:
+  Status ResolveStartOffsets();
+  Status Assign();
+  void ReleaseMessages();
+
+  KafkaSourceOptions options_;
+  rd_kafka_s* rk_ = nullptr;
+  rd_kafka_queue_s* queue_ = nullptr;
+  std::map<int32_t, int64_t> next_offsets_;  // partition -> next offset to read
+  std::vector<rd_kafka_message_s*> batch_;   // messages backing the last Poll's payloads
+  bool assigned_ = false;
+  int64_t down_since_ms_ = -1;  // monotonic ms when "all brokers down" was first seen
+};
+
+}  // namespace flow::rt

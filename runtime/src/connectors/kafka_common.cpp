@@ -1,0 +1,117 @@
+#include "kafka_common.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+namespace flow::rt {
+
+Result<rd_kafka_conf_t*> MakeKafkaConf(const std::map<std::string, std::string>& settings,
+                                       std::string_view what) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char err[512];
+  for (const auto& [key, value] : settings) {
+    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof err) !=
+        RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      return Status::InvalidArgument(
+          fmt::format("{}: property `{}`=`{}` rejected: {}", what, key, value, err));
+    }
+  }
+  return conf;
+}
+
+Status KafkaError(rd_kafka_resp_err_t err, std::string message) {
+  switch (err) {
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__RESOLVE:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR__MSG_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS:
+    case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
+      return Status::Unavailable(std::move(message));
+    case RD_KAFKA_RESP_ERR__FENCED:
+    case RD_KAFKA_RESP_ERR_PRODUCER_FENCED:
+    case RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH:
+      return Status::Fenced(std::move(message));
+    case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+    case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+    case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+      return Status::NotFound(std::move(message));
+    default:
+      return Status::IoError(std::move(message));
+  }
+}
+
+Result<int32_t> KafkaPartitionCount(rd_kafka_t* rk, const std::string& topic,
+                                    const std::string& brokers, int timeout_ms) {
+  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
+  if (rkt == nullptr) {
+    return Status::InvalidArgument(fmt::format("kafka: invalid topic name `{}`", topic));
+  }
+  const rd_kafka_metadata_t* md = nullptr;
+  int64_t deadline = KafkaNowMs() + timeout_ms;
+  rd_kafka_resp_err_t err;
+  while (true) {
+    int remaining = static_cast<int>(std::max<int64_t>(deadline - KafkaNowMs(), 1));
+    err = rd_kafka_metadata(rk, 0, rkt, &md, remaining);
+    // A new topic may report "leader not available" for a moment: ask again until the deadline.
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR || md->topic_cnt != 1 ||
+        !KafkaRetriable(md->topics[0].err) || KafkaNowMs() >= deadline) {
+      break;
+    }
+    rd_kafka_metadata_destroy(md);
+    md = nullptr;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  rd_kafka_topic_destroy(rkt);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    // Any failure to get metadata at all means the brokers did not answer in time.
+    return Status::Unavailable(fmt::format("kafka: brokers {} unreachable ({}) after {} ms",
+                                           brokers, rd_kafka_err2str(err), timeout_ms));
+  }
+  Status status;
+  int32_t count = 0;
+  if (md->topic_cnt != 1) {
+    status = Status::NotFound(fmt::format("kafka: topic `{}` not found", topic));
+  } else if (md->topics[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    status = KafkaError(md->topics[0].err, fmt::format("kafka: topic `{}`: {}", topic,
+                                                       rd_kafka_err2str(md->topics[0].err)));
+  } else {
+    count = md->topics[0].partition_cnt;
+    if (count <= 0) status = Status::NotFound(fmt::format("kafka: topic `{}` has no partitions", topic));
+  }
+  rd_kafka_metadata_destroy(md);
+  if (!status.ok()) return status;
+  return count;
+}
+
+bool KafkaRetriable(rd_kafka_resp_err_t err) {
+  switch (err) {
+    case RD_KAFKA_RESP_ERR__TRANSPORT:
+    case RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN:
+    case RD_KAFKA_RESP_ERR__TIMED_OUT:
+    case RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT:
+    case RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION:
+    case RD_KAFKA_RESP_ERR_COORDINATOR_LOAD_IN_PROGRESS:
+    case RD_KAFKA_RESP_ERR_COORDINATOR_NOT_AVAILABLE:
+    case RD_KAFKA_RESP_ERR_NOT_COORDINATOR:
+      return true;
+    default:
+      return false;
+  }
+}
+
+int64_t KafkaNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace flow::rt

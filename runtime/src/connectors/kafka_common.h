@@ -1,0 +1,32 @@
+#pragma once
+// Helpers shared by the Kafka source and sink: configuration, metadata, error mapping.
+
+#include <librdkafka/rdkafka.h>
+
+#include <map>
+#include <string>
+
+#include "flow/runtime/common/status.h"
+
+namespace flow::rt {
+
+// Sets every key of `settings` on a new conf; kInvalidArgument naming a rejected key.
+[[nodiscard]] Result<rd_kafka_conf_t*> MakeKafkaConf(
+    const std::map<std::string, std::string>& settings, std::string_view what);
+
+// The number of partitions of `topic`: kUnavailable when the brokers cannot be reached within
+// `timeout_ms`, kNotFound when the topic does not exist.
+[[nodiscard]] Result<int32_t> KafkaPartitionCount(rd_kafka_t* rk, const std::string& topic,
+                                                  const std::string& brokers, int timeout_ms);
+
+// Maps a librdkafka error to a Status code: transport/timeouts -> kUnavailable, fencing ->
+// kFenced, unknown topic -> kNotFound, everything else -> kIoError.
+[[nodiscard]] Status KafkaError(rd_kafka_resp_err_t err, std::string message);
+
+// True for errors that may go away by themselves (no leader yet, broker restarting, timeouts).
+bool KafkaRetriable(rd_kafka_resp_err_t err);
+
+// Monotonic milliseconds, for bounded waits.
+int64_t KafkaNowMs();
+
+}  // namespace flow::rt

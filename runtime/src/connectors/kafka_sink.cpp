@@ -1,0 +1,107 @@
+#include "flow/runtime/connectors/kafka_sink.h"
+
+#include <fmt/format.h>
+
+#include "kafka_common.h"
+
+namespace flow::rt {
+
+KafkaSink::~KafkaSink() {
+  // Without a Close the undelivered records are dropped; Close reports that as an error.
+  if (rk_ != nullptr) rd_kafka_destroy(rk_);
+}
+
+void KafkaSink::OnDelivery(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque) {
+  // Delivery reports are served by rd_kafka_poll/flush on the sink's own thread: no locking.
+  auto* self = static_cast<KafkaSink*>(opaque);
+  if (msg->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    ++self->delivered_;
+  } else if (self->delivery_error_.ok()) {
+    self->delivery_error_ =
+        KafkaError(msg->err, fmt::format("kafka sink: delivery to topic `{}` failed: {}",
+                                         self->options_.topic, rd_kafka_err2str(msg->err)));
+  }
+}
+
+Status KafkaSink::Open(uint32_t subtask, uint32_t parallelism) {
+  if (options_.brokers.empty()) return Status::InvalidArgument("kafka sink: `brokers` is empty");
+  if (options_.topic.empty()) return Status::InvalidArgument("kafka sink: `topic` is empty");
+  if (rk_ != nullptr) return Status::Internal("kafka sink: opened twice");
+  std::map<std::string, std::string> settings = {
+      {"bootstrap.servers", options_.brokers},
+      {"enable.idempotence", "true"},
+      {"acks", "all"},
+      {"partitioner", "murmur2_random"},
+      {"message.timeout.ms", std::to_string(options_.delivery_timeout_ms)},
+      {"linger.ms", "5"},
+  };
+  for (const auto& [k, v] : options_.properties) settings[k] = v;
+  Result<rd_kafka_conf_t*> conf = MakeKafkaConf(settings, "kafka sink");
+  if (!conf.ok()) return conf.status();
+  rd_kafka_conf_set_dr_msg_cb(*conf, &KafkaSink::OnDelivery);
+  rd_kafka_conf_set_opaque(*conf, this);
+  char err[512];
+  rk_ = rd_kafka_new(RD_KAFKA_PRODUCER, *conf, err, sizeof err);
+  if (rk_ == nullptr) {
+    rd_kafka_conf_destroy(*conf);
+    return Status::InvalidArgument(fmt::format("kafka sink: cannot create producer: {}", err));
+  }
+  Result<int32_t> partitions =
+      KafkaPartitionCount(rk_, options_.topic, options_.brokers, options_.metadata_timeout_ms);
+  if (!partitions.ok()) return partitions.status();
+  if (options_.partitioner == KafkaPartitioner::kExplicit &&
+      (options_.partition < 0 || options_.partition >= *partitions)) {
+    return Status::InvalidArgument(fmt::format("kafka sink: partition {} out of range (topic `{}` "
+                                               "has {} partitions)",
+                                               options_.partition, options_.topic, *partitions));
+  }
+  return Status::Ok();
+}
+
+Status KafkaSink::Write(std::string_view key, std::string_view payload, TimestampMs timestamp) {
+  if (rk_ == nullptr) return Status::Internal("kafka sink: Write before Open");
+  if (!delivery_error_.ok()) return delivery_error_;
+  int32_t partition =
+      options_.partitioner == KafkaPartitioner::kExplicit ? options_.partition : RD_KAFKA_PARTITION_UA;
+  int64_t ts = timestamp == kNoTimestamp ? 0 : timestamp;
+  while (true) {
+    rd_kafka_resp_err_t err = rd_kafka_producev(
+        rk_, RD_KAFKA_V_TOPIC(options_.topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_VALUE(const_cast<char*>(payload.data()), payload.size()),
+        RD_KAFKA_V_KEY(key.empty() ? nullptr : key.data(), key.size()),
+        RD_KAFKA_V_TIMESTAMP(ts), RD_KAFKA_V_END);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+    if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      return KafkaError(err, fmt::format("kafka sink: cannot produce to topic `{}`: {}",
+                                         options_.topic, rd_kafka_err2str(err)));
+    }
+    // Backpressure: wait for deliveries (or their timeouts) to free queue space.
+    rd_kafka_poll(rk_, 100);
+    if (!delivery_error_.ok()) return delivery_error_;
+  }
+  rd_kafka_poll(rk_, 0);
+  return delivery_error_;
+}
+
+Status KafkaSink::Flush() {
+  if (rk_ == nullptr) return Status::Ok();
+  rd_kafka_resp_err_t err = rd_kafka_flush(rk_, options_.flush_timeout_ms);
+  if (!delivery_error_.ok()) return delivery_error_;
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable(fmt::format(
+        "kafka sink: {} records to topic `{}` still unacknowledged after {} ms (brokers {})",
+        rd_kafka_outq_len(rk_), options_.topic, options_.flush_timeout_ms, options_.brokers));
+  }
+  return Status::Ok();
+}
+
+Status KafkaSink::Close() {
+  if (rk_ == nullptr) return Status::Ok();
+  Status s = Flush();
+  rd_kafka_destroy(rk_);
+  rk_ = nullptr;
+  return s;
+}
+
+}  // namespace flow::rt

@@ -1,0 +1,281 @@
+#include "flow/runtime/connectors/kafka_source.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "kafka_common.h"
+
+namespace flow::rt {
+namespace {
+
+constexpr uint8_t kPositionVersion = 1;
+
+void DestroyPartitionList(rd_kafka_topic_partition_list_t* list) {
+  if (list != nullptr) rd_kafka_topic_partition_list_destroy(list);
+}
+
+}  // namespace
+
+KafkaSource::KafkaSource(KafkaSourceOptions options) : options_(std::move(options)) {
+  if (options_.group_id.empty()) options_.group_id = "flow-" + options_.topic;
+}
+
+KafkaSource::~KafkaSource() { Close().IgnoreError(); }  // errors on teardown have no reader
+
+Status KafkaSource::Open(uint32_t subtask, uint32_t parallelism) {
+  if (parallelism == 0 || subtask >= parallelism) {
+    return Status::InvalidArgument(
+        fmt::format("kafka source: subtask {} of parallelism {}", subtask, parallelism));
+  }
+  if (options_.brokers.empty()) return Status::InvalidArgument("kafka source: `brokers` is empty");
+  if (options_.topic.empty()) return Status::InvalidArgument("kafka source: `topic` is empty");
+  if (rk_ != nullptr) return Status::Internal("kafka source: opened twice");
+
+  std::map<std::string, std::string> settings = {
+      {"bootstrap.servers", options_.brokers},
+      {"group.id", options_.group_id},
+      {"enable.auto.commit", "false"},
+      {"enable.auto.offset.store", "false"},
+      {"auto.offset.reset", "earliest"},
+      {"isolation.level", options_.read_committed ? "read_committed" : "read_uncommitted"},
+      {"enable.partition.eof", "false"},
+  };
+  for (const auto& [k, v] : options_.properties) settings[k] = v;
+  Result<rd_kafka_conf_t*> conf = MakeKafkaConf(settings, "kafka source");
+  if (!conf.ok()) return conf.status();
+  char err[512];
+  rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, *conf, err, sizeof err);
+  if (rk_ == nullptr) {
+    rd_kafka_conf_destroy(*conf);
+    return Status::InvalidArgument(fmt::format("kafka source: cannot create consumer: {}", err));
+  }
+  rd_kafka_poll_set_consumer(rk_);
+  queue_ = rd_kafka_queue_get_consumer(rk_);
+
+  Result<int32_t> partitions =
+      KafkaPartitionCount(rk_, options_.topic, options_.brokers, options_.metadata_timeout_ms);
+  if (!partitions.ok()) return partitions.status();
+  for (int32_t p = 0; p < *partitions; ++p) {
+    if (static_cast<uint32_t>(p) % parallelism == subtask) next_offsets_[p] = -1;
+  }
+  return ResolveStartOffsets();
+}
+
+Status KafkaSource::ResolveStartOffsets() {
+  if (next_offsets_.empty()) return Status::Ok();
+  std::map<int32_t, int64_t> committed;
+  if (options_.start == KafkaStart::kCommitted) {
+    rd_kafka_topic_partition_list_t* list =
+        rd_kafka_topic_partition_list_new(static_cast<int>(next_offsets_.size()));
+    for (const auto& [p, off] : next_offsets_) {
+      rd_kafka_topic_partition_list_add(list, options_.topic.c_str(), p);
+    }
+    int64_t deadline = KafkaNowMs() + options_.metadata_timeout_ms;
+    rd_kafka_resp_err_t err;
+    while (true) {
+      int remaining = static_cast<int>(std::max<int64_t>(deadline - KafkaNowMs(), 1));
+      err = rd_kafka_committed(rk_, list, remaining);
+      if (err == RD_KAFKA_RESP_ERR_NO_ERROR || !KafkaRetriable(err) || KafkaNowMs() >= deadline) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      DestroyPartitionList(list);
+      return KafkaError(err, fmt::format("kafka source: cannot read committed offsets of group "
+                                         "`{}` from {}: {}",
+                                         options_.group_id, options_.brokers,
+                                         rd_kafka_err2str(err)));
+    }
+    for (int i = 0; i < list->cnt; ++i) {
+      if (list->elems[i].err == RD_KAFKA_RESP_ERR_NO_ERROR && list->elems[i].offset >= 0) {
+        committed[list->elems[i].partition] = list->elems[i].offset;
+      }
+    }
+    DestroyPartitionList(list);
+  }
+  for (auto& [p, off] : next_offsets_) {
+    if (auto it = committed.find(p); it != committed.end()) {
+      off = it->second;
+      continue;
+    }
+    int64_t low = 0, high = 0;
+    // Right after a topic is created its partitions may briefly have no leader: retry such
+    // transient errors until the deadline.
+    int64_t deadline = KafkaNowMs() + options_.metadata_timeout_ms;
+    rd_kafka_resp_err_t err;
+    while (true) {
+      int remaining = static_cast<int>(std::max<int64_t>(deadline - KafkaNowMs(), 1));
+      err = rd_kafka_query_watermark_offsets(rk_, options_.topic.c_str(), p, &low, &high,
+                                             remaining);
+      if (err == RD_KAFKA_RESP_ERR_NO_ERROR || !KafkaRetriable(err) || KafkaNowMs() >= deadline) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return KafkaError(err, fmt::format("kafka source: cannot read offsets of topic `{}` "
+                                         "partition {} from {}: {}",
+                                         options_.topic, p, options_.brokers,
+                                         rd_kafka_err2str(err)));
+    }
+    off = options_.start == KafkaStart::kLatest ? high : low;
+  }
+  return Status::Ok();
+}
+
+Status KafkaSource::Assign() {
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(next_offsets_.size()));
+  for (const auto& [p, off] : next_offsets_) {
+    rd_kafka_topic_partition_list_add(list, options_.topic.c_str(), p)->offset = off;
+  }
+  rd_kafka_resp_err_t err = rd_kafka_assign(rk_, list);
+  DestroyPartitionList(list);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return KafkaError(err, fmt::format("kafka source: assign failed: {}", rd_kafka_err2str(err)));
+  }
+  assigned_ = true;
+  return Status::Ok();
+}
+
+void KafkaSource::ReleaseMessages() {
+  for (rd_kafka_message_t* m : batch_) rd_kafka_message_destroy(m);
+  batch_.clear();
+}
+
+Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_records,
+                                     int timeout_ms) {
+  if (rk_ == nullptr) return Status::Internal("kafka source: Poll before Open");
+  ReleaseMessages();
+  if (next_offsets_.empty()) return PollResult::kIdle;  // more subtasks than partitions
+  if (!assigned_) FLOW_RETURN_IF_ERROR(Assign());
+  if (max_records == 0) return PollResult::kRecords;
+  batch_.resize(max_records);
+  ssize_t n = rd_kafka_consume_batch_queue(queue_, timeout_ms < 0 ? 0 : timeout_ms,
+                                           batch_.data(), max_records);
+  if (n < 0) {
+    batch_.clear();
+    rd_kafka_resp_err_t err = rd_kafka_last_error();
+    return KafkaError(err, fmt::format("kafka source: consume failed: {}", rd_kafka_err2str(err)));
+  }
+  batch_.resize(static_cast<size_t>(n));
+  size_t appended = 0;
+  Status error;
+  for (rd_kafka_message_t* m : batch_) {
+    if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) continue;
+      if (m->err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || m->err == RD_KAFKA_RESP_ERR__TRANSPORT) {
+        if (down_since_ms_ < 0) down_since_ms_ = KafkaNowMs();
+        continue;
+      }
+      if (error.ok()) {
+        error = KafkaError(m->err, fmt::format("kafka source: topic `{}`: {}", options_.topic,
+                                               rd_kafka_message_errstr(m)));
+      }
+      continue;
+    }
+    auto it = next_offsets_.find(m->partition);
+    if (it == next_offsets_.end()) continue;  // not ours (cannot happen with assign())
+    it->second = m->offset + 1;
+    RawRecord rec;
+    rec.payload = std::string_view(static_cast<const char*>(m->payload), m->len);
+    if (m->key != nullptr) rec.key = std::string_view(static_cast<const char*>(m->key), m->key_len);
+    rd_kafka_timestamp_type_t ts_type;
+    int64_t ts = rd_kafka_message_timestamp(m, &ts_type);
+    if (ts_type != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE && ts >= 0) rec.timestamp = ts;
+    rec.partition = m->partition;
+    rec.offset = m->offset;
+    out->push_back(rec);
+    ++appended;
+  }
+  if (!error.ok()) return error;
+  if (appended > 0) {
+    down_since_ms_ = -1;
+    return PollResult::kRecords;
+  }
+  if (down_since_ms_ >= 0 && KafkaNowMs() - down_since_ms_ > options_.unavailable_timeout_ms) {
+    return Status::Unavailable(fmt::format("kafka source: brokers {} unreachable for over {} ms",
+                                           options_.brokers, options_.unavailable_timeout_ms));
+  }
+  return PollResult::kIdle;
+}
+
+std::string KafkaSource::Locate(const RawRecord& record) const {
+  return fmt::format("kafka topic {} partition {} offset {}", options_.topic, record.partition,
+                     record.offset);
+}
+
+Status KafkaSource::SnapshotPosition(BinaryWriter* out) const {
+  out->PutU8(kPositionVersion);
+  out->PutString(options_.topic);
+  out->PutU32(static_cast<uint32_t>(next_offsets_.size()));
+  for (const auto& [p, off] : next_offsets_) {
+    out->PutU32(static_cast<uint32_t>(p));
+    out->PutI64(off);
+  }
+  return Status::Ok();
+}
+
+Status KafkaSource::RestorePosition(BinaryReader* in) {
+  if (rk_ == nullptr) return Status::Internal("kafka source: RestorePosition before Open");
+  if (assigned_) return Status::Internal("kafka source: RestorePosition after Poll");
+  uint8_t version;
+  FLOW_RETURN_IF_ERROR(in->GetU8(&version));
+  if (version != kPositionVersion) {
+    return Status::Corruption(fmt::format("kafka source position: unknown version {}", version));
+  }
+  std::string topic;
+  uint32_t count;
+  FLOW_RETURN_IF_ERROR(in->GetString(&topic));
+  if (topic != options_.topic) {
+    return Status::InvalidArgument(fmt::format(
+        "kafka source: position is for topic `{}`, not `{}`", topic, options_.topic));
+  }
+  FLOW_RETURN_IF_ERROR(in->GetU32(&count));
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t p;
+    int64_t off;
+    FLOW_RETURN_IF_ERROR(in->GetU32(&p));
+    FLOW_RETURN_IF_ERROR(in->GetI64(&off));
+    if (off < 0) return Status::Corruption("kafka source position: negative offset");
+    auto it = next_offsets_.find(static_cast<int32_t>(p));
+    if (it != next_offsets_.end()) it->second = off;
+  }
+  return Status::Ok();
+}
+
+Status KafkaSource::CommitOffsets() {
+  if (rk_ == nullptr || next_offsets_.empty()) return Status::Ok();
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(next_offsets_.size()));
+  for (const auto& [p, off] : next_offsets_) {
+    rd_kafka_topic_partition_list_add(list, options_.topic.c_str(), p)->offset = off;
+  }
+  rd_kafka_resp_err_t err = rd_kafka_commit(rk_, list, 0);
+  DestroyPartitionList(list);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return KafkaError(err, fmt::format("kafka source: commit to group `{}` failed: {}",
+                                       options_.group_id, rd_kafka_err2str(err)));
+  }
+  return Status::Ok();
+}
+
+Status KafkaSource::Close() {
+  ReleaseMessages();
+  if (queue_ != nullptr) rd_kafka_queue_destroy(queue_);
+  queue_ = nullptr;
+  if (rk_ != nullptr) {
+    // With assign() (no subscription) closing does not wait for a group rebalance.
+    rd_kafka_consumer_close(rk_);
+    rd_kafka_destroy(rk_);
+    rk_ = nullptr;
+  }
+  assigned_ = false;
+  return Status::Ok();
+}
+
+}  // namespace flow::rt
