@@ -25,6 +25,16 @@ struct Event {
   int64_t key = 0;
   int64_t value = 0;
   int64_t id = 0;  // unique per generated record
+  void Serialize(BinaryWriter& w) const {
+    w.PutI64(key);
+    w.PutI64(value);
+    w.PutI64(id);
+  }
+  Status Deserialize(BinaryReader& r) {
+    FLOW_RETURN_IF_ERROR(r.GetI64(&key));
+    FLOW_RETURN_IF_ERROR(r.GetI64(&value));
+    return r.GetI64(&id);
+  }
 };
 
 // count(), sum(value), max(value) as one composite accumulator, as code generation would make it.

@@ -1,0 +1,121 @@
+#pragma once
+// WindowJoinOperator<Key, L, R, Out>: joins a left and a right stream on equal keys within the same
+// tumbling or sliding window: for each window [s, e) and key, every (left, right) pair of records
+// in it is emitted as join(key, s, e, left, right) with timestamp e - 1 when the window fires
+// (watermark >= e - 1 + allowed_lateness). A pair that shares several sliding windows is emitted
+// once per window, as the definition says.
+//
+// Records are buffered once, in the pane (gcd(size, slide)) that holds them, per side and key;
+// a firing window gathers its panes. Lateness as in WindowAggregateOperator: a record whose
+// windows all fired is counted and dropped; after end of input no state remains.
+//
+// Threading: one subtask thread. Errors: only RestoreState fails.
+
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "flow/runtime/operators/collector.h"
+#include "flow/runtime/operators/keyed_operator_core.h"
+#include "flow/runtime/operators/window_spec.h"
+
+namespace flow::rt {
+
+template <StateKey Key, Serializable L, Serializable R, typename Out>
+class WindowJoinOperator {
+ public:
+  using LeftKeyFn = std::function<Key(const L&)>;
+  using RightKeyFn = std::function<Key(const R&)>;
+  using JoinFn = std::function<Out(const Key&, TimestampMs start, TimestampMs end, const L&, const R&)>;
+
+  WindowJoinOperator(SlidingWindows windows, LeftKeyFn left_key, RightKeyFn right_key, JoinFn join,
+                     Collector<Out>* out, KeyedOperatorOptions options = {})
+      : windows_(windows),
+        left_key_(std::move(left_key)),
+        right_key_(std::move(right_key)),
+        join_(std::move(join)),
+        out_(out),
+        core_("window_join", std::move(options)),
+        left_(core_.backend().template CreateMapState<Key, TimestampMs, std::vector<L>>("left")),
+        right_(core_.backend().template CreateMapState<Key, TimestampMs, std::vector<R>>("right")),
+        timers_(core_.backend().template CreateTimerService<Key>("window_timers")) {}
+
+  void ProcessLeft(const L& record, TimestampMs timestamp) {
+    Process(left_key_(record), record, timestamp, left_);
+  }
+  void ProcessRight(const R& record, TimestampMs timestamp) {
+    Process(right_key_(record), record, timestamp, right_);
+  }
+
+  void OnWatermark(TimestampMs watermark) {
+    if (!core_.AdvanceWatermark(watermark)) return;
+    timers_->Advance(watermark, [this](const Key& key, const VoidNamespace&, TimestampMs fire) {
+      FireWindow(key, fire);
+    });
+  }
+
+  void SnapshotState(BinaryWriter* out) const { core_.Snapshot(out); }
+  [[nodiscard]] Status RestoreState(BinaryReader* in) { return core_.Restore(in); }
+
+  const OperatorCounters& counters() const { return core_.counters(); }
+  size_t StateSize() const { return core_.backend().TotalEntries(); }
+
+ private:
+  template <typename T>
+  void Process(const Key& key, const T& record, TimestampMs timestamp,
+               MapState<Key, TimestampMs, std::vector<T>>* side) {
+    std::optional<TimestampMs> t = core_.RecordTime(timestamp);
+    if (!t) return;
+    if (core_.HasFired(windows_.LastWindowStart(*t) + windows_.size())) {
+      ++core_.counters().late_records_dropped;
+      return;
+    }
+    std::optional<uint32_t> kg = core_.OwnedKeyGroup(key);
+    if (!kg) return;
+    TimestampMs pane = windows_.PaneStart(*t);
+    std::vector<T>* records = side->Get(key, *kg, pane);
+    if (records == nullptr) {
+      records = &side->GetOrInsert(key, *kg, pane);
+      windows_.ForEachWindow(pane, [&](TimestampMs start) {
+        TimestampMs end = start + windows_.size();
+        if (!core_.HasFired(end)) timers_->Register(key, core_.FireTime(end));
+      });
+    }
+    records->push_back(record);
+  }
+
+  void FireWindow(const Key& key, TimestampMs fire_time) {
+    TimestampMs end = fire_time + 1 - core_.options().allowed_lateness;
+    TimestampMs start = end - windows_.size();
+    uint32_t kg = core_.backend().KeyGroupFor(key);
+    std::vector<const std::vector<L>*> lefts;
+    std::vector<const std::vector<R>*> rights;
+    for (TimestampMs p = start; p < end; p += windows_.pane()) {
+      if (const std::vector<L>* l = left_->Get(key, kg, p)) lefts.push_back(l);
+      if (const std::vector<R>* r = right_->Get(key, kg, p)) rights.push_back(r);
+    }
+    for (const auto* ls : lefts) {
+      for (const L& l : *ls) {
+        for (const auto* rs : rights) {
+          for (const R& r : *rs) out_->Collect(join_(key, start, end, l, r), end - 1);
+        }
+      }
+    }
+    for (TimestampMs p = start; p < start + windows_.slide(); p += windows_.pane()) {
+      left_->Remove(key, kg, p);
+      right_->Remove(key, kg, p);
+    }
+  }
+
+  SlidingWindows windows_;
+  LeftKeyFn left_key_;
+  RightKeyFn right_key_;
+  JoinFn join_;
+  Collector<Out>* out_;
+  KeyedOperatorCore core_;
+  MapState<Key, TimestampMs, std::vector<L>>* left_;
+  MapState<Key, TimestampMs, std::vector<R>>* right_;
+  TimerService<Key>* timers_;
+};
+
+}  // namespace flow::rt
