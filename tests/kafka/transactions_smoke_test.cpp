@@ -1,0 +1,195 @@
+// Proves the broker that scripts/kafka runs supports what the exactly-once Kafka sink relies on:
+// committed and aborted transactions, isolation levels, and fencing by transactional.id.
+// Needs a broker (label `kafka`); each step is bounded, so a missing broker fails fast.
+
+#include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kafka/kafka_test_env.h"
+
+namespace flow::test {
+namespace {
+
+constexpr int kTxnTimeoutMs = 30000;  // every transactional call; below any test timeout
+constexpr int kPartitions = 2;
+
+struct ErrorFree {
+  void operator()(rd_kafka_error_t* e) const { rd_kafka_error_destroy(e); }
+};
+using ErrorPtr = std::unique_ptr<rd_kafka_error_t, ErrorFree>;
+
+std::string Describe(const ErrorPtr& error) {
+  if (!error) return "no error";
+  return std::string(rd_kafka_error_name(error.get())) + ": " + rd_kafka_error_string(error.get()) +
+         (rd_kafka_error_is_fatal(error.get()) ? " (fatal)" : "");
+}
+
+// The values a read returns, grouped by partition in the order read.
+std::map<int32_t, std::vector<std::string>> ByPartition(const std::vector<KafkaRecord>& records) {
+  std::map<int32_t, std::vector<std::string>> out;
+  for (const KafkaRecord& r : records) out[r.partition].push_back(r.value);
+  return out;
+}
+
+class TransactionsSmokeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    rt::Status reachable = kafka_.CheckReachable(Millis(20000));
+    ASSERT_TRUE(reachable.ok()) << reachable.ToString();
+    auto topic = kafka_.CreateUniqueTopic("txn-smoke", kPartitions);
+    ASSERT_TRUE(topic.ok()) << topic.status().ToString();
+    topic_ = *topic;
+  }
+
+  RdKafkaPtr TransactionalProducer(const std::string& transactional_id) {
+    auto producer = kafka_.MakeProducer({{"transactional.id", transactional_id},
+                                         {"transaction.timeout.ms", std::to_string(kTxnTimeoutMs)},
+                                         {"message.timeout.ms", std::to_string(kTxnTimeoutMs)}});
+    EXPECT_TRUE(producer.ok()) << producer.status().ToString();
+    return producer.ok() ? std::move(producer).value() : nullptr;
+  }
+
+  // Queues one record for `partition`; delivery is checked by the commit (or the flush).
+  void Send(rd_kafka_t* producer, int32_t partition, const std::string& value) {
+    rd_kafka_resp_err_t err = rd_kafka_producev(
+        producer, RD_KAFKA_V_TOPIC(topic_.c_str()), RD_KAFKA_V_PARTITION(partition),
+        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+    ASSERT_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR) << "producing '" << value << "': " << rd_kafka_err2str(err);
+  }
+
+  // Sends `count` records "<prefix>-<i>" round-robin over the partitions and records, in the
+  // test's own reference `sent`, which value went to which partition in which order.
+  void SendBatch(rd_kafka_t* producer, const std::string& prefix, int count,
+                 std::map<int32_t, std::vector<std::string>>& sent) {
+    for (int i = 0; i < count; ++i) {
+      int32_t partition = i % kPartitions;
+      std::string value = prefix + "-" + std::to_string(i);
+      Send(producer, partition, value);
+      sent[partition].push_back(value);
+    }
+  }
+
+  KafkaTestEnv kafka_;
+  std::string topic_;
+};
+
+TEST_F(TransactionsSmokeTest, ReadCommittedSeesOnlyCommittedRecordsReadUncommittedSeesAll) {
+  RdKafkaPtr producer = TransactionalProducer(UniqueName("txn-smoke-id"));
+  ASSERT_NE(producer, nullptr);
+  rd_kafka_t* p = producer.get();
+  ErrorPtr error(rd_kafka_init_transactions(p, kTxnTimeoutMs));
+  ASSERT_FALSE(error) << "init_transactions: " << Describe(error);
+
+  std::map<int32_t, std::vector<std::string>> committed;  // reference for read_committed
+  std::map<int32_t, std::vector<std::string>> everything;  // reference for read_uncommitted
+
+  error.reset(rd_kafka_begin_transaction(p));
+  ASSERT_FALSE(error) << "begin #1: " << Describe(error);
+  SendBatch(p, "first-commit", 10, committed);
+  error.reset(rd_kafka_commit_transaction(p, kTxnTimeoutMs));
+  ASSERT_FALSE(error) << "commit #1: " << Describe(error);
+
+  error.reset(rd_kafka_begin_transaction(p));
+  ASSERT_FALSE(error) << "begin #2: " << Describe(error);
+  std::map<int32_t, std::vector<std::string>> aborted;
+  SendBatch(p, "aborted", 7, aborted);
+  // Flush first so the aborted records really are in the log before the abort marker.
+  ASSERT_EQ(rd_kafka_flush(p, kTxnTimeoutMs), RD_KAFKA_RESP_ERR_NO_ERROR);
+  error.reset(rd_kafka_abort_transaction(p, kTxnTimeoutMs));
+  ASSERT_FALSE(error) << "abort #2: " << Describe(error);
+
+  error.reset(rd_kafka_begin_transaction(p));
+  ASSERT_FALSE(error) << "begin #3: " << Describe(error);
+  std::map<int32_t, std::vector<std::string>> second_commit;
+  SendBatch(p, "second-commit", 5, second_commit);
+  error.reset(rd_kafka_commit_transaction(p, kTxnTimeoutMs));
+  ASSERT_FALSE(error) << "commit #3: " << Describe(error);
+
+  // One producer writes each partition in order: the log order is the send order.
+  for (int32_t part = 0; part < kPartitions; ++part) {
+    everything[part] = committed[part];
+    everything[part].insert(everything[part].end(), aborted[part].begin(), aborted[part].end());
+    everything[part].insert(everything[part].end(), second_commit[part].begin(),
+                            second_commit[part].end());
+    committed[part].insert(committed[part].end(), second_commit[part].begin(),
+                           second_commit[part].end());
+  }
+
+  auto read_committed = kafka_.ConsumeToEnd(topic_, Isolation::kReadCommitted);
+  ASSERT_TRUE(read_committed.ok()) << read_committed.status().ToString();
+  EXPECT_EQ(ByPartition(*read_committed), committed);
+  EXPECT_EQ(read_committed->size(), 15u);
+
+  auto read_uncommitted = kafka_.ConsumeToEnd(topic_, Isolation::kReadUncommitted);
+  ASSERT_TRUE(read_uncommitted.ok()) << read_uncommitted.status().ToString();
+  EXPECT_EQ(ByPartition(*read_uncommitted), everything);
+  EXPECT_EQ(read_uncommitted->size(), 22u);
+}
+
+TEST_F(TransactionsSmokeTest, SecondProducerWithSameTransactionalIdFencesTheFirst) {
+  const std::string id = UniqueName("txn-fence-id");
+  RdKafkaPtr first = TransactionalProducer(id);
+  ASSERT_NE(first, nullptr);
+  ErrorPtr error(rd_kafka_init_transactions(first.get(), kTxnTimeoutMs));
+  ASSERT_FALSE(error) << "first init_transactions: " << Describe(error);
+
+  error.reset(rd_kafka_begin_transaction(first.get()));
+  ASSERT_FALSE(error) << Describe(error);
+  Send(first.get(), 0, "first-committed");
+  error.reset(rd_kafka_commit_transaction(first.get(), kTxnTimeoutMs));
+  ASSERT_FALSE(error) << "first commit: " << Describe(error);
+
+  // Leave a transaction open with a record already in the log.
+  error.reset(rd_kafka_begin_transaction(first.get()));
+  ASSERT_FALSE(error) << Describe(error);
+  Send(first.get(), 1, "first-left-open");
+  ASSERT_EQ(rd_kafka_flush(first.get(), kTxnTimeoutMs), RD_KAFKA_RESP_ERR_NO_ERROR);
+
+  // The newcomer takes over the id: the broker aborts the open transaction and bumps the epoch.
+  RdKafkaPtr second = TransactionalProducer(id);
+  ASSERT_NE(second, nullptr);
+  error.reset(rd_kafka_init_transactions(second.get(), kTxnTimeoutMs));
+  ASSERT_FALSE(error) << "second init_transactions: " << Describe(error);
+
+  // The first producer learns on its next operation, and the error is fatal.
+  Send(first.get(), 0, "first-after-fence");
+  error.reset(rd_kafka_commit_transaction(first.get(), kTxnTimeoutMs));
+  ASSERT_TRUE(error) << "the fenced producer's commit succeeded";
+  EXPECT_TRUE(rd_kafka_error_is_fatal(error.get())) << Describe(error);
+  char reason[512];
+  EXPECT_EQ(rd_kafka_fatal_error(first.get(), reason, sizeof reason), RD_KAFKA_RESP_ERR__FENCED)
+      << Describe(error);
+
+  error.reset(rd_kafka_begin_transaction(second.get()));
+  ASSERT_FALSE(error) << Describe(error);
+  Send(second.get(), 1, "second-committed");
+  error.reset(rd_kafka_commit_transaction(second.get(), kTxnTimeoutMs));
+  ASSERT_FALSE(error) << "second commit: " << Describe(error);
+
+  const std::map<int32_t, std::vector<std::string>> expected_committed = {
+      {0, {"first-committed"}}, {1, {"second-committed"}}};
+  auto read_committed = kafka_.ConsumeToEnd(topic_, Isolation::kReadCommitted);
+  ASSERT_TRUE(read_committed.ok()) << read_committed.status().ToString();
+  EXPECT_EQ(ByPartition(*read_committed), expected_committed);
+
+  // The open transaction's record did reach the log; only its abort hides it above.
+  auto read_uncommitted = kafka_.ConsumeToEnd(topic_, Isolation::kReadUncommitted);
+  ASSERT_TRUE(read_uncommitted.ok()) << read_uncommitted.status().ToString();
+  const auto seen = ByPartition(*read_uncommitted);
+  ASSERT_EQ(seen.count(1), 1u);
+  EXPECT_NE(std::find(seen.at(1).begin(), seen.at(1).end(), "first-left-open"), seen.at(1).end());
+  for (const auto& [partition, values] : seen) {
+    EXPECT_EQ(std::count(values.begin(), values.end(), "first-after-fence"), 0)
+        << "a fenced producer's record reached partition " << partition;
+  }
+}
+
+}  // namespace
+}  // namespace flow::test
