@@ -93,7 +93,8 @@ Status FileSource::Open(uint32_t subtask, uint32_t parallelism) {
   Result<std::vector<std::string>> files = ListFiles(options_.path);
   if (!files.ok()) return files.status();
   files_ = std::move(files).value();
-  reader_ = std::make_unique<LineReader>(options_.max_line_bytes, options_.read_chunk_bytes);
+  reader_ = std::make_unique<LineReader>(options_.max_line_bytes, options_.read_chunk_bytes,
+                                         options_.quoted_newlines);
   opened_ = true;
   size_t first = NextAssigned(0);
   if (first < files_.size()) return OpenFile(first, 0, 1);
@@ -131,7 +132,7 @@ Status FileSource::OpenFile(size_t index, uint64_t offset, int64_t next_line) {
   header_.clear();
   if (options_.header_lines > 0) {
     // Header lines are read again on restore, so header_lines() is right mid-file too.
-    LineReader header_reader(options_.max_line_bytes, 64 * 1024);
+    LineReader header_reader(options_.max_line_bytes, 64 * 1024, options_.quoted_newlines);
     header_reader.Reset(fd_, 0, 1);
     while (header_.size() < options_.header_lines) {
       std::string_view line;

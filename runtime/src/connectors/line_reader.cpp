@@ -13,19 +13,42 @@ namespace flow::rt {
 void LineReader::Reset(int fd, uint64_t start_offset, int64_t next_line) {
   fd_ = fd;
   begin_ = end_ = scan_ = 0;
+  in_quotes_ = false;
+  embedded_newlines_ = 0;
   buffer_offset_ = start_offset;
   next_line_ = next_line;
   eof_ = false;
 }
 
+const char* LineReader::FindLineEnd() {
+  const char* base = buf_.data();
+  if (!quote_aware_) {
+    return static_cast<const char*>(std::memchr(base + scan_, '\n', end_ - scan_));
+  }
+  for (size_t i = scan_; i < end_; ++i) {
+    char c = base[i];
+    if (c == '"') {
+      in_quotes_ = !in_quotes_;
+    } else if (c == '\n') {
+      if (!in_quotes_) {
+        scan_ = i;
+        return base + i;
+      }
+      ++embedded_newlines_;
+    }
+  }
+  scan_ = end_;
+  return nullptr;
+}
+
 LineReader::LineResult LineReader::NextLine(std::string_view* line, int64_t* line_no) {
   if (begin_ == end_) return eof_ ? LineResult::kEnd : LineResult::kNeedMore;
   const char* base = buf_.data();
-  const void* nl = std::memchr(base + scan_, '\n', end_ - scan_);
+  const char* nl = FindLineEnd();
   size_t line_end;
   size_t next;
   if (nl != nullptr) {
-    line_end = static_cast<size_t>(static_cast<const char*>(nl) - base);
+    line_end = static_cast<size_t>(nl - base);
     next = line_end + 1;
   } else if (eof_) {
     line_end = end_;
@@ -40,7 +63,10 @@ LineReader::LineResult LineReader::NextLine(std::string_view* line, int64_t* lin
   if (len > 0 && base[line_end - 1] == '\r') --len;
   if (len > max_line_bytes_) return LineResult::kTooLong;
   *line = std::string_view(base + begin_, len);
-  *line_no = next_line_++;
+  *line_no = next_line_;
+  next_line_ += 1 + embedded_newlines_;
+  embedded_newlines_ = 0;
+  in_quotes_ = false;
   begin_ = scan_ = next;
   return LineResult::kLine;
 }

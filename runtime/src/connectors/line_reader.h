@@ -13,8 +13,10 @@ namespace flow::rt {
 
 class LineReader {
  public:
-  LineReader(size_t max_line_bytes, size_t chunk_bytes)
-      : max_line_bytes_(max_line_bytes), chunk_bytes_(chunk_bytes) {}
+  // `quote_aware`: a '\n' between double quotes does not end the line (CSV records with quoted
+  // line breaks); the record's number is that of its first line.
+  LineReader(size_t max_line_bytes, size_t chunk_bytes, bool quote_aware = false)
+      : max_line_bytes_(max_line_bytes), chunk_bytes_(chunk_bytes), quote_aware_(quote_aware) {}
 
   // Starts reading `fd` (not owned) whose current file offset is `start_offset`; the next line
   // returned gets number `next_line`.
@@ -41,8 +43,13 @@ class LineReader {
   int64_t next_line() const { return next_line_; }
 
  private:
+  const char* FindLineEnd();
+
   size_t max_line_bytes_;
   size_t chunk_bytes_;
+  bool quote_aware_;
+  bool in_quotes_ = false;        // quote state at scan_ (quote_aware_ only)
+  int64_t embedded_newlines_ = 0;  // '\n' inside quotes in [begin_, scan_)
   int fd_ = -1;
   std::string buf_;
   size_t begin_ = 0;  // start of unreturned data in buf_

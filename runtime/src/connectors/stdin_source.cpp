@@ -18,7 +18,8 @@ Status StdinSource::Open(uint32_t subtask, uint32_t parallelism) {
   if (options_.max_line_bytes == 0) {
     return Status::InvalidArgument("stdin source: max_line_bytes must be > 0");
   }
-  reader_ = std::make_unique<LineReader>(options_.max_line_bytes, 64 * 1024);
+  reader_ = std::make_unique<LineReader>(options_.max_line_bytes, 64 * 1024,
+                                         options_.quoted_newlines);
   reader_->Reset(options_.fd, 0, 1);
   return Status::Ok();
 }

@@ -171,5 +171,23 @@ TEST(FileSource, LineEndsEmptyLinesGlobAndHeader) {
   EXPECT_EQ(Drain(&all, 100).size(), 4u + 2u + 1u);
 }
 
+TEST(FileSource, QuotedNewlinesKeepCsvRecordsWhole) {
+  TempDir dir;
+  dir.Write("q.csv", "id,text\n1,\"two\nlines\"\r\n2,\"a \"\"q\"\"\nb\nc\"\n3,plain\n");
+  for (size_t chunk : {size_t{3}, size_t{4096}}) {
+    FileSource src({.path = dir.File("q.csv"), .read_chunk_bytes = chunk, .quoted_newlines = true,
+                    .header_lines = 1});
+    ASSERT_TRUE(src.Open(0, 1).ok());
+    std::vector<Line> want = {{dir.File("q.csv"), 2, "1,\"two\nlines\""},
+                              {dir.File("q.csv"), 4, "2,\"a \"\"q\"\"\nb\nc\""},
+                              {dir.File("q.csv"), 7, "3,plain"}};
+    EXPECT_EQ(Drain(&src, 2), want) << "chunk " << chunk;
+  }
+  // Without the option every physical line is a record.
+  FileSource lines({.path = dir.File("q.csv")});
+  ASSERT_TRUE(lines.Open(0, 1).ok());
+  EXPECT_EQ(Drain(&lines).size(), 7u);
+}
+
 }  // namespace
 }  // namespace flow::rt

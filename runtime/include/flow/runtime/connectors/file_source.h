@@ -36,6 +36,9 @@ struct FileSourceOptions {
   size_t read_chunk_bytes = size_t{1} << 20;
   // Skip lines that are empty (after removing "\r"). Default: true.
   bool skip_empty_lines = true;
+  // CSV: a line break inside double quotes does not end the record, so a record may span lines
+  // (RawRecord::offset is its first line). Default: false.
+  bool quoted_newlines = false;
   // Number of lines at the start of every file that are not records (e.g. a CSV header).
   // Default: 0. The skipped lines of the current file are available from header_lines().
   uint32_t header_lines = 0;

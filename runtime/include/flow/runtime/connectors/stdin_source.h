@@ -21,6 +21,8 @@ struct StdinSourceOptions {
   size_t max_line_bytes = size_t{16} << 20;
   // Default: true.
   bool skip_empty_lines = true;
+  // As FileSourceOptions::quoted_newlines. Default: false.
+  bool quoted_newlines = false;
 };
 
 class LineReader;
