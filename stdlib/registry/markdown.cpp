@@ -10,13 +10,16 @@ namespace flow::stdlib {
 std::string FunctionsMarkdown() {
   std::string md;
   md += "# Functions and aggregates\n\n";
-  md += "<!-- Generated from stdlib/registry by flow_docgen; do not edit. Regenerate with:\n"
-        "     cmake --build build --target flow_docgen && build/bin/flow_docgen > docs/functions.md -->\n\n";
-  md += "Type patterns: `numeric` is int or float; `comparable` is a number, string, timestamp, "
-        "duration or bool; `T` is one type shared by every parameter and result that names it "
-        "(int and float unify to float), and `T:numeric` / `T:comparable` restrict it; `any` is any "
-        "type. A result ending in `?` may be null. Unless a function says otherwise, a null argument "
-        "gives a null result. Aggregates skip null values.\n";
+  md +=
+      "<!-- Generated from stdlib/registry by flow_docgen; do not edit. Regenerate with:\n"
+      "     cmake --build build --target flow_docgen && build/bin/flow_docgen > docs/functions.md "
+      "-->\n\n";
+  md +=
+      "Type patterns: `numeric` is int or float; `comparable` is a number, string, timestamp, "
+      "duration or bool; `T` is one type shared by every parameter and result that names it "
+      "(int and float unify to float), and `T:numeric` / `T:comparable` restrict it; `any` is any "
+      "type. A result ending in `?` may be null. Unless a function says otherwise, a null argument "
+      "gives a null result. Aggregates skip null values.\n";
 
   // Categories in first-appearance order of the registry.
   std::vector<std::string> order;

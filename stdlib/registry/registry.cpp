@@ -45,8 +45,10 @@ bool IsComparable(const Type& t) {
     case Kind::kString:
     case Kind::kTimestamp:
     case Kind::kDuration:
-    case Kind::kBool: return true;
-    default: return false;
+    case Kind::kBool:
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -70,9 +72,11 @@ bool Bind(Binding* b, const Type& t) {
 }
 
 std::string Describe(const std::string& pattern, const Binding& b) {
-  if (pattern == "numeric" || pattern == "T:numeric") return b.bound ? b.type.ToString() : "int or float";
+  if (pattern == "numeric" || pattern == "T:numeric")
+    return b.bound ? b.type.ToString() : "int or float";
   if (pattern == "comparable" || pattern == "T:comparable") {
-    return b.bound ? b.type.ToString() : "a comparable type (int, float, string, timestamp, duration or bool)";
+    return b.bound ? b.type.ToString()
+                   : "a comparable type (int, float, string, timestamp, duration or bool)";
   }
   if (pattern == "T") return b.bound ? b.type.ToString() : "any type";
   if (pattern == "list<T>") return b.bound ? "list<" + b.type.ToString() + ">" : "a list";
@@ -87,7 +91,8 @@ bool Match(const std::string& pattern, const Type& arg, Binding* b) {
   if (pattern == "comparable") return IsComparable(t);
   if (pattern == "T") return Bind(b, t);
   if (pattern == "T:numeric") return t.is_numeric() && Bind(b, t);
-  if (pattern == "T:comparable") return IsComparable(t) && (!b->bound || IsComparable(b->type)) && Bind(b, t);
+  if (pattern == "T:comparable")
+    return IsComparable(t) && (!b->bound || IsComparable(b->type)) && Bind(b, t);
   if (pattern == "list<T>") return t.kind() == Kind::kList && Bind(b, t.element().AsNonNullable());
   Type concrete = flow::types::ParsePrimitive(pattern);
   assert(!concrete.is_error() && "unknown type pattern in the stdlib registry");
@@ -103,7 +108,9 @@ std::string ArityText(const FunctionSpec& fn) {
 
 }  // namespace
 
-const std::vector<FunctionSpec>& AllFunctions() { return GetRegistry().functions; }
+const std::vector<FunctionSpec>& AllFunctions() {
+  return GetRegistry().functions;
+}
 
 const FunctionSpec* FindFunction(std::string_view name) {
   const Registry& r = GetRegistry();
@@ -174,7 +181,8 @@ CallResolution ResolveCallDetailed(const FunctionSpec& fn, const std::vector<Typ
     result = flow::types::ParsePrimitive(pattern);
     assert(!result.is_error() && "unknown result pattern in the stdlib registry");
   }
-  bool nullable = force_nullable || (all_rule ? all_nullable : fn.nullable_in_propagates && any_nullable);
+  bool nullable =
+      force_nullable || (all_rule ? all_nullable : fn.nullable_in_propagates && any_nullable);
   if (nullable) result = result.AsNullable();
   return CallResolution{result, binding.bound ? binding.type : Type::Error()};
 }
@@ -217,16 +225,30 @@ std::string CppTypeName(const Type& type) {
   std::string base;
   switch (type.kind()) {
     case Kind::kError:
-    case Kind::kNull: base = "std::monostate"; break;
-    case Kind::kBool: base = "bool"; break;
+    case Kind::kNull:
+      base = "std::monostate";
+      break;
+    case Kind::kBool:
+      base = "bool";
+      break;
     case Kind::kInt:
     case Kind::kTimestamp:
-    case Kind::kDuration: base = "int64_t"; break;
-    case Kind::kFloat: base = "double"; break;
+    case Kind::kDuration:
+      base = "int64_t";
+      break;
+    case Kind::kFloat:
+      base = "double";
+      break;
     case Kind::kString:
-    case Kind::kBytes: base = "std::string"; break;
-    case Kind::kList: base = "std::vector<" + CppTypeName(type.element()) + ">"; break;
-    case Kind::kRecord: base = type.record_name(); break;
+    case Kind::kBytes:
+      base = "std::string";
+      break;
+    case Kind::kList:
+      base = "std::vector<" + CppTypeName(type.element()) + ">";
+      break;
+    case Kind::kRecord:
+      base = type.record_name();
+      break;
   }
   return type.nullable() ? "std::optional<" + base + ">" : base;
 }
@@ -234,10 +256,14 @@ std::string CppTypeName(const Type& type) {
 namespace {
 std::string TagFor(const Type& type) {
   switch (type.kind()) {
-    case Kind::kTimestamp: return "::flow::fn::tag::Timestamp{}";
-    case Kind::kDuration: return "::flow::fn::tag::Duration{}";
-    case Kind::kBytes: return "::flow::fn::tag::Bytes{}";
-    default: return "::flow::fn::tag::Plain{}";
+    case Kind::kTimestamp:
+      return "::flow::fn::tag::Timestamp{}";
+    case Kind::kDuration:
+      return "::flow::fn::tag::Duration{}";
+    case Kind::kBytes:
+      return "::flow::fn::tag::Bytes{}";
+    default:
+      return "::flow::fn::tag::Plain{}";
   }
 }
 }  // namespace
@@ -257,10 +283,13 @@ std::string ExpandCpp(const FunctionSpec& fn, const std::vector<std::string>& ar
       for (size_t a = 0; a < arg_exprs.size(); ++a) out += (a ? ", " : "") + arg_exprs[a];
     } else if (key == "T") {
       out += CppTypeName(bound_t);
-    } else if (key.starts_with("tag") && key.size() > 3 && std::isdigit(static_cast<unsigned char>(key[3]))) {
+    } else if (key.starts_with("tag") && key.size() > 3 &&
+               std::isdigit(static_cast<unsigned char>(key[3]))) {
       size_t idx = std::stoul(key.substr(3));
       out += idx < arg_types.size() ? TagFor(arg_types[idx]) : "::flow::fn::tag::Plain{}";
-    } else if (!key.empty() && std::all_of(key.begin(), key.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    } else if (!key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
+                 return std::isdigit(static_cast<unsigned char>(c));
+               })) {
       size_t idx = std::stoul(key);
       assert(idx < 1000 && "placeholder index out of range in a cpp template");
       if (idx < arg_exprs.size()) out += arg_exprs[idx];
@@ -309,7 +338,8 @@ std::string Signature(const FunctionSpec& fn) {
     if (!fn.variadic) s += "]";
   }
   std::string ret = fn.returns;
-  if (ret.ends_with("?all")) ret = ret.substr(0, ret.size() - 4) + " (null only if every argument is null)";
+  if (ret.ends_with("?all"))
+    ret = ret.substr(0, ret.size() - 4) + " (null only if every argument is null)";
   return s + ") -> " + ret;
 }
 

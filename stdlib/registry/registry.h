@@ -37,7 +37,7 @@ struct ParamSpec {
 //   "elem(T)"    (results only) the element type of T when T is a list.
 // A result pattern may end in "?" (always nullable, e.g. "int?" for parse_int).
 struct FunctionSpec {
-  std::string name;               // lower-case as written in scripts, e.g. "upper", "count_distinct"
+  std::string name;  // lower-case as written in scripts, e.g. "upper", "count_distinct"
   FunctionKind kind;
   std::vector<ParamSpec> params;  // fixed parameters
   bool variadic = false;          // last param may repeat (e.g. coalesce, concat)
@@ -49,7 +49,8 @@ struct FunctionSpec {
   // C++ call template for codegen: "::flow::fn::Upper({0})", args {0},{1}..., {args} for all
   // (comma-joined); for aggregates the accumulator class template, e.g. "::flow::agg::Sum<{T}>".
   std::string cpp;
-  bool nullable_in_propagates = true;  // a null argument gives a null result (SQL semantics) unless false
+  bool nullable_in_propagates =
+      true;  // a null argument gives a null result (SQL semantics) unless false
   // Aggregates only: the accumulator's Add also takes the record's event time
   // (`acc.Add(value, event_time_ms)`), as first/last do.
   bool needs_event_time = false;

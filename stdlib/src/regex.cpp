@@ -53,7 +53,8 @@ std::optional<std::string> CachedRegex::Extract(std::string_view s, int64_t grou
   if (regexec(&compiled_->re, s.data(), m.size(), m.data(), REG_STARTEND) != 0) return std::nullopt;
   const regmatch_t& g = m[static_cast<size_t>(group)];
   if (g.rm_so < 0) return std::nullopt;  // the group did not take part in the match
-  return std::string(s.substr(static_cast<size_t>(g.rm_so), static_cast<size_t>(g.rm_eo - g.rm_so)));
+  return std::string(
+      s.substr(static_cast<size_t>(g.rm_so), static_cast<size_t>(g.rm_eo - g.rm_so)));
 }
 
 namespace impl {

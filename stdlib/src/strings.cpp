@@ -9,7 +9,9 @@
 namespace flow::fn::impl {
 namespace {
 
-bool IsContinuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+bool IsContinuation(char c) {
+  return (static_cast<unsigned char>(c) & 0xC0) == 0x80;
+}
 
 // Splits `s` into code points (a lead byte plus its continuation bytes).
 std::vector<std::string_view> CodePointViews(std::string_view s) {
@@ -113,7 +115,8 @@ std::string PadImpl::operator()(std::string_view s, int64_t len, std::string_vie
   if (pad.empty()) return std::string(s);
   std::vector<std::string_view> pad_cps = CodePointViews(pad);
   std::string fill;
-  for (int64_t i = 0; i < len - n; ++i) fill.append(pad_cps[static_cast<size_t>(i) % pad_cps.size()]);
+  for (int64_t i = 0; i < len - n; ++i)
+    fill.append(pad_cps[static_cast<size_t>(i) % pad_cps.size()]);
   return left ? fill + std::string(s) : std::string(s) + fill;
 }
 

@@ -38,7 +38,9 @@ Civil CivilFromDays(int64_t z) {
 }
 
 // 0 = Monday ... 6 = Sunday; 1970-01-01 was a Thursday.
-int64_t WeekdayIndex(int64_t days) { return days - rt::FloorDiv(days + 3, 7) * 7 + 3; }
+int64_t WeekdayIndex(int64_t days) {
+  return days - rt::FloorDiv(days + 3, 7) * 7 + 3;
+}
 
 void AppendPadded(std::string* out, int64_t v, int width) {
   std::string digits = std::to_string(v < 0 ? -v : v);
@@ -67,11 +69,16 @@ int64_t ExtractPart(int64_t ts, TimePart part) {
   int64_t days = rt::FloorDiv(ts, kMsPerDay);
   int64_t ms = ts - days * kMsPerDay;
   switch (part) {
-    case TimePart::kHour: return ms / 3600000;
-    case TimePart::kMinute: return ms / 60000 % 60;
-    case TimePart::kSecond: return ms / 1000 % 60;
-    case TimePart::kDayOfWeek: return WeekdayIndex(days) + 1;
-    default: break;
+    case TimePart::kHour:
+      return ms / 3600000;
+    case TimePart::kMinute:
+      return ms / 60000 % 60;
+    case TimePart::kSecond:
+      return ms / 1000 % 60;
+    case TimePart::kDayOfWeek:
+      return WeekdayIndex(days) + 1;
+    default:
+      break;
   }
   Civil c = CivilFromDays(days);
   if (part == TimePart::kYear) return c.year;
@@ -91,14 +98,30 @@ std::string FormatTimestampImpl::operator()(int64_t ts, std::string_view pattern
     }
     char spec = pattern[++i];
     switch (spec) {
-      case 'Y': AppendPadded(&out, c.year, 4); break;
-      case 'm': AppendPadded(&out, c.month, 2); break;
-      case 'd': AppendPadded(&out, c.day, 2); break;
-      case 'H': AppendPadded(&out, ms / 3600000, 2); break;
-      case 'M': AppendPadded(&out, ms / 60000 % 60, 2); break;
-      case 'S': AppendPadded(&out, ms / 1000 % 60, 2); break;
-      case 'L': AppendPadded(&out, ms % 1000, 3); break;
-      case '%': out.push_back('%'); break;
+      case 'Y':
+        AppendPadded(&out, c.year, 4);
+        break;
+      case 'm':
+        AppendPadded(&out, c.month, 2);
+        break;
+      case 'd':
+        AppendPadded(&out, c.day, 2);
+        break;
+      case 'H':
+        AppendPadded(&out, ms / 3600000, 2);
+        break;
+      case 'M':
+        AppendPadded(&out, ms / 60000 % 60, 2);
+        break;
+      case 'S':
+        AppendPadded(&out, ms / 1000 % 60, 2);
+        break;
+      case 'L':
+        AppendPadded(&out, ms % 1000, 3);
+        break;
+      case '%':
+        out.push_back('%');
+        break;
       default:  // not a known specifier: copied as written
         out.push_back('%');
         out.push_back(spec);
@@ -113,7 +136,9 @@ std::optional<int64_t> ParseTimestampImpl::operator()(std::string_view s) const 
   return ts;
 }
 
-std::string FormatTimestampRfc3339(int64_t ms) { return rt::FormatTimestamp(ms); }
+std::string FormatTimestampRfc3339(int64_t ms) {
+  return rt::FormatTimestamp(ms);
+}
 
 }  // namespace impl
 

@@ -1,5 +1,5 @@
-// flow_docgen: prints the Markdown reference of every stdlib function (docs/functions.md) to stdout.
-// Usage: flow_docgen > docs/functions.md
+// flow_docgen: prints the Markdown reference of every stdlib function (docs/functions.md) to
+// stdout. Usage: flow_docgen > docs/functions.md
 
 #include <cstdio>
 #include <string>

@@ -29,15 +29,68 @@ TEST(StdlibRegistry, EveryEntryIsCompleteAndUnique) {
     EXPECT_LE(fn.min_args, fn.params.size()) << fn.name;
     EXPECT_EQ(fn.name.find_first_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ"), std::string::npos) << fn.name;
   }
-  for (const char* required :
-       {"lower", "upper", "length", "trim", "ltrim", "rtrim", "substr", "concat", "replace",
-        "starts_with", "ends_with", "contains", "split", "regexp_like", "regexp_extract", "lpad",
-        "rpad", "reverse", "to_string", "parse_int", "parse_float", "abs", "round", "floor", "ceil",
-        "sqrt", "pow", "ln", "log10", "exp", "mod", "greatest", "least", "sign", "now",
-        "to_timestamp", "to_millis", "date_trunc", "year", "month", "day", "hour", "minute",
-        "second", "day_of_week", "format_timestamp", "parse_timestamp", "coalesce", "nullif",
-        "cardinality", "element_at", "array_contains", "hash", "count", "sum", "min", "max", "avg",
-        "count_distinct", "approx_distinct", "first", "last"}) {
+  for (const char* required : {"lower",
+                               "upper",
+                               "length",
+                               "trim",
+                               "ltrim",
+                               "rtrim",
+                               "substr",
+                               "concat",
+                               "replace",
+                               "starts_with",
+                               "ends_with",
+                               "contains",
+                               "split",
+                               "regexp_like",
+                               "regexp_extract",
+                               "lpad",
+                               "rpad",
+                               "reverse",
+                               "to_string",
+                               "parse_int",
+                               "parse_float",
+                               "abs",
+                               "round",
+                               "floor",
+                               "ceil",
+                               "sqrt",
+                               "pow",
+                               "ln",
+                               "log10",
+                               "exp",
+                               "mod",
+                               "greatest",
+                               "least",
+                               "sign",
+                               "now",
+                               "to_timestamp",
+                               "to_millis",
+                               "date_trunc",
+                               "year",
+                               "month",
+                               "day",
+                               "hour",
+                               "minute",
+                               "second",
+                               "day_of_week",
+                               "format_timestamp",
+                               "parse_timestamp",
+                               "coalesce",
+                               "nullif",
+                               "cardinality",
+                               "element_at",
+                               "array_contains",
+                               "hash",
+                               "count",
+                               "sum",
+                               "min",
+                               "max",
+                               "avg",
+                               "count_distinct",
+                               "approx_distinct",
+                               "first",
+                               "last"}) {
     EXPECT_NE(FindFunction(required), nullptr) << required;
   }
   EXPECT_EQ(FindFunction("cast"), nullptr);
@@ -112,9 +165,10 @@ TEST(StdlibResolveCall, TypeVariableBindsAndUnifies) {
   EXPECT_EQ(error, "argument 2 of `nullif` must be timestamp, found duration");
   // Records and lists are not comparable.
   EXPECT_TRUE(Resolve("max", {Type::List(Type::Int())}, &error).is_error());
-  EXPECT_EQ(error,
-            "argument 1 of `max` must be a comparable type (int, float, string, timestamp, duration "
-            "or bool), found list<int>");
+  EXPECT_EQ(
+      error,
+      "argument 1 of `max` must be a comparable type (int, float, string, timestamp, duration "
+      "or bool), found list<int>");
 }
 
 TEST(StdlibResolveCall, ListPatternAndElementResult) {
@@ -173,7 +227,8 @@ TEST(StdlibResolveCall, ErrorArgumentsDoNotCascade) {
 TEST(StdlibResolveCall, DetailedReportsBoundType) {
   CallResolution r = ResolveCallDetailed(*FindFunction("sum"), {Type::Int().AsNullable()}, nullptr);
   EXPECT_EQ(r.bound_t, Type::Int());
-  EXPECT_EQ(ExpandCpp(*FindFunction("sum"), {"x"}, {Type::Int()}, r.bound_t), "::flow::agg::Sum<int64_t>");
+  EXPECT_EQ(ExpandCpp(*FindFunction("sum"), {"x"}, {Type::Int()}, r.bound_t),
+            "::flow::agg::Sum<int64_t>");
 }
 
 TEST(StdlibCpp, ExpandPlaceholders) {
@@ -202,7 +257,8 @@ TEST(StdlibLiteralArguments, RegexAndUnits) {
 }
 
 TEST(StdlibSignature, ShowsOptionalAndVariadic) {
-  EXPECT_EQ(Signature(*FindFunction("substr")), "substr(s: string, start: int[, len: int]) -> string");
+  EXPECT_EQ(Signature(*FindFunction("substr")),
+            "substr(s: string, start: int[, len: int]) -> string");
   EXPECT_EQ(Signature(*FindFunction("concat")), "concat(s: string...) -> string");
   EXPECT_EQ(Signature(*FindFunction("count")), "count([x: any]) -> int");
 }

@@ -77,11 +77,14 @@ std::tm Gm(int64_t ms) {
   return tm;
 }
 
-int64_t FromTm(std::tm tm) { return static_cast<int64_t>(timegm(&tm)) * 1000; }
+int64_t FromTm(std::tm tm) {
+  return static_cast<int64_t>(timegm(&tm)) * 1000;
+}
 
 TEST(StdlibTime, PartsMatchTheCLibraryOnRandomTimestamps) {
   std::mt19937_64 rng(7);
-  std::uniform_int_distribution<int64_t> dist(-5'000'000'000'000, 5'000'000'000'000);  // ~1811..2128
+  std::uniform_int_distribution<int64_t> dist(-5'000'000'000'000,
+                                              5'000'000'000'000);  // ~1811..2128
   for (int i = 0; i < 20000; ++i) {
     int64_t ts = dist(rng);
     std::tm tm = Gm(ts);
@@ -118,9 +121,11 @@ TEST(StdlibTime, Conversions) {
   EXPECT_EQ(ToMillis(ts), ts);
   EXPECT_EQ(FormatTimestamp(ts, std::string("%Y-%m-%d %H:%M:%S.%L")), "2024-02-29 23:59:58.250");
   EXPECT_EQ(FormatTimestamp(ts, std::string("100%% %Q %")), "100% %Q %");
-  EXPECT_EQ(FormatTimestamp(int64_t{-1}, std::string("%Y-%m-%dT%H:%M:%S.%L")), "1969-12-31T23:59:59.999");
+  EXPECT_EQ(FormatTimestamp(int64_t{-1}, std::string("%Y-%m-%dT%H:%M:%S.%L")),
+            "1969-12-31T23:59:59.999");
   EXPECT_EQ(ParseTimestamp(std::string("2024-02-29T23:59:58.25Z")), std::optional<int64_t>(ts));
-  EXPECT_EQ(ParseTimestamp(std::string("2024-03-01T01:59:58.250+02:00")), std::optional<int64_t>(ts));
+  EXPECT_EQ(ParseTimestamp(std::string("2024-03-01T01:59:58.250+02:00")),
+            std::optional<int64_t>(ts));
   EXPECT_EQ(ParseTimestamp(std::string("yesterday")), std::optional<int64_t>());
   EXPECT_EQ(ParseTimestamp(std::string("")), std::optional<int64_t>());
   EXPECT_EQ(DateTrunc(std::string("fortnight"), ts), ts);  // documented fallback

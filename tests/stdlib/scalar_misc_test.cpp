@@ -54,7 +54,8 @@ TEST(StdlibCollection, ElementAtCardinalityContains) {
 
 TEST(StdlibConditional, HashIsStableAndDistinguishes) {
   // Equal values hash equally whatever their C++ spelling; the value is the runtime's StableHash.
-  EXPECT_EQ(Hash(std::string("abc")), static_cast<int64_t>(rt::StableHash(std::string_view("abc"))));
+  EXPECT_EQ(Hash(std::string("abc")),
+            static_cast<int64_t>(rt::StableHash(std::string_view("abc"))));
   EXPECT_EQ(Hash(int64_t{42}), static_cast<int64_t>(rt::StableHash(int64_t{42})));
   EXPECT_EQ(Hash(0.0), Hash(-0.0));
   EXPECT_NE(Hash(std::vector<int64_t>{1, 2}), Hash(std::vector<int64_t>{2, 1}));

@@ -25,7 +25,9 @@ TEST(StdlibString, LengthCountsCodePoints) {
   EXPECT_EQ(Length(std::string("abc")), 3);
   EXPECT_EQ(Length(kMixed), 5);
   // A stray continuation byte is one character, not an error.
-  EXPECT_EQ(Length(std::string("\x80" "a")), 2);
+  EXPECT_EQ(Length(std::string("\x80"
+                               "a")),
+            2);
 }
 
 TEST(StdlibString, Trim) {
@@ -92,13 +94,16 @@ TEST(StdlibString, PadAndReverse) {
   EXPECT_EQ(Lpad(std::string("x"), std::numeric_limits<int64_t>::max()).size(), size_t{1} << 20);
   EXPECT_EQ(Reverse(std::string("abc")), "cba");
   EXPECT_EQ(Reverse(std::string("")), "");
-  EXPECT_EQ(Reverse(kMixed), "z\xF0\x9F\x98\x80\xE2\x82\xAC\xC3\xA9" "a");
+  EXPECT_EQ(Reverse(kMixed),
+            "z\xF0\x9F\x98\x80\xE2\x82\xAC\xC3\xA9"
+            "a");
 }
 
 TEST(StdlibString, RegularExpressions) {
   EXPECT_TRUE(RegexpLike(std::string("/api/v2/users"), std::string("^/api/v[0-9]+/")));
   EXPECT_FALSE(RegexpLike(std::string("/web/v2"), std::string("^/api/")));
-  EXPECT_EQ(RegexpExtract(std::string("x?id=42&y"), std::string("id=([0-9]+)"), int64_t{1}), OptS("42"));
+  EXPECT_EQ(RegexpExtract(std::string("x?id=42&y"), std::string("id=([0-9]+)"), int64_t{1}),
+            OptS("42"));
   EXPECT_EQ(RegexpExtract(std::string("x?id=42&y"), std::string("id=[0-9]+")), OptS("id=42"));
   EXPECT_EQ(RegexpExtract(std::string("nothing"), std::string("id=([0-9]+)"), int64_t{1}), OptS());
   EXPECT_EQ(RegexpExtract(std::string("id=1"), std::string("id=([0-9]+)"), int64_t{2}), OptS());
@@ -136,7 +141,8 @@ TEST(StdlibString, ToStringAndParse) {
   EXPECT_EQ(ParseInt(std::string(" 42 ")), OptI(42));
   EXPECT_EQ(ParseInt(std::string("-7")), OptI(-7));
   EXPECT_EQ(ParseInt(std::string("+7")), OptI(7));
-  EXPECT_EQ(ParseInt(std::string("9223372036854775807")), OptI(std::numeric_limits<int64_t>::max()));
+  EXPECT_EQ(ParseInt(std::string("9223372036854775807")),
+            OptI(std::numeric_limits<int64_t>::max()));
   EXPECT_EQ(ParseInt(std::string("9223372036854775808")), OptI());
   EXPECT_EQ(ParseInt(std::string("12a")), OptI());
   EXPECT_EQ(ParseInt(std::string("")), OptI());

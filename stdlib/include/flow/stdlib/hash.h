@@ -31,7 +31,11 @@ uint64_t HashValue(const T& v) {
     return rt::StableHash(std::string_view(v));
   } else if constexpr (kIsOptional<T>) {
     return v.has_value() ? HashValue(*v) : kNullHash;
-  } else if constexpr (requires { v.begin(); v.end(); v.size(); }) {
+  } else if constexpr (requires {
+                         v.begin();
+                         v.end();
+                         v.size();
+                       }) {
     uint64_t h = rt::StableHash(static_cast<int64_t>(v.size()));
     for (const auto& e : v) h = rt::HashCombine(h, HashValue(e));
     return h;

@@ -38,7 +38,9 @@
 namespace flow::fn {
 namespace impl {
 
-inline bool IsSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+inline bool IsSpace(char c) {
+  return c == ' ' || (c >= '\t' && c <= '\r');
+}
 // Number of UTF-8 code points (bytes that are not continuation bytes).
 int64_t CodePoints(std::string_view s);
 // Byte offset of code point `index` (0-based), or s.size() if past the end.
@@ -125,11 +127,15 @@ struct PadImpl {
 };
 struct LpadImpl {
   template <typename... A>
-  std::string operator()(const A&... a) const { return PadImpl{true}(a...); }
+  std::string operator()(const A&... a) const {
+    return PadImpl{true}(a...);
+  }
 };
 struct RpadImpl {
   template <typename... A>
-  std::string operator()(const A&... a) const { return PadImpl{false}(a...); }
+  std::string operator()(const A&... a) const {
+    return PadImpl{false}(a...);
+  }
 };
 struct ReverseImpl {
   std::string operator()(std::string_view s) const;
@@ -190,19 +196,26 @@ struct RoundImpl {
   double operator()(double x, int64_t digits = 0) const;
   int64_t operator()(int64_t x, int64_t digits = 0) const;
   template <std::integral T>
-    requires(!std::same_as<T, int64_t>)
-  int64_t operator()(T x, int64_t digits = 0) const { return (*this)(static_cast<int64_t>(x), digits); }
+  requires(!std::same_as<T, int64_t>) int64_t operator()(T x, int64_t digits = 0) const {
+    return (*this)(static_cast<int64_t>(x), digits);
+  }
 };
 struct FloorImpl {
   template <typename T>
   T operator()(T x) const {
-    if constexpr (std::integral<T>) return x; else return std::floor(x);
+    if constexpr (std::integral<T>)
+      return x;
+    else
+      return std::floor(x);
   }
 };
 struct CeilImpl {
   template <typename T>
   T operator()(T x) const {
-    if constexpr (std::integral<T>) return x; else return std::ceil(x);
+    if constexpr (std::integral<T>)
+      return x;
+    else
+      return std::ceil(x);
   }
 };
 struct SqrtImpl {
@@ -253,7 +266,9 @@ struct LeastImpl {
 };
 struct SignImpl {
   template <typename T>
-  int64_t operator()(T x) const { return x > 0 ? 1 : x < 0 ? -1 : 0; }
+  int64_t operator()(T x) const {
+    return x > 0 ? 1 : x < 0 ? -1 : 0;
+  }
 };
 
 // ---- time (timestamps are int64_t ms since the epoch, UTC) ----
@@ -282,7 +297,9 @@ struct ParseTimestampImpl {
 // ---- collections ----
 struct CardinalityImpl {
   template <typename E>
-  int64_t operator()(const std::vector<E>& v) const { return static_cast<int64_t>(v.size()); }
+  int64_t operator()(const std::vector<E>& v) const {
+    return static_cast<int64_t>(v.size());
+  }
 };
 struct ElementAtImpl {
   // 1-based; negative counts from the end; 0 or out of range -> null.
@@ -305,7 +322,9 @@ struct ArrayContainsImpl {
 };
 struct HashImpl {
   template <typename T>
-  int64_t operator()(const T& v) const { return static_cast<int64_t>(HashValue(v)); }
+  int64_t operator()(const T& v) const {
+    return static_cast<int64_t>(HashValue(v));
+  }
 };
 
 }  // namespace impl
