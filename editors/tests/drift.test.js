@@ -108,6 +108,9 @@ async function main() {
       for (const name of listed) check(functions.has(name), `tree-sitter: ${rel} highlights "${name}", which is not in the registry`);
     }
   }
+  const regen = require('child_process').spawnSync(process.execPath,
+    [path.join(EDITORS, 'tools', 'gen-queries.js'), '--check'], { encoding: 'utf8' });
+  check(regen.status === 0, `tree-sitter: editor query copies are stale: ${regen.stderr.trim()}`);
   for (const k of keywords) {
     check(new RegExp(`'${k}'`).test(grammarJs), `tree-sitter: grammar.js has no '${k}' token`);
   }

@@ -56,3 +56,6 @@ const re = `^(${[...aggregate, ...scalar].sort().join('|')})$`;
 replaceBetween(tsQuery, ';; BEGIN registry functions', ';; END registry functions',
   `((call_expression function: (identifier) @function.builtin)\n (#match? @function.builtin "${re}"))\n` +
   `((call_expression function: (identifier) @function.call)\n (#not-match? @function.call "${re}"))\n`);
+
+// The editor-specific query copies follow the base file.
+require('child_process').execFileSync(process.execPath, [path.join(__dirname, 'gen-queries.js')], { stdio: 'inherit' });
