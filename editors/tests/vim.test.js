@@ -24,6 +24,8 @@ const CASES = [
   ['x = "a\\tb"', '\\t', 'flowEscape'],
   ['x = "a\\"b"', '\\"', 'flowEscape'],
   ['x = "a\\qb"', '\\q', 'flowEscapeError'],
+  ['x = "caf\\u{e9}!"', '\\u{e9}', 'flowEscape'],
+  ['x = "caf\\u00e9!"', '\\u00e9', 'flowEscape'],
   ['where n > 42', '42', 'flowNumber'],
   ['where n > 4.25', '4.25', 'flowFloat'],
   ['where n > 1e9', '1e9', 'flowFloat'],

@@ -273,7 +273,8 @@ module.exports = grammar({
 
     string_content: (_) => token.immediate(prec(1, /[^"\\\r\n]+/)),
 
-    escape_sequence: (_) => token.immediate(/\\[^\r\n]/),
+    // Any escape lexes (the compiler reports unknown ones); `\u{e9}` is one token.
+    escape_sequence: (_) => token.immediate(/\\(u\{[0-9a-fA-F]{1,6}\}|[^\r\n])/),
 
     true: (_) => 'true',
     false: (_) => 'false',

@@ -67,7 +67,7 @@ syntax match flowPipe "|"
 syntax region flowString start=+"+ skip=+\\\\\|\\"+ end=+"+ end=+$+ oneline
       \ contains=flowEscapeError,flowEscape
 syntax match flowEscapeError "\\." contained
-syntax match flowEscape "\\\%([\\\"'nrt0]\|u\x\{4}\|x\x\x\)" contained
+syntax match flowEscape "\\\%([\\\"'nrt0]\|u{\x\{1,6}}\|u\x\{4}\)" contained
 
 syntax keyword flowTodo TODO FIXME XXX NOTE contained
 syntax match flowComment "//.*$" contains=flowTodo,@Spell
