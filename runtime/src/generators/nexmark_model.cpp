@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <vector>
@@ -60,26 +61,24 @@ int64_t NextPrice(JavaRandom& random) {
 
 void NextString(JavaRandom& random, int max_length, char special, std::string* out) {
   constexpr int kMinStringLength = 3;
-  int len = kMinStringLength + random.NextInt(max_length - kMinStringLength);
-  out->clear();
-  while (len-- > 0) {
-    if (random.NextInt(13) == 0) {
-      out->push_back(special);
-    } else {
-      out->push_back(static_cast<char>('a' + random.NextInt(26)));
-    }
+  const int len = kMinStringLength + random.NextInt(max_length - kMinStringLength);
+  out->resize(static_cast<size_t>(len));
+  char* p = out->data();
+  for (int i = 0; i < len; ++i) {
+    p[i] = random.NextInt(13) == 0 ? special : static_cast<char>('a' + random.NextInt(26));
   }
   // Java's String.trim(): drop characters <= ' ' at both ends.
-  size_t begin = 0;
   size_t end = out->size();
+  while (end > 0 && static_cast<unsigned char>((*out)[end - 1]) <= ' ') --end;
+  size_t begin = 0;
   while (begin < end && static_cast<unsigned char>((*out)[begin]) <= ' ') ++begin;
-  while (end > begin && static_cast<unsigned char>((*out)[end - 1]) <= ' ') --end;
-  if (begin != 0 || end != out->size()) *out = out->substr(begin, end - begin);
+  out->resize(end);
+  if (begin > 0) out->erase(0, begin);
 }
 
 void NextExactString(JavaRandom& random, int length, std::string* out) {
-  out->clear();
-  out->reserve(static_cast<size_t>(std::max(length, 0)));
+  out->resize(static_cast<size_t>(std::max(length, 0)));
+  char* p = out->data();
   int32_t rnd = 0;
   int n = 0;  // random characters left in rnd
   while (length-- > 0) {
@@ -88,7 +87,7 @@ void NextExactString(JavaRandom& random, int length, std::string* out) {
       n = 6;  // log_26(2^31)
     }
     // Java's % keeps the sign, so negative draws give characters below 'a' ('H'..'`').
-    out->push_back(static_cast<char>('a' + rnd % 26));
+    *p++ = static_cast<char>('a' + rnd % 26);
     rnd /= 26;
     --n;
   }
@@ -133,9 +132,12 @@ int32_t ReverseBits(int32_t v) {
   return static_cast<int32_t>(r);
 }
 
+// The URLs of all channels in one contiguous buffer: bids pick channels at random, and a packed
+// table (about 700 KB) stays in cache where 10000 separately allocated strings would not.
 struct ChannelTable {
   std::array<std::string, kHotChannelCount> hot_urls;
-  std::vector<std::string> urls;  // by channel number
+  std::string blob;               // every channel's URL, back to back
+  std::vector<uint32_t> offsets;  // URL k is blob[offsets[k], offsets[k + 1])
 };
 
 // Seeds of the fixed hot URLs ("nexmark" in ASCII, plus the index).
@@ -148,18 +150,19 @@ const ChannelTable& Channels() {
       JavaRandom random(kHotUrlSeed + i);
       t.hot_urls[static_cast<size_t>(i)] = BaseUrl(random);
     }
-    t.urls.reserve(kChannelCount);
+    t.offsets.reserve(kChannelCount + 1);
     for (int k = 0; k < kChannelCount; ++k) {
+      t.offsets.push_back(static_cast<uint32_t>(t.blob.size()));
       JavaRandom random(k);
-      std::string url = BaseUrl(random);
+      t.blob += BaseUrl(random);
       if (random.NextInt(10) > 0) {
         const int32_t reversed = ReverseBits(k);
         // Java's Math.abs leaves INT_MIN as it is.
         const int64_t id = reversed == INT32_MIN ? int64_t{INT32_MIN} : std::llabs(reversed);
-        url += "&channel_id=" + std::to_string(id);
+        t.blob += "&channel_id=" + std::to_string(id);
       }
-      t.urls.push_back(std::move(url));
     }
+    t.offsets.push_back(static_cast<uint32_t>(t.blob.size()));
     return t;
   }();
   return table;
@@ -176,8 +179,14 @@ void HotChannel(int index, std::string* channel, std::string* url) {
 }
 
 void NumberedChannel(int number, std::string* channel, std::string* url) {
-  *channel = "channel-" + std::to_string(number);
-  *url = Channels().urls[static_cast<size_t>(number)];
+  char digits[16];
+  const auto end = std::to_chars(digits, digits + sizeof digits, number).ptr;
+  channel->assign("channel-");
+  channel->append(digits, end);
+  const ChannelTable& table = Channels();
+  const uint32_t begin = table.offsets[static_cast<size_t>(number)];
+  const uint32_t stop = table.offsets[static_cast<size_t>(number) + 1];
+  url->assign(table.blob, begin, stop - begin);
 }
 
 }  // namespace flow::rt::nexmark_model
