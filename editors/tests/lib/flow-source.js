@@ -7,8 +7,9 @@ const fs = require('fs');
 const path = require('path');
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
-const GRAMMAR = path.join(ROOT, 'grammar', 'Flow.g4');
-const FUNCTIONS_MD = path.join(ROOT, 'docs', 'functions.md');
+// Overridable for testing the tests.
+const GRAMMAR = process.env.FLOW_GRAMMAR_FILE || path.join(ROOT, 'grammar', 'Flow.g4');
+const FUNCTIONS_MD = process.env.FLOW_FUNCTIONS_MD || path.join(ROOT, 'docs', 'functions.md');
 
 function fail(message) {
   const err = new Error(message);
