@@ -1,7 +1,7 @@
 'use strict';
 // Tests of editors/vim: runs vim headlessly (vim -Nu NONE -es) on token cases and on every
 // examples/*.flow, checking synIDattr(synID(line, col, 1), "name"), then the indentation of
-// fixtures/indent.flow and the ftplugin settings. Usage: node vim.test.js
+// fixtures/indent.flow and of the pipeline steps of every example, and the ftplugin settings. Usage: node vim.test.js
 const fs = require('fs');
 const path = require('path');
 const src = require('./lib/flow-source');
@@ -129,11 +129,14 @@ function main() {
 
   let result;
   try {
-    result = runVim(cases, path.join(__dirname, 'fixtures', 'indent.flow'));
+    // Re-indenting (after stripping all indentation) must give back the indent fixture, and the
+    // `| step` lines of every example as written.
+    const indentFiles = [path.join(__dirname, 'fixtures', 'indent.flow'), ...files.filter((f) => !f.endsWith('tour.flow'))];
+    result = runVim(cases, indentFiles.join('\n'));
   } catch (e) { console.error(e.message); process.exit(2); }
   const { checks, failures } = result;
   for (const f of failures) console.error('FAIL ' + f);
-  console.log(`vim: ${checks - failures.length}/${checks} checks passed (${CASES.length} token cases, ${files.length} example files, indentation, ftplugin)`);
+  console.log(`vim: ${checks - failures.length}/${checks} checks passed (${CASES.length} token cases, ${files.length} example files, indentation of the fixture and of example pipelines, ftplugin)`);
   process.exit(failures.length ? 1 : 0);
 }
 

@@ -1,6 +1,7 @@
 " Runs inside `vim -Nu NONE -es`: loads editors/vim, checks the syntax group at the positions
 " listed in $FLOW_VIM_CASES (JSON written by vim.test.js) and the indentation of
-" $FLOW_VIM_INDENT, and writes one line per failure to $FLOW_VIM_OUT.
+" the first file in $FLOW_VIM_INDENT (newline-separated) and of the pipeline steps of the others,
+" and writes one line per failure to $FLOW_VIM_OUT.
 set nocompatible
 let s:editors = fnamemodify(expand('<sfile>:p'), ':h:h:h')
 let &runtimepath = s:editors . '/vim,' . &runtimepath
@@ -44,13 +45,18 @@ function! s:RunCases(cases) abort
   endfor
 endfunction
 
-function! s:CheckIndent(file) abort
+" Strips all indentation, re-indents with gg=G and compares; with `pipes_only`, only the lines
+" that are pipeline steps (`| ...`).
+function! s:CheckIndent(file, pipes_only) abort
   execute 'silent edit! ' . fnameescape(a:file)
   let want = getline(1, '$')
   silent %s/^\s\+//e
   silent normal! gg=G
   let got = getline(1, '$')
   for i in range(len(want))
+    if a:pipes_only && want[i] !~# '^\s*|'
+      continue
+    endif
     let s:checks += 1
     if want[i] !=# got[i]
       call add(s:failures, printf('indent: %s line %d: got "%s", expected "%s"', a:file, i + 1, got[i], want[i]))
@@ -77,7 +83,10 @@ endfunction
 try
   call s:RunCases(json_decode(join(readfile($FLOW_VIM_CASES), "\n")))
   if $FLOW_VIM_INDENT !=# ''
-    call s:CheckIndent($FLOW_VIM_INDENT)
+    let files = split($FLOW_VIM_INDENT, "\n")
+    for i in range(len(files))
+      call s:CheckIndent(files[i], i > 0)
+    endfor
     call s:CheckSettings()
   endif
 catch
