@@ -45,34 +45,28 @@ function makeFakes(settings) {
   return { vscode, languageclient, log };
 }
 
-function loadExtension(fakes) {
+// Loads a fresh extension.js with `vscode` and `vscode-languageclient/node` resolved to the fakes
+// (the client module is required lazily, during activation) and activates it.
+async function activateWith(settings, env) {
+  const fakes = makeFakes(settings);
   const file = path.join(VSCODE_DIR, 'extension.js');
   delete require.cache[require.resolve(file)];
-  const original = Module._load;
+  const savedLoad = Module._load;
+  const savedPath = process.env.PATH;
   Module._load = function (request, parent, isMain) {
     if (request === 'vscode') return fakes.vscode;
     if (request === 'vscode-languageclient/node') return fakes.languageclient;
-    return original.call(this, request, parent, isMain);
+    return savedLoad.call(this, request, parent, isMain);
   };
-  try { return require(file); } finally { Module._load = original; }
-}
-
-async function activateWith(settings, env) {
-  const saved = process.env.PATH;
   process.env.PATH = env.PATH;
-  const fakes = makeFakes(settings);
   try {
-    const ext = loadExtension(fakes);
-    const original = Module._load;
-    Module._load = function (request, parent, isMain) {
-      if (request === 'vscode-languageclient/node') return fakes.languageclient;
-      return original.call(this, request, parent, isMain);
-    };
-    try {
-      await ext.activate({ subscriptions: [] });
-      return { ext, log: fakes.log };
-    } finally { Module._load = original; }
-  } finally { process.env.PATH = saved; }
+    const ext = require(file);
+    await ext.activate({ subscriptions: [] });
+    return { ext, log: fakes.log };
+  } finally {
+    Module._load = savedLoad;
+    process.env.PATH = savedPath;
+  }
 }
 
 async function checkExtension() {
