@@ -77,6 +77,7 @@ struct JobOptions {
   std::string metrics_bind = "127.0.0.1";
   // Seconds between progress lines; 0 = off. Default: 0 (ParseJobArgs: 5).
   double progress_interval_s = 0;
+  // Applied process-wide by RunMain (SetLogLevel); a Job alone does not change the log level.
   LogLevel log_level = LogLevel::kInfo;
   // Run consecutive forward operators of equal parallelism in one thread. Default: true.
   bool chaining = true;

@@ -1,7 +1,8 @@
 #pragma once
 // Adapters between the byte-level connector contract (connectors/connector.h) and typed
 // sources/sinks: RawSource + decode function -> SourceFunction<T>; RawSink + encode function ->
-// SinkFunction<T>.
+// SinkFunction<T>. Errors from the connector are returned as they are; the engine prefixes them
+// with the operator's name and subtask.
 
 #include <cstdint>
 #include <functional>
@@ -46,9 +47,7 @@ class RawSourceFunction final : public SourceFunction<T> {
     name_ = ctx.name;
     bytes_in_ = ctx.metrics.Counter(kMetricBytesIn, "Bytes read by sources");
     decode_errors_ = ctx.metrics.Counter(kMetricDecodeErrors, "Records that failed to decode");
-    Status s = raw_->Open(ctx.subtask, ctx.parallelism);
-    if (!s.ok()) return Status(s.code(), fmt::format("source '{}': {}", name_, s.message()));
-    return Status::Ok();
+    return raw_->Open(ctx.subtask, ctx.parallelism);
   }
 
   Result<PollResult> PollBatch(Batch<T>& out, size_t max) override {
@@ -56,7 +55,7 @@ class RawSourceFunction final : public SourceFunction<T> {
     splits_.clear();
     auto r = raw_->Poll(&raw_records_, max, kPollTimeoutMs);
     if (!r.ok()) {
-      return Status(r.status().code(), fmt::format("source '{}': {}", name_, r.status().message()));
+      return r.status();  // the engine adds the source's name and subtask
     }
     int64_t bytes = 0;
     bool has_partitions = false;
@@ -92,7 +91,7 @@ class RawSourceFunction final : public SourceFunction<T> {
     switch (errors_.policy) {
       case DecodeErrorPolicy::kFail:
         return Status(error.code() == StatusCode::kOk ? StatusCode::kInvalidArgument : error.code(),
-                      fmt::format("source '{}': cannot decode {}: {}", name_, where, error.message()));
+                      fmt::format("cannot decode {}: {}", where, error.message()));
       case DecodeErrorPolicy::kDeadLetter:
         if (errors_.dead_letter) errors_.dead_letter(rec, error, where);
         [[fallthrough]];
@@ -134,8 +133,7 @@ class RawSinkFunction final : public SinkFunction<T> {
   Status Open(OperatorContext& ctx) override {
     name_ = ctx.name;
     bytes_out_ = ctx.metrics.Counter(kMetricBytesOut, "Bytes written by sinks");
-    Status s = raw_->Open(ctx.subtask, ctx.parallelism);
-    if (!s.ok()) return Status(s.code(), fmt::format("sink '{}': {}", name_, s.message()));
+    FLOW_RETURN_IF_ERROR(raw_->Open(ctx.subtask, ctx.parallelism));
     opened_ = true;
     return Status::Ok();
   }
@@ -146,17 +144,12 @@ class RawSinkFunction final : public SinkFunction<T> {
       payload_.clear();
       encode_(batch.records[i], &key_, &payload_);
       bytes += static_cast<int64_t>(key_.size() + payload_.size());
-      Status s = raw_->Write(key_, payload_, batch.timestamps[i]);
-      if (!s.ok()) return Status(s.code(), fmt::format("sink '{}': {}", name_, s.message()));
+      FLOW_RETURN_IF_ERROR(raw_->Write(key_, payload_, batch.timestamps[i]));
     }
     bytes_out_->Add(bytes);
     return Status::Ok();
   }
-  Status Flush() override {
-    Status s = raw_->Flush();
-    if (!s.ok()) return Status(s.code(), fmt::format("sink '{}': {}", name_, s.message()));
-    return Status::Ok();
-  }
+  Status Flush() override { return raw_->Flush(); }
   void Close() override {
     if (!opened_) return;
     opened_ = false;

@@ -1,0 +1,156 @@
+// Command-line parsing of job binaries, typed parameters, usage errors (exit 2) and log lines.
+
+#include <gtest/gtest.h>
+
+#include "flow/runtime/engine/log.h"
+#include "flow/runtime/engine/main.h"
+#include "flow/runtime/engine/options.h"
+
+namespace flow::rt {
+namespace {
+
+const std::vector<ParamSpec> kSpecs = {
+    {"threshold", ParamType::kInt, "10", "minimum count"},
+    {"ratio", ParamType::kDouble, "0.5", ""},
+    {"verbose", ParamType::kBool, "false", ""},
+    {"topic", ParamType::kString, "clicks", ""},
+    {"window", ParamType::kDuration, "1m", ""},
+};
+
+Result<ParsedArgs> Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "job");
+  return ParseJobArgs(static_cast<int>(args.size()), args.data(), kSpecs);
+}
+
+TEST(OptionsTest, ParsesFlagsAndParameters) {
+  auto r = Parse({"--parallelism", "3", "--set", "threshold=42", "--set=ratio=0.25", "--metrics-port", "0",
+                  "--progress-interval=0", "--log-level", "warn", "--set", "window=90s"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const JobOptions& o = r->options;
+  EXPECT_EQ(o.parallelism, 3u);
+  EXPECT_EQ(o.metrics_port, 0);
+  EXPECT_EQ(o.progress_interval_s, 0);
+  EXPECT_EQ(o.log_level, LogLevel::kWarn);
+  EXPECT_EQ(*o.params.GetInt("threshold"), 42);
+  EXPECT_EQ(*o.params.GetDouble("ratio"), 0.25);
+  EXPECT_EQ(*o.params.GetBool("verbose"), false);  // default
+  EXPECT_EQ(*o.params.GetString("topic"), "clicks");
+  EXPECT_EQ(*o.params.GetDuration("window"), 90000);
+  EXPECT_FALSE(r->help);
+}
+
+TEST(OptionsTest, DefaultsForBuiltBinaries) {
+  auto r = Parse({});
+  ASSERT_TRUE(r.ok());
+  EXPECT_GE(r->options.parallelism, 1u);
+  EXPECT_EQ(r->options.metrics_port, -1);
+  EXPECT_EQ(r->options.progress_interval_s, 5);
+  EXPECT_EQ(*r->options.params.GetDuration("window"), 60000);
+}
+
+TEST(OptionsTest, ErrorsNameTheFlagOrParameter) {
+  struct Case {
+    std::vector<const char*> args;
+    std::string want;
+  };
+  std::vector<Case> cases = {
+      {{"--bogus"}, "unknown flag '--bogus'"},
+      {{"--parallelism", "zero"}, "--parallelism zero"},
+      {{"--parallelism", "0"}, "--parallelism 0"},
+      {{"--parallelism"}, "--parallelism: missing value"},
+      {{"--set", "nope=1"}, "--set nope: unknown parameter (known: threshold, ratio"},
+      {{"--set", "threshold=abc"}, "--set threshold=abc: expected an integer"},
+      {{"--set", "verbose=maybe"}, "expected true or false"},
+      {{"--set", "window=5 parsecs"}, "expected a duration"},
+      {{"--set", "novalue"}, "expected name=value"},
+      {{"--metrics-port", "70000"}, "--metrics-port 70000"},
+      {{"--log-level", "loud"}, "--log-level loud"},
+  };
+  for (const Case& c : cases) {
+    auto r = Parse(c.args);
+    ASSERT_FALSE(r.ok()) << c.want;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(c.want), std::string::npos) << r.status().message();
+  }
+}
+
+TEST(OptionsTest, TypedGettersRejectWrongNameOrType) {
+  auto r = Parse({});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->options.params.GetInt("missing").status().code(), StatusCode::kInvalidArgument);
+  auto wrong = r->options.params.GetInt("ratio");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("'ratio' is double, not int"), std::string::npos);
+}
+
+TEST(OptionsTest, DurationSyntax) {
+  DurationMs d = 0;
+  EXPECT_TRUE(ParseDuration("250ms", &d));
+  EXPECT_EQ(d, 250);
+  EXPECT_TRUE(ParseDuration("5m", &d));
+  EXPECT_EQ(d, 300000);
+  EXPECT_TRUE(ParseDuration("2h", &d));
+  EXPECT_EQ(d, 7200000);
+  EXPECT_TRUE(ParseDuration("1500", &d));
+  EXPECT_EQ(d, 1500);
+  EXPECT_FALSE(ParseDuration("-1s", &d));
+  EXPECT_FALSE(ParseDuration("s", &d));
+  EXPECT_FALSE(ParseDuration("1x", &d));
+}
+
+TEST(RunMainTest, UsageErrorExitsWith2AndMessage) {
+  bool built = false;
+  const char* argv[] = {"myjob", "--no-such-flag"};
+  ::testing::internal::CaptureStderr();
+  int rc = RunMain(2, argv, kSpecs, [&](Job&) {
+    built = true;
+    return Status::Ok();
+  });
+  std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rc, 2);
+  EXPECT_FALSE(built);
+  EXPECT_NE(err.find("myjob: error: unknown flag '--no-such-flag'"), std::string::npos) << err;
+
+  const char* bad_param[] = {"myjob", "--set", "threshold=x"};
+  ::testing::internal::CaptureStderr();
+  rc = RunMain(3, bad_param, kSpecs, [&](Job&) { return Status::Ok(); });
+  err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rc, 2);
+  EXPECT_NE(err.find("threshold=x"), std::string::npos) << err;
+}
+
+TEST(RunMainTest, HelpPrintsUsageAndExits0) {
+  const char* argv[] = {"myjob", "--help"};
+  ::testing::internal::CaptureStdout();
+  int rc = RunMain(2, argv, kSpecs, [](Job&) { return Status::Internal("must not build"); });
+  std::string out = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(out.find("usage: myjob"), std::string::npos);
+  EXPECT_NE(out.find("--parallelism N"), std::string::npos);
+  EXPECT_NE(out.find("threshold (int, default 10)"), std::string::npos) << out;
+}
+
+TEST(RunMainTest, BuildErrorFromBadParameterValueExits2) {
+  const char* argv[] = {"myjob", "--set", "threshold=-5", "--log-level", "off"};
+  int rc = RunMain(5, argv, kSpecs, [](Job& job) -> Status {
+    auto t = job.params().GetInt("threshold");
+    if (!t.ok()) return t.status();
+    if (*t < 0) return Status::InvalidArgument("threshold must be >= 0");
+    return Status::Ok();
+  });
+  SetLogLevel(LogLevel::kInfo);
+  EXPECT_EQ(rc, 2);
+}
+
+TEST(LogTest, LineFormat) {
+  std::string line = FormatLogLine(LogLevel::kWarn, "engine", "task failed",
+                                   {{"task", "window"}, {"subtask", "2"}, {"error", "bad \"x\" here"}});
+  // "<ts> WARN engine task failed task=window subtask=2 error=\"bad \\\"x\\\" here\""
+  ASSERT_GT(line.size(), 25u);
+  EXPECT_EQ(line[4], '-');
+  EXPECT_EQ(line[23], 'Z');
+  EXPECT_EQ(line.substr(25), "WARN engine task failed task=window subtask=2 error=\"bad \\\"x\\\" here\"");
+}
+
+}  // namespace
+}  // namespace flow::rt
