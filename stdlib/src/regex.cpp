@@ -37,6 +37,7 @@ CachedRegex::~CachedRegex() {
 
 bool CachedRegex::Matches(std::string_view s) const {
   if (compiled_ == nullptr) return false;
+  if (s.data() == nullptr) s = "";  // regexec needs a valid pointer even for an empty range
   regmatch_t m[1];
   m[0].rm_so = 0;
   m[0].rm_eo = static_cast<regoff_t>(s.size());
@@ -47,6 +48,7 @@ std::optional<std::string> CachedRegex::Extract(std::string_view s, int64_t grou
   if (compiled_ == nullptr || group < 0 || static_cast<size_t>(group) > compiled_->re.re_nsub) {
     return std::nullopt;
   }
+  if (s.data() == nullptr) s = "";
   std::vector<regmatch_t> m(compiled_->re.re_nsub + 1);
   m[0].rm_so = 0;
   m[0].rm_eo = static_cast<regoff_t>(s.size());

@@ -1,6 +1,7 @@
 // Time functions of flow::fn: calendar arithmetic in UTC on int64 millisecond timestamps.
 
 #include <chrono>
+#include <limits>
 
 #include "flow/runtime/common/time.h"
 #include "flow/stdlib/scalar.h"
@@ -42,6 +43,21 @@ int64_t WeekdayIndex(int64_t days) {
   return days - rt::FloorDiv(days + 3, 7) * 7 + 3;
 }
 
+// Milliseconds into the UTC day (0..86399999), without overflow even at INT64_MIN.
+int64_t MsOfDay(int64_t ts) {
+  int64_t r = ts % kMsPerDay;
+  return r < 0 ? r + kMsPerDay : r;
+}
+
+// `units * scale` in ms; clamped to the int64 range, where truncating the most extreme
+// timestamps would otherwise overflow.
+int64_t ScaleClamped(int64_t units, int64_t scale) {
+  __int128 v = static_cast<__int128>(units) * scale;
+  if (v < std::numeric_limits<int64_t>::min()) return std::numeric_limits<int64_t>::min();
+  if (v > std::numeric_limits<int64_t>::max()) return std::numeric_limits<int64_t>::max();
+  return static_cast<int64_t>(v);
+}
+
 void AppendPadded(std::string* out, int64_t v, int width) {
   std::string digits = std::to_string(v < 0 ? -v : v);
   if (v < 0) out->push_back('-');
@@ -52,22 +68,22 @@ void AppendPadded(std::string* out, int64_t v, int width) {
 }  // namespace
 
 int64_t DateTruncImpl::operator()(std::string_view unit, int64_t ts) const {
-  auto floor_to = [ts](int64_t step) { return rt::FloorDiv(ts, step) * step; };
+  auto floor_to = [ts](int64_t step) { return ScaleClamped(rt::FloorDiv(ts, step), step); };
   if (unit == "second") return floor_to(1000);
   if (unit == "minute") return floor_to(60000);
   if (unit == "hour") return floor_to(3600000);
   int64_t days = rt::FloorDiv(ts, kMsPerDay);
-  if (unit == "day") return days * kMsPerDay;
-  if (unit == "week") return (days - WeekdayIndex(days)) * kMsPerDay;
+  if (unit == "day") return ScaleClamped(days, kMsPerDay);
+  if (unit == "week") return ScaleClamped(days - WeekdayIndex(days), kMsPerDay);
   Civil c = CivilFromDays(days);
-  if (unit == "month") return DaysFromCivil(c.year, c.month, 1) * kMsPerDay;
-  if (unit == "year") return DaysFromCivil(c.year, 1, 1) * kMsPerDay;
+  if (unit == "month") return ScaleClamped(DaysFromCivil(c.year, c.month, 1), kMsPerDay);
+  if (unit == "year") return ScaleClamped(DaysFromCivil(c.year, 1, 1), kMsPerDay);
   return ts;  // unknown unit: documented to leave the value unchanged
 }
 
 int64_t ExtractPart(int64_t ts, TimePart part) {
   int64_t days = rt::FloorDiv(ts, kMsPerDay);
-  int64_t ms = ts - days * kMsPerDay;
+  int64_t ms = MsOfDay(ts);
   switch (part) {
     case TimePart::kHour:
       return ms / 3600000;
@@ -88,7 +104,7 @@ int64_t ExtractPart(int64_t ts, TimePart part) {
 
 std::string FormatTimestampImpl::operator()(int64_t ts, std::string_view pattern) const {
   int64_t days = rt::FloorDiv(ts, kMsPerDay);
-  int64_t ms = ts - days * kMsPerDay;
+  int64_t ms = MsOfDay(ts);
   Civil c = CivilFromDays(days);
   std::string out;
   for (size_t i = 0; i < pattern.size(); ++i) {

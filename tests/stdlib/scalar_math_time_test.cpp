@@ -134,5 +134,28 @@ TEST(StdlibTime, Conversions) {
   EXPECT_GT(before, 1'700'000'000'000);  // after 2023: a wall clock in ms, not seconds
 }
 
+TEST(StdlibTime, ExtremeTimestampsStayInRange) {
+  for (int64_t ts : {kMin, kMax, kMin + 1, int64_t{-1}, int64_t{0}}) {
+    EXPECT_GE(Month(ts), 1);
+    EXPECT_LE(Month(ts), 12);
+    EXPECT_GE(Day(ts), 1);
+    EXPECT_LE(Day(ts), 31);
+    EXPECT_GE(Hour(ts), 0);
+    EXPECT_LE(Hour(ts), 23);
+    EXPECT_GE(DayOfWeek(ts), 1);
+    EXPECT_LE(DayOfWeek(ts), 7);
+    for (const char* unit : {"second", "minute", "hour", "day", "week", "month", "year"}) {
+      int64_t t = DateTrunc(std::string(unit), ts);
+      // Truncation never moves forward; below INT64_MIN it clamps instead of overflowing.
+      EXPECT_LE(t, ts) << unit << " " << ts;
+    }
+    EXPECT_FALSE(FormatTimestamp(ts, std::string("%Y-%m-%d %H:%M:%S.%L")).empty());
+  }
+  EXPECT_EQ(DateTrunc(std::string("second"), kMin), kMin);
+  EXPECT_EQ(Year(kMax), 292278994);  // 292278994-08-17T07:12:55.807Z
+  EXPECT_EQ(Month(kMax), 8);
+  EXPECT_EQ(Day(kMax), 17);
+}
+
 }  // namespace
 }  // namespace flow::fn
