@@ -62,8 +62,6 @@ Status JsonDecoder::BeginPadded(std::string_view payload) {
 }
 
 Status JsonDecoder::StartDocument(std::string_view padded, size_t len) {
-  started_ = false;
-  error_ = Status::Ok();
   // The root must be an object, so after trailing whitespace the last byte must be '}'; this
   // catches trailing garbage that On-Demand would not look at.
   size_t end = len;
@@ -81,13 +79,27 @@ Status JsonDecoder::StartDocument(std::string_view padded, size_t len) {
   if (padded[end - 1] != '}') {
     return Status::InvalidArgument("malformed JSON: trailing content after the object");
   }
-  if (auto err = doc_.get_object().get(object_)) return JsonSyntaxError(err);
+  simdjson::ondemand::object object;
+  if (auto err = doc_.get_object().get(object)) return JsonSyntaxError(err);
+  return root_.Begin(std::move(object));
+}
+
+Status JsonObjectReader::Begin(JsonValue& value) {
+  simdjson::ondemand::object object;
+  if (value.get_object().get(object)) return JsonTypeError("object", value);
+  return Begin(std::move(object));
+}
+
+Status JsonObjectReader::Begin(simdjson::ondemand::object object) {
+  started_ = false;
+  error_ = Status::Ok();
+  object_ = std::move(object);
   if (auto err = object_.begin().get(it_)) return JsonSyntaxError(err);
   if (auto err = object_.end().get(end_)) return JsonSyntaxError(err);
   return Status::Ok();
 }
 
-bool JsonDecoder::NextField(std::string_view* key) {
+bool JsonObjectReader::NextField(std::string_view* key) {
   if (started_) ++it_;
   started_ = true;
   if (!(it_ != end_)) return false;
@@ -104,11 +116,11 @@ bool JsonDecoder::NextField(std::string_view* key) {
   return true;
 }
 
-Status JsonDecoder::FieldError(std::string_view field, const Status& inner) {
+Status JsonObjectReader::FieldError(std::string_view field, const Status& inner) {
   return Status(inner.code(), fmt::format("field `{}`: {}", field, inner.message()));
 }
 
-Status JsonDecoder::MissingField(std::string_view field) {
+Status JsonObjectReader::MissingField(std::string_view field) {
   return Status::InvalidArgument(fmt::format("field `{}`: missing", field));
 }
 

@@ -226,5 +226,86 @@ TEST(JsonCodecs, OtherTypes) {
   EXPECT_NE(s.message().find("field `b`: invalid base64"), std::string::npos) << s.message();
 }
 
+// A nested record type: the generator emits a codec per schema, reading the field's object with
+// JsonObjectReader, so records nest to any depth.
+struct Geo {
+  double lat = 0;
+  double lon = 0;
+  std::optional<std::string> city;
+  bool operator==(const Geo&) const = default;
+};
+
+inline constexpr JsonFieldTable<3> kGeoFields{{"lat", "lon", "city"}, {true, true, false}};
+
+struct JsonGeo {
+  using Value = Geo;
+  static Status Read(JsonValue& v, Geo* out) {
+    JsonObjectReader r;
+    FLOW_RETURN_IF_ERROR(r.Begin(v));
+    std::bitset<3> seen;
+    std::string_view key;
+    while (r.NextField(&key)) {
+      switch (kGeoFields.Find(key)) {
+        case 0: FLOW_RETURN_IF_ERROR(r.Read<JsonFloat>("lat", &out->lat)); seen.set(0); break;
+        case 1: FLOW_RETURN_IF_ERROR(r.Read<JsonFloat>("lon", &out->lon)); seen.set(1); break;
+        case 2:
+          FLOW_RETURN_IF_ERROR(r.Read<JsonNullable<JsonString>>("city", &out->city));
+          seen.set(2);
+          break;
+        default: break;
+      }
+    }
+    FLOW_RETURN_IF_ERROR(r.End());
+    if (!seen[2]) out->city.reset();
+    return r.CheckRequired(kGeoFields, seen);
+  }
+  static void Write(const Geo& g, JsonEncoder* e) {
+    e->BeginObject();
+    e->Field<JsonFloat>("lat", g.lat);
+    e->Field<JsonFloat>("lon", g.lon);
+    e->Field<JsonNullable<JsonString>>("city", g.city);
+    e->EndObject();
+  }
+};
+
+TEST(JsonNested, RecordsInsideRecordsAndLists) {
+  JsonDecoder d;
+  ASSERT_TRUE(d.Begin(R"({"skip":{"lat":"x"},"at":{"city":"Oslo","x":[1],"lon":10.75,"lat":59.9},)"
+                      R"("path":[{"lat":1,"lon":2},{"lat":3,"lon":4,"city":null}],"n":1})")
+                  .ok());
+  Geo at;
+  std::vector<Geo> path;
+  std::string_view key;
+  while (d.NextField(&key)) {
+    if (key == "at") {
+      ASSERT_TRUE(d.Read<JsonGeo>("at", &at).ok());
+    } else if (key == "path") {
+      ASSERT_TRUE(d.Read<JsonList<JsonGeo>>("path", &path).ok());
+    }
+  }
+  ASSERT_TRUE(d.End().ok());
+  EXPECT_EQ(at, (Geo{59.9, 10.75, std::string("Oslo")}));
+  EXPECT_EQ(path, (std::vector<Geo>{{1, 2, std::nullopt}, {3, 4, std::nullopt}}));
+
+  ASSERT_TRUE(d.Begin(R"({"at":{"lat":1,"lon":"east"}})").ok());
+  ASSERT_TRUE(d.NextField(&key));
+  Status s = d.Read<JsonGeo>("at", &at);
+  EXPECT_EQ(s.message(), "field `at`: field `lon`: expected float, found string");
+  ASSERT_TRUE(d.Begin(R"({"at":[1,2]})").ok());
+  ASSERT_TRUE(d.NextField(&key));
+  s = d.Read<JsonGeo>("at", &at);
+  EXPECT_EQ(s.message(), "field `at`: expected object, found list");
+  ASSERT_TRUE(d.Begin(R"({"at":{"lat":1}})").ok());
+  ASSERT_TRUE(d.NextField(&key));
+  s = d.Read<JsonGeo>("at", &at);
+  EXPECT_EQ(s.message(), "field `at`: field `lon`: missing");
+
+  JsonEncoder e;
+  e.BeginObject();
+  e.Field<JsonList<JsonGeo>>("path", path);
+  e.EndObject();
+  EXPECT_EQ(e.view(), R"({"path":[{"lat":1,"lon":2,"city":null},{"lat":3,"lon":4,"city":null}]})");
+}
+
 }  // namespace
 }  // namespace flow::rt

@@ -66,17 +66,16 @@ struct JsonFieldTable {
   }
 };
 
-class JsonDecoder {
+// Reads the fields of one JSON object. JsonDecoder uses one for the root object; generated codecs
+// for nested record types use one over a field's value (see JsonDecodeTest's Geo codec).
+class JsonObjectReader {
  public:
-  // Starts decoding `payload`, which must hold one JSON object.
-  [[nodiscard]] Status Begin(std::string_view payload);
-  // Like Begin(), without copying; `payload.data()` must have kJsonPadding readable bytes after
-  // `payload.size()`.
-  [[nodiscard]] Status BeginPadded(std::string_view payload);
+  // Starts reading `value`, which must be an object ("expected object, found list" otherwise).
+  [[nodiscard]] Status Begin(JsonValue& value);
+  [[nodiscard]] Status Begin(simdjson::ondemand::object object);
 
-  // Moves to the next field of the root object and returns its (unescaped) name; false when the
-  // object is exhausted or broken (End() then reports why). A field whose value was not Read() is
-  // skipped.
+  // Moves to the next field and returns its (unescaped) name; false when the object is exhausted
+  // or broken (End() then reports why). A field whose value was not Read() is skipped.
   bool NextField(std::string_view* key);
 
   // Reads the current field's value with `Codec` into `*out`; `field` names it in errors.
@@ -100,19 +99,44 @@ class JsonDecoder {
   }
 
  private:
-  Status StartDocument(std::string_view padded, size_t len);
   static Status FieldError(std::string_view field, const Status& inner);
   static Status MissingField(std::string_view field);
 
-  simdjson::ondemand::parser parser_;
-  simdjson::ondemand::document doc_;
   simdjson::ondemand::object object_;
   simdjson::ondemand::object_iterator it_;
   simdjson::ondemand::object_iterator end_;
   JsonValue value_;
-  std::string padded_;
   Status error_;
   bool started_ = false;
+};
+
+class JsonDecoder {
+ public:
+  // Starts decoding `payload`, which must hold one JSON object.
+  [[nodiscard]] Status Begin(std::string_view payload);
+  // Like Begin(), without copying; `payload.data()` must have kJsonPadding readable bytes after
+  // `payload.size()`.
+  [[nodiscard]] Status BeginPadded(std::string_view payload);
+
+  // The root object's fields: see JsonObjectReader.
+  bool NextField(std::string_view* key) { return root_.NextField(key); }
+  template <typename Codec, typename V>
+  [[nodiscard]] Status Read(std::string_view field, V* out) {
+    return root_.Read<Codec>(field, out);
+  }
+  [[nodiscard]] Status End() { return root_.End(); }
+  template <size_t N>
+  [[nodiscard]] Status CheckRequired(const JsonFieldTable<N>& table, const std::bitset<N>& seen) {
+    return root_.CheckRequired(table, seen);
+  }
+
+ private:
+  Status StartDocument(std::string_view padded, size_t len);
+
+  simdjson::ondemand::parser parser_;
+  simdjson::ondemand::document doc_;
+  JsonObjectReader root_;
+  std::string padded_;
 };
 
 // Error helpers used by the codecs (cold path). "expected int, found string".
