@@ -1,0 +1,24 @@
+#pragma once
+// The commands flowc knows. Each command is one file (<name>_command.cpp) that defines its
+// Command; cli.cpp lists them.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace flow::driver {
+
+struct Command {
+  std::string_view name;
+  std::string_view summary;  // one line for `flowc --help`
+  std::string_view help;     // full text for `flowc help <name>`
+  // Runs with the arguments after the command name; returns the exit code.
+  int (*run)(const std::vector<std::string>& args);
+};
+
+extern const Command kCheckCommand;
+
+// Prints "flowc: error: <message>" and a hint to stderr; returns 2.
+int UsageError(const std::string& message, std::string_view command = {});
+
+}  // namespace flow::driver

@@ -1,0 +1,294 @@
+#include "sema/connectors.h"
+
+#include <set>
+
+#include "sema/checker_impl.h"
+
+namespace flow::sema {
+namespace {
+
+using types::Type;
+
+ArgSpec Arg(std::string name, Type type, bool required, std::vector<std::string> choices = {}) {
+  return ArgSpec{std::move(name), std::move(type), required, std::move(choices)};
+}
+
+}  // namespace
+
+const std::vector<ConnectorSpec>& AllConnectors() {
+  static const std::vector<ConnectorSpec> specs = {
+      {"kafka", true,
+       {Arg("topic", Type::String(), true), Arg("brokers", Type::String(), true), Arg("group", Type::String(), false),
+        Arg("start", Type::String(), false, {"earliest", "latest"})},
+       Need::kRequired, Need::kRequired, false, "kafka(topic: \"clicks\", brokers: brokers)"},
+      {"file", true, {Arg("path", Type::String(), true)}, Need::kRequired, Need::kRequired, false, "file(path: \"in.jsonl\")"},
+      {"stdin", true, {}, Need::kRequired, Need::kRequired, false, "stdin()"},
+      {"datagen", true,
+       {Arg("count", Type::Int(), false), Arg("rate", Type::Int(), false), Arg("seed", Type::Int(), false),
+        Arg("cardinality", Type::Int(), false), Arg("max", Type::Int(), false), Arg("disorder", Type::Duration(), false)},
+       Need::kNo, Need::kRequired, false, "datagen(count: 1000, rate: 100, seed: 7) as Schema"},
+      {"nexmark", true,
+       {Arg("kind", Type::String(), true, {"bid", "auction", "person"}), Arg("events", Type::Int(), false),
+        Arg("rate", Type::Int(), false), Arg("seed", Type::Int(), false)},
+       Need::kNo, Need::kNo, false, "nexmark(kind: bid, events: 100000)"},
+      {"kafka", false, {Arg("topic", Type::String(), true), Arg("brokers", Type::String(), true)}, Need::kRequired, Need::kNo, true,
+       "kafka(topic: \"out\", brokers: brokers) format json"},
+      {"file", false, {Arg("path", Type::String(), true)}, Need::kRequired, Need::kNo, true, "file(path: \"out/\") format json"},
+      {"stdout", false, {}, Need::kOptional, Need::kNo, false, "stdout() format json"},
+      {"blackhole", false, {}, Need::kNo, Need::kNo, false, "blackhole()"},
+  };
+  return specs;
+}
+
+const ConnectorSpec* FindConnector(std::string_view name, bool source) {
+  for (const ConnectorSpec& s : AllConnectors()) {
+    if (s.name == name && s.source == source) return &s;
+  }
+  return nullptr;
+}
+
+const std::vector<FormatSpec>& AllFormats() {
+  static const std::vector<FormatSpec> specs = {
+      {"json", {}},
+      {"csv", {Arg("header", Type::Bool(), false), Arg("delimiter", Type::String(), false)}},
+      {"raw", {}},
+  };
+  return specs;
+}
+
+const FormatSpec* FindFormat(std::string_view name) {
+  for (const FormatSpec& s : AllFormats()) {
+    if (s.name == name) return &s;
+  }
+  return nullptr;
+}
+
+Type NexmarkRecord(std::string_view kind) {
+  using types::Field;
+  if (kind == "bid") {
+    return Type::Record("Bid", {{"auction", Type::Int()}, {"bidder", Type::Int()}, {"price", Type::Int()},
+                                {"channel", Type::String()}, {"url", Type::String()}, {"dateTime", Type::Timestamp()},
+                                {"extra", Type::String()}});
+  }
+  if (kind == "auction") {
+    return Type::Record("Auction", {{"id", Type::Int()}, {"itemName", Type::String()}, {"description", Type::String()},
+                                    {"initialBid", Type::Int()}, {"reserve", Type::Int()}, {"dateTime", Type::Timestamp()},
+                                    {"expires", Type::Timestamp()}, {"seller", Type::Int()}, {"category", Type::Int()},
+                                    {"extra", Type::String()}});
+  }
+  if (kind == "person") {
+    return Type::Record("Person", {{"id", Type::Int()}, {"name", Type::String()}, {"emailAddress", Type::String()},
+                                   {"creditCard", Type::String()}, {"city", Type::String()}, {"state", Type::String()},
+                                   {"dateTime", Type::Timestamp()}, {"extra", Type::String()}});
+  }
+  return Type::Error();
+}
+
+namespace {
+
+std::vector<std::string> ArgNames(const std::vector<ArgSpec>& specs) {
+  std::vector<std::string> names;
+  for (const ArgSpec& a : specs) names.push_back(a.name);
+  return names;
+}
+
+}  // namespace
+
+// Checks named arguments against `specs`: unknown, duplicate, missing, type, constant-ness.
+static void CheckArgs(Checker& c, std::vector<ast::NamedArg>& args, const std::vector<ArgSpec>& specs,
+                      const std::string& owner, const diag::SourceRange& owner_range) {
+  std::map<std::string, diag::SourceRange> seen;
+  for (ast::NamedArg& a : args) {
+    const ArgSpec* spec = nullptr;
+    for (const ArgSpec& s : specs) {
+      if (s.name == a.name.name) spec = &s;
+    }
+    if (auto it = seen.find(a.name.name); it != seen.end()) {
+      c.diags_.Report(diag::Kind::kDuplicateArgument, a.name.range, "argument `" + a.name.name + "` is given twice")
+          .AddNote(it->second, "first given here");
+      continue;
+    }
+    seen[a.name.name] = a.name.range;
+    if (spec == nullptr) {
+      auto& d = c.diags_.Report(diag::Kind::kUnknownArgument, a.name.range, "`" + owner + "` has no argument `" + a.name.name + "`");
+      if (auto hint = DidYouMean(a.name.name, ArgNames(specs))) d.Help(*hint);
+      else if (specs.empty()) d.Help("`" + owner + "` takes no arguments");
+      else {
+        std::string list;
+        for (const ArgSpec& s : specs) list += (list.empty() ? "" : ", ") + s.name;
+        d.Help("`" + owner + "` takes: " + list);
+      }
+      if (a.value) {
+        ExprContext cx;
+        c.CheckExpr(*a.value, cx);
+      }
+      continue;
+    }
+    if (!a.value) continue;
+    std::set<std::string> choices(spec->choices.begin(), spec->choices.end());
+    ExprContext cx;
+    cx.where = "in connector arguments";
+    if (!choices.empty()) cx.enum_values = &choices;
+    types::Type t = c.CheckExpr(*a.value, cx);
+    if (t.is_error()) continue;
+    if (!choices.empty()) {
+      const auto* name = ast::As<ast::NameExpr>(a.value.get());
+      const auto* lit = ast::As<ast::LiteralExpr>(a.value.get());
+      std::string value = name ? name->name : lit && lit->literal == ast::LiteralKind::kString ? lit->string_value : "";
+      if ((name && name->target == ast::NameTarget::kParam) || (!value.empty() && choices.count(value))) continue;
+      std::string list;
+      for (const std::string& s : spec->choices) list += (list.empty() ? "" : ", ") + s;
+      auto& d = c.diags_.Report(diag::Kind::kInvalidArgument, a.value->range,
+                                "`" + a.name.name + "` must be one of " + list + (value.empty() ? "" : ", not `" + value + "`"));
+      if (auto hint = DidYouMean(value, spec->choices)) d.Help(*hint);
+      continue;
+    }
+    if (!types::IsAssignable(t, spec->type)) {
+      c.diags_.Report(diag::Kind::kInvalidArgument, a.value->range,
+                      "argument `" + a.name.name + "` of `" + owner + "` must be " + spec->type.ToString() + ", found " + t.ToString());
+    }
+  }
+  for (const ArgSpec& s : specs) {
+    if (s.required && !seen.count(s.name)) {
+      c.diags_.Report(diag::Kind::kMissingArgument, owner_range, "`" + owner + "` needs the argument `" + s.name + "`")
+          .Help("add `" + s.name + ": ...`");
+    }
+  }
+}
+
+void Checker::CheckConnectorArgs(ast::ConnectorCall& c, bool source) {
+  const ConnectorSpec* spec = FindConnector(c.name.name, source);
+  if (spec == nullptr) return;
+  CheckArgs(*this, c.args, spec->args, c.name.name, c.range);
+}
+
+void Checker::CheckFormat(const std::optional<ast::FormatClause>& f, const ast::ConnectorCall& c, bool source) {
+  const ConnectorSpec* spec = FindConnector(c.name.name, source);
+  if (spec == nullptr) return;
+  if (!f) {
+    if (spec->format == Need::kRequired) {
+      diags_.Report(diag::Kind::kMissingFormat, c.range, "`" + c.name.name + "` needs a format")
+          .Help("add `format json`, `format csv` or `format raw` after `" + c.name.name + "(...)`");
+    }
+    return;
+  }
+  if (spec->format == Need::kNo) {
+    diags_.Report(diag::Kind::kInvalidArgument, f->range, "`" + c.name.name + "` does not take a format");
+    return;
+  }
+  const FormatSpec* fs = FindFormat(f->name.name);
+  if (fs == nullptr) {
+    std::vector<std::string> names;
+    for (const FormatSpec& s : AllFormats()) names.push_back(s.name);
+    auto& d = diags_.Report(diag::Kind::kUnknownFormat, f->name.range, "unknown format `" + f->name.name + "`");
+    d.Help(DidYouMean(f->name.name, names).value_or("formats are json, csv and raw"));
+    return;
+  }
+  auto& args = const_cast<ast::FormatClause&>(*f).args;
+  CheckArgs(*this, args, fs->args, f->name.name, f->range);
+}
+
+types::Type Checker::CheckSource(ast::Source& s, bool* event_time) {
+  *event_time = false;
+  const std::string& n = s.connector.name.name;
+  const ConnectorSpec* spec = FindConnector(n, true);
+  if (spec == nullptr) {
+    std::vector<std::string> names;
+    for (const ConnectorSpec& c : AllConnectors()) {
+      if (c.source) names.push_back(c.name);
+    }
+    auto& d = diags_.Report(diag::Kind::kUnknownConnector, s.connector.name.range,
+                            FindConnector(n, false) ? "`" + n + "` is a sink; it cannot be read with `from`" : "unknown source `" + n + "`");
+    d.Help(DidYouMean(n, names).value_or("sources are kafka, file, stdin, datagen and nexmark"));
+    return types::Type::Error();
+  }
+  CheckConnectorArgs(s.connector, true);
+  CheckFormat(s.format, s.connector, true);
+  types::Type record = types::Type::Error();
+  if (n == "nexmark") {
+    if (s.schema) {
+      diags_.Report(diag::Kind::kInvalidArgument, s.schema->range, "`nexmark` has built-in schemas chosen by `kind`; remove `as " + s.schema->name + "`");
+    }
+    for (ast::NamedArg& a : s.connector.args) {
+      const auto* name = a.value ? ast::As<ast::NameExpr>(a.value.get()) : nullptr;
+      if (a.name.name == "kind" && name) record = NexmarkRecord(name->name);
+    }
+  } else if (s.schema) {
+    auto it = out_.schemas.find(s.schema->name);
+    if (it == out_.schemas.end()) {
+      std::vector<std::string> names;
+      for (auto& [name, _] : out_.schemas) names.push_back(name);
+      auto& d = diags_.Report(diag::Kind::kUnknownType, s.schema->range, "unknown schema `" + s.schema->name + "`");
+      if (auto hint = DidYouMean(s.schema->name, names)) d.Help(*hint);
+    } else {
+      record = it->second->resolved;
+      if (s.format && s.format->name.name == "raw") {
+        const auto& fields = record.fields();
+        if (fields.size() != 1 || fields[0].type.AsNonNullable() != types::Type::String()) {
+          diags_.Report(diag::Kind::kTypeMismatch, s.schema->range, "`format raw` needs a schema with exactly one string field, one line each")
+              .AddNote(it->second->name.range, "schema `" + s.schema->name + "` declared here");
+        }
+      }
+    }
+  } else if (s.format && s.format->name.name == "raw") {
+    record = types::Type::Record("", {{"line", types::Type::String()}});
+  } else if (spec->schema == Need::kRequired) {
+    diags_.Report(diag::Kind::kMissingSchema, s.connector.range, "`" + n + "` needs a schema for its records")
+        .Help("add `as SchemaName` after the format");
+  }
+  if (s.event_time) {
+    FlowState st;
+    st.record = record;
+    st.sides.push_back({"", record, {}});
+    st.broken = record.is_error();
+    ExprContext cx;
+    cx.state = &st;
+    cx.where = "in `event time`";
+    types::Type t = CheckExpr(*s.event_time->expr, cx);
+    if (!t.is_error() && t != types::Type::Timestamp()) {
+      diags_.Report(diag::Kind::kEventTimeType, s.event_time->expr->range,
+                    "event time must be a timestamp, found " + t.ToString())
+          .Help(t.AsNonNullable() == types::Type::Timestamp() ? "a nullable timestamp cannot be event time; use `coalesce(x, ...)`"
+                                                               : "convert it, e.g. `cast(x as timestamp)` for epoch milliseconds");
+    }
+    CheckDuration(s.event_time->watermark, "watermark");
+    if (s.event_time->idle) CheckDuration(*s.event_time->idle, "idle timeout");
+    *event_time = true;
+  }
+  if (s.on_error && s.on_error->kind == ast::ErrorPolicyKind::kDeadLetter && s.on_error->sink) {
+    ast::ConnectorCall& sink = *s.on_error->sink;
+    const ConnectorSpec* ss = FindConnector(sink.name.name, false);
+    if (ss == nullptr || sink.name.name == "blackhole") {
+      diags_.Report(diag::Kind::kUnknownConnector, sink.name.range, "unknown dead-letter sink `" + sink.name.name + "`")
+          .Help("dead letters can go to kafka, file or stdout");
+    } else {
+      CheckConnectorArgs(sink, false);
+      CheckFormat(s.on_error->format, sink, false);
+    }
+  }
+  return record;
+}
+
+void Checker::CheckSink(ast::IntoOp& into) {
+  const std::string& n = into.sink.name.name;
+  const ConnectorSpec* spec = FindConnector(n, false);
+  if (spec == nullptr) {
+    std::vector<std::string> names;
+    for (const ConnectorSpec& c : AllConnectors()) {
+      if (!c.source) names.push_back(c.name);
+    }
+    auto& d = diags_.Report(diag::Kind::kUnknownConnector, into.sink.name.range,
+                            FindConnector(n, true) ? "`" + n + "` is a source; it cannot be written with `into`" : "unknown sink `" + n + "`");
+    d.Help(DidYouMean(n, names).value_or("sinks are kafka, file, stdout and blackhole"));
+    return;
+  }
+  CheckConnectorArgs(into.sink, false);
+  CheckFormat(into.format, into.sink, false);
+  if (into.delivery == ast::Delivery::kExactlyOnce && !spec->exactly_once) {
+    diags_.Report(diag::Kind::kExactlyOnceUnsupported, into.delivery_range.value_or(into.range),
+                  "`" + n + "` cannot write exactly once")
+        .Help("exactly_once is supported by the kafka and file sinks; remove it or use at_least_once");
+  }
+}
+
+}  // namespace flow::sema

@@ -1,0 +1,46 @@
+#pragma once
+// The connectors and formats the checker knows: their arguments (name, type, required) and what
+// they need (a format, a schema) or support (exactly-once). One table, read by the checker and by
+// docs/compiler.md's author; the runtime implements the same set.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "types/type.h"
+
+namespace flow::sema {
+
+struct ArgSpec {
+  std::string name;
+  types::Type type;                  // string arguments with `choices` accept bare names too
+  bool required = false;
+  std::vector<std::string> choices;  // allowed values (bare names, e.g. `start: earliest`)
+};
+
+enum class Need { kNo, kOptional, kRequired };
+
+struct ConnectorSpec {
+  std::string name;
+  bool source = false;  // a source (`from`) or a sink (`into`)
+  std::vector<ArgSpec> args;
+  Need format = Need::kRequired;
+  Need schema = Need::kRequired;  // sources: `as Schema`
+  bool exactly_once = false;      // sinks: supports `exactly_once`
+  std::string example;
+};
+
+const std::vector<ConnectorSpec>& AllConnectors();
+const ConnectorSpec* FindConnector(std::string_view name, bool source);
+
+struct FormatSpec {
+  std::string name;
+  std::vector<ArgSpec> args;
+};
+const std::vector<FormatSpec>& AllFormats();
+const FormatSpec* FindFormat(std::string_view name);
+
+// The record type of a `nexmark(kind: ...)` event kind, or Error for an unknown kind.
+types::Type NexmarkRecord(std::string_view kind);
+
+}  // namespace flow::sema
