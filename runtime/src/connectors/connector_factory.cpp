@@ -1,0 +1,257 @@
+#include "flow/runtime/connectors/connector_factory.h"
+
+#include <limits>
+#include <set>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "flow/runtime/connectors/blackhole_sink.h"
+#include "flow/runtime/connectors/file_sink.h"
+#include "flow/runtime/connectors/file_source.h"
+#include "flow/runtime/connectors/kafka_sink.h"
+#include "flow/runtime/connectors/kafka_source.h"
+#include "flow/runtime/connectors/stdin_source.h"
+#include "flow/runtime/connectors/stdout_sink.h"
+#include "flow/runtime/formats/value_text.h"
+
+namespace flow::rt {
+namespace {
+
+constexpr std::string_view kKafkaPrefix = "kafka.";
+
+// Reads typed options of one connector and remembers which were used, to reject unknown ones.
+class OptionReader {
+ public:
+  OptionReader(std::string what, const ConnectorOptions& options)
+      : what_(std::move(what)), options_(options) {}
+
+  const std::string* Find(const std::string& name) {
+    known_.insert(name);
+    auto it = options_.find(name);
+    return it == options_.end() ? nullptr : &it->second;
+  }
+
+  Status String(const std::string& name, std::string* out, bool required = false) {
+    const std::string* v = Find(name);
+    if (v == nullptr) {
+      if (required) return Error(name, "is required");
+      return Status::Ok();
+    }
+    if (v->empty()) return Error(name, "must not be empty");
+    *out = *v;
+    return Status::Ok();
+  }
+
+  Status Bool(const std::string& name, bool* out) {
+    const std::string* v = Find(name);
+    if (v == nullptr) return Status::Ok();
+    if (*v == "true") {
+      *out = true;
+    } else if (*v == "false") {
+      *out = false;
+    } else {
+      return Error(name, fmt::format("must be true or false, not \"{}\"", *v));
+    }
+    return Status::Ok();
+  }
+
+  template <typename T>
+  Status Size(const std::string& name, T* out) {
+    const std::string* v = Find(name);
+    if (v == nullptr) return Status::Ok();
+    std::string_view text = *v;
+    uint64_t scale = 1;
+    for (auto [suffix, s] : {std::pair<std::string_view, uint64_t>{"KiB", 1ULL << 10},
+                             {"MiB", 1ULL << 20}, {"GiB", 1ULL << 30}, {"B", 1}}) {
+      if (text.ends_with(suffix)) {
+        text.remove_suffix(suffix.size());
+        scale = s;
+        break;
+      }
+    }
+    int64_t n = 0;
+    uint64_t bytes = 0;
+    if (!ParseInt64(text, &n) || n <= 0 ||
+        __builtin_mul_overflow(static_cast<uint64_t>(n), scale, &bytes) ||
+        bytes > std::numeric_limits<T>::max()) {
+      return Error(name, fmt::format("must be a positive size like 16MiB, not \"{}\"", *v));
+    }
+    *out = static_cast<T>(bytes);
+    return Status::Ok();
+  }
+
+  Status Int(const std::string& name, int64_t lo, int64_t hi, int64_t* out) {
+    const std::string* v = Find(name);
+    if (v == nullptr) return Status::Ok();
+    int64_t n;
+    if (!ParseInt64(*v, &n) || n < lo || n > hi) {
+      return Error(name, fmt::format("must be an integer in [{}, {}], not \"{}\"", lo, hi, *v));
+    }
+    *out = n;
+    return Status::Ok();
+  }
+
+  Status DurationMsInt(const std::string& name, int* out) {
+    const std::string* v = Find(name);
+    if (v == nullptr) return Status::Ok();
+    DurationMs d = 0;
+    if (!(ParseInt64(*v, &d) || ParseDuration(*v, &d)) || d <= 0 ||
+        d > std::numeric_limits<int>::max()) {
+      return Error(name, fmt::format("must be a positive duration like 10s, not \"{}\"", *v));
+    }
+    *out = static_cast<int>(d);
+    return Status::Ok();
+  }
+
+  Status Choice(const std::string& name, const std::vector<std::string_view>& choices,
+                size_t* out) {
+    const std::string* v = Find(name);
+    if (v == nullptr) return Status::Ok();
+    for (size_t i = 0; i < choices.size(); ++i) {
+      if (*v == choices[i]) {
+        *out = i;
+        return Status::Ok();
+      }
+    }
+    return Error(name, fmt::format("must be one of {}, not \"{}\"", fmt::join(choices, "|"), *v));
+  }
+
+  // Collects "kafka.<key>" options as librdkafka settings.
+  std::map<std::string, std::string> Passthrough() {
+    std::map<std::string, std::string> out;
+    for (const auto& [k, v] : options_) {
+      if (k.size() > kKafkaPrefix.size() && k.starts_with(kKafkaPrefix)) {
+        out[k.substr(kKafkaPrefix.size())] = v;
+        known_.insert(k);
+      }
+    }
+    return out;
+  }
+
+  // kInvalidArgument for the first option that no reader asked for.
+  Status RejectUnknown() const {
+    for (const auto& [k, v] : options_) {
+      if (known_.count(k) == 0) {
+        std::vector<std::string> names(known_.begin(), known_.end());
+        std::erase_if(names, [](const std::string& n) { return n.starts_with(kKafkaPrefix); });
+        return Status::InvalidArgument(fmt::format(
+            "{}: unknown option `{}` (known: {})", what_, k,
+            names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", "))));
+      }
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Status Error(const std::string& name, std::string problem) const {
+    return Status::InvalidArgument(fmt::format("{}: option `{}` {}", what_, name, problem));
+  }
+
+  std::string what_;
+  const ConnectorOptions& options_;
+  std::set<std::string> known_;
+};
+
+Result<std::unique_ptr<RawSource>> MakeFileSource(OptionReader& r) {
+  FileSourceOptions o;
+  int64_t header = 0;
+  FLOW_RETURN_IF_ERROR(r.String("path", &o.path, true));
+  FLOW_RETURN_IF_ERROR(r.Size("max_line_bytes", &o.max_line_bytes));
+  FLOW_RETURN_IF_ERROR(r.Size("read_chunk_bytes", &o.read_chunk_bytes));
+  FLOW_RETURN_IF_ERROR(r.Bool("skip_empty_lines", &o.skip_empty_lines));
+  FLOW_RETURN_IF_ERROR(r.Bool("quoted_newlines", &o.quoted_newlines));
+  FLOW_RETURN_IF_ERROR(r.Int("header_lines", 0, 1000, &header));
+  o.header_lines = static_cast<uint32_t>(header);
+  FLOW_RETURN_IF_ERROR(r.RejectUnknown());
+  return std::unique_ptr<RawSource>(std::make_unique<FileSource>(std::move(o)));
+}
+
+Result<std::unique_ptr<RawSource>> MakeStdinSource(OptionReader& r) {
+  StdinSourceOptions o;
+  FLOW_RETURN_IF_ERROR(r.Size("max_line_bytes", &o.max_line_bytes));
+  FLOW_RETURN_IF_ERROR(r.Bool("skip_empty_lines", &o.skip_empty_lines));
+  FLOW_RETURN_IF_ERROR(r.Bool("quoted_newlines", &o.quoted_newlines));
+  FLOW_RETURN_IF_ERROR(r.RejectUnknown());
+  return std::unique_ptr<RawSource>(std::make_unique<StdinSource>(o));
+}
+
+Result<std::unique_ptr<RawSource>> MakeKafkaSource(OptionReader& r) {
+  KafkaSourceOptions o;
+  size_t start = 0, isolation = 0;
+  FLOW_RETURN_IF_ERROR(r.String("brokers", &o.brokers, true));
+  FLOW_RETURN_IF_ERROR(r.String("topic", &o.topic, true));
+  FLOW_RETURN_IF_ERROR(r.String("group_id", &o.group_id));
+  FLOW_RETURN_IF_ERROR(r.Choice("start", {"earliest", "latest", "committed"}, &start));
+  FLOW_RETURN_IF_ERROR(r.Choice("isolation", {"read_committed", "read_uncommitted"}, &isolation));
+  FLOW_RETURN_IF_ERROR(r.DurationMsInt("metadata_timeout", &o.metadata_timeout_ms));
+  FLOW_RETURN_IF_ERROR(r.DurationMsInt("unavailable_timeout", &o.unavailable_timeout_ms));
+  o.start = static_cast<KafkaStart>(start);
+  o.read_committed = isolation == 0;
+  o.properties = r.Passthrough();
+  FLOW_RETURN_IF_ERROR(r.RejectUnknown());
+  return std::unique_ptr<RawSource>(std::make_unique<KafkaSource>(std::move(o)));
+}
+
+Result<std::unique_ptr<RawSink>> MakeFileSink(OptionReader& r) {
+  FileSinkOptions o;
+  FLOW_RETURN_IF_ERROR(r.String("directory", &o.directory, true));
+  FLOW_RETURN_IF_ERROR(r.String("prefix", &o.prefix));
+  if (const std::string* suffix = r.Find("suffix")) o.suffix = *suffix;  // may be empty
+  FLOW_RETURN_IF_ERROR(r.Size("roll_bytes", &o.roll_bytes));
+  FLOW_RETURN_IF_ERROR(r.Size("buffer_bytes", &o.buffer_bytes));
+  FLOW_RETURN_IF_ERROR(r.RejectUnknown());
+  return std::unique_ptr<RawSink>(std::make_unique<FileSink>(std::move(o)));
+}
+
+Result<std::unique_ptr<RawSink>> MakeKafkaSink(OptionReader& r) {
+  KafkaSinkOptions o;
+  size_t partitioner = 0;
+  int64_t partition = 0;
+  FLOW_RETURN_IF_ERROR(r.String("brokers", &o.brokers, true));
+  FLOW_RETURN_IF_ERROR(r.String("topic", &o.topic, true));
+  FLOW_RETURN_IF_ERROR(r.Choice("partitioner", {"key_hash", "explicit"}, &partitioner));
+  FLOW_RETURN_IF_ERROR(r.Int("partition", 0, std::numeric_limits<int32_t>::max(), &partition));
+  FLOW_RETURN_IF_ERROR(r.DurationMsInt("metadata_timeout", &o.metadata_timeout_ms));
+  FLOW_RETURN_IF_ERROR(r.DurationMsInt("delivery_timeout", &o.delivery_timeout_ms));
+  FLOW_RETURN_IF_ERROR(r.DurationMsInt("flush_timeout", &o.flush_timeout_ms));
+  o.partitioner = static_cast<KafkaPartitioner>(partitioner);
+  o.partition = static_cast<int32_t>(partition);
+  o.properties = r.Passthrough();
+  FLOW_RETURN_IF_ERROR(r.RejectUnknown());
+  return std::unique_ptr<RawSink>(std::make_unique<KafkaSink>(std::move(o)));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RawSource>> MakeRawSource(std::string_view kind,
+                                                 const ConnectorOptions& options) {
+  OptionReader r(fmt::format("{} source", kind), options);
+  if (kind == "file") return MakeFileSource(r);
+  if (kind == "stdin") return MakeStdinSource(r);
+  if (kind == "kafka") return MakeKafkaSource(r);
+  return Status::InvalidArgument(
+      fmt::format("unknown source `{}` (known: file, stdin, kafka)", kind));
+}
+
+Result<std::unique_ptr<RawSink>> MakeRawSink(std::string_view kind,
+                                             const ConnectorOptions& options) {
+  OptionReader r(fmt::format("{} sink", kind), options);
+  if (kind == "file") return MakeFileSink(r);
+  if (kind == "kafka") return MakeKafkaSink(r);
+  if (kind == "stdout") {
+    StdoutSinkOptions o;
+    FLOW_RETURN_IF_ERROR(r.Size("buffer_bytes", &o.buffer_bytes));
+    FLOW_RETURN_IF_ERROR(r.RejectUnknown());
+    return std::unique_ptr<RawSink>(std::make_unique<StdoutSink>(o));
+  }
+  if (kind == "blackhole") {
+    FLOW_RETURN_IF_ERROR(r.RejectUnknown());
+    return std::unique_ptr<RawSink>(std::make_unique<BlackholeSink>());
+  }
+  return Status::InvalidArgument(
+      fmt::format("unknown sink `{}` (known: stdout, file, blackhole, kafka)", kind));
+}
+
+}  // namespace flow::rt
