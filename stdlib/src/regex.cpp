@@ -4,6 +4,7 @@
 
 #include <regex.h>
 
+#include <functional>
 #include <memory>
 #include <unordered_map>
 
@@ -66,9 +67,17 @@ namespace {
 // data-dependent patterns cannot grow it without bound.
 constexpr size_t kMaxCached = 64;
 
+// Heterogeneous lookup: finding a pattern does not allocate a std::string per call.
+struct PatternHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 const CachedRegex& Cached(std::string_view pattern) {
-  thread_local std::unordered_map<std::string, std::unique_ptr<CachedRegex>> cache;
-  auto it = cache.find(std::string(pattern));
+  thread_local std::unordered_map<std::string, std::unique_ptr<CachedRegex>, PatternHash,
+                                  std::equal_to<>>
+      cache;
+  auto it = cache.find(pattern);
   if (it != cache.end()) return *it->second;
   if (cache.size() >= kMaxCached) cache.clear();
   auto inserted = cache.emplace(std::string(pattern), std::make_unique<CachedRegex>(pattern));
