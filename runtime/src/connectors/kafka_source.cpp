@@ -12,6 +12,7 @@ namespace flow::rt {
 namespace {
 
 constexpr uint8_t kPositionVersion = 1;
+constexpr int kProbeTimeoutMs = 2000;
 
 void DestroyPartitionList(rd_kafka_topic_partition_list_t* list) {
   if (list != nullptr) rd_kafka_topic_partition_list_destroy(list);
@@ -24,6 +25,15 @@ KafkaSource::KafkaSource(KafkaSourceOptions options) : options_(std::move(option
 }
 
 KafkaSource::~KafkaSource() { Close().IgnoreError(); }  // errors on teardown have no reader
+
+void KafkaSource::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
+  // Served by rd_kafka_consume_batch_queue on the polling thread: no locking needed.
+  auto* self = static_cast<KafkaSource*>(opaque);
+  if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT) {
+    if (self->down_since_ms_ < 0) self->down_since_ms_ = KafkaNowMs();
+    self->down_reason_ = reason != nullptr ? reason : "";
+  }
+}
 
 Status KafkaSource::Open(uint32_t subtask, uint32_t parallelism) {
   if (parallelism == 0 || subtask >= parallelism) {
@@ -46,6 +56,8 @@ Status KafkaSource::Open(uint32_t subtask, uint32_t parallelism) {
   for (const auto& [k, v] : options_.properties) settings[k] = v;
   Result<rd_kafka_conf_t*> conf = MakeKafkaConf(settings, "kafka source");
   if (!conf.ok()) return conf.status();
+  rd_kafka_conf_set_error_cb(*conf, &KafkaSource::OnError);
+  rd_kafka_conf_set_opaque(*conf, this);
   char err[512];
   rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, *conf, err, sizeof err);
   if (rk_ == nullptr) {
@@ -170,6 +182,7 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
       if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) continue;
       if (m->err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || m->err == RD_KAFKA_RESP_ERR__TRANSPORT) {
         if (down_since_ms_ < 0) down_since_ms_ = KafkaNowMs();
+        down_reason_ = rd_kafka_message_errstr(m);
         continue;
       }
       if (error.ok()) {
@@ -198,8 +211,17 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
     return PollResult::kRecords;
   }
   if (down_since_ms_ >= 0 && KafkaNowMs() - down_since_ms_ > options_.unavailable_timeout_ms) {
-    return Status::Unavailable(fmt::format("kafka source: brokers {} unreachable for over {} ms",
-                                           options_.brokers, options_.unavailable_timeout_ms));
+    // librdkafka reports brokers going down but not coming back: on an idle topic, ask for
+    // metadata before declaring them unavailable.
+    Result<int32_t> probe =
+        KafkaPartitionCount(rk_, options_.topic, options_.brokers, kProbeTimeoutMs);
+    if (probe.ok()) {
+      down_since_ms_ = -1;
+      return PollResult::kIdle;
+    }
+    return Status::Unavailable(fmt::format("kafka source: brokers {} unreachable for over {} ms ({})",
+                                           options_.brokers, options_.unavailable_timeout_ms,
+                                           down_reason_));
   }
   return PollResult::kIdle;
 }

@@ -75,6 +75,7 @@ class KafkaSource final : public RawSource {
   const std::map<int32_t, int64_t>& positions() const { return next_offsets_; }
 
  private:
+  static void OnError(rd_kafka_s* rk, int err, const char* reason, void* opaque);
   Status ResolveStartOffsets();
   Status Assign();
   void ReleaseMessages();
@@ -86,6 +87,7 @@ class KafkaSource final : public RawSource {
   std::vector<rd_kafka_message_s*> batch_;   // messages backing the last Poll's payloads
   bool assigned_ = false;
   int64_t down_since_ms_ = -1;  // monotonic ms when "all brokers down" was first seen
+  std::string down_reason_;
 };
 
 }  // namespace flow::rt
