@@ -1,5 +1,6 @@
 #include "flow/stdlib/hyperloglog.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -44,30 +45,49 @@ double Tau(double x) {
 }  // namespace
 
 void HyperLogLog::AddHash(uint64_t hash) {
-  if (registers_.empty()) registers_.assign(kRegisters, 0);
   size_t index = static_cast<size_t>(hash >> (64 - kPrecision));
   uint64_t rest = hash << kPrecision;
   uint8_t rank = rest == 0 ? kMaxRank : static_cast<uint8_t>(__builtin_clzll(rest) + 1);
-  if (rank > kMaxRank) rank = kMaxRank;
-  if (rank > registers_[index]) registers_[index] = rank;
+  SetRegister(index, rank);
+}
+
+void HyperLogLog::SetRegister(size_t index, uint8_t rank) {
+  if (!dense_.empty()) {
+    if (rank > dense_[index]) dense_[index] = rank;
+    return;
+  }
+  uint32_t key = static_cast<uint32_t>(index) << 8;
+  auto it = std::lower_bound(sparse_.begin(), sparse_.end(), key);
+  if (it != sparse_.end() && (*it >> 8) == index) {
+    if (rank > (*it & 0xff)) *it = key | rank;
+    return;
+  }
+  sparse_.insert(it, key | rank);
+  if (sparse_.size() > kSparseLimit) Densify();
+}
+
+void HyperLogLog::Densify() {
+  std::vector<uint8_t> dense(kRegisters, 0);
+  for (uint32_t e : sparse_) dense[e >> 8] = static_cast<uint8_t>(e & 0xff);
+  dense_ = std::move(dense);
+  sparse_ = std::vector<uint32_t>();  // release the memory, not just the size
 }
 
 void HyperLogLog::Merge(const HyperLogLog& other) {
-  if (other.registers_.empty()) return;
-  if (registers_.empty()) {
-    registers_ = other.registers_;
-    return;
-  }
-  for (size_t i = 0; i < kRegisters; ++i) {
-    if (other.registers_[i] > registers_[i]) registers_[i] = other.registers_[i];
-  }
+  if (!other.dense_.empty() && dense_.empty()) Densify();
+  other.ForEachSet([this](size_t index, uint8_t rank) { SetRegister(index, rank); });
 }
 
 int64_t HyperLogLog::Estimate() const {
-  if (registers_.empty()) return 0;
+  if (empty()) return 0;
   const double m = static_cast<double>(kRegisters);
   std::vector<double> histogram(kMaxRank + 1, 0.0);
-  for (uint8_t r : registers_) histogram[r] += 1.0;
+  double set = 0;
+  ForEachSet([&](size_t, uint8_t rank) {
+    histogram[rank] += 1.0;
+    set += 1.0;
+  });
+  histogram[0] = m - set;
   double z = m * Tau(1.0 - histogram[kMaxRank] / m);
   for (int k = kMaxRank - 1; k >= 1; --k) z = 0.5 * (z + histogram[k]);
   z += m * Sigma(histogram[0] / m);
@@ -78,25 +98,26 @@ int64_t HyperLogLog::Estimate() const {
 void HyperLogLog::Serialize(rt::BinaryWriter& w) const {
   w.PutU8(kTag);
   w.PutU8(kPrecision);
-  if (registers_.empty()) {
+  if (empty()) {
     w.PutU8(kEmpty);
     return;
   }
   uint32_t set = 0;
-  for (uint8_t r : registers_) set += r != 0 ? 1 : 0;
+  ForEachSet([&set](size_t, uint8_t) { ++set; });
   // A sparse entry takes 3 bytes (u16 index + rank), a dense register 1 byte.
   if (set * 3 < kRegisters) {
     w.PutU8(kSparse);
     w.PutU32(set);
-    for (size_t i = 0; i < kRegisters; ++i) {
-      if (registers_[i] == 0) continue;
-      w.PutU8(static_cast<uint8_t>(i & 0xff));
-      w.PutU8(static_cast<uint8_t>(i >> 8));
-      w.PutU8(registers_[i]);
-    }
+    ForEachSet([&w](size_t index, uint8_t rank) {
+      w.PutU8(static_cast<uint8_t>(index & 0xff));
+      w.PutU8(static_cast<uint8_t>(index >> 8));
+      w.PutU8(rank);
+    });
   } else {
     w.PutU8(kDense);
-    for (uint8_t r : registers_) w.PutU8(r);
+    std::vector<uint8_t> regs(kRegisters, 0);
+    ForEachSet([&regs](size_t index, uint8_t rank) { regs[index] = rank; });
+    for (uint8_t r : regs) w.PutU8(r);
   }
 }
 
@@ -111,12 +132,11 @@ rt::Status HyperLogLog::Deserialize(rt::BinaryReader& r) {
   if (precision != kPrecision)
     return corrupt("precision " + std::to_string(precision) + ", expected 14");
   FLOW_RETURN_IF_ERROR(r.GetU8(&mode));
-  std::vector<uint8_t> regs;
+  HyperLogLog next;
   if (mode == kEmpty) {
-    registers_.clear();
+    *this = std::move(next);
     return rt::Status::Ok();
   }
-  regs.assign(kRegisters, 0);
   if (mode == kSparse) {
     uint32_t n = 0;
     FLOW_RETURN_IF_ERROR(r.GetU32(&n));
@@ -130,18 +150,21 @@ rt::Status HyperLogLog::Deserialize(rt::BinaryReader& r) {
       if (index >= kRegisters || rank == 0 || rank > kMaxRank) {
         return corrupt("register " + std::to_string(index) + " = " + std::to_string(rank));
       }
-      regs[index] = rank;
+      next.SetRegister(index, rank);
     }
   } else if (mode == kDense) {
+    std::vector<uint8_t> regs(kRegisters, 0);
     for (size_t i = 0; i < kRegisters; ++i) {
       FLOW_RETURN_IF_ERROR(r.GetU8(&regs[i]));
-      if (regs[i] > kMaxRank)
+      if (regs[i] > kMaxRank) {
         return corrupt("register " + std::to_string(i) + " = " + std::to_string(regs[i]));
+      }
     }
+    next.dense_ = std::move(regs);
   } else {
     return corrupt("unknown encoding " + std::to_string(mode));
   }
-  registers_ = std::move(regs);
+  *this = std::move(next);
   return rt::Status::Ok();
 }
 

@@ -52,6 +52,34 @@ TEST(StdlibApproxDistinct, MergeEqualsOneSketchOverEverything) {
   EXPECT_EQ(empty.Result(), all.Result());
 }
 
+TEST(StdlibApproxDistinct, SmallSketchesStaySmallAndMixedMergesAgree) {
+  ApproxDistinct<int64_t> small;
+  for (int64_t i = 0; i < 20; ++i) small.Add(i);
+  HyperLogLog probe;
+  for (int64_t i = 0; i < 20; ++i) probe.AddHash(rt::StableHash(i));
+  EXPECT_LT(probe.memory_bytes(), 1024u);  // far below the 16 KiB dense array
+  EXPECT_EQ(small.Result(), 20);
+
+  // Sparse into dense, dense into sparse, sparse into sparse (crossing the switch): each equals
+  // one sketch that saw the union.
+  ApproxDistinct<int64_t> big, union_all;
+  for (int64_t i = 1000; i < 60000; ++i) big.Add(i);
+  for (int64_t i = 0; i < 20; ++i) union_all.Add(i);
+  for (int64_t i = 1000; i < 60000; ++i) union_all.Add(i);
+  ApproxDistinct<int64_t> a = small, b = big;
+  a.Merge(big);
+  b.Merge(small);
+  EXPECT_EQ(a.Result(), union_all.Result());
+  EXPECT_EQ(b.Result(), union_all.Result());
+  ApproxDistinct<int64_t> left, right, both;
+  for (int64_t i = 0; i < 900; ++i) left.Add(i);
+  for (int64_t i = 900; i < 1800; ++i) right.Add(i);
+  for (int64_t i = 0; i < 1800; ++i) both.Add(i);
+  left.Merge(right);
+  EXPECT_EQ(left.Result(), both.Result());
+  EXPECT_LT(RelativeError(both.Result(), 1800), 0.03);
+}
+
 TEST(StdlibApproxDistinct, SerializeSparseAndDense) {
   for (int64_t n : {0, 5, 3000, 200000}) {
     ApproxDistinct<int64_t> hll;

@@ -1,6 +1,8 @@
 #pragma once
-// HyperLogLog distinct counting over 64-bit hashes: 2^14 one-byte registers (16 KiB, allocated on
-// the first value), standard error about 0.8%. Estimates use Ertl's improved raw estimator
+// HyperLogLog distinct counting over 64-bit hashes: 2^14 one-byte registers, standard error about
+// 0.8%. Small sketches keep only their set registers (4 bytes each, up to 4 KiB) and switch to the
+// dense 16 KiB array when more are set, so many keys with few distinct values stay cheap. Estimates
+// use Ertl's improved raw estimator
 // ("New cardinality estimation algorithms for HyperLogLog sketches", 2017), which needs no
 // empirical bias tables and is accurate from 0 to billions. Sketches merge by register-wise max,
 // so Merge(a, b) equals a sketch that saw both inputs.
@@ -24,7 +26,9 @@ class HyperLogLog {
   void Merge(const HyperLogLog& other);
   // The estimated number of distinct hashes added (0 when empty).
   int64_t Estimate() const;
-  bool empty() const { return registers_.empty(); }
+  bool empty() const { return sparse_.empty() && dense_.empty(); }
+  // Bytes of register storage held (for state-size metrics and tests).
+  size_t memory_bytes() const { return sparse_.capacity() * sizeof(uint32_t) + dense_.capacity(); }
 
   // Sparse (index, rank pairs) when few registers are set, else dense.
   void Serialize(rt::BinaryWriter& w) const;
@@ -32,7 +36,26 @@ class HyperLogLog {
   [[nodiscard]] rt::Status Deserialize(rt::BinaryReader& r);
 
  private:
-  std::vector<uint8_t> registers_;  // empty, or kRegisters entries
+  // Set registers while sparse: (index << 8 | rank), sorted by index. Past this many the sketch
+  // turns dense.
+  static constexpr size_t kSparseLimit = kRegisters / 16;
+
+  void SetRegister(size_t index, uint8_t rank);
+  void Densify();
+  // Calls f(index, rank) for every set register in index order, whichever representation.
+  template <typename F>
+  void ForEachSet(F f) const {
+    if (!dense_.empty()) {
+      for (size_t i = 0; i < kRegisters; ++i) {
+        if (dense_[i] != 0) f(i, dense_[i]);
+      }
+    } else {
+      for (uint32_t e : sparse_) f(static_cast<size_t>(e >> 8), static_cast<uint8_t>(e & 0xff));
+    }
+  }
+
+  std::vector<uint32_t> sparse_;
+  std::vector<uint8_t> dense_;  // empty, or kRegisters entries
 };
 
 }  // namespace flow::agg
