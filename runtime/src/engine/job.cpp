@@ -44,6 +44,14 @@ KeyGroupRange KeyGroupsOfSubtask(uint32_t subtask, uint32_t parallelism, uint32_
   return r;
 }
 
+namespace {
+int64_t SumOf(const std::vector<Metric*>& metrics) {
+  int64_t s = 0;
+  for (Metric* m : metrics) s += m->value();
+  return s;
+}
+}  // namespace
+
 struct Job::Runtime {
   std::vector<std::unique_ptr<ChannelBase>> channels;
   std::vector<std::unique_ptr<Consumer>> consumers;
@@ -87,6 +95,8 @@ void Job::AddEdgeBase(std::unique_ptr<engine_detail::EdgeBase> edge) {
 Status Job::Build(Runtime* rt) {
   FLOW_RETURN_IF_ERROR(build_status_);
   if (nodes_.empty()) return Status::InvalidArgument("the job has no sources");
+  if (options_.batch_size == 0) return Status::InvalidArgument("batch size must be at least 1");
+  if (options_.max_parallelism == 0) return Status::InvalidArgument("max parallelism must be at least 1");
   const size_t n = nodes_.size();
   const uint32_t maxp = options_.max_parallelism;
   for (auto& e : edges_) {
@@ -276,7 +286,8 @@ Status Job::Execute() {
         {{"url", fmt::format("http://{}:{}/metrics", options_.metrics_bind, server.port())}});
   }
   task_count_ = rt.tasks.size();
-  Log(LogLevel::kDebug, "engine", "job starting", {{"tasks", std::to_string(rt.tasks.size())}});
+  Log(LogLevel::kInfo, "engine", "job running",
+      {{"tasks", std::to_string(rt.tasks.size())}, {"parallelism", std::to_string(options_.parallelism)}});
   rt.running = rt.tasks.size();
   std::vector<std::thread> threads;
   threads.reserve(rt.tasks.size());
@@ -312,6 +323,11 @@ Status Job::Execute() {
   max_channel_depth_ = max_depth;
   metrics_.ClearCallbacks();
   std::lock_guard<std::mutex> lock(rt.error_mu);
+  if (rt.error.ok()) {
+    Log(LogLevel::kInfo, "engine", control_.stop.load() ? "job stopped" : "job finished",
+        {{"records_in", std::to_string(SumOf(rt.source_out))},
+         {"records_out", std::to_string(SumOf(rt.sink_in))}});
+  }
   return rt.error;
 }
 
@@ -319,11 +335,6 @@ void Job::Monitor(Runtime* rt) {
   using Clock = std::chrono::steady_clock;
   const auto interval = std::chrono::milliseconds(static_cast<int64_t>(options_.progress_interval_s * 1000));
   auto last = Clock::now();
-  auto sum = [](const std::vector<Metric*>& ms) {
-    int64_t s = 0;
-    for (Metric* m : ms) s += m->value();
-    return s;
-  };
   int64_t last_in = 0, last_out = 0;
   while (rt->running.load() > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -335,7 +346,7 @@ void Job::Monitor(Runtime* rt) {
     auto now = Clock::now();
     double secs = std::chrono::duration<double>(now - last).count();
     last = now;
-    int64_t in = sum(rt->source_out), out = sum(rt->sink_in);
+    int64_t in = SumOf(rt->source_out), out = SumOf(rt->sink_in);
     TimestampMs wm = kMaxWatermark;
     for (Metric* m : rt->sink_watermark) wm = std::min(wm, m->value());
     std::string lag = "n/a";

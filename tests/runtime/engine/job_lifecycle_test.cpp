@@ -244,5 +244,25 @@ TEST(StopTest, SigtermStopsGracefullyWithExitCode0) {
               "stop requested by signal(.|\n)*sink closed flushed=1(.|\n)*drained=yes");
 }
 
+TEST(ProgressTest, ReportsProgressLinesWhileRunning) {
+  JobOptions options;
+  options.progress_interval_s = 0.05;
+  Job job(options);
+  // A source that needs at least 300 ms, so several 50 ms progress intervals pass.
+  job.Source<int64_t>("slow", GeneratorSourceFactory<int64_t>([](uint64_t i, int64_t* out) {
+                        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                        *out = static_cast<int64_t>(i);
+                        return i < 300;
+                      }))
+      .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()));
+  ::testing::internal::CaptureStderr();
+  Status s = testing::ExecuteWithWatchdog(job);
+  std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(s.ok());
+  EXPECT_NE(err.find(" INFO progress running in_per_s="), std::string::npos) << err;
+  EXPECT_NE(err.find(" out_total="), std::string::npos) << err;
+  EXPECT_NE(err.find(" watermark_lag="), std::string::npos) << err;
+}
+
 }  // namespace
 }  // namespace flow::rt
