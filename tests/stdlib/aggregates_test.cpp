@@ -282,7 +282,7 @@ TEST(StdlibAggregates, ForeignOrMalformedStateIsCorruption) {
   rt::BinaryReader r(w.data());
   rt::Status s = sum.Deserialize(r);
   EXPECT_EQ(s.code(), rt::StatusCode::kCorruption);
-  EXPECT_NE(s.message().find("sum state: bad tag"), std::string::npos) << s.message();
+  EXPECT_EQ(s.message(), "sum state: bad tag 'C', expected 'S'");
 
   // A list claiming more elements than there are bytes is rejected before allocating.
   rt::BinaryWriter lw;

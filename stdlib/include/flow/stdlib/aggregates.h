@@ -43,8 +43,21 @@ inline rt::Status ReadTag(rt::BinaryReader& r, uint8_t expected, const char* wha
   rt::Status s = r.GetU8(&tag);
   if (!s.ok()) return rt::Status::Corruption(std::string(what) + " state: " + s.message());
   if (tag != expected) {
-    return rt::Status::Corruption(std::string(what) + " state: bad tag " + std::to_string(tag) +
-                                  ", expected " + std::to_string(expected));
+    // Tags are letters ('C' count, 'S' sum, ...); show them as such when they are.
+    // Built by append: `"x" + std::string` trips a g++ 12 -Wrestrict false positive.
+    auto show = [](std::string* out, uint8_t t) {
+      if (t >= 0x21 && t <= 0x7e) {
+        out->append(1, '\'').append(1, static_cast<char>(t)).append(1, '\'');
+      } else {
+        out->append(std::to_string(t));
+      }
+    };
+    std::string message(what);
+    message.append(" state: bad tag ");
+    show(&message, tag);
+    message.append(", expected ");
+    show(&message, expected);
+    return rt::Status::Corruption(std::move(message));
   }
   return rt::Status::Ok();
 }
