@@ -121,5 +121,37 @@ TEST(NexmarkReferenceTest, BidsMatchTheReferenceModel) {
   EXPECT_EQ(b.extra, R"(grphndllvena\L]K[Tgcyllyxewmag_aUaO_dpofzntpfdinWJ^QM_ei)");
 }
 
+TEST(NexmarkReferenceTest, FlinkOffsetsAndRateMatchTheReferenceModel) {
+  // Flink's nexmark source at parallelism 1: event id = 1 + event number, event number = 1 + i;
+  // 1,000,000 events/s, so timestamps advance by 1 ms every 1000 events.
+  NexmarkConfig config;
+  config.first_event_id = 1;
+  config.first_event_number = 1;
+  config.rate = 1000000;
+  auto gen = NexmarkGenerator::Create(config);
+  ASSERT_TRUE(gen.ok());
+  struct Expected {
+    int64_t index, event_id, id, seller, category, initial_bid;
+    TimestampMs date_time, expires;
+  };
+  const Expected expected[] = {
+      {49, 51, 1003, 1000, 11, 5037490, 1436918400000, 1436918400001},
+      {1000, 1002, 1061, 1000, 12, 2597, 1436918400001, 1436918400003},
+      {123451, 123453, 8409, 3400, 14, 218, 1436918400123, 1436918400125},
+  };
+  for (const Expected& e : expected) {
+    EXPECT_EQ(gen->EventId(e.index), e.event_id);
+    ASSERT_EQ(gen->KindAt(e.index), NexmarkKind::kAuction) << e.index;
+    NexmarkAuction a;
+    gen->GenerateAuction(e.index, &a);
+    EXPECT_EQ(a.id, e.id) << e.index;
+    EXPECT_EQ(a.seller, e.seller) << e.index;
+    EXPECT_EQ(a.category, e.category) << e.index;
+    EXPECT_EQ(a.initialBid, e.initial_bid) << e.index;
+    EXPECT_EQ(a.dateTime, e.date_time) << e.index;
+    EXPECT_EQ(a.expires, e.expires) << e.index;
+  }
+}
+
 }  // namespace
 }  // namespace flow::rt
