@@ -183,6 +183,35 @@ TEST(WindowAggregateTest, ProcessingTimeFiresOnTheClock) {
   EXPECT_EQ(out.records[1].first, (WindowRow{1, 1100, 1200, 1, 7, 7, 0}));
 }
 
+TEST(WindowAggregateTest, ExtremeTimestampsAreRejectedOrHandledWithoutOverflow) {
+  VectorCollector<WindowRow> out;
+  auto op = MakeOp(SlidingWindows::Sliding(kMaxWindowDuration, kMaxWindowDuration / 4).value(),
+                   KeyGroupRange::All(), kMaxWindowDuration, &out);
+  op->ProcessElement(Event{1, 1, 0}, INT64_MIN);
+  op->ProcessElement(Event{1, 1, 1}, INT64_MAX);
+  op->ProcessElement(Event{1, 1, 2}, kMaxEventTime + 1);
+  EXPECT_EQ(op->counters().invalid_timestamps, 3u);
+  op->ProcessElement(Event{1, 2, 3}, kMaxEventTime);
+  op->ProcessElement(Event{1, 3, 4}, -kMaxEventTime);
+  EXPECT_LT(op->NextFireTime(), kMaxWatermark);
+  op->OnWatermark(kMaxWatermark);
+  EXPECT_EQ(out.records.size(), 8u);  // each record is in size/slide = 4 windows
+  EXPECT_EQ(op->StateSize(), 0u);
+  EXPECT_EQ(op->NextFireTime(), kMaxWatermark);
+}
+
+TEST(WindowAggregateTest, SnapshotOfAnotherOperatorKindIsRejected) {
+  VectorCollector<WindowRow> out;
+  auto op = MakeOp(SlidingWindows::Tumbling(10).value(), KeyGroupRange::All(), 0, &out);
+  KeyedOperatorCore other("session_window", {});
+  BinaryWriter w;
+  other.Snapshot(&w);
+  BinaryReader r(w.data());
+  Status s = op->RestoreState(&r);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("session_window"), std::string::npos) << s.message();
+}
+
 TEST(WindowAggregateTest, InvalidSpecsAndCorruptSnapshotsAreErrors) {
   EXPECT_EQ(SlidingWindows::Sliding(10, 0).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(SlidingWindows::Sliding(10, 11).status().code(), StatusCode::kInvalidArgument);

@@ -88,6 +88,10 @@ class WindowAggregateOperator {
   void SnapshotState(BinaryWriter* out) const { core_.Snapshot(out); }
   [[nodiscard]] Status RestoreState(BinaryReader* in) { return core_.Restore(in); }
 
+  // When the next window fires (as a watermark or processing time); kMaxWatermark when none is
+  // pending. Lets the engine schedule OnProcessingTime() in processing-time mode.
+  TimestampMs NextFireTime() { return timers_->NextTimestamp(); }
+
   const OperatorCounters& counters() const { return core_.counters(); }
   // Entries held (panes + timers); 0 after end of input.
   size_t StateSize() const { return core_.backend().TotalEntries(); }
