@@ -10,15 +10,18 @@
 // with any optional argument the result is optional and empty when an argument is null — except
 // Coalesce and NullIf, which handle nulls themselves (registry: nullable_in_propagates = false).
 // Strings are UTF-8: lengths and positions count code points; case mapping is ASCII-only and never
-// touches the bytes of multibyte characters. Malformed UTF-8 is never an error: a stray byte
-// counts as one character.
+// touches the bytes of multibyte characters. Malformed UTF-8 is never an error: a character is a
+// byte that is not a continuation byte (10xxxxxx) plus the continuation bytes after it, so
+// functions never split a character but may keep stray bytes with their neighbour.
 //
 // Documented edge cases (no function throws or aborts on any input):
 //   mod(a, 0) = 0 for int, NaN for float; mod(INT64_MIN, -1) = 0. abs(INT64_MIN) = INT64_MIN.
 //   sqrt/ln/log10 of a negative number = NaN; ln(0) = -Infinity.
-//   An invalid regular expression matches nothing (regexp_extract gives null); literal patterns
-//   are rejected at compile time by the checker (registry CheckLiteralArgument).
-//   date_trunc with an unknown unit returns the timestamp unchanged.
+//   An invalid regular expression matches nothing (regexp_extract gives null); the checker can
+//   reject invalid literal patterns at compile time (registry CheckLiteralArgument).
+//   date_trunc with an unknown unit returns the timestamp unchanged; truncating below INT64_MIN
+//   clamps to INT64_MIN.
+//   lpad/rpad lengths above 1,048,576 characters are capped there (bounded memory).
 // Threading: all functions are safe to call concurrently; regex caches are per thread.
 
 #include <algorithm>
