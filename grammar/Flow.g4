@@ -198,6 +198,7 @@ WS : [ \t\r\n]+ -> skip ;
 // Unterminated strings and comments go to the hidden channel; compiler/parse/ reports them with a
 // precise message instead of a generic "unexpected token".
 UNTERMINATED_STRING : '"' (~["\\\r\n] | '\\' ~[\r\n])* -> channel(HIDDEN) ;
-UNTERMINATED_COMMENT : '/*' .*? EOF -> channel(HIDDEN) ;
+// Cannot contain `*/`, so it only wins (longest match) when the comment is really unterminated.
+UNTERMINATED_COMMENT : '/*' (~'*' | '*'+ ~[*/])* '*'* EOF -> channel(HIDDEN) ;
 
 fragment DIGIT : [0-9] ;

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "diag/kinds.h"
 #include "diag/suggest.h"
 #include "driver/commands.h"
 #include "flow/version.h"
@@ -28,6 +29,7 @@ void PrintHelp() {
   std::printf("Usage: flowc <command> [options] [files]\n\nCommands:\n");
   for (const Command* c : Commands()) std::printf("  %-10s %.*s\n", std::string(c->name).c_str(), static_cast<int>(c->summary.size()), c->summary.data());
   std::printf("  %-10s %s\n", "help", "show help for a command: flowc help <command>");
+  std::printf("  %-10s %s\n", "", "list every diagnostic kind: flowc help diagnostics");
   std::printf("\nOptions:\n  --help, -h   show this help\n  --version    print the version\n");
   std::printf("\nExit codes: 0 ok, 1 the script has errors, 2 usage error.\n");
 }
@@ -71,6 +73,13 @@ int RunCli(int argc, char** argv) {
   if (first == "help") {
     if (args.size() == 1) {
       PrintHelp();
+      return 0;
+    }
+    if (args[1] == "diagnostics") {
+      for (const diag::KindInfo& k : diag::AllKinds()) {
+        std::printf("%-26s %-7s %.*s\n", std::string(k.id).c_str(), k.severity == diag::Severity::kWarning ? "warning" : "error",
+                    static_cast<int>(k.summary.size()), k.summary.data());
+      }
       return 0;
     }
     const Command* c = FindCommand(args[1]);

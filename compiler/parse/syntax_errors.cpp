@@ -74,6 +74,10 @@ std::string DescribeExpected(const antlr4::misc::IntervalSet& set, const antlr4:
     std::string n = TypeName(type, vocab);
     if (seen.insert(n).second) names.push_back(n);
   }
+  if (set.contains(static_cast<size_t>(FlowParser::INT)) && set.contains(static_cast<size_t>(FlowParser::STRING)) &&
+      set.contains(static_cast<size_t>(FlowParser::CASE))) {
+    return "expected an expression";
+  }
   if (names.empty() || names.size() > kMaxExpectedListed) return "";
   std::string out = "expected ";
   for (size_t i = 0; i < names.size(); ++i) {
@@ -115,7 +119,28 @@ void SyntaxErrorStrategy::Report(antlr4::Parser* recognizer, antlr4::Token* at, 
     if (statement == last_statement_) return;
     last_statement_ = statement;
   }
-  ctx_.diags().Report(diag::Kind::kSyntaxError, ctx_.Range(at), message);
+  // Also one per source region: a region starts at a token in column 0 (statements start there by
+  // convention; continuation lines are indented), so recovery debris after an error stays quiet.
+  size_t region = 0;
+  if (at != nullptr) {
+    antlr4::TokenStream* tokens = recognizer->getTokenStream();
+    for (size_t i = at->getTokenIndex() + 1; i-- > 0;) {
+      antlr4::Token* t = tokens->get(i);
+      if (t->getChannel() == antlr4::Token::DEFAULT_CHANNEL && t->getCharPositionInLine() == 0) {
+        region = i + 1;
+        break;
+      }
+    }
+  }
+  if (region != 0 && region == last_region_) return;
+  last_region_ = region;
+  diag::SourceRange range = ctx_.Range(at);
+  if (at != nullptr && at->getType() == antlr4::Token::EOF) {
+    // Point just after the last real token rather than at an empty line past the end.
+    antlr4::Token* last = recognizer->getTokenStream()->LT(-1);
+    if (last != nullptr) range = ctx_.After(last);
+  }
+  ctx_.diags().Report(diag::Kind::kSyntaxError, range, message);
   if (ctx_.diags().saturated()) throw antlr4::ParseCancellationException();
 }
 

@@ -34,6 +34,7 @@ class SyntaxErrorStrategy : public antlr4::DefaultErrorStrategy {
   void Report(antlr4::Parser* recognizer, antlr4::Token* at, const std::string& message);
   Context& ctx_;
   antlr4::ParserRuleContext* last_statement_ = nullptr;
+  size_t last_region_ = 0;  // 1 + token index where the last reported error's region starts
 };
 
 // "`)`", "end of file", "a name".

@@ -56,6 +56,77 @@ void Checker::CollectDecls() {
       stream_index_[s->name.name] = i;
     }
   }
+  FindCycles();
+}
+
+// Iterative Tarjan over the stream graph, so long chains cannot overflow the stack and the work
+// stays linear in the number of streams and references.
+void Checker::FindCycles() {
+  std::vector<std::string> names;
+  std::map<std::string, size_t> id;
+  for (auto& [name, index] : stream_index_) {
+    id[name] = names.size();
+    names.push_back(name);
+  }
+  const size_t n = names.size();
+  std::vector<std::vector<size_t>> edges(n);
+  std::vector<bool> self_loop(n, false);
+  for (size_t v = 0; v < n; ++v) {
+    auto* decl = ast::As<ast::StreamDecl>(out_.program.decls[stream_index_[names[v]]].get());
+    std::vector<const ast::Ident*> refs;
+    StreamRefs(decl->pipeline, &refs);
+    for (const ast::Ident* r : refs) {
+      auto it = id.find(r->name);
+      if (it == id.end()) continue;
+      edges[v].push_back(it->second);
+      if (it->second == v) self_loop[v] = true;
+    }
+  }
+  constexpr size_t kUnvisited = static_cast<size_t>(-1);
+  std::vector<size_t> index(n, kUnvisited), low(n, 0), comp(n, kUnvisited);
+  std::vector<bool> on_stack(n, false);
+  std::vector<size_t> stack;
+  size_t next_index = 0, next_comp = 0;
+  for (size_t root = 0; root < n; ++root) {
+    if (index[root] != kUnvisited) continue;
+    std::vector<std::pair<size_t, size_t>> call;  // (node, next edge to visit)
+    call.push_back({root, 0});
+    index[root] = low[root] = next_index++;
+    stack.push_back(root);
+    on_stack[root] = true;
+    while (!call.empty()) {
+      auto& [v, e] = call.back();
+      if (e < edges[v].size()) {
+        size_t w = edges[v][e++];
+        if (index[w] == kUnvisited) {
+          index[w] = low[w] = next_index++;
+          stack.push_back(w);
+          on_stack[w] = true;
+          call.push_back({w, 0});
+        } else if (on_stack[w]) {
+          low[v] = std::min(low[v], index[w]);
+        }
+        continue;
+      }
+      size_t done = v;
+      call.pop_back();
+      if (!call.empty()) low[call.back().first] = std::min(low[call.back().first], low[done]);
+      if (low[done] == index[done]) {
+        size_t size = 0;
+        size_t w;
+        do {
+          w = stack.back();
+          stack.pop_back();
+          on_stack[w] = false;
+          comp[w] = next_comp;
+          ++size;
+        } while (w != done);
+        if (size > 1 || self_loop[done]) cyclic_components_.insert(next_comp);
+        ++next_comp;
+      }
+    }
+  }
+  for (size_t v = 0; v < n; ++v) component_[names[v]] = comp[v];
 }
 
 types::Type Checker::ResolveType(const ast::TypeRef& t, bool allow_records) {
@@ -100,8 +171,13 @@ types::Type Checker::ResolveType(const ast::TypeRef& t, bool allow_records) {
         if (allow_records) {
           for (auto& [name, _] : out_.schemas) candidates.push_back(name);
         }
+        static const std::map<std::string, std::string> kAliases = {
+            {"integer", "int"}, {"long", "int"}, {"int64", "int"}, {"double", "float"}, {"real", "float"},
+            {"str", "string"}, {"text", "string"}, {"varchar", "string"}, {"boolean", "bool"},
+            {"datetime", "timestamp"}, {"interval", "duration"}, {"array", "list"}};
         auto& d = diags_.Report(diag::Kind::kUnknownType, t.name.range, "unknown type `" + n + "`");
-        if (auto hint = DidYouMean(n, candidates)) d.Help(*hint);
+        if (auto alias = kAliases.find(n); alias != kAliases.end()) d.Help("Flow calls this type `" + alias->second + "`");
+        else if (auto hint = DidYouMean(n, candidates)) d.Help(*hint);
         else d.Help("types are bool, int, float, string, bytes, timestamp, duration, list<T>, T? and schema names");
         return types::Type::Error();
       }
@@ -162,6 +238,7 @@ void Checker::CheckExtern(ast::ExternFnDecl& f) {
 
 const StreamInfo* Checker::UseStream(const ast::Ident& name, const ast::StreamDecl* self) {
   if (name.name.empty()) return nullptr;
+  referenced_.insert(name.name);
   if (self && name.name == self->name.name) {
     diags_.Report(diag::Kind::kStreamCycle, name.range, "stream `" + name.name + "` reads from itself")
         .AddNote(self->name.range, "`" + name.name + "` defined here");
@@ -183,27 +260,18 @@ const StreamInfo* Checker::UseStream(const ast::Ident& name, const ast::StreamDe
     return nullptr;
   }
   // Defined later: either a cycle back to the stream being defined, or just out of order.
-  if (self) {
-    std::vector<std::string> work = {name.name};
-    std::set<std::string> visited;
-    while (!work.empty()) {
-      std::string n = work.back();
-      work.pop_back();
-      if (!visited.insert(n).second) continue;
-      auto idx = stream_index_.find(n);
-      if (idx == stream_index_.end()) continue;
-      auto* decl = ast::As<ast::StreamDecl>(out_.program.decls[idx->second].get());
-      std::vector<const ast::Ident*> refs;
-      StreamRefs(decl->pipeline, &refs);
-      for (const ast::Ident* r : refs) {
-        if (r->name == self->name.name) {
-          diags_.Report(diag::Kind::kStreamCycle, name.range,
-                        "streams `" + self->name.name + "` and `" + name.name + "` depend on each other")
-              .AddNote(r->range, "`" + name.name + "` reads `" + self->name.name + "` here (possibly through other streams)");
-          return nullptr;
-        }
-        work.push_back(r->name);
+  if (self && component_.count(self->name.name) && component_.count(name.name)) {
+    size_t comp = component_[self->name.name];
+    if (comp == component_[name.name] && cyclic_components_.count(comp)) {
+      if (reported_cycles_.insert(comp).second) {
+        auto* other = ast::As<ast::StreamDecl>(out_.program.decls[later->second].get());
+        diags_.Report(diag::Kind::kStreamCycle, name.range,
+                      "streams `" + self->name.name + "` and `" + name.name + "` depend on each other in a cycle")
+            .AddNote(other->name.range, "`" + name.name + "` is defined here and reads, directly or through other streams, `" +
+                                            self->name.name + "`")
+            .Help("a stream can only read streams defined above it");
       }
+      return nullptr;
     }
   }
   auto* later_decl = ast::As<ast::StreamDecl>(out_.program.decls[later->second].get());
@@ -215,7 +283,7 @@ const StreamInfo* Checker::UseStream(const ast::Ident& name, const ast::StreamDe
 
 void Checker::ReportUnused() {
   for (auto& [name, info] : out_.streams) {
-    if (info.used || info.decl == nullptr) continue;
+    if (info.used || referenced_.count(name) || info.decl == nullptr || info.record.is_error()) continue;
     diags_.Report(diag::Kind::kUnusedStream, info.decl->name.range, "stream `" + name + "` is never used")
         .Help("write it with `" + name + " | into ...`, read it from another stream, or remove it");
   }

@@ -92,6 +92,13 @@ class Checker {
   std::map<std::string, size_t> stream_index_;  // position of each stream decl in the program
   size_t current_decl_ = 0;                     // index of the statement being checked
   const ast::StreamDecl* current_stream_ = nullptr;  // the stream being defined, if any
+  // Strongly connected component of each stream (by name); streams on a cycle share one with
+  // another stream or read themselves. Cycles already reported, by component.
+  std::map<std::string, size_t> component_;
+  std::set<size_t> cyclic_components_;
+  std::set<size_t> reported_cycles_;
+  std::set<std::string> referenced_;  // stream names read anywhere, even out of order
+  void FindCycles();
 };
 
 // "did you mean `x`?" for the closest candidate, or nullopt.

@@ -346,6 +346,11 @@ void Checker::CheckSelect(ast::SelectOp& op, FlowState& st) {
       continue;
     }
     si.item.output_name = name;
+    if (t.kind() == Kind::kNull) {
+      diags_.Report(diag::Kind::kTypeMismatch, si.item.expr->range, "the type of a bare `null` column cannot be inferred")
+          .Help("give it a type: `cast(null as string?)`");
+      t = Type::Error();
+    }
     add(name, t, si.item.alias ? si.item.alias->range : si.item.expr->range);
   }
   bool event_time = st.event_time;

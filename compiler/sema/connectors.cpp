@@ -130,7 +130,7 @@ static void CheckArgs(Checker& c, std::vector<ast::NamedArg>& args, const std::v
     cx.where = "in connector arguments";
     if (!choices.empty()) cx.enum_values = &choices;
     types::Type t = c.CheckExpr(*a.value, cx);
-    if (t.is_error()) continue;
+    if (t.is_error() && !(choices.size() && ast::As<ast::NameExpr>(a.value.get()))) continue;
     if (!choices.empty()) {
       const auto* name = ast::As<ast::NameExpr>(a.value.get());
       const auto* lit = ast::As<ast::LiteralExpr>(a.value.get());

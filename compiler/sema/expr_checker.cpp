@@ -201,6 +201,7 @@ Type Checker::CheckName(ast::NameExpr& e, const ExprContext& cx) {
     return p->second->resolved;
   }
   if (cx.state && cx.state->broken) return Type::Error();
+  if (cx.enum_values && cx.state == nullptr) return Type::Error();  // the caller names the choices
   std::vector<std::string> candidates;
   if (cx.state) {
     for (const Side& s : cx.state->sides) {
@@ -214,14 +215,20 @@ Type Checker::CheckName(ast::NameExpr& e, const ExprContext& cx) {
     if (auto hint = DidYouMean(n, candidates)) d.Help(*hint);
     return Type::Error();
   }
+  bool named = cx.state && cx.state->record.kind() == Kind::kRecord && !cx.state->record.record_name().empty();
   auto& d = diags_.Report(diag::Kind::kUnknownField, e.range,
-                          cx.state && cx.state->sides.size() == 1 && !cx.state->record.is_error() && cx.state->record.kind() == Kind::kRecord
-                              ? "no field or param `" + n + "` in " + cx.state->record.ToString() +
-                                    (cx.state->record.record_name().empty() ? "" : "")
-                              : "no field or param named `" + n + "`");
-  if (auto hint = DidYouMean(n, candidates)) d.Help(*hint);
-  if (cx.state && cx.state->sides.size() == 1 && cx.state->sides[0].declared.valid()) {
-    d.AddNote(cx.state->sides[0].declared, "the record comes from here");
+                          named ? "no field or param `" + n + "` in `" + cx.state->record.record_name() + "`"
+                                : "no field or param named `" + n + "`");
+  if (auto hint = DidYouMean(n, candidates)) {
+    d.Help(*hint);
+  } else if (cx.state && cx.state->record.kind() == Kind::kRecord) {
+    std::string list;
+    for (const std::string& f : FieldNames(cx.state->record)) list += (list.empty() ? "`" : ", `") + f + "`";
+    if (!list.empty()) d.Help("available fields: " + list);
+  }
+  if (cx.state && cx.state->record.kind() == Kind::kRecord) {
+    auto schema = out_.schemas.find(cx.state->record.record_name());
+    if (schema != out_.schemas.end()) d.AddNote(schema->second->name.range, "schema `" + schema->first + "` declared here");
   }
   return Type::Error();
 }
@@ -413,7 +420,7 @@ Type Checker::CheckCast(ast::CastExpr& e, const ExprContext& cx) {
     diags_.Report(diag::Kind::kInvalidCast, e.range, "cannot cast " + from.ToString() + " to " + to.ToString());
     return Type::Error();
   }
-  return from.nullable() ? to.AsNullable() : to;
+  return from.nullable() || f == Kind::kNull ? to.AsNullable() : to;
 }
 
 Type Checker::CheckCase(ast::CaseExpr& e, const ExprContext& cx) {

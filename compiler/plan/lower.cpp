@@ -1,0 +1,218 @@
+// Lowering: walks the checked program's statements in source order; every stream name maps to the
+// node that ends its pipeline, so later pipelines and joins can read it.
+
+#include <map>
+
+#include "plan/plan.h"
+
+namespace flow::plan {
+namespace {
+
+class Lowerer {
+ public:
+  explicit Lowerer(const sema::CheckedProgram& program) : program_(program) {
+    plan_ = std::make_unique<Plan>();
+    plan_->program = &program;
+  }
+
+  LowerResult Run() {
+    for (const ast::DeclPtr& d : program_.program.decls) {
+      if (!error_.empty()) break;
+      if (const auto* s = ast::As<ast::StreamDecl>(d.get())) {
+        int end = LowerPipeline(s->pipeline, s->name.name);
+        if (end >= 0) streams_[s->name.name] = end;
+      } else if (const auto* p = ast::As<ast::PipelineStmt>(d.get())) {
+        LowerPipeline(p->pipeline, "sink" + std::to_string(++sink_count_));
+      }
+    }
+    LowerResult r;
+    if (!error_.empty()) {
+      r.error = error_;
+      r.range = error_range_;
+    } else {
+      PruneDead();
+      r.plan = std::move(plan_);
+    }
+    return r;
+  }
+
+  // Streams nothing reads (sema warned) produce nodes that reach no sink; they are not run.
+  void PruneDead() {
+    std::vector<bool> live(plan_->nodes.size(), false);
+    for (size_t i = plan_->nodes.size(); i-- > 0;) {
+      Node* n = plan_->nodes[i].get();
+      if (n->kind == NodeKind::kSink) live[i] = true;
+      if (!live[i]) continue;
+      for (int in : n->inputs) live[static_cast<size_t>(in)] = true;
+    }
+    for (size_t i = 0; i < live.size(); ++i) {
+      if (!live[i]) plan_->nodes[i].reset();
+    }
+  }
+
+ private:
+  void Unsupported(const std::string& what, diag::SourceRange range) {
+    if (!error_.empty()) return;
+    error_ = what + " is not supported by flowc build yet";
+    error_range_ = range;
+  }
+
+  template <class T>
+  T* New(const std::string& stream, diag::SourceRange range, types::Type output, std::vector<int> inputs) {
+    auto n = std::make_unique<T>();
+    n->stream = stream;
+    n->range = range;
+    n->output = std::move(output);
+    n->inputs = std::move(inputs);
+    return plan_->Add(std::move(n));
+  }
+
+  int LowerPipeline(const ast::Pipeline& p, const std::string& stream) {
+    int cur = -1;
+    types::Type type;
+    if (p.source) {
+      const ast::Source& src = *p.source;
+      const std::string& kind = src.connector.name.name;
+      if (kind != "file" && kind != "stdin") {
+        Unsupported("the `" + kind + "` source", src.connector.range);
+        return -1;
+      }
+      std::string format = src.format ? src.format->name.name : "";
+      if (format != "json") {
+        Unsupported("`format " + format + "` on a source", src.format ? src.format->range : src.range);
+        return -1;
+      }
+      if (src.on_error && src.on_error->kind == ast::ErrorPolicyKind::kDeadLetter) {
+        Unsupported("`on error dead_letter`", src.on_error->range);
+        return -1;
+      }
+      // The schema type is the record type before the first operator.
+      type = InputOfFirst(p);
+      auto* n = New<SourceNode>(stream, src.range, type, {});
+      n->source = &src;
+      for (const types::Field& f : type.fields()) n->decoded.insert(f.name);
+      cur = n->id;
+    } else if (p.head) {
+      auto it = streams_.find(p.head->name);
+      if (it == streams_.end()) {
+        Unsupported("reading stream `" + p.head->name + "`", p.head->range);
+        return -1;
+      }
+      cur = it->second;
+      type = plan_->Get(cur)->output;
+    }
+    const ast::KeyByOp* key = nullptr;
+    for (size_t i = 0; i < p.ops.size() && error_.empty(); ++i) {
+      const ast::Op* op = p.ops[i].get();
+      switch (op->kind) {
+        case ast::OpKind::kWhere:
+        case ast::OpKind::kSelect:
+        case ast::OpKind::kExplode: {
+          auto* n = New<ChainNode>(stream, op->range, op->output, {cur});
+          n->steps.push_back(ChainStep{op, type, op->output});
+          cur = n->id;
+          key = nullptr;
+          break;
+        }
+        case ast::OpKind::kKeyBy: {
+          auto* n = New<KeyByNode>(stream, op->range, type, {cur});
+          n->op = ast::As<ast::KeyByOp>(op);
+          key = n->op;
+          cur = n->id;
+          break;
+        }
+        case ast::OpKind::kWindow: {
+          const auto* w = ast::As<ast::WindowOp>(op);
+          const ast::AggregateOp* agg = i + 1 < p.ops.size() ? ast::As<ast::AggregateOp>(p.ops[i + 1].get()) : nullptr;
+          if (agg == nullptr) {
+            Unsupported("a window not followed by `aggregate`", op->range);
+            break;
+          }
+          if (w->spec.shape == ast::WindowShape::kSession) {
+            Unsupported("session windows", w->spec.range);
+            break;
+          }
+          if (w->spec.processing_time) {
+            Unsupported("processing-time windows", w->spec.range);
+            break;
+          }
+          diag::SourceRange range = op->range;
+          range.end = agg->range.end;
+          auto* n = New<WindowAggregateNode>(stream, range, agg->output, {cur});
+          n->key = key;
+          n->window = w;
+          n->aggregate = agg;
+          cur = n->id;
+          key = nullptr;
+          ++i;
+          break;
+        }
+        case ast::OpKind::kAggregate: {
+          const auto* agg = ast::As<ast::AggregateOp>(op);
+          auto* n = New<RunningAggregateNode>(stream, op->range, op->output, {cur});
+          n->key = key;
+          n->aggregate = agg;
+          cur = n->id;
+          key = nullptr;
+          break;
+        }
+        case ast::OpKind::kUnion: {
+          const auto* u = ast::As<ast::UnionOp>(op);
+          std::vector<int> inputs{cur};
+          for (const ast::Ident& name : u->streams) {
+            auto it = streams_.find(name.name);
+            if (it == streams_.end()) {
+              Unsupported("reading stream `" + name.name + "`", name.range);
+              return -1;
+            }
+            inputs.push_back(it->second);
+          }
+          cur = New<UnionNode>(stream, op->range, op->output, inputs)->id;
+          key = nullptr;
+          break;
+        }
+        case ast::OpKind::kJoin:
+          Unsupported("`join`", op->keyword_range);
+          break;
+        case ast::OpKind::kInto: {
+          auto* n = New<SinkNode>(stream, op->range, type, {cur});
+          n->into = ast::As<ast::IntoOp>(op);
+          const std::string& kind = n->into->sink.name.name;
+          std::string format = n->into->format ? n->into->format->name.name : "json";
+          if (kind != "stdout" && kind != "file" && kind != "blackhole") {
+            Unsupported("the `" + kind + "` sink", n->into->sink.range);
+          } else if (format != "json") {
+            Unsupported("`format " + format + "` on a sink", n->into->format->range);
+          }
+          cur = n->id;
+          break;
+        }
+      }
+      type = op->output;
+    }
+    return error_.empty() ? cur : -1;
+  }
+
+  // The source's record type: sema types the first operator's input as the schema; read it from
+  // the schema declaration named by `as`.
+  types::Type InputOfFirst(const ast::Pipeline& p) const {
+    if (p.source && p.source->schema) {
+      auto it = program_.schemas.find(p.source->schema->name);
+      if (it != program_.schemas.end()) return it->second->resolved;
+    }
+    return types::Type::Record("", {types::Field{"line", types::Type::String()}});
+  }
+
+  const sema::CheckedProgram& program_;
+  std::unique_ptr<Plan> plan_;
+  std::map<std::string, int> streams_;
+  int sink_count_ = 0;
+  std::string error_;
+  diag::SourceRange error_range_;
+};
+
+}  // namespace
+
+LowerResult Lower(const sema::CheckedProgram& program) { return Lowerer(program).Run(); }
+
+}  // namespace flow::plan

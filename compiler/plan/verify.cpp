@@ -1,0 +1,88 @@
+// Plan invariants. A violation is a compiler bug, never a user error: the driver reports it as an
+// internal error naming the pass that ran last.
+
+#include <set>
+
+#include "plan/plan.h"
+
+namespace flow::plan {
+namespace {
+
+std::string Where(const Node& n) { return std::string("node #") + std::to_string(n.id) + " (" + KindName(n.kind) + ")"; }
+
+}  // namespace
+
+std::string Verify(const Plan& plan) {
+  const std::vector<const Node*> nodes = plan.Ordered();
+  if (nodes.empty()) return "the plan is empty";
+  for (const Node* n : nodes) {
+    if (n->output.kind() != types::Kind::kRecord) return Where(*n) + " does not output a record";
+    for (int in : n->inputs) {
+      const Node* src = plan.Get(in);
+      if (src == nullptr) return Where(*n) + " reads a missing node #" + std::to_string(in);
+      if (in >= n->id) return Where(*n) + " reads node #" + std::to_string(in) + ", which comes after it";
+    }
+    size_t want_inputs = n->kind == NodeKind::kSource ? 0 : 1;
+    if (n->kind == NodeKind::kUnion ? n->inputs.size() < 2 : n->inputs.size() != want_inputs) {
+      return Where(*n) + " has " + std::to_string(n->inputs.size()) + " inputs";
+    }
+    switch (n->kind) {
+      case NodeKind::kChain: {
+        const auto* c = As<ChainNode>(n);
+        if (c->steps.empty()) return Where(*n) + " has no steps";
+        if (c->steps.front().input != plan.Get(n->inputs[0])->output) return Where(*n) + ": first step's input type differs from its input";
+        for (size_t i = 1; i < c->steps.size(); ++i) {
+          if (c->steps[i].input != c->steps[i - 1].output) return Where(*n) + ": step " + std::to_string(i) + " input type differs";
+        }
+        if (c->steps.back().output != n->output) return Where(*n) + ": output type differs from its last step";
+        break;
+      }
+      case NodeKind::kKeyBy:
+      case NodeKind::kSink:
+        if (plan.Get(n->inputs[0])->output != n->output) return Where(*n) + " changes the record type";
+        break;
+      case NodeKind::kUnion:
+        for (int in : n->inputs) {
+          if (plan.Get(in)->output != n->output) return Where(*n) + ": input #" + std::to_string(in) + " has another type";
+        }
+        break;
+      case NodeKind::kWindowAggregate:
+      case NodeKind::kRunningAggregate: {
+        const ast::KeyByOp* key = n->kind == NodeKind::kWindowAggregate ? As<WindowAggregateNode>(n)->key
+                                                                          : As<RunningAggregateNode>(n)->key;
+        const Node* in = plan.Get(n->inputs[0]);
+        if (key != nullptr && in->kind != NodeKind::kKeyBy) return Where(*n) + " is keyed but its input is no key-by";
+        break;
+      }
+      case NodeKind::kSource: {
+        const auto* s = As<SourceNode>(n);
+        for (const std::string& f : s->decoded) {
+          if (n->output.FindField(f) == nullptr) return Where(*n) + " decodes unknown field `" + f + "`";
+        }
+        break;
+      }
+    }
+  }
+  // Every node reaches a sink and is reached from a source.
+  std::set<int> reaches_sink;
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    const Node* n = *it;
+    if (n->kind == NodeKind::kSink || reaches_sink.count(n->id)) {
+      reaches_sink.insert(n->id);
+      for (int in : n->inputs) reaches_sink.insert(in);
+    }
+  }
+  std::set<int> from_source;
+  for (const Node* n : nodes) {
+    bool reached = n->kind == NodeKind::kSource;
+    for (int in : n->inputs) reached = reached || from_source.count(in) > 0;
+    if (reached) from_source.insert(n->id);
+    if (!reached) return Where(*n) + " is not reachable from a source";
+  }
+  for (const Node* n : nodes) {
+    if (!reaches_sink.count(n->id)) return Where(*n) + " does not reach a sink";
+  }
+  return "";
+}
+
+}  // namespace flow::plan
