@@ -14,7 +14,7 @@ TimestampMs SystemClockMs() {
       .count();
 }
 
-KeyedStateBackend::KeyedStateBackend(KeyGroupRange range, uint32_t max_parallelism,
+KeyedStateBackend::KeyedStateBackend(KeyGroupSpan range, uint32_t max_parallelism,
                                      ProcessingClock clock) {
   assert(range.end <= max_parallelism && "key-group range beyond max parallelism");
   ctx_.range = range;

@@ -18,7 +18,7 @@ using IOp = IntervalJoinOperator<int64_t, Event, Event, PairRow>;
 using WinRow = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
 using WOp = WindowJoinOperator<int64_t, Event, Event, WinRow>;
 
-std::unique_ptr<IOp> MakeIntervalOp(DurationMs bound, KeyGroupRange range,
+std::unique_ptr<IOp> MakeIntervalOp(DurationMs bound, KeyGroupSpan range,
                                     VectorCollector<PairRow>* out) {
   KeyedOperatorOptions options;
   options.key_groups = range;
@@ -82,7 +82,7 @@ TEST(IntervalJoinTest, MatchesReferenceAcrossArrivalOrdersAndRescaling) {
         VectorCollector<PairRow> out;
         uint64_t late = 0;
         auto ops = testing::RunPhases<IOp>(
-            steps, plan, [&](KeyGroupRange range) { return MakeIntervalOp(bound, range, &out); },
+            steps, plan, [&](KeyGroupSpan range) { return MakeIntervalOp(bound, range, &out); },
             [](IOp& op, const Step& s) {
               if (s.side == 0) {
                 op.ProcessLeft(s.event, s.timestamp);
@@ -102,7 +102,7 @@ TEST(IntervalJoinTest, MatchesReferenceAcrossArrivalOrdersAndRescaling) {
 TEST(IntervalJoinTest, BoundariesAreInclusiveInBothArrivalOrders) {
   for (bool left_first : {true, false}) {
     VectorCollector<PairRow> out;
-    auto op = MakeIntervalOp(5, KeyGroupRange::All(), &out);
+    auto op = MakeIntervalOp(5, KeyGroupSpan::All(), &out);
     auto left = [&](int64_t id, TimestampMs t) { op->ProcessLeft(Event{1, 0, id}, t); };
     auto right = [&](int64_t id, TimestampMs t) { op->ProcessRight(Event{1, 0, id}, t); };
     if (left_first) {
@@ -124,7 +124,7 @@ TEST(IntervalJoinTest, BoundariesAreInclusiveInBothArrivalOrders) {
 
 TEST(IntervalJoinTest, StateIsEvictedAsTheWatermarkPassesTPlusBound) {
   VectorCollector<PairRow> out;
-  auto op = MakeIntervalOp(10, KeyGroupRange::All(), &out);
+  auto op = MakeIntervalOp(10, KeyGroupSpan::All(), &out);
   op->ProcessLeft(Event{1, 0, 1}, 100);
   op->ProcessLeft(Event{1, 0, 2}, 120);
   op->OnWatermark(109);
@@ -138,7 +138,7 @@ TEST(IntervalJoinTest, StateIsEvictedAsTheWatermarkPassesTPlusBound) {
   EXPECT_EQ(IOp::ValidateBound(-1).code(), StatusCode::kInvalidArgument);
 }
 
-std::unique_ptr<WOp> MakeWindowOp(SlidingWindows w, KeyGroupRange range,
+std::unique_ptr<WOp> MakeWindowOp(SlidingWindows w, KeyGroupSpan range,
                                   VectorCollector<WinRow>* out) {
   KeyedOperatorOptions options;
   options.key_groups = range;
@@ -202,7 +202,7 @@ TEST(WindowJoinTest, MatchesReferenceForTumblingAndSlidingWindows) {
         VectorCollector<WinRow> out;
         uint64_t late = 0;
         auto ops = testing::RunPhases<WOp>(
-            steps, plan, [&](KeyGroupRange range) { return MakeWindowOp(windows, range, &out); },
+            steps, plan, [&](KeyGroupSpan range) { return MakeWindowOp(windows, range, &out); },
             [](WOp& op, const Step& s) {
               if (s.side == 0) {
                 op.ProcessLeft(s.event, s.timestamp);

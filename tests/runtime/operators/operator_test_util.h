@@ -16,7 +16,7 @@
 #include "flow/runtime/common/serde.h"
 #include "flow/runtime/common/status.h"
 #include "flow/runtime/operators/collector.h"
-#include "flow/runtime/state/key_group_range.h"
+#include "flow/runtime/state/key_group_span.h"
 #include "flow/runtime/state/key_hash.h"
 
 namespace flow::rt::testing {
@@ -142,7 +142,7 @@ std::vector<std::unique_ptr<Op>> RunPhases(const std::vector<Step>& steps,
       uint32_t parallelism = phases[phase].second;
       std::vector<std::unique_ptr<Op>> next;
       for (uint32_t s = 0; s < parallelism; ++s) {
-        next.push_back(make_op(KeyGroupRange::ForSubtask(s, parallelism)));
+        next.push_back(make_op(KeyGroupSpan::ForSubtask(s, parallelism)));
         for (const std::string& snap : snapshots) {
           BinaryReader r(snap);
           Status st = next.back()->RestoreState(&r);

@@ -19,7 +19,7 @@ struct Update {
 };
 using Op = RunningAggregateOperator<int64_t, Event, CountSumMax, Update>;
 
-std::unique_ptr<Op> MakeOp(KeyGroupRange range, VectorCollector<Update>* out, StateTtl ttl = {},
+std::unique_ptr<Op> MakeOp(KeyGroupSpan range, VectorCollector<Update>* out, StateTtl ttl = {},
                            ProcessingClock clock = nullptr) {
   KeyedOperatorOptions options;
   options.key_groups = range;
@@ -57,7 +57,7 @@ TEST(RunningAggregateTest, EmitsTheUpdatedResultPerRecordAcrossRescaling) {
       std::vector<Row> rows;
       uint64_t late = 0;
       auto ops = testing::RunPhases<Op>(
-          steps, plan, [&](KeyGroupRange range) { return MakeOp(range, &out); },
+          steps, plan, [&](KeyGroupSpan range) { return MakeOp(range, &out); },
           [&](Op& op, const Step& s) {
             size_t before = out.records.size();
             op.ProcessElement(s.event, s.timestamp);
@@ -75,7 +75,7 @@ TEST(RunningAggregateTest, EmitsTheUpdatedResultPerRecordAcrossRescaling) {
 TEST(RunningAggregateTest, TtlForgetsIdleKeys) {
   TimestampMs now = 0;
   VectorCollector<Update> out;
-  auto op = MakeOp(KeyGroupRange::All(), &out, StateTtl{100}, [&now] { return now; });
+  auto op = MakeOp(KeyGroupSpan::All(), &out, StateTtl{100}, [&now] { return now; });
   op->ProcessElement(Event{1, 5, 0}, 0);
   op->ProcessElement(Event{2, 1, 1}, 0);
   now = 60;

@@ -41,7 +41,7 @@ std::vector<WindowRow> Naive(const std::vector<Step>& steps, DurationMs gap) {
   return testing::Sorted(rows);
 }
 
-std::unique_ptr<Op> MakeOp(DurationMs gap, KeyGroupRange range, DurationMs lateness,
+std::unique_ptr<Op> MakeOp(DurationMs gap, KeyGroupSpan range, DurationMs lateness,
                            VectorCollector<WindowRow>* out) {
   KeyedOperatorOptions options;
   options.key_groups = range;
@@ -74,7 +74,7 @@ TEST(SessionWindowTest, MatchesReferenceOnOutOfOrderInput) {
         VectorCollector<WindowRow> out;
         uint64_t late = 0;
         auto ops = testing::RunPhases<Op>(
-            steps, plan, [&](KeyGroupRange range) { return MakeOp(gap, range, 0, &out); },
+            steps, plan, [&](KeyGroupSpan range) { return MakeOp(gap, range, 0, &out); },
             [](Op& op, const Step& s) { op.ProcessElement(s.event, s.timestamp); }, &late);
         EXPECT_EQ(Rows(out), ref) << "phases " << plan.size();
         EXPECT_EQ(late, 0u);
@@ -86,7 +86,7 @@ TEST(SessionWindowTest, MatchesReferenceOnOutOfOrderInput) {
 
 TEST(SessionWindowTest, RecordsExactlyGapApartDoNotMergeCloserOnesBridge) {
   VectorCollector<WindowRow> out;
-  auto op = MakeOp(10, KeyGroupRange::All(), 0, &out);
+  auto op = MakeOp(10, KeyGroupSpan::All(), 0, &out);
   op->ProcessElement(Event{1, 1, 0}, 0);
   op->ProcessElement(Event{1, 2, 1}, 20);
   op->ProcessElement(Event{1, 4, 2}, 35);  // 15 after 20: its own session
@@ -99,7 +99,7 @@ TEST(SessionWindowTest, RecordsExactlyGapApartDoNotMergeCloserOnesBridge) {
                                                               {1, 35, 45, 1, 4, 4, 44},
                                                               {2, 5, 15, 1, 7, 7, 14}}));
   VectorCollector<WindowRow> out2;
-  auto op2 = MakeOp(10, KeyGroupRange::All(), 0, &out2);
+  auto op2 = MakeOp(10, KeyGroupSpan::All(), 0, &out2);
   op2->ProcessElement(Event{1, 1, 0}, 0);
   op2->ProcessElement(Event{1, 2, 1}, 18);
   op2->ProcessElement(Event{1, 8, 4}, 9);  // 9 apart from both: one session [0, 28)
@@ -110,7 +110,7 @@ TEST(SessionWindowTest, RecordsExactlyGapApartDoNotMergeCloserOnesBridge) {
 
 TEST(SessionWindowTest, LatenessKeepsSessionsOpenAndDropsBeyond) {
   VectorCollector<WindowRow> out;
-  auto op = MakeOp(10, KeyGroupRange::All(), 5, &out);
+  auto op = MakeOp(10, KeyGroupSpan::All(), 5, &out);
   std::vector<int64_t> late_ids;
   op->SetLateRecordHandler([&](const Event& e, TimestampMs) { late_ids.push_back(e.id); });
   op->ProcessElement(Event{1, 1, 0}, 0);  // [0,10): fires at 9 + 5 = 14

@@ -57,7 +57,7 @@ Reference Naive(const std::vector<Step>& steps, DurationMs size, DurationMs slid
   return ref;
 }
 
-std::unique_ptr<Op> MakeOp(SlidingWindows w, KeyGroupRange range, DurationMs lateness,
+std::unique_ptr<Op> MakeOp(SlidingWindows w, KeyGroupSpan range, DurationMs lateness,
                            VectorCollector<WindowRow>* out) {
   KeyedOperatorOptions options;
   options.key_groups = range;
@@ -86,7 +86,7 @@ uint64_t CheckAgainstReference(DurationMs size, DurationMs slide, DurationMs lat
     uint64_t late = 0;
     auto ops = testing::RunPhases<Op>(
         steps, plan,
-        [&](KeyGroupRange range) { return MakeOp(windows, range, lateness, &out); },
+        [&](KeyGroupSpan range) { return MakeOp(windows, range, lateness, &out); },
         [](Op& op, const Step& s) { op.ProcessElement(s.event, s.timestamp); }, &late);
     std::vector<WindowRow> rows;
     for (auto& [row, ts] : out.records) {
@@ -135,7 +135,7 @@ TEST(WindowAggregateTest, LateRecordsWithinLatenessCountBeyondAreDropped) {
 
 TEST(WindowAggregateTest, LateRecordsReachTheSideHandlerAndCounts) {
   VectorCollector<WindowRow> out;
-  auto op = MakeOp(SlidingWindows::Tumbling(10).value(), KeyGroupRange::All(), 5, &out);
+  auto op = MakeOp(SlidingWindows::Tumbling(10).value(), KeyGroupSpan::All(), 5, &out);
   std::vector<int64_t> late_ids;
   op->SetLateRecordHandler([&](const Event& e, TimestampMs) { late_ids.push_back(e.id); });
   op->ProcessElement(Event{1, 1, 100}, 3);
@@ -186,7 +186,7 @@ TEST(WindowAggregateTest, ProcessingTimeFiresOnTheClock) {
 TEST(WindowAggregateTest, ExtremeTimestampsAreRejectedOrHandledWithoutOverflow) {
   VectorCollector<WindowRow> out;
   auto op = MakeOp(SlidingWindows::Sliding(kMaxWindowDuration, kMaxWindowDuration / 4).value(),
-                   KeyGroupRange::All(), kMaxWindowDuration, &out);
+                   KeyGroupSpan::All(), kMaxWindowDuration, &out);
   op->ProcessElement(Event{1, 1, 0}, INT64_MIN);
   op->ProcessElement(Event{1, 1, 1}, INT64_MAX);
   op->ProcessElement(Event{1, 1, 2}, kMaxEventTime + 1);
@@ -202,7 +202,7 @@ TEST(WindowAggregateTest, ExtremeTimestampsAreRejectedOrHandledWithoutOverflow) 
 
 TEST(WindowAggregateTest, SnapshotOfAnotherOperatorKindIsRejected) {
   VectorCollector<WindowRow> out;
-  auto op = MakeOp(SlidingWindows::Tumbling(10).value(), KeyGroupRange::All(), 0, &out);
+  auto op = MakeOp(SlidingWindows::Tumbling(10).value(), KeyGroupSpan::All(), 0, &out);
   KeyedOperatorCore other("session_window", {});
   BinaryWriter w;
   other.Snapshot(&w);
@@ -221,13 +221,13 @@ TEST(WindowAggregateTest, InvalidSpecsAndCorruptSnapshotsAreErrors) {
   EXPECT_EQ(bad.Validate().code(), StatusCode::kInvalidArgument);
 
   VectorCollector<WindowRow> out;
-  auto op = MakeOp(SlidingWindows::Sliding(10, 5).value(), KeyGroupRange::All(), 0, &out);
+  auto op = MakeOp(SlidingWindows::Sliding(10, 5).value(), KeyGroupSpan::All(), 0, &out);
   for (int i = 0; i < 50; ++i) op->ProcessElement(Event{i % 5, i, i}, i);
   BinaryWriter w;
   op->SnapshotState(&w);
   const std::string bytes = w.data();
   for (size_t cut = 0; cut < bytes.size(); cut += 7) {
-    auto fresh = MakeOp(SlidingWindows::Sliding(10, 5).value(), KeyGroupRange::All(), 0, &out);
+    auto fresh = MakeOp(SlidingWindows::Sliding(10, 5).value(), KeyGroupSpan::All(), 0, &out);
     BinaryReader r(std::string_view(bytes).substr(0, cut));
     EXPECT_FALSE(fresh->RestoreState(&r).ok());
   }
@@ -235,7 +235,7 @@ TEST(WindowAggregateTest, InvalidSpecsAndCorruptSnapshotsAreErrors) {
   for (int i = 0; i < 100; ++i) {
     std::string flipped = bytes;
     flipped[rng() % flipped.size()] ^= static_cast<char>(1 + rng() % 255);
-    auto fresh = MakeOp(SlidingWindows::Sliding(10, 5).value(), KeyGroupRange::All(), 0, &out);
+    auto fresh = MakeOp(SlidingWindows::Sliding(10, 5).value(), KeyGroupSpan::All(), 0, &out);
     BinaryReader r(flipped);
     // The watermark field has no checksum: a flip there restores (a different watermark).
     Status s = fresh->RestoreState(&r);

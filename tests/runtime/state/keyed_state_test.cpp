@@ -10,12 +10,12 @@
 namespace flow::rt {
 namespace {
 
-TEST(KeyGroupRangeTest, ForSubtaskMatchesSubtaskForKeyGroup) {
+TEST(KeyGroupSpanTest, ForSubtaskMatchesSubtaskForKeyGroup) {
   for (uint32_t parallelism : {1u, 2u, 3u, 4u, 7u, 128u}) {
     for (uint32_t g = 0; g < kDefaultMaxParallelism; ++g) {
       uint32_t owner = SubtaskForKeyGroup(g, kDefaultMaxParallelism, parallelism);
       for (uint32_t s = 0; s < parallelism; ++s) {
-        EXPECT_EQ(KeyGroupRange::ForSubtask(s, parallelism).Contains(g), s == owner)
+        EXPECT_EQ(KeyGroupSpan::ForSubtask(s, parallelism).Contains(g), s == owner)
             << "group " << g << " parallelism " << parallelism;
       }
     }
@@ -23,7 +23,7 @@ TEST(KeyGroupRangeTest, ForSubtaskMatchesSubtaskForKeyGroup) {
 }
 
 TEST(KeyedStateTest, ValueListMapBasics) {
-  KeyedStateBackend b(KeyGroupRange::All());
+  KeyedStateBackend b(KeyGroupSpan::All());
   auto* v = b.CreateValueState<std::string, int64_t>("v");
   auto* l = b.CreateListState<int64_t, std::string>("l");
   auto* m = b.CreateMapState<int64_t, int64_t, double>("m");
@@ -62,7 +62,7 @@ struct Contents {
 };
 
 struct States {
-  explicit States(KeyGroupRange range) : backend(range) {
+  explicit States(KeyGroupSpan range) : backend(range) {
     v = backend.CreateValueState<int64_t, int64_t>("v");
     l = backend.CreateListState<int64_t, int64_t>("l");
     m = backend.CreateMapState<int64_t, int64_t, std::string>("m");
@@ -128,7 +128,7 @@ void ExpectHolds(States* s, const Contents& c) {
 
 TEST(KeyedStateTest, SnapshotRestoresAtOtherParallelism) {
   for (uint32_t seed : {1u, 2u, 3u}) {
-    States full(KeyGroupRange::All());
+    States full(KeyGroupSpan::All());
     Contents c = Fill(&full, seed);
     BinaryWriter w;
     full.backend.SnapshotState(&w);
@@ -138,7 +138,7 @@ TEST(KeyedStateTest, SnapshotRestoresAtOtherParallelism) {
       std::vector<std::string> parts;
       size_t timers_sum = 0;
       for (uint32_t sub = 0; sub < parallelism; ++sub) {
-        States part(KeyGroupRange::ForSubtask(sub, parallelism));
+        States part(KeyGroupSpan::ForSubtask(sub, parallelism));
         BinaryReader r(w.data());
         ASSERT_TRUE(part.backend.RestoreState(&r).ok());
         ExpectHolds(&part, c);
@@ -149,7 +149,7 @@ TEST(KeyedStateTest, SnapshotRestoresAtOtherParallelism) {
       }
       EXPECT_EQ(timers_sum, timers);
       // Scale back in: restoring every part into one backend gives the original contents.
-      States merged(KeyGroupRange::All());
+      States merged(KeyGroupSpan::All());
       for (const std::string& p : parts) {
         BinaryReader r(p);
         ASSERT_TRUE(merged.backend.RestoreState(&r).ok());
@@ -161,13 +161,13 @@ TEST(KeyedStateTest, SnapshotRestoresAtOtherParallelism) {
 }
 
 TEST(KeyedStateTest, CorruptSnapshotsAreRejected) {
-  States full(KeyGroupRange::All());
+  States full(KeyGroupSpan::All());
   Fill(&full, 7);
   BinaryWriter w;
   full.backend.SnapshotState(&w);
   const std::string bytes = w.data();
   for (size_t cut = 0; cut < bytes.size(); cut += 97) {
-    States s(KeyGroupRange::All());
+    States s(KeyGroupSpan::All());
     BinaryReader r(std::string_view(bytes).substr(0, cut));
     EXPECT_FALSE(s.backend.RestoreState(&r).ok()) << "cut " << cut;
   }
@@ -175,21 +175,21 @@ TEST(KeyedStateTest, CorruptSnapshotsAreRejected) {
   for (int i = 0; i < 200; ++i) {
     std::string flipped = bytes;
     flipped[16 + rng() % (flipped.size() - 16)] ^= static_cast<char>(1 + rng() % 255);
-    States s(KeyGroupRange::All());
+    States s(KeyGroupSpan::All());
     BinaryReader r(flipped);
     EXPECT_FALSE(s.backend.RestoreState(&r).ok());
   }
-  KeyedStateBackend other_max(KeyGroupRange::All(64), 64);
+  KeyedStateBackend other_max(KeyGroupSpan::All(64), 64);
   BinaryReader r(bytes);
   EXPECT_EQ(other_max.RestoreState(&r).code(), StatusCode::kInvalidArgument);
-  KeyedStateBackend missing_state(KeyGroupRange::All());
+  KeyedStateBackend missing_state(KeyGroupSpan::All());
   BinaryReader r2(bytes);
   EXPECT_EQ(missing_state.RestoreState(&r2).code(), StatusCode::kInvalidArgument);
 }
 
 TEST(KeyedStateTest, ProcessingTimeTtl) {
   TimestampMs now = 1000;
-  KeyedStateBackend b(KeyGroupRange::All(), kDefaultMaxParallelism, [&now] { return now; });
+  KeyedStateBackend b(KeyGroupSpan::All(), kDefaultMaxParallelism, [&now] { return now; });
   auto* v = b.CreateValueState<int64_t, int64_t>("v", StateTtl{100});
   auto* r = b.CreateValueState<int64_t, int64_t>(
       "r", StateTtl{100, TtlTimeDomain::kProcessingTime, TtlUpdate::kOnReadAndWrite});
@@ -218,7 +218,7 @@ TEST(KeyedStateTest, ProcessingTimeTtl) {
 }
 
 TEST(KeyedStateTest, EventTimeTtlFollowsTheWatermark) {
-  KeyedStateBackend b(KeyGroupRange::All());
+  KeyedStateBackend b(KeyGroupSpan::All());
   auto* l = b.CreateListState<int64_t, int64_t>("l", StateTtl{50, TtlTimeDomain::kEventTime});
   b.AdvanceWatermark(100);
   l->Add(1, 1);

@@ -18,7 +18,7 @@ using Fired = std::tuple<TimestampMs, int64_t, int64_t>;
 TEST(TimerServiceTest, FiresDueTimersInOrderOnceEach) {
   for (uint32_t seed : {1u, 2u, 3u}) {
     std::mt19937 rng(seed);
-    KeyedStateBackend b(KeyGroupRange::All());
+    KeyedStateBackend b(KeyGroupSpan::All());
     auto* t = b.CreateTimerService<int64_t, int64_t>("t");
     std::set<Fired> pending;  // reference: a set of (timestamp, key, ns)
     for (int i = 0; i < 2000; ++i) {
@@ -51,7 +51,7 @@ TEST(TimerServiceTest, FiresDueTimersInOrderOnceEach) {
 }
 
 TEST(TimerServiceTest, CallbackMayRegisterTimers) {
-  KeyedStateBackend b(KeyGroupRange::All());
+  KeyedStateBackend b(KeyGroupSpan::All());
   auto* t = b.CreateTimerService<int64_t>("t");
   t->Register(1, 10);
   std::vector<TimestampMs> fired;
@@ -64,14 +64,14 @@ TEST(TimerServiceTest, CallbackMayRegisterTimers) {
 }
 
 TEST(TimerServiceTest, SnapshotSplitsByKeyGroup) {
-  KeyedStateBackend b(KeyGroupRange::All());
+  KeyedStateBackend b(KeyGroupSpan::All());
   auto* t = b.CreateTimerService<int64_t>("t");
   for (int64_t k = 0; k < 100; ++k) t->Register(k, 1000 - k);
   BinaryWriter w;
   b.SnapshotState(&w);
   std::vector<int64_t> keys;
   for (uint32_t sub = 0; sub < 3; ++sub) {
-    KeyedStateBackend part(KeyGroupRange::ForSubtask(sub, 3));
+    KeyedStateBackend part(KeyGroupSpan::ForSubtask(sub, 3));
     auto* pt = part.CreateTimerService<int64_t>("t");
     BinaryReader r(w.data());
     ASSERT_TRUE(part.RestoreState(&r).ok());

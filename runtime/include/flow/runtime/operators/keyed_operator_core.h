@@ -25,7 +25,7 @@ enum class TimeDomain {
 
 struct KeyedOperatorOptions {
   // Default: all groups (parallelism 1).
-  KeyGroupRange key_groups = KeyGroupRange::All();
+  KeyGroupSpan key_groups = KeyGroupSpan::All();
   uint32_t max_parallelism = kDefaultMaxParallelism;
   // Windows fire when the watermark reaches end - 1 + allowed_lateness. Default: 0.
   DurationMs allowed_lateness = 0;

@@ -1,7 +1,8 @@
 #pragma once
-// KeyGroupRange: the contiguous key groups [first, end) a subtask owns. Consistent with
+// KeyGroupSpan: the contiguous key groups [first, end) a subtask owns. Consistent with
 // SubtaskForKeyGroup in common/key_group.h: ForSubtask(s) holds exactly the groups g for which
-// SubtaskForKeyGroup(g) == s.
+// SubtaskForKeyGroup(g) == s. Same members as the engine's KeyGroupRange (engine/operator.h),
+// convert with {r.first, r.end}; a distinct name so both headers can meet in one generated file.
 
 #include <cstdint>
 #include <string>
@@ -10,7 +11,7 @@
 
 namespace flow::rt {
 
-struct KeyGroupRange {
+struct KeyGroupSpan {
   uint32_t first = 0;
   uint32_t end = 0;  // exclusive
 
@@ -23,11 +24,11 @@ struct KeyGroupRange {
     return s;
   }
 
-  static KeyGroupRange All(uint32_t max_parallelism = kDefaultMaxParallelism) {
+  static KeyGroupSpan All(uint32_t max_parallelism = kDefaultMaxParallelism) {
     return {0, max_parallelism};
   }
   // Requires 0 < parallelism <= max_parallelism and subtask < parallelism.
-  static KeyGroupRange ForSubtask(uint32_t subtask, uint32_t parallelism,
+  static KeyGroupSpan ForSubtask(uint32_t subtask, uint32_t parallelism,
                                   uint32_t max_parallelism = kDefaultMaxParallelism) {
     auto ceil_div = [](uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); };
     return {ceil_div(uint64_t{subtask} * max_parallelism, parallelism),

@@ -32,13 +32,13 @@ namespace flow::rt {
 class KeyedStateBackend {
  public:
   // clock Default: SystemClockMs (only TTL in processing time reads it).
-  explicit KeyedStateBackend(KeyGroupRange range,
+  explicit KeyedStateBackend(KeyGroupSpan range,
                              uint32_t max_parallelism = kDefaultMaxParallelism,
                              ProcessingClock clock = nullptr);
   KeyedStateBackend(const KeyedStateBackend&) = delete;
   KeyedStateBackend& operator=(const KeyedStateBackend&) = delete;
 
-  const KeyGroupRange& range() const { return ctx_.range; }
+  const KeyGroupSpan& range() const { return ctx_.range; }
   uint32_t max_parallelism() const { return ctx_.max_parallelism; }
   template <typename K>
   uint32_t KeyGroupFor(const K& key) const {

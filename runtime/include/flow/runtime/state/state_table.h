@@ -16,7 +16,7 @@
 #include "flow/runtime/common/serde.h"
 #include "flow/runtime/common/status.h"
 #include "flow/runtime/common/time.h"
-#include "flow/runtime/state/key_group_range.h"
+#include "flow/runtime/state/key_group_span.h"
 #include "flow/runtime/state/key_hash.h"
 #include "flow/runtime/state/serializer.h"
 
@@ -28,7 +28,7 @@ TimestampMs SystemClockMs();
 
 // The owned key groups and the two notions of "now" that TTL expiry uses.
 struct StateContext {
-  KeyGroupRange range;
+  KeyGroupSpan range;
   uint32_t max_parallelism = kDefaultMaxParallelism;
   ProcessingClock clock;                    // Default: SystemClockMs
   TimestampMs watermark = kMinWatermark;    // advanced by the operator (event-time TTL)
