@@ -8,17 +8,17 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "flow/runtime/connectors/kafka_sink.h"
 #include "flow/runtime/connectors/kafka_source.h"
+#include "kafka/kafka_test_env.h"
 #include "kafka_test_util.h"
 
 namespace flow::rt {
 namespace {
 
 using testing::ClosedPort;
-using testing::CreateTopic;
-using testing::KafkaBrokers;
-using testing::UniqueTopic;
 
 // Kafka's Java default partitioner, written out from its specification as an independent
 // reference: murmur2 (seed 0x9747b28c), sign bit cleared, modulo the partition count.
@@ -82,56 +82,84 @@ class KafkaConnectorsTest : public ::testing::Test {
   static constexpr int kRecords = 400;
 
   void SetUp() override {
-    topic_ = UniqueTopic("conn");
-    std::string err = CreateTopic(topic_, kPartitions);
-    ASSERT_EQ(err, "") << "is the broker running (scripts/kafka start)? " << KafkaBrokers();
+    Status reachable = kafka_.CheckReachable(test::Millis(20000));
+    ASSERT_TRUE(reachable.ok()) << reachable.ToString();
+    Result<std::string> topic = kafka_.CreateUniqueTopic("conn", kPartitions);
+    ASSERT_TRUE(topic.ok()) << topic.status().ToString();
+    topic_ = *topic;
   }
 
-  // Writes kRecords keyed records; returns payload -> key.
-  std::map<std::string, std::string> Produce() {
-    KafkaSink sink({.brokers = KafkaBrokers(), .topic = topic_});
-    EXPECT_TRUE(sink.Open(0, 1).ok());
-    std::map<std::string, std::string> sent;
+  // Writes kRecords records with an independent producer (the test helper), record i into
+  // partition i % kPartitions; returns payload -> partition.
+  std::map<std::string, int32_t> ProduceWithHelper() {
+    std::vector<test::KafkaRecord> records;
+    std::map<std::string, int32_t> sent;
     for (int i = 0; i < kRecords; ++i) {
-      std::string key = "key-" + std::to_string(i % 37);
-      std::string payload = "{\"i\":" + std::to_string(i) + "}";
-      EXPECT_TRUE(sink.Write(key, payload, 1000 + i).ok());
-      sent[payload] = key;
+      std::string payload = fmt::format("{{\"i\":{}}}", i);
+      records.push_back({i % kPartitions, fmt::format("key-{}", i), payload, -1});
+      sent[payload] = i % kPartitions;
     }
-    Status s = sink.Flush();
+    Status s = kafka_.Produce(topic_, records);
     EXPECT_TRUE(s.ok()) << s.ToString();
-    EXPECT_EQ(sink.delivered(), static_cast<uint64_t>(kRecords));
-    EXPECT_TRUE(sink.Close().ok());
     return sent;
   }
 
+  KafkaSourceOptions SourceOptions() {
+    KafkaSourceOptions o;
+    o.brokers = kafka_.brokers();
+    o.topic = topic_;
+    return o;
+  }
+
+  test::KafkaTestEnv kafka_;
   std::string topic_;
 };
 
-TEST_F(KafkaConnectorsTest, ProduceThenReadAtParallelism1And3) {
-  std::map<std::string, std::string> sent = Produce();
+TEST_F(KafkaConnectorsTest, SinkPartitionsByKeyLikeJava) {
+  KafkaSink sink({.brokers = kafka_.brokers(), .topic = topic_});
+  ASSERT_TRUE(sink.Open(0, 1).ok());
+  std::map<std::string, std::string> sent;  // payload -> key
+  for (int i = 0; i < kRecords; ++i) {
+    std::string key = fmt::format("key-{}", i % 37);
+    std::string payload = fmt::format("{{\"i\":{}}}", i);
+    ASSERT_TRUE(sink.Write(key, payload, 1000 + i).ok());
+    sent[payload] = key;
+  }
+  Status s = sink.Flush();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(sink.delivered(), static_cast<uint64_t>(kRecords));
+  ASSERT_TRUE(sink.Close().ok());
+
+  auto read = kafka_.ConsumeToEnd(topic_, test::Isolation::kReadCommitted);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  ASSERT_EQ(read->size(), static_cast<size_t>(kRecords));
+  std::set<std::string> seen;
+  for (const auto& r : *read) {
+    ASSERT_TRUE(sent.count(r.value)) << r.value;
+    EXPECT_EQ(r.key, sent[r.value]);
+    EXPECT_EQ(r.partition, JavaPartition(r.key, kPartitions)) << r.key;
+    EXPECT_TRUE(seen.insert(r.value).second) << "duplicate " << r.value;
+  }
+}
+
+TEST_F(KafkaConnectorsTest, SourceReadsEachPartitionOnceAtParallelism1And3) {
+  std::map<std::string, int32_t> sent = ProduceWithHelper();
   for (uint32_t p : {1u, 3u}) {
     std::map<std::string, int> seen;
     size_t total = 0;
     for (uint32_t s = 0; s < p; ++s) {
-      KafkaSource src({.brokers = KafkaBrokers(), .topic = topic_});
+      KafkaSource src(SourceOptions());
       ASSERT_TRUE(src.Open(s, p).ok());
       size_t mine = 0;
-      for (const auto& [part, off] : src.positions()) {
-        EXPECT_EQ(static_cast<uint32_t>(part) % p, s);
-        (void)off;
-      }
-      // How many records this subtask's partitions hold, from the reference partitioner.
-      for (const auto& [payload, key] : sent) {
-        if (static_cast<uint32_t>(JavaPartition(key, kPartitions)) % p == s) ++mine;
+      for (const auto& [payload, part] : sent) {
+        if (static_cast<uint32_t>(part) % p == s) ++mine;
       }
       std::vector<Got> got = ReadN(&src, mine);
       ASSERT_EQ(got.size(), mine) << "subtask " << s << " of " << p;
       for (const Got& g : got) {
         EXPECT_EQ(static_cast<uint32_t>(g.partition) % p, s);
-        EXPECT_EQ(g.partition, JavaPartition(g.key, kPartitions)) << g.key;
         ASSERT_TRUE(sent.count(g.payload)) << g.payload;
-        EXPECT_EQ(sent[g.payload], g.key);
+        EXPECT_EQ(sent[g.payload], g.partition);
         ++seen[g.payload];
       }
       total += got.size();
@@ -147,9 +175,34 @@ TEST_F(KafkaConnectorsTest, ProduceThenReadAtParallelism1And3) {
   }
 }
 
+TEST_F(KafkaConnectorsTest, SinkToSourceRoundTripKeepsKeysAndTimestamps) {
+  KafkaSink sink({.brokers = kafka_.brokers(), .topic = topic_});
+  ASSERT_TRUE(sink.Open(0, 1).ok());
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(sink.Write(fmt::format("k{}", i), fmt::format("v{}", i), 5000 + i).ok());
+  }
+  ASSERT_TRUE(sink.Close().ok());
+  KafkaSource src(SourceOptions());
+  ASSERT_TRUE(src.Open(0, 1).ok());
+  std::vector<RawRecord> recs;
+  std::map<std::string, std::pair<std::string, TimestampMs>> got;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (got.size() < 50 && std::chrono::steady_clock::now() < deadline) {
+    recs.clear();
+    ASSERT_TRUE(src.Poll(&recs, 100, 200).ok());
+    for (const auto& r : recs) got[std::string(r.payload)] = {std::string(r.key), r.timestamp};
+  }
+  ASSERT_EQ(got.size(), 50u);
+  for (int i = 0; i < 50; ++i) {
+    auto& [key, ts] = got[fmt::format("v{}", i)];
+    EXPECT_EQ(key, fmt::format("k{}", i));
+    EXPECT_EQ(ts, 5000 + i);
+  }
+}
+
 TEST_F(KafkaConnectorsTest, RestoreFromSnapshotContinuesExactly) {
-  Produce();
-  KafkaSource first({.brokers = KafkaBrokers(), .topic = topic_});
+  ProduceWithHelper();
+  KafkaSource first(SourceOptions());
   ASSERT_TRUE(first.Open(0, 1).ok());
   std::vector<Got> before = ReadN(&first, 150, 50);
   ASSERT_EQ(before.size(), 150u);
@@ -158,7 +211,9 @@ TEST_F(KafkaConnectorsTest, RestoreFromSnapshotContinuesExactly) {
   std::vector<Got> rest = ReadN(&first, kRecords - 150);
   ASSERT_EQ(rest.size(), static_cast<size_t>(kRecords - 150));
 
-  KafkaSource second({.brokers = KafkaBrokers(), .topic = topic_, .start = KafkaStart::kLatest});
+  KafkaSourceOptions latest = SourceOptions();
+  latest.start = KafkaStart::kLatest;
+  KafkaSource second(latest);
   ASSERT_TRUE(second.Open(0, 1).ok());
   BinaryReader r(w.data());
   ASSERT_TRUE(second.RestorePosition(&r).ok());
@@ -174,49 +229,81 @@ TEST_F(KafkaConnectorsTest, RestoreFromSnapshotContinuesExactly) {
   EXPECT_EQ(all.size(), static_cast<size_t>(kRecords));
 }
 
+TEST_F(KafkaConnectorsTest, RestoreAtAnotherParallelismFromSeveralSnapshots) {
+  ProduceWithHelper();
+  // Two subtasks read part of their partitions and snapshot.
+  std::vector<std::string> snapshots;
+  std::set<std::string> consumed;
+  for (uint32_t s = 0; s < 2; ++s) {
+    KafkaSource src(SourceOptions());
+    ASSERT_TRUE(src.Open(s, 2).ok());
+    for (const Got& g : ReadN(&src, 60, 20)) consumed.insert(g.payload);
+    BinaryWriter w;
+    ASSERT_TRUE(src.SnapshotPosition(&w).ok());
+    snapshots.push_back(w.Release());
+  }
+  ASSERT_EQ(consumed.size(), 120u);
+  // One subtask takes over all partitions from both snapshots and reads exactly the rest.
+  KafkaSource merged(SourceOptions());
+  ASSERT_TRUE(merged.Open(0, 1).ok());
+  for (const std::string& snap : snapshots) {
+    BinaryReader r(snap);
+    ASSERT_TRUE(merged.RestorePosition(&r).ok());
+  }
+  std::vector<Got> rest = ReadN(&merged, kRecords - 120);
+  ASSERT_EQ(rest.size(), static_cast<size_t>(kRecords - 120));
+  for (const Got& g : rest) EXPECT_TRUE(consumed.insert(g.payload).second) << g.payload;
+  EXPECT_EQ(consumed.size(), static_cast<size_t>(kRecords));
+}
+
 TEST_F(KafkaConnectorsTest, LatestAndCommittedStarts) {
-  Produce();
-  KafkaSource latest({.brokers = KafkaBrokers(), .topic = topic_, .start = KafkaStart::kLatest});
+  ProduceWithHelper();
+  KafkaSourceOptions latest_opts = SourceOptions();
+  latest_opts.start = KafkaStart::kLatest;
+  KafkaSource latest(latest_opts);
   ASSERT_TRUE(latest.Open(0, 1).ok());
   std::vector<RawRecord> recs;
   ASSERT_TRUE(latest.Poll(&recs, 10, 500).ok());
   EXPECT_TRUE(recs.empty());  // only records produced after Open
 
-  std::string group = "g-" + topic_;
-  KafkaSource reader({.brokers = KafkaBrokers(), .topic = topic_, .group_id = group});
+  KafkaSourceOptions group_opts = SourceOptions();
+  group_opts.group_id = test::UniqueName("g");
+  KafkaSource reader(group_opts);
   ASSERT_TRUE(reader.Open(0, 1).ok());
   ASSERT_EQ(ReadN(&reader, 100).size(), 100u);
   ASSERT_TRUE(reader.CommitOffsets().ok());
-  KafkaSource committed({.brokers = KafkaBrokers(), .topic = topic_, .group_id = group,
-                         .start = KafkaStart::kCommitted});
+  group_opts.start = KafkaStart::kCommitted;
+  KafkaSource committed(group_opts);
   ASSERT_TRUE(committed.Open(0, 1).ok());
   EXPECT_EQ(committed.positions(), reader.positions());
   EXPECT_EQ(ReadN(&committed, kRecords - 100).size(), static_cast<size_t>(kRecords - 100));
 }
 
 TEST_F(KafkaConnectorsTest, ExplicitPartitionAndMissingTopic) {
-  KafkaSink sink({.brokers = KafkaBrokers(), .topic = topic_,
+  KafkaSink sink({.brokers = kafka_.brokers(), .topic = topic_,
                   .partitioner = KafkaPartitioner::kExplicit, .partition = 2});
   ASSERT_TRUE(sink.Open(0, 1).ok());
-  for (int i = 0; i < 20; ++i) ASSERT_TRUE(sink.Write("k" + std::to_string(i), "x", 0).ok());
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(sink.Write(fmt::format("k{}", i), "x", 0).ok());
   ASSERT_TRUE(sink.Close().ok());
-  KafkaSource src({.brokers = KafkaBrokers(), .topic = topic_});
-  Status opened = src.Open(0, 1);
-  ASSERT_TRUE(opened.ok()) << opened.ToString();
-  std::vector<Got> got = ReadN(&src, 20);
-  EXPECT_EQ(got.size(), 20u);
-  for (const Got& g : got) EXPECT_EQ(g.partition, 2);
+  auto read = kafka_.ConsumeToEnd(topic_, test::Isolation::kReadCommitted);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->size(), 20u);
+  for (const auto& r : *read) EXPECT_EQ(r.partition, 2);
 
-  KafkaSink bad({.brokers = KafkaBrokers(), .topic = topic_,
+  KafkaSink bad({.brokers = kafka_.brokers(), .topic = topic_,
                  .partitioner = KafkaPartitioner::kExplicit, .partition = kPartitions});
   EXPECT_EQ(bad.Open(0, 1).code(), StatusCode::kInvalidArgument);
-  KafkaSource missing({.brokers = KafkaBrokers(), .topic = topic_ + "-absent",
-                       .metadata_timeout_ms = 5000});
-  EXPECT_EQ(missing.Open(0, 1).code(), StatusCode::kNotFound);
+  KafkaSourceOptions missing_opts = SourceOptions();
+  missing_opts.topic = topic_ + "-absent";
+  missing_opts.metadata_timeout_ms = 5000;
+  KafkaSource missing(missing_opts);
+  Status s = missing.Open(0, 1);
+  EXPECT_EQ(s.code(), StatusCode::kNotFound) << s.ToString();
+  EXPECT_NE(s.message().find(missing_opts.topic), std::string::npos) << s.message();
 }
 
 TEST(KafkaUnreachable, OpenReturnsUnavailable) {
-  std::string brokers = "127.0.0.1:" + std::to_string(ClosedPort());
+  std::string brokers = fmt::format("127.0.0.1:{}", ClosedPort());
   KafkaSource src({.brokers = brokers, .topic = "t", .metadata_timeout_ms = 2000});
   Status s = src.Open(0, 1);
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
