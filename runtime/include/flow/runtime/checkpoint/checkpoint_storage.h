@@ -1,0 +1,98 @@
+#pragma once
+// CheckpointStorage: checkpoints as directories under --state-dir.
+//
+//   <state-dir>/chk-<N>/<operator>-<subtask>.snap   one file per operator subtask snapshot
+//   <state-dir>/chk-<N>/_metadata                   written LAST and atomically (see below)
+//   <state-dir>/shared/<name>                       incremental files (e.g. RocksDB SSTs)
+//                                                   referenced by name from several checkpoints
+//   <state-dir>/sp-<name>/...                       savepoints: self-contained, never retained away
+//
+// Task threads write their snapshot files (WriteSnapshotFile / WriteSharedFile, each fsynced) and
+// acknowledge with the returned SnapshotFile handles. When all tasks acked, the coordinator calls
+// Finalize: fsync the directory, write `_metadata.tmp`, fsync it, rename to `_metadata`, fsync the
+// directory. Then retention keeps the newest `retained` complete checkpoints, deletes older ones
+// and abandoned partial directories older than the new one, and deletes shared files that only
+// deleted checkpoints referenced.
+//
+// Threading: WriteSnapshotFile/WriteSharedFile may be called from any threads concurrently (for
+// distinct files). Finalize/Discard/CreateSavepoint are serialized by an internal mutex.
+// Errors: IoError naming the path and the OS error.
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "flow/runtime/checkpoint/checkpoint_metadata.h"
+#include "flow/runtime/checkpoint/coordinator.h"
+#include "flow/runtime/common/status.h"
+
+namespace flow::rt {
+
+struct CheckpointStorageOptions {
+  std::string state_dir;  // required; created if missing
+  // Complete checkpoints kept. Default: 3. Must be >= 1.
+  uint32_t retained = 3;
+  // Wall clock for CheckpointMetadata::created_ms; default: system clock.
+  std::function<int64_t()> wall_clock;
+};
+
+std::string CheckpointDirName(int64_t checkpoint_id);   // "chk-7"
+std::string SavepointDirName(std::string_view name);     // "sp-<name>"
+// "<operator>-<subtask>.snap" with characters other than [A-Za-z0-9_.-] replaced by '_'.
+std::string SnapshotFileName(std::string_view operator_name, uint32_t subtask);
+
+class CheckpointStorage final : public CheckpointFinalizer {
+ public:
+  // InvalidArgument: empty state_dir, retained == 0, max_parallelism == 0. IoError: cannot create.
+  static Result<std::unique_ptr<CheckpointStorage>> Open(CheckpointStorageOptions options, JobCheckpointInfo job);
+
+  const std::string& state_dir() const { return options_.state_dir; }
+  std::string CheckpointPath(int64_t checkpoint_id) const;
+
+  // Writes `bytes` as chk-<id>/<file_name> (created with the directory), fsynced. Returns the
+  // handle (size + CRC-32C) the task puts into its OperatorSnapshot. Fault point:
+  // during-snapshot-write (half the bytes written).
+  Result<SnapshotFile> WriteSnapshotFile(int64_t checkpoint_id, std::string_view file_name, std::string_view bytes);
+  // Writes shared/<name> unless it already exists (names of incremental files are unique by
+  // content, e.g. RocksDB SST numbers); returns a handle with shared = true.
+  Result<SnapshotFile> WriteSharedFile(std::string_view name, std::string_view bytes);
+
+  // CheckpointFinalizer: writes chk-<id>/_metadata from the acks, then applies retention.
+  // Fault points: after-state-before-metadata, after-metadata. InvalidArgument when a listed file
+  // is missing (a task acked a file it did not write).
+  [[nodiscard]] Status Finalize(int64_t checkpoint_id, const std::vector<TaskAck>& acks) override;
+  // Deletes chk-<id>/ (best effort; an aborted checkpoint).
+  void Discard(int64_t checkpoint_id) override;
+
+  // Copies complete checkpoint `checkpoint_id` into sp-<name>/, shared files included, so the
+  // savepoint depends on nothing else. InvalidArgument: bad or existing name; NotFound: no such
+  // complete checkpoint.
+  [[nodiscard]] Status CreateSavepoint(int64_t checkpoint_id, std::string_view name);
+
+  // Applies retention now (Finalize does it after every checkpoint).
+  [[nodiscard]] Status ApplyRetention();
+
+ private:
+  CheckpointStorage(CheckpointStorageOptions options, JobCheckpointInfo job)
+      : options_(std::move(options)), job_(std::move(job)) {}
+
+  CheckpointStorageOptions options_;
+  JobCheckpointInfo job_;
+  std::mutex mu_;
+};
+
+// Low-level file helpers shared with recovery (exposed for tests). All return IoError naming the
+// path and errno text.
+namespace checkpoint_fs {
+[[nodiscard]] Status WriteFileDurably(const std::string& path, std::string_view bytes);
+// write temp, fsync, rename over `path`, fsync the directory.
+[[nodiscard]] Status WriteFileAtomically(const std::string& path, std::string_view bytes);
+Result<std::string> ReadFile(const std::string& path);
+[[nodiscard]] Status SyncDir(const std::string& dir);
+bool Exists(const std::string& path);
+}  // namespace checkpoint_fs
+
+}  // namespace flow::rt

@@ -1,0 +1,206 @@
+#include "flow/runtime/checkpoint/recovery.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+#include "flow/runtime/checkpoint/checkpoint_storage.h"
+#include "flow/runtime/checkpoint/fault_injection.h"
+#include "flow/runtime/common/key_group.h"
+#include "flow/runtime/common/serde.h"
+
+namespace flow::rt {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string Hex32(uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%08x", v);
+  return buf;
+}
+
+std::string FilePath(const RestorePoint& p, const SnapshotFile& f) {
+  return ((f.shared ? fs::path(p.shared_dir) : fs::path(p.path)) / f.name).string();
+}
+
+// "chk-6/window-1.snap" or "shared/sst-12": short names for messages.
+std::string ShortName(const RestorePoint& p, const SnapshotFile& f) {
+  return (f.shared ? std::string("shared") : fs::path(p.path).filename().string()) + "/" + f.name;
+}
+
+Status CheckBytes(const RestorePoint& p, const SnapshotFile& f, std::string_view data) {
+  if (data.size() != f.size) {
+    return Status::Corruption(ShortName(p, f) + ": size " + std::to_string(data.size()) + " bytes, expected " +
+                              std::to_string(f.size) + (data.size() < f.size ? " (truncated)" : ""));
+  }
+  uint32_t actual = Crc32c(data);
+  if (actual != f.crc32c) {
+    return Status::Corruption(ShortName(p, f) + ": checksum mismatch (expected " + Hex32(f.crc32c) + ", actual " +
+                              Hex32(actual) + ")");
+  }
+  return Status::Ok();
+}
+
+int64_t ParseCheckpointDir(const std::string& name) {
+  if (name.size() < 5 || name.compare(0, 4, "chk-") != 0) return -1;
+  int64_t id = 0;
+  for (size_t i = 4; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9' || id > (INT64_MAX - 9) / 10) return -1;
+    id = id * 10 + (name[i] - '0');
+  }
+  return id;
+}
+
+}  // namespace
+
+Result<RestorePoint> VerifyCheckpoint(const std::string& dir) {
+  fs::path d = fs::path(dir).lexically_normal();
+  if (d.has_filename() == false) d = d.parent_path();  // "x/chk-3/" -> "x/chk-3"
+  std::string short_dir = d.filename().string();
+  std::error_code ec;
+  if (!fs::is_directory(d, ec)) return Status::NotFound(dir + ": no such checkpoint directory");
+  auto bytes = checkpoint_fs::ReadFile((d / kMetadataFileName).string());
+  if (!bytes.ok()) {
+    if (bytes.status().code() == StatusCode::kNotFound) {
+      return Status::NotFound(short_dir + ": no _metadata (incomplete checkpoint)");
+    }
+    return bytes.status();
+  }
+  auto meta = DecodeCheckpointMetadata(*bytes);
+  if (!meta.ok()) return Status::Corruption(short_dir + "/_metadata: " + meta.status().message());
+  RestorePoint p;
+  p.path = d.string();
+  p.shared_dir = (d.parent_path() / "shared").string();
+  p.metadata = std::move(*meta);
+  for (const OperatorSnapshot& s : p.metadata.snapshots) {
+    for (const SnapshotFile& f : s.files) {
+      auto data = checkpoint_fs::ReadFile(FilePath(p, f));
+      if (!data.ok()) {
+        if (data.status().code() == StatusCode::kNotFound) return Status::NotFound(ShortName(p, f) + ": missing file");
+        return data.status();
+      }
+      FLOW_RETURN_IF_ERROR(CheckBytes(p, f, *data));
+    }
+  }
+  return p;
+}
+
+Status CheckCompatible(const CheckpointMetadata& m, const JobCheckpointInfo& job, std::string_view where) {
+  if (m.job_fingerprint != job.fingerprint) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, ": taken by another job (fingerprint %016llx, this job %016llx)",
+                  static_cast<unsigned long long>(m.job_fingerprint), static_cast<unsigned long long>(job.fingerprint));
+    return Status::InvalidArgument(std::string(where) + buf +
+                                   "; use another --state-dir, or --restore none to start without state");
+  }
+  if (m.max_parallelism != job.max_parallelism) {
+    return Status::InvalidArgument(std::string(where) + ": taken with max parallelism " +
+                                   std::to_string(m.max_parallelism) + ", this job has " +
+                                   std::to_string(job.max_parallelism) + " (key groups cannot be remapped)");
+  }
+  return Status::Ok();
+}
+
+Result<RestoreSelection> SelectRestoreCheckpoint(const std::string& state_dir, const JobCheckpointInfo& job) {
+  RestoreSelection sel;
+  std::error_code ec;
+  if (!fs::exists(state_dir, ec)) return sel;
+  std::vector<int64_t> ids;
+  for (fs::directory_iterator it(state_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_directory()) continue;
+    int64_t id = ParseCheckpointDir(it->path().filename().string());
+    if (id >= 0) ids.push_back(id);
+  }
+  if (ec) return Status::IoError("cannot list --state-dir '" + state_dir + "': " + ec.message());
+  std::sort(ids.rbegin(), ids.rend());
+  for (int64_t id : ids) {
+    std::string dir = (fs::path(state_dir) / CheckpointDirName(id)).string();
+    auto p = VerifyCheckpoint(dir);
+    if (!p.ok()) {
+      sel.warnings.push_back("skipping " + CheckpointDirName(id) + ": " + p.status().message());
+      continue;
+    }
+    FLOW_RETURN_IF_ERROR(CheckCompatible(p->metadata, job, dir));
+    sel.point = std::move(*p);
+    break;
+  }
+  return sel;
+}
+
+Result<RestoreSelection> ResolveRestore(const std::string& state_dir, std::string_view restore_flag,
+                                        const JobCheckpointInfo& job) {
+  if (restore_flag.empty()) return SelectRestoreCheckpoint(state_dir, job);
+  RestoreSelection sel;
+  if (restore_flag == "none") return sel;
+  auto p = VerifyCheckpoint(std::string(restore_flag));
+  if (!p.ok()) {
+    return Status(p.status().code(), "--restore " + std::string(restore_flag) + ": " + p.status().message());
+  }
+  FLOW_RETURN_IF_ERROR(CheckCompatible(p->metadata, job, "--restore " + std::string(restore_flag)));
+  sel.point = std::move(*p);
+  return sel;
+}
+
+std::vector<const OperatorSnapshot*> SnapshotsOf(const CheckpointMetadata& m, std::string_view operator_name) {
+  std::vector<const OperatorSnapshot*> out;
+  for (const OperatorSnapshot& s : m.snapshots) {
+    if (s.operator_name == operator_name) out.push_back(&s);
+  }
+  std::sort(out.begin(), out.end(), [](const OperatorSnapshot* a, const OperatorSnapshot* b) {
+    return a->subtask < b->subtask;
+  });
+  return out;
+}
+
+Result<std::vector<std::vector<RestorePiece>>> PlanKeyedRestore(const CheckpointMetadata& m,
+                                                                std::string_view operator_name,
+                                                                uint32_t new_parallelism) {
+  const uint32_t max_p = m.max_parallelism;
+  if (new_parallelism == 0 || new_parallelism > max_p) {
+    return Status::InvalidArgument("cannot restore " + std::string(operator_name) + " at parallelism " +
+                                   std::to_string(new_parallelism) + ": must be in 1.." + std::to_string(max_p) +
+                                   " (max parallelism)");
+  }
+  std::vector<std::vector<RestorePiece>> out(new_parallelism);
+  std::vector<const OperatorSnapshot*> owner(max_p, nullptr);
+  bool keyed = false;
+  for (const OperatorSnapshot* s : SnapshotsOf(m, operator_name)) {
+    if (s->key_group_end <= s->key_group_first) continue;
+    keyed = true;
+    for (uint32_t g = s->key_group_first; g < s->key_group_end; ++g) {
+      if (owner[g] != nullptr) {
+        return Status::Corruption("checkpoint " + std::to_string(m.checkpoint_id) + ": key group " +
+                                  std::to_string(g) + " of " + std::string(operator_name) + " is in the snapshots of subtasks " +
+                                  std::to_string(owner[g]->subtask) + " and " + std::to_string(s->subtask));
+      }
+      owner[g] = s;
+    }
+  }
+  if (!keyed) return out;
+  for (uint32_t g = 0; g < max_p; ++g) {
+    const OperatorSnapshot* s = owner[g];
+    if (s == nullptr) {
+      return Status::Corruption("checkpoint " + std::to_string(m.checkpoint_id) + ": key group " +
+                                std::to_string(g) + " of " + std::string(operator_name) + " is in no snapshot");
+    }
+    std::vector<RestorePiece>& dst = out[SubtaskForKeyGroup(g, max_p, new_parallelism)];
+    for (const SnapshotFile& f : s->files) dst.push_back(RestorePiece{f, s->subtask, g});
+  }
+  return out;
+}
+
+Result<std::string> ReadRestoreFile(const RestorePoint& point, const SnapshotFile& file) {
+  FaultPoint("during-restore");
+  auto data = checkpoint_fs::ReadFile(FilePath(point, file));
+  if (!data.ok()) {
+    if (data.status().code() == StatusCode::kNotFound) return Status::NotFound(ShortName(point, file) + ": missing file");
+    return data.status();
+  }
+  FLOW_RETURN_IF_ERROR(CheckBytes(point, file, *data));
+  return std::move(*data);
+}
+
+}  // namespace flow::rt
