@@ -78,14 +78,16 @@ void AddMathFunctions(std::vector<FunctionSpec>* out) {
                .Variadic()
                .Returns("T")
                .Cpp("::flow::fn::Greatest({args})")
-               .Summary("The largest argument; null if any argument is null.")
+               .Summary("The largest argument (NaN counts as the largest float); null if any "
+                        "argument is null.")
                .Example("greatest(bid, reserve)"),
            Def("least", S, c)
                .Param("x", "T:comparable")
                .Variadic()
                .Returns("T")
                .Cpp("::flow::fn::Least({args})")
-               .Summary("The smallest argument; null if any argument is null.")
+               .Summary("The smallest argument (NaN counts as the largest float); null if any "
+                        "argument is null.")
                .Example("least(price, cap)"),
            Unary("sign", c, "numeric", "int", "::flow::fn::Sign({0})",
                  "-1, 0 or 1 by the sign of `x` (0 for NaN).", "sign(balance)"),
@@ -215,13 +217,13 @@ void AddAggregates(std::vector<FunctionSpec>* out) {
               .Param("x", "T:comparable")
               .Returns("T")
               .Cpp("::flow::agg::Min<{T}>")
-              .Summary("The smallest non-null value.")
+              .Summary("The smallest non-null value (NaN counts as the largest float).")
               .Example("min(price)"),
           Def("max", A, c)
               .Param("x", "T:comparable")
               .Returns("T")
               .Cpp("::flow::agg::Max<{T}>")
-              .Summary("The largest non-null value.")
+              .Summary("The largest non-null value (NaN counts as the largest float).")
               .Example("max(price)"),
           Def("avg", A, c)
               .Param("x", "T:numeric")

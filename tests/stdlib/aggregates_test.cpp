@@ -210,6 +210,25 @@ TEST(StdlibAggregates, MinMaxOfIntsAndStrings) {
   EXPECT_TRUE(RoundTrip(none).empty());
 }
 
+TEST(StdlibAggregates, MinMaxTreatNaNAsLargestWhateverTheOrder) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (const std::vector<double>& order :
+       {std::vector<double>{nan, 1.0, -2.0}, std::vector<double>{1.0, nan, -2.0},
+        std::vector<double>{-2.0, 1.0, nan}}) {
+    Min<double> mn;
+    Max<double> mx;
+    for (double d : order) {
+      mn.Add(d);
+      mx.Add(d);
+    }
+    EXPECT_EQ(mn.Result(), -2.0);
+    EXPECT_TRUE(std::isnan(mx.Result()));
+  }
+  Min<double> only_nan;
+  only_nan.Add(nan);
+  EXPECT_TRUE(std::isnan(only_nan.Result()));
+}
+
 TEST(StdlibAggregates, CountDistinctIsExact) {
   auto data = RandomInts(20000, 13, 0, 3000, 0.1);
   std::set<int64_t> reference;

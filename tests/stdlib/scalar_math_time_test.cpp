@@ -65,6 +65,11 @@ TEST(StdlibMath, GreatestLeast) {
   EXPECT_DOUBLE_EQ(Greatest(int64_t{3}, 3.5), 3.5);
   EXPECT_EQ(Greatest(std::string("pear"), std::string("apple")), "pear");
   EXPECT_EQ(Least(int64_t{4}), 4);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(std::isnan(Greatest(1.0, nan, 2.0)));
+  EXPECT_TRUE(std::isnan(Greatest(nan, 1.0)));
+  EXPECT_EQ(Least(nan, 1.0, 2.0), 1.0);
+  EXPECT_EQ(Least(1.0, nan), 1.0);
   EXPECT_EQ(Greatest(int64_t{1}, std::optional<int64_t>()), std::optional<int64_t>());
   EXPECT_EQ(Least(std::optional<int64_t>(2), int64_t{5}), std::optional<int64_t>(2));
 }

@@ -276,12 +276,14 @@ class Avg {
   int64_t n_ = 0;
 };
 
-// min(x) / max(x): the extreme non-null value by operator<.
+// min(x) / max(x): the extreme non-null value by operator<; NaN counts as the largest float.
 template <typename T, bool kIsMax>
 class Extreme {
  public:
   void Add(const T& v) {
-    if (!best_ || (kIsMax ? *best_ < v : v < *best_)) best_ = v;
+    if (!best_ || (kIsMax ? fn::detail::FlowLess(*best_, v) : fn::detail::FlowLess(v, *best_))) {
+      best_ = v;
+    }
   }
   void Add(const std::optional<T>& v) {
     if (v) Add(*v);

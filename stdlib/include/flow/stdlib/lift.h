@@ -73,6 +73,17 @@ struct AsOptional<std::optional<R>> {
   using type = std::optional<R>;
 };
 
+// The order of comparable Flow values: operator<, except that NaN sorts above every other float
+// (as in PostgreSQL), so min/max/greatest/least do not depend on the order of their inputs.
+template <typename T>
+bool FlowLess(const T& a, const T& b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (a != a) return false;  // NaN is never less
+    if (b != b) return true;   // everything else is less than NaN
+  }
+  return a < b;
+}
+
 template <typename Impl>
 struct Lifted {
   template <typename... A>

@@ -254,7 +254,7 @@ struct GreatestImpl {
   auto operator()(const A& a, const R&... r) const {
     using C = std::common_type_t<A, R...>;
     C best = a;
-    ((best = (C(r) > best ? C(r) : best)), ...);
+    ((best = (detail::FlowLess(best, C(r)) ? C(r) : best)), ...);
     return best;
   }
 };
@@ -263,7 +263,7 @@ struct LeastImpl {
   auto operator()(const A& a, const R&... r) const {
     using C = std::common_type_t<A, R...>;
     C best = a;
-    ((best = (C(r) < best ? C(r) : best)), ...);
+    ((best = (detail::FlowLess(C(r), best) ? C(r) : best)), ...);
     return best;
   }
 };
