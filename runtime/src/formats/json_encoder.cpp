@@ -1,5 +1,6 @@
 #include "flow/runtime/formats/json_encoder.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 
@@ -11,8 +12,14 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
-// True for bytes that need more than a plain copy: control chars, '"', '\\', and non-ASCII.
-inline bool NeedsCare(unsigned char c) { return c < 0x20 || c == '"' || c == '\\' || c >= 0x80; }
+// Bytes that need more than a plain copy: control chars, '"', '\\', and non-ASCII.
+constexpr std::array<bool, 256> kNeedsCare = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = c < 0x20 || c == '"' || c == '\\' || c >= 0x80;
+  return t;
+}();
+
+inline bool NeedsCare(unsigned char c) { return kNeedsCare[c]; }
 
 }  // namespace
 

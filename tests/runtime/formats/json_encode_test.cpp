@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "flow/runtime/formats/json_codecs.h"
+#include "flow/runtime/formats/value_text.h"
 
 namespace flow::rt {
 namespace {
@@ -61,6 +62,20 @@ TEST(JsonEncoder, NumbersTimestampsAndStructure) {
             R"({"i":-9223372036854775808,"f":0.1,"nan":null,"inf":null,)"
             R"("ts":"1970-01-01T00:00:01.500Z","d":90000,"b":"aGk/",)"
             R"("l":[true,null,false],"empty":[]})");
+}
+
+TEST(ValueText, FastTimestampMatchesFormatTimestamp) {
+  std::mt19937_64 rng(3);
+  std::vector<TimestampMs> values = {0, -1, 1, 86399999, -62135596800000LL, 253402300799999LL,
+                                     -62135596800001LL, 253402300800000LL};
+  for (int i = 0; i < 20000; ++i) {
+    values.push_back(static_cast<int64_t>(rng() % 800000000000000ULL) - 400000000000000LL);
+  }
+  for (TimestampMs ts : values) {
+    std::string fast;
+    AppendTimestamp(ts, &fast);
+    ASSERT_EQ(fast, FormatTimestamp(ts)) << ts;
+  }
 }
 
 // A record with every codec, for the round trip.

@@ -40,7 +40,19 @@
 #include <string>
 #include <string_view>
 
+// simdjson's class layouts depend on these macros, and its On-Demand code is inlined here, so every
+// translation unit (the runtime library and generated code, whatever their build type or -pthread
+// setting) must agree: pin them to what the Debian libsimdjson was built with. Include this header
+// before any other use of simdjson.
+#ifndef SIMDJSON_THREADS_ENABLED
+#define SIMDJSON_THREADS_ENABLED 1
+#endif
+#ifndef SIMDJSON_DEVELOPMENT_CHECKS
+#define SIMDJSON_DEVELOPMENT_CHECKS 0
+#endif
 #include <simdjson.h>
+static_assert(SIMDJSON_DEVELOPMENT_CHECKS == 0,
+              "flow formats need SIMDJSON_DEVELOPMENT_CHECKS=0 in every translation unit");
 
 #include "flow/runtime/common/status.h"
 
