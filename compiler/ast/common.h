@@ -29,8 +29,8 @@ struct TypeRef {
 // A duration literal (`5s`) or the name of a duration param; sema checks the param.
 struct DurationRef {
   bool is_param = false;
-  int64_t millis = 0;       // for literals
-  std::string param;        // for params
+  int64_t millis = 0;  // for literals
+  std::string param;   // for params
   SourceRange range;
 };
 

@@ -17,7 +17,21 @@ namespace flow::ast {
 
 struct ExternFnDecl;
 
-enum class ExprKind { kError, kLiteral, kName, kField, kIndex, kUnary, kBinary, kIn, kIsNull, kCall, kCast, kCase, kList };
+enum class ExprKind {
+  kError,
+  kLiteral,
+  kName,
+  kField,
+  kIndex,
+  kUnary,
+  kBinary,
+  kIn,
+  kIsNull,
+  kCall,
+  kCast,
+  kCase,
+  kList
+};
 
 struct Expr {
   explicit Expr(ExprKind k) : kind(k) {}

@@ -42,8 +42,8 @@ enum class ErrorPolicyKind { kFail, kSkip, kDeadLetter };
 
 struct ErrorPolicy {
   ErrorPolicyKind kind = ErrorPolicyKind::kFail;
-  std::optional<ConnectorCall> sink;    // dead_letter only
-  std::optional<FormatClause> format;   // dead_letter only
+  std::optional<ConnectorCall> sink;   // dead_letter only
+  std::optional<FormatClause> format;  // dead_letter only
   SourceRange range;
 };
 

@@ -1,7 +1,8 @@
 #pragma once
 // flow::diag::Kind: the one list of every diagnostic flowc can emit. Each kind has a stable id
-// (shown as `[unknown-field]`, used by --diagnostics-format json, golden tests and docs/compiler.md)
-// and a default severity. Add new kinds at the end of their group and to kinds.cpp's table.
+// (shown as `[unknown-field]`, used by --diagnostics-format json, golden tests and
+// docs/compiler.md) and a default severity. Add new kinds at the end of their group and to
+// kinds.cpp's table.
 
 #include <string_view>
 #include <vector>

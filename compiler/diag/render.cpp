@@ -101,9 +101,12 @@ std::string Location(const SourceManager& sm, const SourceRange& r) {
 
 std::string_view SeverityName(Severity s) {
   switch (s) {
-    case Severity::kError: return "error";
-    case Severity::kWarning: return "warning";
-    case Severity::kNote: return "note";
+    case Severity::kError:
+      return "error";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kNote:
+      return "note";
   }
   return "error";
 }
@@ -114,8 +117,9 @@ std::string RenderText(const Diagnostic& d, const SourceManager& sm, bool color)
   Style st{color};
   std::string out;
   std::string_view sev_code = d.severity == Severity::kError ? "1;31" : "1;35";
-  out += st.Wrap("1", Location(sm, d.range) + ":") + " " + st.Wrap(sev_code, std::string(SeverityName(d.severity)) + ":") +
-         " " + st.Wrap("1", d.message) + " [" + std::string(KindId(d.kind)) + "]\n";
+  out += st.Wrap("1", Location(sm, d.range) + ":") + " " +
+         st.Wrap(sev_code, std::string(SeverityName(d.severity)) + ":") + " " +
+         st.Wrap("1", d.message) + " [" + std::string(KindId(d.kind)) + "]\n";
   bool has_snippet = d.range.valid() && d.range.file < sm.file_count();
   if (has_snippet) RenderSnippet(&out, sm, d.range, st, sev_code);
   if (d.help) {
@@ -123,8 +127,10 @@ std::string RenderText(const Diagnostic& d, const SourceManager& sm, bool color)
     out += st.Wrap("1;34", gutter + " =") + " " + st.Wrap("1", "help:") + " " + *d.help + "\n";
   }
   for (const Note& n : d.notes) {
-    out += st.Wrap("1", Location(sm, n.range) + ":") + " " + st.Wrap("1;36", "note:") + " " + n.message + "\n";
-    if (n.range.valid() && n.range.file < sm.file_count()) RenderSnippet(&out, sm, n.range, st, "1;36");
+    out += st.Wrap("1", Location(sm, n.range) + ":") + " " + st.Wrap("1;36", "note:") + " " +
+           n.message + "\n";
+    if (n.range.valid() && n.range.file < sm.file_count())
+      RenderSnippet(&out, sm, n.range, st, "1;36");
   }
   return out;
 }
@@ -178,15 +184,17 @@ std::string RenderJson(const Diagnostic& d, const SourceManager& sm) {
   uint32_t el, ec;
   end_of(d.range, &el, &ec);
   std::string out = "{\"file\":" + file_of(d.range) + ",\"line\":" + std::to_string(d.range.line) +
-                    ",\"column\":" + std::to_string(d.range.col) + ",\"end_line\":" + std::to_string(el) +
+                    ",\"column\":" + std::to_string(d.range.col) +
+                    ",\"end_line\":" + std::to_string(el) +
                     ",\"end_column\":" + std::to_string(ec) + ",\"severity\":\"" +
-                    std::string(SeverityName(d.severity)) + "\",\"kind\":\"" + std::string(KindId(d.kind)) +
-                    "\",\"message\":" + JsonQuote(d.message) + ",\"help\":" + (d.help ? JsonQuote(*d.help) : "null") +
-                    ",\"fixit\":";
+                    std::string(SeverityName(d.severity)) + "\",\"kind\":\"" +
+                    std::string(KindId(d.kind)) + "\",\"message\":" + JsonQuote(d.message) +
+                    ",\"help\":" + (d.help ? JsonQuote(*d.help) : "null") + ",\"fixit\":";
   if (d.fixit) {
     uint32_t fl, fc;
     end_of(d.fixit->range, &fl, &fc);
-    out += "{\"line\":" + std::to_string(d.fixit->range.line) + ",\"column\":" + std::to_string(d.fixit->range.col) +
+    out += "{\"line\":" + std::to_string(d.fixit->range.line) +
+           ",\"column\":" + std::to_string(d.fixit->range.col) +
            ",\"end_line\":" + std::to_string(fl) + ",\"end_column\":" + std::to_string(fc) +
            ",\"replacement\":" + JsonQuote(d.fixit->replacement) + "}";
   } else {
@@ -197,7 +205,8 @@ std::string RenderJson(const Diagnostic& d, const SourceManager& sm) {
     const Note& n = d.notes[i];
     if (i) out += ",";
     out += "{\"file\":" + file_of(n.range) + ",\"line\":" + std::to_string(n.range.line) +
-           ",\"column\":" + std::to_string(n.range.col) + ",\"message\":" + JsonQuote(n.message) + "}";
+           ",\"column\":" + std::to_string(n.range.col) + ",\"message\":" + JsonQuote(n.message) +
+           "}";
   }
   return out + "]}\n";
 }

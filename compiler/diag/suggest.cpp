@@ -19,7 +19,8 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   return prev[b.size()];
 }
 
-std::optional<std::string> ClosestMatch(std::string_view name, const std::vector<std::string>& candidates) {
+std::optional<std::string> ClosestMatch(std::string_view name,
+                                        const std::vector<std::string>& candidates) {
   size_t limit = std::max<size_t>(1, name.size() / 3);
   std::optional<std::string> best;
   size_t best_distance = limit + 1;

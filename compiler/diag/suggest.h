@@ -14,6 +14,7 @@ size_t EditDistance(std::string_view a, std::string_view b);
 
 // The candidate closest to `name` if it is close enough to be a plausible typo (distance at most
 // a third of the name's length, at least 1), else nullopt. Ties go to the earlier candidate.
-std::optional<std::string> ClosestMatch(std::string_view name, const std::vector<std::string>& candidates);
+std::optional<std::string> ClosestMatch(std::string_view name,
+                                        const std::vector<std::string>& candidates);
 
 }  // namespace flow::diag

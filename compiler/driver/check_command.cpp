@@ -18,7 +18,8 @@ constexpr std::string_view kHelp =
     "Parses and type-checks each FILE independently and reports every problem found.\n"
     "\n"
     "Options:\n"
-    "  --diagnostics-format text|json   text (default): `file:line:col: error: ...` with the source\n"
+    "  --diagnostics-format text|json   text (default): `file:line:col: error: ...` with the "
+    "source\n"
     "                                   line and a caret, on stderr. json: one JSON object per\n"
     "                                   diagnostic per line on stdout (see docs/compiler.md).\n"
     "  --color auto|always|never        colour text diagnostics (auto: when stderr is a terminal)\n"
@@ -28,7 +29,8 @@ constexpr std::string_view kHelp =
 
 // Accepts `--name value` and `--name=value`; returns false (after a usage error) when the value is
 // missing.
-bool TakeValue(const std::vector<std::string>& args, size_t* i, const std::string& name, std::string* value) {
+bool TakeValue(const std::vector<std::string>& args, size_t* i, const std::string& name,
+               std::string* value) {
   const std::string& a = args[*i];
   if (a.size() > name.size() && a.compare(0, name.size(), name) == 0 && a[name.size()] == '=') {
     *value = a.substr(name.size() + 1);
@@ -55,14 +57,20 @@ int Run(const std::vector<std::string>& args) {
     } else if (a == "--") {
       only_files = true;
     } else if (Is(a, "--diagnostics-format")) {
-      if (!TakeValue(args, &i, "--diagnostics-format", &format)) return UsageError("`--diagnostics-format` needs a value: text or json", "check");
-      if (format != "text" && format != "json") return UsageError("`--diagnostics-format` must be text or json, not `" + format + "`", "check");
+      if (!TakeValue(args, &i, "--diagnostics-format", &format))
+        return UsageError("`--diagnostics-format` needs a value: text or json", "check");
+      if (format != "text" && format != "json")
+        return UsageError("`--diagnostics-format` must be text or json, not `" + format + "`",
+                          "check");
     } else if (Is(a, "--color")) {
-      if (!TakeValue(args, &i, "--color", &color)) return UsageError("`--color` needs a value: auto, always or never", "check");
-      if (color != "auto" && color != "always" && color != "never") return UsageError("`--color` must be auto, always or never, not `" + color + "`", "check");
+      if (!TakeValue(args, &i, "--color", &color))
+        return UsageError("`--color` needs a value: auto, always or never", "check");
+      if (color != "auto" && color != "always" && color != "never")
+        return UsageError("`--color` must be auto, always or never, not `" + color + "`", "check");
     } else if (Is(a, "--max-errors")) {
       std::string n;
-      if (!TakeValue(args, &i, "--max-errors", &n) || n.empty() || n.size() > 6 || n.find_first_not_of("0123456789") != std::string::npos || std::stoul(n) == 0) {
+      if (!TakeValue(args, &i, "--max-errors", &n) || n.empty() || n.size() > 6 ||
+          n.find_first_not_of("0123456789") != std::string::npos || std::stoul(n) == 0) {
         return UsageError("`--max-errors` needs a positive number", "check");
       }
       max_errors = std::stoul(n);
@@ -89,8 +97,11 @@ int Run(const std::vector<std::string>& args) {
     if (diags.has_errors()) ++failed_files;
   }
   if (format == "text" && (total_errors > 0 || total_warnings > 0)) {
-    auto plural = [](size_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); };
-    std::string summary = "flowc: " + plural(total_errors, "error") + ", " + plural(total_warnings, "warning");
+    auto plural = [](size_t n, const char* word) {
+      return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+    };
+    std::string summary =
+        "flowc: " + plural(total_errors, "error") + ", " + plural(total_warnings, "warning");
     if (files.size() > 1) summary += " in " + plural(files.size(), "file");
     std::fprintf(stderr, "%s\n", summary.c_str());
   }
@@ -100,6 +111,7 @@ int Run(const std::vector<std::string>& args) {
 
 }  // namespace
 
-const Command kCheckCommand = {"check", "parse and type-check scripts, report problems", kHelp, &Run};
+const Command kCheckCommand = {"check", "parse and type-check scripts, report problems", kHelp,
+                               &Run};
 
 }  // namespace flow::driver

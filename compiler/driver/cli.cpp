@@ -27,7 +27,9 @@ const Command* FindCommand(std::string_view name) {
 void PrintHelp() {
   std::printf("flowc %s - the Flow streaming dataflow compiler\n\n", kVersion);
   std::printf("Usage: flowc <command> [options] [files]\n\nCommands:\n");
-  for (const Command* c : Commands()) std::printf("  %-10s %.*s\n", std::string(c->name).c_str(), static_cast<int>(c->summary.size()), c->summary.data());
+  for (const Command* c : Commands())
+    std::printf("  %-10s %.*s\n", std::string(c->name).c_str(), static_cast<int>(c->summary.size()),
+                c->summary.data());
   std::printf("  %-10s %s\n", "help", "show help for a command: flowc help <command>");
   std::printf("  %-10s %s\n", "", "list every diagnostic kind: flowc help diagnostics");
   std::printf("\nOptions:\n  --help, -h   show this help\n  --version    print the version\n");
@@ -50,7 +52,8 @@ int UsageError(const std::string& message, std::string_view command) {
   if (command.empty()) {
     std::fprintf(stderr, "run `flowc --help` for usage\n");
   } else {
-    std::fprintf(stderr, "run `flowc help %.*s` for usage\n", static_cast<int>(command.size()), command.data());
+    std::fprintf(stderr, "run `flowc help %.*s` for usage\n", static_cast<int>(command.size()),
+                 command.data());
   }
   return 2;
 }
@@ -77,7 +80,8 @@ int RunCli(int argc, char** argv) {
     }
     if (args[1] == "diagnostics") {
       for (const diag::KindInfo& k : diag::AllKinds()) {
-        std::printf("%-26s %-7s %.*s\n", std::string(k.id).c_str(), k.severity == diag::Severity::kWarning ? "warning" : "error",
+        std::printf("%-26s %-7s %.*s\n", std::string(k.id).c_str(),
+                    k.severity == diag::Severity::kWarning ? "warning" : "error",
                     static_cast<int>(k.summary.size()), k.summary.data());
       }
       return 0;

@@ -2,11 +2,11 @@
 
 #include <pthread.h>
 
+#include <sys/stat.h>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <sys/stat.h>
 
 namespace flow::driver {
 namespace {
@@ -52,8 +52,9 @@ void RunWithLargeStack(const std::function<void()>& fn, size_t stack_bytes) {
   pthread_attr_t attr;
   pthread_t thread;
   if (pthread_attr_init(&attr) == 0) {
-    bool ok = pthread_attr_setstacksize(&attr, stack_bytes) == 0 &&
-              pthread_create(&thread, &attr, &Trampoline, const_cast<std::function<void()>*>(&fn)) == 0;
+    bool ok =
+        pthread_attr_setstacksize(&attr, stack_bytes) == 0 &&
+        pthread_create(&thread, &attr, &Trampoline, const_cast<std::function<void()>*>(&fn)) == 0;
     pthread_attr_destroy(&attr);
     if (ok) {
       pthread_join(thread, nullptr);
@@ -63,8 +64,10 @@ void RunWithLargeStack(const std::function<void()>& fn, size_t stack_bytes) {
   fn();
 }
 
-std::unique_ptr<sema::CheckedProgram> CheckText(const std::string& name, std::string text, diag::SourceManager& sm,
-                                                diag::DiagnosticEngine& diags, const FrontendOptions& options) {
+std::unique_ptr<sema::CheckedProgram> CheckText(const std::string& name, std::string text,
+                                                diag::SourceManager& sm,
+                                                diag::DiagnosticEngine& diags,
+                                                const FrontendOptions& options) {
   uint32_t file = sm.AddFile(name, std::move(text));
   std::unique_ptr<sema::CheckedProgram> result;
   RunWithLargeStack([&] {
@@ -77,7 +80,8 @@ std::unique_ptr<sema::CheckedProgram> CheckText(const std::string& name, std::st
 }
 
 std::unique_ptr<sema::CheckedProgram> CheckFile(const std::string& path, diag::SourceManager& sm,
-                                                diag::DiagnosticEngine& diags, const FrontendOptions& options) {
+                                                diag::DiagnosticEngine& diags,
+                                                const FrontendOptions& options) {
   std::string text, reason;
   if (!ReadFile(path, &text, &reason)) {
     uint32_t file = sm.AddFile(path, "");

@@ -23,10 +23,13 @@ struct FrontendOptions {
 
 // Reads `path` into `sm` (reporting io-error on failure) and runs parse + sema.
 std::unique_ptr<sema::CheckedProgram> CheckFile(const std::string& path, diag::SourceManager& sm,
-                                                diag::DiagnosticEngine& diags, const FrontendOptions& options = {});
+                                                diag::DiagnosticEngine& diags,
+                                                const FrontendOptions& options = {});
 // Same, for text already in memory (used by tests and the fuzzer).
-std::unique_ptr<sema::CheckedProgram> CheckText(const std::string& name, std::string text, diag::SourceManager& sm,
-                                                diag::DiagnosticEngine& diags, const FrontendOptions& options = {});
+std::unique_ptr<sema::CheckedProgram> CheckText(const std::string& name, std::string text,
+                                                diag::SourceManager& sm,
+                                                diag::DiagnosticEngine& diags,
+                                                const FrontendOptions& options = {});
 
 // Runs `fn` on a new thread with a `stack_bytes` stack and waits for it. Falls back to calling
 // `fn` directly if the thread cannot be created. Default: 256 MiB (reserved, touched lazily).

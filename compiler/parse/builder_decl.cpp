@@ -92,10 +92,11 @@ ast::DeclPtr AstBuilder::BuildExternFn(FlowParser::ExternFnDeclContext* f) {
     std::string error;
     size_t at = 0;
     if (!UnescapeString(s->getText(), &d->header, &error, &at)) {
-      ctx_.diags().Report(diag::Kind::kInvalidEscape,
-                          ctx_.sm().Range(ctx_.file(), d->header_range.begin + static_cast<uint32_t>(at),
-                                          d->header_range.begin + static_cast<uint32_t>(at) + 2),
-                          error);
+      ctx_.diags().Report(
+          diag::Kind::kInvalidEscape,
+          ctx_.sm().Range(ctx_.file(), d->header_range.begin + static_cast<uint32_t>(at),
+                          d->header_range.begin + static_cast<uint32_t>(at) + 2),
+          error);
     }
   }
   return d;

@@ -17,7 +17,6 @@ ast::ExprPtr AstBuilder::BuildExpr(FlowParser::ExprContext* e) {
 
 namespace {
 
-
 ast::BinaryOp OpFromText(const std::string& s) {
   if (s == "*") return ast::BinaryOp::kMul;
   if (s == "/") return ast::BinaryOp::kDiv;
@@ -41,7 +40,8 @@ ast::ExprPtr AstBuilder::BuildExprAt(FlowParser::ExprContext* e, size_t depth) {
       depth_reported_ = true;
       ctx_.diags()
           .Report(diag::Kind::kNestingTooDeep, ctx_.Range(e->getStart()),
-                  "expression is nested too deeply (more than " + std::to_string(limits_.max_expr_depth) + " levels)")
+                  "expression is nested too deeply (more than " +
+                      std::to_string(limits_.max_expr_depth) + " levels)")
           .Help("split it with intermediate `select` steps or shorter chains");
     }
     return Error(e);
@@ -57,9 +57,8 @@ ast::ExprPtr AstBuilder::BuildExprAt(FlowParser::ExprContext* e, size_t depth) {
     b->rhs = BuildExprAt(rhs, d);
     return b;
   };
-  auto expr_at = [](const std::vector<FlowParser::ExprContext*>& v, size_t i) -> FlowParser::ExprContext* {
-    return i < v.size() ? v[i] : nullptr;
-  };
+  auto expr_at = [](const std::vector<FlowParser::ExprContext*>& v,
+                    size_t i) -> FlowParser::ExprContext* { return i < v.size() ? v[i] : nullptr; };
   if (auto* p = dynamic_cast<FlowParser::PrimaryExprContext*>(e)) {
     out = BuildPrimary(p->primary(), d);
   } else if (auto* f = dynamic_cast<FlowParser::FieldExprContext*>(e)) {
@@ -83,15 +82,20 @@ ast::ExprPtr AstBuilder::BuildExprAt(FlowParser::ExprContext* e, size_t depth) {
     x->operand = BuildExprAt(n->expr(), d);
     out = std::move(x);
   } else if (auto* m = dynamic_cast<FlowParser::MulExprContext*>(e)) {
-    out = binary(expr_at(m->expr(), 0), expr_at(m->expr(), 1), OpFromText(m->op ? m->op->getText() : "*"), m->op);
+    out = binary(expr_at(m->expr(), 0), expr_at(m->expr(), 1),
+                 OpFromText(m->op ? m->op->getText() : "*"), m->op);
   } else if (auto* a = dynamic_cast<FlowParser::AddExprContext*>(e)) {
-    out = binary(expr_at(a->expr(), 0), expr_at(a->expr(), 1), OpFromText(a->op ? a->op->getText() : "+"), a->op);
+    out = binary(expr_at(a->expr(), 0), expr_at(a->expr(), 1),
+                 OpFromText(a->op ? a->op->getText() : "+"), a->op);
   } else if (auto* c = dynamic_cast<FlowParser::CmpExprContext*>(e)) {
-    out = binary(expr_at(c->expr(), 0), expr_at(c->expr(), 1), OpFromText(c->op ? c->op->getText() : "=="), c->op);
+    out = binary(expr_at(c->expr(), 0), expr_at(c->expr(), 1),
+                 OpFromText(c->op ? c->op->getText() : "=="), c->op);
   } else if (auto* x = dynamic_cast<FlowParser::AndExprContext*>(e)) {
-    out = binary(expr_at(x->expr(), 0), expr_at(x->expr(), 1), ast::BinaryOp::kAnd, x->AND() ? x->AND()->getSymbol() : nullptr);
+    out = binary(expr_at(x->expr(), 0), expr_at(x->expr(), 1), ast::BinaryOp::kAnd,
+                 x->AND() ? x->AND()->getSymbol() : nullptr);
   } else if (auto* x = dynamic_cast<FlowParser::OrExprContext*>(e)) {
-    out = binary(expr_at(x->expr(), 0), expr_at(x->expr(), 1), ast::BinaryOp::kOr, x->OR() ? x->OR()->getSymbol() : nullptr);
+    out = binary(expr_at(x->expr(), 0), expr_at(x->expr(), 1), ast::BinaryOp::kOr,
+                 x->OR() ? x->OR()->getSymbol() : nullptr);
   } else if (auto* in = dynamic_cast<FlowParser::InExprContext*>(e)) {
     auto x = std::make_unique<ast::InExpr>();
     x->negated = in->NOT() != nullptr;
@@ -177,13 +181,16 @@ ast::ExprPtr AstBuilder::Literal(FlowParser::PrimaryContext* p) {
     x->literal = ast::LiteralKind::kString;
     size_t at = 0;
     if (!UnescapeString(s->getText(), &x->string_value, &error, &at)) {
-      bad(diag::Kind::kInvalidEscape, ctx_.sm().Range(ctx_.file(), range.begin + static_cast<uint32_t>(at),
-                                                      range.begin + static_cast<uint32_t>(at) + 2));
+      bad(diag::Kind::kInvalidEscape,
+          ctx_.sm().Range(ctx_.file(), range.begin + static_cast<uint32_t>(at),
+                          range.begin + static_cast<uint32_t>(at) + 2));
     }
   } else if (auto* d = dynamic_cast<FlowParser::DurationLitContext*>(p)) {
     x->literal = ast::LiteralKind::kDuration;
-    if (!ParseDuration(d->getText(), &x->int_value, &error)) bad(diag::Kind::kInvalidLiteral, range);
-  } else if (dynamic_cast<FlowParser::TrueLitContext*>(p) || dynamic_cast<FlowParser::FalseLitContext*>(p)) {
+    if (!ParseDuration(d->getText(), &x->int_value, &error))
+      bad(diag::Kind::kInvalidLiteral, range);
+  } else if (dynamic_cast<FlowParser::TrueLitContext*>(p) ||
+             dynamic_cast<FlowParser::FalseLitContext*>(p)) {
     x->literal = ast::LiteralKind::kBool;
     x->bool_value = dynamic_cast<FlowParser::TrueLitContext*>(p) != nullptr;
   } else if (dynamic_cast<FlowParser::NullLitContext*>(p)) {

@@ -21,7 +21,8 @@ ast::Pipeline AstBuilder::BuildPipeline(FlowParser::PipelineContext* p) {
   return out;
 }
 
-std::vector<ast::NamedArg> AstBuilder::BuildArgs(const std::vector<FlowParser::NamedArgContext*>& args) {
+std::vector<ast::NamedArg> AstBuilder::BuildArgs(
+    const std::vector<FlowParser::NamedArgContext*>& args) {
   std::vector<ast::NamedArg> out;
   for (auto* a : args) {
     if (a == nullptr) continue;
@@ -71,18 +72,24 @@ ast::Source AstBuilder::BuildSource(FlowParser::SourceContext* s) {
   ast::Source out;
   out.range = ctx_.Range(s);
   out.connector = BuildConnector(s->connector());
-  auto duplicate = [&](antlr4::ParserRuleContext* c, const char* what, const diag::SourceRange& first) {
+  auto duplicate = [&](antlr4::ParserRuleContext* c, const char* what,
+                       const diag::SourceRange& first) {
     ctx_.diags()
-        .Report(diag::Kind::kDuplicateClause, ctx_.Range(c), std::string("`") + what + "` given twice for one source")
+        .Report(diag::Kind::kDuplicateClause, ctx_.Range(c),
+                std::string("`") + what + "` given twice for one source")
         .AddNote(first, "first given here");
   };
   for (auto* clause : s->sourceClause()) {
     if (auto* f = dynamic_cast<FlowParser::SourceFormatContext*>(clause)) {
-      if (out.format) duplicate(f, "format", out.format->range);
-      else out.format = BuildFormat(f->formatClause());
+      if (out.format)
+        duplicate(f, "format", out.format->range);
+      else
+        out.format = BuildFormat(f->formatClause());
     } else if (auto* a = dynamic_cast<FlowParser::SourceSchemaContext*>(clause)) {
-      if (out.schema) duplicate(a, "as", out.schema->range);
-      else out.schema = BuildIdent(a->ident());
+      if (out.schema)
+        duplicate(a, "as", out.schema->range);
+      else
+        out.schema = BuildIdent(a->ident());
     } else if (auto* e = dynamic_cast<FlowParser::SourceEventTimeContext*>(clause)) {
       if (out.event_time) {
         duplicate(e, "event time", out.event_time->range);

@@ -55,11 +55,14 @@ int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
-bool IsLeap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+bool IsLeap(int y) {
+  return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
 
 }  // namespace
 
-bool UnescapeString(std::string_view quoted, std::string* out, std::string* error, size_t* error_offset) {
+bool UnescapeString(std::string_view quoted, std::string* out, std::string* error,
+                    size_t* error_offset) {
   out->clear();
   if (quoted.size() < 2) {
     *error = "malformed string literal";
@@ -81,13 +84,27 @@ bool UnescapeString(std::string_view quoted, std::string* out, std::string* erro
     }
     char e = body[++i];
     switch (e) {
-      case 'n': out->push_back('\n'); break;
-      case 't': out->push_back('\t'); break;
-      case 'r': out->push_back('\r'); break;
-      case '0': out->push_back('\0'); break;
-      case '\\': out->push_back('\\'); break;
-      case '"': out->push_back('"'); break;
-      case '\'': out->push_back('\''); break;
+      case 'n':
+        out->push_back('\n');
+        break;
+      case 't':
+        out->push_back('\t');
+        break;
+      case 'r':
+        out->push_back('\r');
+        break;
+      case '0':
+        out->push_back('\0');
+        break;
+      case '\\':
+        out->push_back('\\');
+        break;
+      case '"':
+        out->push_back('"');
+        break;
+      case '\'':
+        out->push_back('\'');
+        break;
       case 'u': {
         if (i + 1 >= body.size() || body[i + 1] != '{') {
           *error = "`\\u` must be followed by `{hex}`, e.g. `\\u{e9}`";
@@ -104,7 +121,9 @@ bool UnescapeString(std::string_view quoted, std::string* out, std::string* erro
         }
         if (j >= body.size() || body[j] != '}' || digits == 0 || digits > 6 || cp > 0x10FFFF ||
             (cp >= 0xD800 && cp <= 0xDFFF)) {
-          *error = "invalid unicode escape; expected `\\u{...}` with 1 to 6 hex digits naming a code point";
+          *error =
+              "invalid unicode escape; expected `\\u{...}` with 1 to 6 hex digits naming a code "
+              "point";
           *error_offset = at;
           return false;
         }
@@ -113,8 +132,10 @@ bool UnescapeString(std::string_view quoted, std::string* out, std::string* erro
         break;
       }
       default: {
-        *error = "unknown escape sequence `\\" + std::string(1, e) + "`; valid are \\n \\t \\r \\0 \\\\ \\\" \\' \\u{...}";
-        if (static_cast<unsigned char>(e) >= 0x80) *error = "unknown escape sequence; valid are \\n \\t \\r \\0 \\\\ \\\" \\' \\u{...}";
+        *error = "unknown escape sequence `\\" + std::string(1, e) +
+                 "`; valid are \\n \\t \\r \\0 \\\\ \\\" \\' \\u{...}";
+        if (static_cast<unsigned char>(e) >= 0x80)
+          *error = "unknown escape sequence; valid are \\n \\t \\r \\0 \\\\ \\\" \\' \\u{...}";
         *error_offset = at;
         return false;
       }
@@ -156,7 +177,12 @@ bool ParseDuration(std::string_view text, int64_t* millis, std::string* error) {
   size_t digits = 0;
   while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
   std::string_view unit = text.substr(digits);
-  int64_t scale = unit == "ms" ? 1 : unit == "s" ? 1000 : unit == "m" ? 60000 : unit == "h" ? 3600000 : unit == "d" ? 86400000 : 0;
+  int64_t scale = unit == "ms"  ? 1
+                  : unit == "s" ? 1000
+                  : unit == "m" ? 60000
+                  : unit == "h" ? 3600000
+                  : unit == "d" ? 86400000
+                                : 0;
   int64_t n = 0;
   if (scale == 0 || !ParseInt(text.substr(0, digits), &n, error)) {
     *error = "malformed duration literal";
@@ -172,11 +198,13 @@ bool ParseDuration(std::string_view text, int64_t* millis, std::string* error) {
 
 bool ParseTimestamp(std::string_view t, int64_t* millis, std::string* error) {
   *error = "invalid timestamp `" + std::string(t.substr(0, 40)) +
-           "`; expected ISO-8601 such as `2024-01-01T00:00:00Z`, `2024-01-01T12:30:00.250+02:00` or `2024-01-01`";
+           "`; expected ISO-8601 such as `2024-01-01T00:00:00Z`, `2024-01-01T12:30:00.250+02:00` "
+           "or `2024-01-01`";
   size_t pos = 0;
   int year, month, day, hour = 0, minute = 0, second = 0, ms = 0;
-  if (!Digits(t, &pos, 4, &year) || pos >= t.size() || t[pos++] != '-' || !Digits(t, &pos, 2, &month) ||
-      pos >= t.size() || t[pos++] != '-' || !Digits(t, &pos, 2, &day)) {
+  if (!Digits(t, &pos, 4, &year) || pos >= t.size() || t[pos++] != '-' ||
+      !Digits(t, &pos, 2, &month) || pos >= t.size() || t[pos++] != '-' ||
+      !Digits(t, &pos, 2, &day)) {
     return false;
   }
   static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -187,8 +215,9 @@ bool ParseTimestamp(std::string_view t, int64_t* millis, std::string* error) {
   if (pos < t.size()) {
     if (t[pos] != 'T' && t[pos] != ' ') return false;
     ++pos;
-    if (!Digits(t, &pos, 2, &hour) || pos >= t.size() || t[pos++] != ':' || !Digits(t, &pos, 2, &minute) ||
-        pos >= t.size() || t[pos++] != ':' || !Digits(t, &pos, 2, &second)) {
+    if (!Digits(t, &pos, 2, &hour) || pos >= t.size() || t[pos++] != ':' ||
+        !Digits(t, &pos, 2, &minute) || pos >= t.size() || t[pos++] != ':' ||
+        !Digits(t, &pos, 2, &second)) {
       return false;
     }
     if (hour > 23 || minute > 59 || second > 59) return false;
@@ -210,7 +239,8 @@ bool ParseTimestamp(std::string_view t, int64_t* millis, std::string* error) {
     } else if (t[pos] == '+' || t[pos] == '-') {
       int sign = t[pos++] == '+' ? 1 : -1;
       int oh, om;
-      if (!Digits(t, &pos, 2, &oh) || pos >= t.size() || t[pos++] != ':' || !Digits(t, &pos, 2, &om) || oh > 23 || om > 59) {
+      if (!Digits(t, &pos, 2, &oh) || pos >= t.size() || t[pos++] != ':' ||
+          !Digits(t, &pos, 2, &om) || oh > 23 || om > 59) {
         return false;
       }
       offset_minutes = sign * (oh * 60 + om);

@@ -9,7 +9,8 @@
 namespace flow::parse {
 
 // "abc\n" (with quotes) -> abc<newline>. Escapes: \n \t \r \0 \\ \" \' \u{hex, 1-6 digits}.
-bool UnescapeString(std::string_view quoted, std::string* out, std::string* error, size_t* error_offset);
+bool UnescapeString(std::string_view quoted, std::string* out, std::string* error,
+                    size_t* error_offset);
 bool ParseInt(std::string_view text, int64_t* out, std::string* error);
 bool ParseFloat(std::string_view text, double* out, std::string* error);
 // `250ms`, `5s`, `1m`, `2h`, `1d` -> milliseconds.

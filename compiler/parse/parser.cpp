@@ -39,20 +39,25 @@ size_t ValidUtf8At(const std::string& text, size_t i) {
     if ((byte(i + k) & 0xC0) != 0x80) return 0;
     cp = (cp << 6) | (byte(i + k) & 0x3F);
   }
-  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
+      (cp >= 0xD800 && cp <= 0xDFFF))
+    return 0;
   return n;
 }
 
 // Rejects nesting the recursive-descent parser would have to follow too deep, before it runs.
 bool PreScanNesting(antlr4::CommonTokenStream& tokens, Context& ctx, const ParseLimits& limits) {
-  std::vector<size_t> stack;  // opener token types ('(' etc. as their literal's type, CASE, or list '<')
+  std::vector<size_t>
+      stack;  // opener token types ('(' etc. as their literal's type, CASE, or list '<')
   constexpr size_t kListOpener = static_cast<size_t>(-2);
   size_t prefix_run = 0;
   const std::vector<antlr4::Token*>& all = tokens.getTokens();
   antlr4::Token* prev = nullptr;
   for (antlr4::Token* t : all) {
-    if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL || t->getType() == antlr4::Token::EOF) continue;
-    const std::string text = t->getType() == FlowParser::IDENT || t->getType() == FlowParser::STRING ? "" : t->getText();
+    if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL || t->getType() == antlr4::Token::EOF)
+      continue;
+    const std::string text =
+        t->getType() == FlowParser::IDENT || t->getType() == FlowParser::STRING ? "" : t->getText();
     bool opener = text == "(" || text == "[" || text == "{" || t->getType() == FlowParser::CASE ||
                   (text == "<" && prev && prev->getText() == "list");
     if (opener) {
@@ -66,17 +71,19 @@ bool PreScanNesting(antlr4::CommonTokenStream& tokens, Context& ctx, const Parse
         return false;
       }
     } else if (!stack.empty()) {
-      bool closes = (text == ")" || text == "]" || text == "}") ? stack.back() != kListOpener && stack.back() != FlowParser::CASE
+      bool closes = (text == ")" || text == "]" || text == "}")
+                        ? stack.back() != kListOpener && stack.back() != FlowParser::CASE
                     : t->getType() == FlowParser::END ? stack.back() == FlowParser::CASE
-                    : text == ">" ? stack.back() == kListOpener
-                                  : false;
+                    : text == ">"                     ? stack.back() == kListOpener
+                                                      : false;
       if (closes) stack.pop_back();
     }
     bool prefix = text == "-" || t->getType() == FlowParser::NOT;
     prefix_run = prefix ? prefix_run + 1 : 0;
     if (prefix_run > limits.max_nesting) {
       ctx.diags().Report(diag::Kind::kNestingTooDeep, ctx.Range(t),
-                         "too many prefix operators in a row (more than " + std::to_string(limits.max_nesting) + ")");
+                         "too many prefix operators in a row (more than " +
+                             std::to_string(limits.max_nesting) + ")");
       return false;
     }
     prev = t;
@@ -89,12 +96,14 @@ bool ReportUnterminated(antlr4::CommonTokenStream& tokens, Context& ctx) {
   bool found = false;
   for (antlr4::Token* t : tokens.getTokens()) {
     if (t->getType() == FlowLexer::UNTERMINATED_STRING) {
-      ctx.diags().Report(diag::Kind::kUnterminatedString, ctx.Range(t), "string literal is missing its closing `\"`");
+      ctx.diags().Report(diag::Kind::kUnterminatedString, ctx.Range(t),
+                         "string literal is missing its closing `\"`");
       found = true;
     } else if (t->getType() == FlowLexer::UNTERMINATED_COMMENT) {
       diag::SourceRange r = ctx.Range(t);
       r.end = std::min(r.end, r.begin + 2);
-      ctx.diags().Report(diag::Kind::kUnterminatedComment, r, "block comment is missing its closing `*/`");
+      ctx.diags().Report(diag::Kind::kUnterminatedComment, r,
+                         "block comment is missing its closing `*/`");
       found = true;
     }
   }
@@ -110,8 +119,11 @@ bool CheckUtf8(const diag::SourceManager& sm, uint32_t file, diag::DiagnosticEng
     if (n == 0) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[i]));
-      diags.Report(diag::Kind::kInvalidUtf8, sm.Range(file, static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1)),
-                   "invalid UTF-8: byte " + std::string(hex) + " at byte offset " + std::to_string(i))
+      diags
+          .Report(
+              diag::Kind::kInvalidUtf8,
+              sm.Range(file, static_cast<uint32_t>(i), static_cast<uint32_t>(i + 1)),
+              "invalid UTF-8: byte " + std::string(hex) + " at byte offset " + std::to_string(i))
           .Help("Flow source files must be UTF-8 encoded");
       return false;
     }

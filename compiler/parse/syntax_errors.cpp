@@ -12,11 +12,24 @@ constexpr size_t kMaxExpectedListed = 6;
 
 bool IsSoftKeyword(size_t type) {
   switch (type) {
-    case FlowParser::TIME: case FlowParser::KEY: case FlowParser::EVENT: case FlowParser::ERROR:
-    case FlowParser::FAIL: case FlowParser::SKIP_: case FlowParser::SESSION: case FlowParser::TUMBLING:
-    case FlowParser::SLIDING: case FlowParser::EVERY: case FlowParser::LATENESS: case FlowParser::PROCESSING:
-    case FlowParser::WATERMARK: case FlowParser::IDLE: case FlowParser::FORMAT: case FlowParser::WITHIN:
-    case FlowParser::TIMESTAMP: case FlowParser::DEAD_LETTER:
+    case FlowParser::TIME:
+    case FlowParser::KEY:
+    case FlowParser::EVENT:
+    case FlowParser::ERROR:
+    case FlowParser::FAIL:
+    case FlowParser::SKIP_:
+    case FlowParser::SESSION:
+    case FlowParser::TUMBLING:
+    case FlowParser::SLIDING:
+    case FlowParser::EVERY:
+    case FlowParser::LATENESS:
+    case FlowParser::PROCESSING:
+    case FlowParser::WATERMARK:
+    case FlowParser::IDLE:
+    case FlowParser::FORMAT:
+    case FlowParser::WITHIN:
+    case FlowParser::TIMESTAMP:
+    case FlowParser::DEAD_LETTER:
       return true;
     default:
       return false;
@@ -25,13 +38,20 @@ bool IsSoftKeyword(size_t type) {
 
 std::string TypeName(size_t type, const antlr4::dfa::Vocabulary& vocab) {
   switch (type) {
-    case antlr4::Token::EOF: return "end of file";
-    case FlowParser::IDENT: return "a name";
-    case FlowParser::STRING: return "a string";
-    case FlowParser::INT: return "an integer";
-    case FlowParser::FLOAT: return "a float";
-    case FlowParser::DURATION: return "a duration such as `5s`";
-    default: break;
+    case antlr4::Token::EOF:
+      return "end of file";
+    case FlowParser::IDENT:
+      return "a name";
+    case FlowParser::STRING:
+      return "a string";
+    case FlowParser::INT:
+      return "an integer";
+    case FlowParser::FLOAT:
+      return "a float";
+    case FlowParser::DURATION:
+      return "a duration such as `5s`";
+    default:
+      break;
   }
   std::string lit = vocab.getLiteralName(type);
   if (lit.size() >= 2 && lit.front() == '\'') return "`" + lit.substr(1, lit.size() - 2) + "`";
@@ -54,7 +74,9 @@ std::string Shorten(const std::string& text) {
 }
 
 bool IsStatementStart(const antlr4::misc::IntervalSet& set) {
-  return set.contains(static_cast<size_t>(FlowParser::PARAM)) && set.contains(static_cast<size_t>(FlowParser::SCHEMA)) && set.contains(static_cast<size_t>(FlowParser::STREAM));
+  return set.contains(static_cast<size_t>(FlowParser::PARAM)) &&
+         set.contains(static_cast<size_t>(FlowParser::SCHEMA)) &&
+         set.contains(static_cast<size_t>(FlowParser::STREAM));
 }
 
 }  // namespace
@@ -64,7 +86,8 @@ std::string DescribeToken(const antlr4::Token* t) {
   return "`" + Shorten(t->getText()) + "`";
 }
 
-std::string DescribeExpected(const antlr4::misc::IntervalSet& set, const antlr4::dfa::Vocabulary& vocab) {
+std::string DescribeExpected(const antlr4::misc::IntervalSet& set,
+                             const antlr4::dfa::Vocabulary& vocab) {
   std::vector<std::string> names;
   std::set<std::string> seen;
   bool has_ident = set.contains(static_cast<size_t>(FlowParser::IDENT));
@@ -74,7 +97,8 @@ std::string DescribeExpected(const antlr4::misc::IntervalSet& set, const antlr4:
     std::string n = TypeName(type, vocab);
     if (seen.insert(n).second) names.push_back(n);
   }
-  if (set.contains(static_cast<size_t>(FlowParser::INT)) && set.contains(static_cast<size_t>(FlowParser::STRING)) &&
+  if (set.contains(static_cast<size_t>(FlowParser::INT)) &&
+      set.contains(static_cast<size_t>(FlowParser::STRING)) &&
       set.contains(static_cast<size_t>(FlowParser::CASE))) {
     return "expected an expression";
   }
@@ -109,7 +133,8 @@ void ReportingLexer::notifyListeners(const antlr4::LexerNoViableAltException& e)
   if (ctx_.diags().saturated()) throw antlr4::ParseCancellationException();
 }
 
-void SyntaxErrorStrategy::Report(antlr4::Parser* recognizer, antlr4::Token* at, const std::string& message) {
+void SyntaxErrorStrategy::Report(antlr4::Parser* recognizer, antlr4::Token* at,
+                                 const std::string& message) {
   // One syntax error per statement: what follows the first is usually a consequence of it.
   antlr4::ParserRuleContext* statement = recognizer->getContext();
   while (statement && !dynamic_cast<FlowParser::StatementContext*>(statement)) {
@@ -144,26 +169,32 @@ void SyntaxErrorStrategy::Report(antlr4::Parser* recognizer, antlr4::Token* at, 
   if (ctx_.diags().saturated()) throw antlr4::ParseCancellationException();
 }
 
-void SyntaxErrorStrategy::reportNoViableAlternative(antlr4::Parser* recognizer, const antlr4::NoViableAltException& e) {
+void SyntaxErrorStrategy::reportNoViableAlternative(antlr4::Parser* recognizer,
+                                                    const antlr4::NoViableAltException& e) {
   antlr4::Token* t = e.getOffendingToken();
   antlr4::misc::IntervalSet expected = e.getExpectedTokens();
   std::string msg = "unexpected " + DescribeToken(t);
   if (IsStatementStart(expected)) {
-    msg += "; expected a statement (`param`, `schema`, `stream`, `extern fn`, `from ...` or a stream name)";
-  } else if (std::string exp = DescribeExpected(expected, recognizer->getVocabulary()); !exp.empty()) {
+    msg +=
+        "; expected a statement (`param`, `schema`, `stream`, `extern fn`, `from ...` or a stream "
+        "name)";
+  } else if (std::string exp = DescribeExpected(expected, recognizer->getVocabulary());
+             !exp.empty()) {
     msg += ", " + exp;
   }
   Report(recognizer, t, msg);
 }
 
-void SyntaxErrorStrategy::reportInputMismatch(antlr4::Parser* recognizer, const antlr4::InputMismatchException& e) {
+void SyntaxErrorStrategy::reportInputMismatch(antlr4::Parser* recognizer,
+                                              const antlr4::InputMismatchException& e) {
   antlr4::Token* t = e.getOffendingToken();
   antlr4::misc::IntervalSet expected = e.getExpectedTokens();
   std::string exp = DescribeExpected(expected, recognizer->getVocabulary());
   std::string msg;
   if (IsStatementStart(expected)) {
     msg = "unexpected " + DescribeToken(t) +
-          "; expected a statement (`param`, `schema`, `stream`, `extern fn`, `from ...` or a stream name)";
+          "; expected a statement (`param`, `schema`, `stream`, `extern fn`, `from ...` or a "
+          "stream name)";
   } else if (exp.empty()) {
     msg = "unexpected " + DescribeToken(t);
   } else {
@@ -172,7 +203,8 @@ void SyntaxErrorStrategy::reportInputMismatch(antlr4::Parser* recognizer, const 
   Report(recognizer, t, msg);
 }
 
-void SyntaxErrorStrategy::reportFailedPredicate(antlr4::Parser* recognizer, const antlr4::FailedPredicateException& e) {
+void SyntaxErrorStrategy::reportFailedPredicate(antlr4::Parser* recognizer,
+                                                const antlr4::FailedPredicateException& e) {
   Report(recognizer, e.getOffendingToken(), "unexpected " + DescribeToken(e.getOffendingToken()));
 }
 
@@ -183,8 +215,11 @@ void SyntaxErrorStrategy::reportUnwantedToken(antlr4::Parser* recognizer) {
   std::string msg = "unexpected " + DescribeToken(t);
   antlr4::misc::IntervalSet expected = getExpectedTokens(recognizer);
   if (IsStatementStart(expected)) {
-    msg += "; expected a statement (`param`, `schema`, `stream`, `extern fn`, `from ...` or a stream name)";
-  } else if (std::string exp = DescribeExpected(expected, recognizer->getVocabulary()); !exp.empty()) {
+    msg +=
+        "; expected a statement (`param`, `schema`, `stream`, `extern fn`, `from ...` or a stream "
+        "name)";
+  } else if (std::string exp = DescribeExpected(expected, recognizer->getVocabulary());
+             !exp.empty()) {
     msg += ", " + exp;
   }
   Report(recognizer, t, msg);

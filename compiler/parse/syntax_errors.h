@@ -24,9 +24,12 @@ class SyntaxErrorStrategy : public antlr4::DefaultErrorStrategy {
   explicit SyntaxErrorStrategy(Context& ctx) : ctx_(ctx) {}
 
  protected:
-  void reportNoViableAlternative(antlr4::Parser* recognizer, const antlr4::NoViableAltException& e) override;
-  void reportInputMismatch(antlr4::Parser* recognizer, const antlr4::InputMismatchException& e) override;
-  void reportFailedPredicate(antlr4::Parser* recognizer, const antlr4::FailedPredicateException& e) override;
+  void reportNoViableAlternative(antlr4::Parser* recognizer,
+                                 const antlr4::NoViableAltException& e) override;
+  void reportInputMismatch(antlr4::Parser* recognizer,
+                           const antlr4::InputMismatchException& e) override;
+  void reportFailedPredicate(antlr4::Parser* recognizer,
+                             const antlr4::FailedPredicateException& e) override;
   void reportUnwantedToken(antlr4::Parser* recognizer) override;
   void reportMissingToken(antlr4::Parser* recognizer) override;
 
@@ -40,6 +43,7 @@ class SyntaxErrorStrategy : public antlr4::DefaultErrorStrategy {
 // "`)`", "end of file", "a name".
 std::string DescribeToken(const antlr4::Token* t);
 // "expected `)` or `,`" for small sets; empty when the set is too large to be helpful.
-std::string DescribeExpected(const antlr4::misc::IntervalSet& set, const antlr4::dfa::Vocabulary& vocab);
+std::string DescribeExpected(const antlr4::misc::IntervalSet& set,
+                             const antlr4::dfa::Vocabulary& vocab);
 
 }  // namespace flow::parse

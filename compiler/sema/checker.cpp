@@ -5,7 +5,8 @@
 
 namespace flow::sema {
 
-std::optional<std::string> DidYouMean(const std::string& name, const std::vector<std::string>& candidates) {
+std::optional<std::string> DidYouMean(const std::string& name,
+                                      const std::vector<std::string>& candidates) {
   if (auto best = diag::ClosestMatch(name, candidates)) return "did you mean `" + *best + "`?";
   return std::nullopt;
 }

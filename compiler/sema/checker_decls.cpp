@@ -8,7 +8,8 @@ namespace flow::sema {
 namespace {
 
 const std::vector<std::string>& PrimitiveNames() {
-  static const std::vector<std::string> names = {"bool", "int", "float", "string", "bytes", "timestamp", "duration", "list"};
+  static const std::vector<std::string> names = {"bool",  "int",       "float",    "string",
+                                                 "bytes", "timestamp", "duration", "list"};
   return names;
 }
 
@@ -31,14 +32,20 @@ void Checker::CollectDecls() {
     ast::Decl* d = out_.program.decls[i].get();
     const ast::Ident* name = nullptr;
     const char* what = "";
-    if (auto* p = ast::As<ast::ParamDecl>(d)) name = &p->name, what = "param";
-    else if (auto* s = ast::As<ast::SchemaDecl>(d)) name = &s->name, what = "schema";
-    else if (auto* f = ast::As<ast::ExternFnDecl>(d)) name = &f->name, what = "function";
-    else if (auto* s = ast::As<ast::StreamDecl>(d)) name = &s->name, what = "stream";
+    if (auto* p = ast::As<ast::ParamDecl>(d))
+      name = &p->name, what = "param";
+    else if (auto* s = ast::As<ast::SchemaDecl>(d))
+      name = &s->name, what = "schema";
+    else if (auto* f = ast::As<ast::ExternFnDecl>(d))
+      name = &f->name, what = "function";
+    else if (auto* s = ast::As<ast::StreamDecl>(d))
+      name = &s->name, what = "stream";
     if (name == nullptr || name->name.empty()) continue;
     auto it = top_level_.find(name->name);
     if (it != top_level_.end()) {
-      diags_.Report(diag::Kind::kDuplicateDefinition, name->range, std::string(what) + " `" + name->name + "` is defined more than once")
+      diags_
+          .Report(diag::Kind::kDuplicateDefinition, name->range,
+                  std::string(what) + " `" + name->name + "` is defined more than once")
           .AddNote(it->second, "`" + name->name + "` first defined here");
       continue;
     }
@@ -135,7 +142,8 @@ types::Type Checker::ResolveType(const ast::TypeRef& t, bool allow_records) {
   types::Type result = types::Type::Error();
   if (n == "list") {
     if (!t.arg) {
-      diags_.Report(diag::Kind::kUnknownType, t.range, "`list` needs an element type").Help("write e.g. `list<string>`");
+      diags_.Report(diag::Kind::kUnknownType, t.range, "`list` needs an element type")
+          .Help("write e.g. `list<string>`");
       return types::Type::Error();
     }
     types::Type element = ResolveType(*t.arg, allow_records);
@@ -143,7 +151,8 @@ types::Type Checker::ResolveType(const ast::TypeRef& t, bool allow_records) {
     result = types::Type::List(element);
   } else {
     if (t.arg) {
-      diags_.Report(diag::Kind::kUnknownType, t.range, "`" + n + "` does not take a type argument; only `list<...>` does");
+      diags_.Report(diag::Kind::kUnknownType, t.range,
+                    "`" + n + "` does not take a type argument; only `list<...>` does");
       return types::Type::Error();
     }
     result = types::ParsePrimitive(n);
@@ -153,16 +162,21 @@ types::Type Checker::ResolveType(const ast::TypeRef& t, bool allow_records) {
         result = s->second->resolved;
         if (result.is_error()) return result;
       } else if (s != out_.schemas.end()) {
-        diags_.Report(diag::Kind::kUnknownType, t.name.range, "a schema cannot be used here; expected a primitive type or list")
+        diags_
+            .Report(diag::Kind::kUnknownType, t.name.range,
+                    "a schema cannot be used here; expected a primitive type or list")
             .AddNote(s->second->name.range, "schema `" + n + "` declared here");
         return types::Type::Error();
       } else {
         bool later_schema = false;
         for (const ast::DeclPtr& d : out_.program.decls) {
-          if (auto* sd = ast::As<ast::SchemaDecl>(d.get()); sd && sd->name.name == n) later_schema = true;
+          if (auto* sd = ast::As<ast::SchemaDecl>(d.get()); sd && sd->name.name == n)
+            later_schema = true;
         }
         if (later_schema && allow_records) {
-          diags_.Report(diag::Kind::kUseBeforeDefinition, t.name.range, "schema `" + n + "` is used before its declaration")
+          diags_
+              .Report(diag::Kind::kUseBeforeDefinition, t.name.range,
+                      "schema `" + n + "` is used before its declaration")
               .AddNote(top_level_.count(n) ? top_level_[n] : diag::SourceRange{}, "declared here")
               .Help("move the schema above this use; schemas cannot refer to themselves");
           return types::Type::Error();
@@ -172,13 +186,19 @@ types::Type Checker::ResolveType(const ast::TypeRef& t, bool allow_records) {
           for (auto& [name, _] : out_.schemas) candidates.push_back(name);
         }
         static const std::map<std::string, std::string> kAliases = {
-            {"integer", "int"}, {"long", "int"}, {"int64", "int"}, {"double", "float"}, {"real", "float"},
-            {"str", "string"}, {"text", "string"}, {"varchar", "string"}, {"boolean", "bool"},
+            {"integer", "int"},        {"long", "int"},          {"int64", "int"},
+            {"double", "float"},       {"real", "float"},        {"str", "string"},
+            {"text", "string"},        {"varchar", "string"},    {"boolean", "bool"},
             {"datetime", "timestamp"}, {"interval", "duration"}, {"array", "list"}};
         auto& d = diags_.Report(diag::Kind::kUnknownType, t.name.range, "unknown type `" + n + "`");
-        if (auto alias = kAliases.find(n); alias != kAliases.end()) d.Help("Flow calls this type `" + alias->second + "`");
-        else if (auto hint = DidYouMean(n, candidates)) d.Help(*hint);
-        else d.Help("types are bool, int, float, string, bytes, timestamp, duration, list<T>, T? and schema names");
+        if (auto alias = kAliases.find(n); alias != kAliases.end())
+          d.Help("Flow calls this type `" + alias->second + "`");
+        else if (auto hint = DidYouMean(n, candidates))
+          d.Help(*hint);
+        else
+          d.Help(
+              "types are bool, int, float, string, bytes, timestamp, duration, list<T>, T? and "
+              "schema names");
         return types::Type::Error();
       }
     }
@@ -192,7 +212,9 @@ void Checker::CheckSchema(ast::SchemaDecl& s) {
   bool broken = false;
   for (ast::FieldDecl& f : s.fields) {
     if (auto it = seen.find(f.name.name); it != seen.end()) {
-      diags_.Report(diag::Kind::kDuplicateField, f.name.range, "field `" + f.name.name + "` is declared twice in schema `" + s.name.name + "`")
+      diags_
+          .Report(diag::Kind::kDuplicateField, f.name.range,
+                  "field `" + f.name.name + "` is declared twice in schema `" + s.name.name + "`")
           .AddNote(it->second, "first declared here");
       continue;
     }
@@ -211,28 +233,33 @@ void Checker::CheckParam(ast::ParamDecl& p) {
   cx.where = "in a param default";
   types::Type t = CheckExpr(*p.default_value, cx);
   if (!types::IsAssignable(t, p.resolved)) {
-    diags_.Report(diag::Kind::kTypeMismatch, p.default_value->range,
-                  "default of param `" + p.name.name + "` has type " + t.ToString() + ", but the param is " + p.resolved.ToString())
+    diags_
+        .Report(diag::Kind::kTypeMismatch, p.default_value->range,
+                "default of param `" + p.name.name + "` has type " + t.ToString() +
+                    ", but the param is " + p.resolved.ToString())
         .AddNote(p.type.range, "type declared here");
   }
 }
 
 void Checker::CheckExtern(ast::ExternFnDecl& f) {
   if (stdlib::FindFunction(f.name.name) != nullptr) {
-    diags_.Report(diag::Kind::kDuplicateDefinition, f.name.range,
-                  "extern function `" + f.name.name + "` has the name of a standard library function")
+    diags_
+        .Report(diag::Kind::kDuplicateDefinition, f.name.range,
+                "extern function `" + f.name.name + "` has the name of a standard library function")
         .Help("choose another name");
   }
   std::set<std::string> seen;
   for (ast::FnParam& p : f.params) {
     if (!seen.insert(p.name.name).second) {
-      diags_.Report(diag::Kind::kDuplicateField, p.name.range, "parameter `" + p.name.name + "` is declared twice");
+      diags_.Report(diag::Kind::kDuplicateField, p.name.range,
+                    "parameter `" + p.name.name + "` is declared twice");
     }
     f.param_types.push_back(ResolveType(p.type, /*allow_records=*/false));
   }
   f.return_type = ResolveType(f.returns, /*allow_records=*/false);
   if (f.header.empty() && f.header_range.valid()) {
-    diags_.Report(diag::Kind::kInvalidArgument, f.header_range, "the header of an extern function cannot be empty");
+    diags_.Report(diag::Kind::kInvalidArgument, f.header_range,
+                  "the header of an extern function cannot be empty");
   }
 }
 
@@ -240,7 +267,9 @@ const StreamInfo* Checker::UseStream(const ast::Ident& name, const ast::StreamDe
   if (name.name.empty()) return nullptr;
   referenced_.insert(name.name);
   if (self && name.name == self->name.name) {
-    diags_.Report(diag::Kind::kStreamCycle, name.range, "stream `" + name.name + "` reads from itself")
+    diags_
+        .Report(diag::Kind::kStreamCycle, name.range,
+                "stream `" + name.name + "` reads from itself")
         .AddNote(self->name.range, "`" + name.name + "` defined here");
     return nullptr;
   }
@@ -253,10 +282,13 @@ const StreamInfo* Checker::UseStream(const ast::Ident& name, const ast::StreamDe
   if (later == stream_index_.end()) {
     std::vector<std::string> candidates;
     for (auto& [n, _] : out_.streams) candidates.push_back(n);
-    auto& d = diags_.Report(diag::Kind::kUnknownStream, name.range, "unknown stream `" + name.name + "`");
+    auto& d =
+        diags_.Report(diag::Kind::kUnknownStream, name.range, "unknown stream `" + name.name + "`");
     if (auto hint = DidYouMean(name.name, candidates)) d.Help(*hint);
-    if (out_.schemas.count(name.name)) d.Help("`" + name.name + "` is a schema; read a source with `from ...`");
-    else if (out_.params.count(name.name)) d.Help("`" + name.name + "` is a param, not a stream");
+    if (out_.schemas.count(name.name))
+      d.Help("`" + name.name + "` is a schema; read a source with `from ...`");
+    else if (out_.params.count(name.name))
+      d.Help("`" + name.name + "` is a param, not a stream");
     return nullptr;
   }
   // Defined later: either a cycle back to the stream being defined, or just out of order.
@@ -265,17 +297,23 @@ const StreamInfo* Checker::UseStream(const ast::Ident& name, const ast::StreamDe
     if (comp == component_[name.name] && cyclic_components_.count(comp)) {
       if (reported_cycles_.insert(comp).second) {
         auto* other = ast::As<ast::StreamDecl>(out_.program.decls[later->second].get());
-        diags_.Report(diag::Kind::kStreamCycle, name.range,
-                      "streams `" + self->name.name + "` and `" + name.name + "` depend on each other in a cycle")
-            .AddNote(other->name.range, "`" + name.name + "` is defined here and reads, directly or through other streams, `" +
-                                            self->name.name + "`")
+        diags_
+            .Report(diag::Kind::kStreamCycle, name.range,
+                    "streams `" + self->name.name + "` and `" + name.name +
+                        "` depend on each other in a cycle")
+            .AddNote(other->name.range,
+                     "`" + name.name +
+                         "` is defined here and reads, directly or through other streams, `" +
+                         self->name.name + "`")
             .Help("a stream can only read streams defined above it");
       }
       return nullptr;
     }
   }
   auto* later_decl = ast::As<ast::StreamDecl>(out_.program.decls[later->second].get());
-  diags_.Report(diag::Kind::kUseBeforeDefinition, name.range, "stream `" + name.name + "` is used before its definition")
+  diags_
+      .Report(diag::Kind::kUseBeforeDefinition, name.range,
+              "stream `" + name.name + "` is used before its definition")
       .AddNote(later_decl->name.range, "`" + name.name + "` is defined here")
       .Help("move the definition of `" + name.name + "` above this use");
   return nullptr;
@@ -283,11 +321,13 @@ const StreamInfo* Checker::UseStream(const ast::Ident& name, const ast::StreamDe
 
 void Checker::ReportUnused() {
   for (auto& [name, info] : out_.streams) {
-    if (info.used || referenced_.count(name) || info.decl == nullptr || info.record.is_error()) continue;
-    diags_.Report(diag::Kind::kUnusedStream, info.decl->name.range, "stream `" + name + "` is never used")
+    if (info.used || referenced_.count(name) || info.decl == nullptr || info.record.is_error())
+      continue;
+    diags_
+        .Report(diag::Kind::kUnusedStream, info.decl->name.range,
+                "stream `" + name + "` is never used")
         .Help("write it with `" + name + " | into ...`, read it from another stream, or remove it");
   }
 }
-
 
 }  // namespace flow::sema

@@ -22,12 +22,12 @@ struct FlowState {
   std::vector<Side> sides;  // one side, or two right after a join
   types::Type record;       // the record type (merged for joins)
   bool event_time = false;
-  bool window_fields = false;  // window_start/window_end are in scope (window join)
+  bool window_fields = false;     // window_start/window_end are in scope (window join)
   std::vector<std::string> keys;  // key field names after `key by`; empty when not keyed
   std::vector<types::Type> key_types;
   bool keyed = false;
   const ast::WindowOp* window = nullptr;  // a window waiting for its aggregate
-  bool broken = false;  // the record is unknown; suppress follow-on field errors
+  bool broken = false;                    // the record is unknown; suppress follow-on field errors
 };
 
 // Where an expression appears; decides what it may contain.
@@ -71,7 +71,8 @@ class Checker {
   types::Type CheckSource(ast::Source& s, bool* event_time);
   void CheckSink(ast::IntoOp& into);
   void CheckConnectorArgs(ast::ConnectorCall& c, bool source);
-  void CheckFormat(const std::optional<ast::FormatClause>& f, const ast::ConnectorCall& c, bool source);
+  void CheckFormat(const std::optional<ast::FormatClause>& f, const ast::ConnectorCall& c,
+                   bool source);
 
   // expr_checker.cpp
   types::Type CheckExpr(ast::Expr& e, const ExprContext& cx);
@@ -89,8 +90,8 @@ class Checker {
   CheckedProgram& out_;
   // Top-level names in definition order, for "did you mean" and duplicate notes.
   std::map<std::string, diag::SourceRange> top_level_;
-  std::map<std::string, size_t> stream_index_;  // position of each stream decl in the program
-  size_t current_decl_ = 0;                     // index of the statement being checked
+  std::map<std::string, size_t> stream_index_;       // position of each stream decl in the program
+  size_t current_decl_ = 0;                          // index of the statement being checked
   const ast::StreamDecl* current_stream_ = nullptr;  // the stream being defined, if any
   // Strongly connected component of each stream (by name); streams on a cycle share one with
   // another stream or read themselves. Cycles already reported, by component.
@@ -102,7 +103,8 @@ class Checker {
 };
 
 // "did you mean `x`?" for the closest candidate, or nullopt.
-std::optional<std::string> DidYouMean(const std::string& name, const std::vector<std::string>& candidates);
+std::optional<std::string> DidYouMean(const std::string& name,
+                                      const std::vector<std::string>& candidates);
 // Names of a record's fields.
 std::vector<std::string> FieldNames(const types::Type& record);
 

@@ -25,7 +25,8 @@ unsigned SidesUsed(const ast::Expr* e) {
       auto* x = static_cast<const ast::IndexExpr*>(e);
       return SidesUsed(x->base.get()) | SidesUsed(x->index.get());
     }
-    case ast::ExprKind::kUnary: return SidesUsed(static_cast<const ast::UnaryExpr*>(e)->operand.get());
+    case ast::ExprKind::kUnary:
+      return SidesUsed(static_cast<const ast::UnaryExpr*>(e)->operand.get());
     case ast::ExprKind::kBinary: {
       auto* b = static_cast<const ast::BinaryExpr*>(e);
       return SidesUsed(b->lhs.get()) | SidesUsed(b->rhs.get());
@@ -36,13 +37,15 @@ unsigned SidesUsed(const ast::Expr* e) {
       for (const auto& i : x->items) m |= SidesUsed(i.get());
       return m;
     }
-    case ast::ExprKind::kIsNull: return SidesUsed(static_cast<const ast::IsNullExpr*>(e)->operand.get());
+    case ast::ExprKind::kIsNull:
+      return SidesUsed(static_cast<const ast::IsNullExpr*>(e)->operand.get());
     case ast::ExprKind::kCall: {
       unsigned m = 0;
       for (const auto& a : static_cast<const ast::CallExpr*>(e)->args) m |= SidesUsed(a.get());
       return m;
     }
-    case ast::ExprKind::kCast: return SidesUsed(static_cast<const ast::CastExpr*>(e)->operand.get());
+    case ast::ExprKind::kCast:
+      return SidesUsed(static_cast<const ast::CastExpr*>(e)->operand.get());
     case ast::ExprKind::kCase: {
       auto* c = static_cast<const ast::CaseExpr*>(e);
       unsigned m = SidesUsed(c->else_value.get());
@@ -54,7 +57,8 @@ unsigned SidesUsed(const ast::Expr* e) {
       for (const auto& i : static_cast<const ast::ListExpr*>(e)->items) m |= SidesUsed(i.get());
       return m;
     }
-    default: return 0;
+    default:
+      return 0;
   }
 }
 
@@ -78,8 +82,9 @@ bool SameFields(const Type& a, const Type& b, std::string* difference) {
       return false;
     }
     if (fa[i].name != fb[i].name || fa[i].type != fb[i].type) {
-      *difference = "field " + std::to_string(i + 1) + " is `" + fa[i].name + ": " + fa[i].type.ToString() + "` in the first and `" +
-                    fb[i].name + ": " + fb[i].type.ToString() + "` in the second";
+      *difference = "field " + std::to_string(i + 1) + " is `" + fa[i].name + ": " +
+                    fa[i].type.ToString() + "` in the first and `" + fb[i].name + ": " +
+                    fb[i].type.ToString() + "` in the second";
       return false;
     }
   }
@@ -103,34 +108,50 @@ void Checker::CheckDuration(const ast::DurationRef& d, const char* what) {
   if (it == out_.params.end()) {
     std::vector<std::string> names;
     for (auto& [n, _] : out_.params) names.push_back(n);
-    auto& r = diags_.Report(diag::Kind::kUnknownName, d.range, std::string(what) + " must be a duration such as `5s` or a duration param; `" + d.param + "` is not a param");
+    auto& r = diags_.Report(diag::Kind::kUnknownName, d.range,
+                            std::string(what) +
+                                " must be a duration such as `5s` or a duration param; `" +
+                                d.param + "` is not a param");
     if (auto hint = DidYouMean(d.param, names)) r.Help(*hint);
     return;
   }
-  if (!it->second->resolved.is_error() && it->second->resolved.AsNonNullable() != Type::Duration()) {
-    diags_.Report(diag::Kind::kTypeMismatch, d.range, std::string(what) + " must be a duration; param `" + d.param + "` is " + it->second->resolved.ToString())
+  if (!it->second->resolved.is_error() &&
+      it->second->resolved.AsNonNullable() != Type::Duration()) {
+    diags_
+        .Report(diag::Kind::kTypeMismatch, d.range,
+                std::string(what) + " must be a duration; param `" + d.param + "` is " +
+                    it->second->resolved.ToString())
         .AddNote(it->second->name.range, "param declared here");
   }
 }
 
-void Checker::CheckWindowSpec(const ast::WindowSpec& w, const FlowState& st, const diag::SourceRange& at) {
+void Checker::CheckWindowSpec(const ast::WindowSpec& w, const FlowState& st,
+                              const diag::SourceRange& at) {
   CheckDuration(w.size, w.shape == ast::WindowShape::kSession ? "a session gap" : "a window size");
   if (!w.size.is_param && w.size.millis <= 0 && w.size.range.valid()) {
-    diags_.Report(diag::Kind::kInvalidArgument, w.size.range, "a window size must be greater than zero");
+    diags_.Report(diag::Kind::kInvalidArgument, w.size.range,
+                  "a window size must be greater than zero");
   }
   if (w.slide) {
     CheckDuration(*w.slide, "a window slide");
     if (!w.slide->is_param && w.slide->millis <= 0 && w.slide->range.valid()) {
-      diags_.Report(diag::Kind::kInvalidArgument, w.slide->range, "`every` must be greater than zero");
+      diags_.Report(diag::Kind::kInvalidArgument, w.slide->range,
+                    "`every` must be greater than zero");
     } else if (!w.slide->is_param && !w.size.is_param && w.slide->millis > w.size.millis) {
-      diags_.Report(diag::Kind::kInvalidArgument, w.slide->range, "a sliding window cannot slide by more than its size")
+      diags_
+          .Report(diag::Kind::kInvalidArgument, w.slide->range,
+                  "a sliding window cannot slide by more than its size")
           .AddNote(w.size.range, "the window size");
     }
   }
   if (w.lateness) CheckDuration(*w.lateness, "allowed lateness");
   if (!w.processing_time && !st.event_time && !st.broken) {
-    diags_.Report(diag::Kind::kWindowNeedsTime, at, "this window needs event time, but the stream has none")
-        .Help("add `event time <field> watermark 5s` to the source, or write `processing time` after the window");
+    diags_
+        .Report(diag::Kind::kWindowNeedsTime, at,
+                "this window needs event time, but the stream has none")
+        .Help(
+            "add `event time <field> watermark 5s` to the source, or write `processing time` after "
+            "the window");
   }
 }
 
@@ -164,12 +185,16 @@ FlowState Checker::CheckPipeline(ast::Pipeline& p, bool is_stream, const ast::St
   for (size_t i = 0; i < p.ops.size(); ++i) {
     ast::Op& op = *p.ops[i];
     if (sink && !after_sink_reported) {
-      diags_.Report(diag::Kind::kOperatorAfterSink, op.keyword_range, "nothing can follow `into`; the pipeline ends at its sink")
+      diags_
+          .Report(diag::Kind::kOperatorAfterSink, op.keyword_range,
+                  "nothing can follow `into`; the pipeline ends at its sink")
           .AddNote(sink->keyword_range, "the sink");
       after_sink_reported = true;
     }
     if (st.window && op.kind != ast::OpKind::kAggregate) {
-      diags_.Report(diag::Kind::kWindowWithoutAggregate, st.window->keyword_range, "`window` must be followed directly by `aggregate`")
+      diags_
+          .Report(diag::Kind::kWindowWithoutAggregate, st.window->keyword_range,
+                  "`window` must be followed directly by `aggregate`")
           .AddNote(op.keyword_range, "found this instead");
       st.window = nullptr;
     }
@@ -178,14 +203,18 @@ FlowState Checker::CheckPipeline(ast::Pipeline& p, bool is_stream, const ast::St
     op.output = st.broken ? Type::Error() : st.record;
   }
   if (st.window) {
-    diags_.Report(diag::Kind::kWindowWithoutAggregate, st.window->keyword_range, "`window` must be followed by `aggregate`")
+    diags_
+        .Report(diag::Kind::kWindowWithoutAggregate, st.window->keyword_range,
+                "`window` must be followed by `aggregate`")
         .Help("add e.g. `| aggregate count() as n`");
   }
   if (!is_stream && sink == nullptr) {
     diag::SourceRange at = p.ops.empty() ? p.range : p.ops.back()->range;
     diags_.Report(diag::Kind::kPipelineWithoutSink, at, "this pipeline does not write anywhere")
-        .Help(p.head && p.ops.empty() ? "write it with `" + p.head->name + " | into stdout() format json`, or name it: `stream x = ...`"
-                                      : "end it with `| into ...`, or name it: `stream x = ...`");
+        .Help(p.head && p.ops.empty()
+                  ? "write it with `" + p.head->name +
+                        " | into stdout() format json`, or name it: `stream x = ...`"
+                  : "end it with `| into ...`, or name it: `stream x = ...`");
   }
   p.output = st.broken ? Type::Error() : st.record;
   current_stream_ = nullptr;
@@ -210,7 +239,9 @@ void Checker::CheckOp(ast::Op& op, FlowState& st, bool is_last, bool is_stream) 
       for (size_t i = 0; i < k.keys.size(); ++i) {
         Type t = CheckExpr(*k.keys[i], cx);
         if (t.kind() == Kind::kList || t.kind() == Kind::kRecord) {
-          diags_.Report(diag::Kind::kInvalidKeyType, k.keys[i]->range, "a key cannot be of type " + t.ToString())
+          diags_
+              .Report(diag::Kind::kInvalidKeyType, k.keys[i]->range,
+                      "a key cannot be of type " + t.ToString())
               .Help("key by a scalar value: string, int, bool, timestamp, ...");
           t = Type::Error();
         }
@@ -231,20 +262,28 @@ void Checker::CheckOp(ast::Op& op, FlowState& st, bool is_last, bool is_stream) 
       st.window = &w;
       break;
     }
-    case ast::OpKind::kAggregate: CheckAggregate(static_cast<ast::AggregateOp&>(op), st); break;
-    case ast::OpKind::kSelect: CheckSelect(static_cast<ast::SelectOp&>(op), st); break;
+    case ast::OpKind::kAggregate:
+      CheckAggregate(static_cast<ast::AggregateOp&>(op), st);
+      break;
+    case ast::OpKind::kSelect:
+      CheckSelect(static_cast<ast::SelectOp&>(op), st);
+      break;
     case ast::OpKind::kExplode: {
       auto& x = static_cast<ast::ExplodeOp&>(op);
       Type t = CheckExpr(*x.list, cx);
       if (!t.is_error() && t.kind() != Kind::kList) {
-        diags_.Report(diag::Kind::kExplodeNotList, x.list->range, "`explode` needs a list, found " + t.ToString());
+        diags_.Report(diag::Kind::kExplodeNotList, x.list->range,
+                      "`explode` needs a list, found " + t.ToString());
         t = Type::Error();
       }
       if (st.broken) break;
-      std::vector<types::Field> fields = st.record.kind() == Kind::kRecord ? st.record.fields() : std::vector<types::Field>{};
+      std::vector<types::Field> fields =
+          st.record.kind() == Kind::kRecord ? st.record.fields() : std::vector<types::Field>{};
       for (const types::Field& f : fields) {
         if (f.name == x.alias.name) {
-          diags_.Report(diag::Kind::kDuplicateField, x.alias.range, "the record already has a field `" + x.alias.name + "`")
+          diags_
+              .Report(diag::Kind::kDuplicateField, x.alias.range,
+                      "the record already has a field `" + x.alias.name + "`")
               .Help("choose another name after `as`");
           t = Type::Error();
         }
@@ -255,12 +294,18 @@ void Checker::CheckOp(ast::Op& op, FlowState& st, bool is_last, bool is_stream) 
       st.event_time = event_time;
       break;
     }
-    case ast::OpKind::kUnion: CheckUnion(static_cast<ast::UnionOp&>(op), st); break;
-    case ast::OpKind::kJoin: CheckJoin(static_cast<ast::JoinOp&>(op), st); break;
+    case ast::OpKind::kUnion:
+      CheckUnion(static_cast<ast::UnionOp&>(op), st);
+      break;
+    case ast::OpKind::kJoin:
+      CheckJoin(static_cast<ast::JoinOp&>(op), st);
+      break;
     case ast::OpKind::kInto: {
       auto& into = static_cast<ast::IntoOp&>(op);
       if (is_stream) {
-        diags_.Report(diag::Kind::kSinkInStream, into.keyword_range, "a `stream` definition cannot end in a sink")
+        diags_
+            .Report(diag::Kind::kSinkInStream, into.keyword_range,
+                    "a `stream` definition cannot end in a sink")
             .Help("define the stream, then write it in its own statement: `name | into ...`");
       }
       CheckSink(into);
@@ -295,13 +340,14 @@ void Checker::CheckAggregate(ast::AggregateOp& op, FlowState& st) {
     if (name.empty()) {
       auto* call = ast::As<ast::CallExpr>(item.expr.get());
       diags_.Report(diag::Kind::kSelectNeedsName, item.expr->range, "this aggregate needs a name")
-          .Help("add `as name`, e.g. `" + (call ? call->name.name : std::string("count")) + "(...) as " +
-                (call ? call->name.name : std::string("n")) + "`");
+          .Help("add `as name`, e.g. `" + (call ? call->name.name : std::string("count")) +
+                "(...) as " + (call ? call->name.name : std::string("n")) + "`");
       continue;
     }
     item.output_name = name;
     if (auto it = seen.find(name); it != seen.end()) {
-      diags_.Report(diag::Kind::kDuplicateField, at, "the output already has a field `" + name + "`")
+      diags_
+          .Report(diag::Kind::kDuplicateField, at, "the output already has a field `" + name + "`")
           .AddNote(it->second, "`" + name + "` comes from here");
       continue;
     }
@@ -323,7 +369,8 @@ void Checker::CheckSelect(ast::SelectOp& op, FlowState& st) {
   std::map<std::string, diag::SourceRange> seen;
   auto add = [&](const std::string& name, Type t, const diag::SourceRange& at) {
     if (auto it = seen.find(name); it != seen.end()) {
-      diags_.Report(diag::Kind::kDuplicateField, at, "the output already has a field `" + name + "`")
+      diags_
+          .Report(diag::Kind::kDuplicateField, at, "the output already has a field `" + name + "`")
           .AddNote(it->second, "`" + name + "` first selected here")
           .Help("rename one with `as`");
       return;
@@ -341,13 +388,17 @@ void Checker::CheckSelect(ast::SelectOp& op, FlowState& st) {
     Type t = CheckExpr(*si.item.expr, cx);
     std::string name = si.item.alias ? si.item.alias->name : ImplicitName(si.item.expr.get());
     if (name.empty()) {
-      diags_.Report(diag::Kind::kSelectNeedsName, si.item.expr->range, "a computed column needs a name")
+      diags_
+          .Report(diag::Kind::kSelectNeedsName, si.item.expr->range,
+                  "a computed column needs a name")
           .Help("add `as name` after the expression");
       continue;
     }
     si.item.output_name = name;
     if (t.kind() == Kind::kNull) {
-      diags_.Report(diag::Kind::kTypeMismatch, si.item.expr->range, "the type of a bare `null` column cannot be inferred")
+      diags_
+          .Report(diag::Kind::kTypeMismatch, si.item.expr->range,
+                  "the type of a bare `null` column cannot be inferred")
           .Help("give it a type: `cast(null as string?)`");
       t = Type::Error();
     }
@@ -366,8 +417,9 @@ void Checker::CheckUnion(ast::UnionOp& op, FlowState& st) {
     if (info == nullptr || info->record.is_error() || st.broken) continue;
     std::string difference;
     if (st.record.kind() == Kind::kRecord && !SameFields(st.record, info->record, &difference)) {
-      diags_.Report(diag::Kind::kUnionSchemaMismatch, name.range,
-                    "cannot union streams with different records: " + difference)
+      diags_
+          .Report(diag::Kind::kUnionSchemaMismatch, name.range,
+                  "cannot union streams with different records: " + difference)
           .AddNote(info->decl->name.range, "`" + name.name + "` is " + info->record.ToString())
           .Help("`select` the same fields with the same types on both sides first");
     }
@@ -387,10 +439,13 @@ void Checker::CheckJoin(ast::JoinOp& op, FlowState& st) {
   left.record = st.record;
   op.left_name = left.name;
   if (!left.name.empty() && left.name == op.right.name) {
-    diags_.Report(diag::Kind::kJoinCondition, op.right.range, "a stream cannot be joined with itself by name")
+    diags_
+        .Report(diag::Kind::kJoinCondition, op.right.range,
+                "a stream cannot be joined with itself by name")
         .Help("define a second stream (`stream other = " + left.name + "`) and join with that");
   }
-  Side r{op.right.name, right ? right->record : Type::Error(), right ? right->decl->name.range : diag::SourceRange{}};
+  Side r{op.right.name, right ? right->record : Type::Error(),
+         right ? right->decl->name.range : diag::SourceRange{}};
   FlowState joined;
   joined.sides = {left, r};
   joined.broken = st.broken || r.record.is_error();
@@ -415,10 +470,14 @@ void Checker::CheckJoin(ast::JoinOp& op, FlowState& st) {
       }
       unsigned l = b ? SidesUsed(b->lhs.get()) : 0, rr = b ? SidesUsed(b->rhs.get()) : 0;
       if (!b || b->op != ast::BinaryOp::kEq || !((l == 1 && rr == 2) || (l == 2 && rr == 1))) {
-        diags_.Report(diag::Kind::kJoinCondition, e->range,
-                      "a join condition must compare the two streams for equality, like `" +
-                          (left.name.empty() ? std::string("x") : left.name) + ".k == " + op.right.name + ".k`")
-            .Help("join on keys with `==` (combine several with `and`); filter other conditions with `where` after the join");
+        diags_
+            .Report(diag::Kind::kJoinCondition, e->range,
+                    "a join condition must compare the two streams for equality, like `" +
+                        (left.name.empty() ? std::string("x") : left.name) +
+                        ".k == " + op.right.name + ".k`")
+            .Help(
+                "join on keys with `==` (combine several with `and`); filter other conditions with "
+                "`where` after the join");
         break;
       }
     }
@@ -426,7 +485,9 @@ void Checker::CheckJoin(ast::JoinOp& op, FlowState& st) {
   if (op.within) {
     CheckDuration(*op.within, "a join bound");
     if (!joined.event_time && !joined.broken) {
-      diags_.Report(diag::Kind::kJoinNeedsTime, op.keyword_range, "an interval join (`within`) needs event time on both streams")
+      diags_
+          .Report(diag::Kind::kJoinNeedsTime, op.keyword_range,
+                  "an interval join (`within`) needs event time on both streams")
           .Help("add `event time <field> watermark ...` to the sources of both streams");
     }
   } else if (op.window) {

@@ -17,23 +17,55 @@ ArgSpec Arg(std::string name, Type type, bool required, std::vector<std::string>
 
 const std::vector<ConnectorSpec>& AllConnectors() {
   static const std::vector<ConnectorSpec> specs = {
-      {"kafka", true,
-       {Arg("topic", Type::String(), true), Arg("brokers", Type::String(), true), Arg("group", Type::String(), false),
+      {"kafka",
+       true,
+       {Arg("topic", Type::String(), true), Arg("brokers", Type::String(), true),
+        Arg("group", Type::String(), false),
         Arg("start", Type::String(), false, {"earliest", "latest"})},
-       Need::kRequired, Need::kRequired, false, "kafka(topic: \"clicks\", brokers: brokers)"},
-      {"file", true, {Arg("path", Type::String(), true)}, Need::kRequired, Need::kRequired, false, "file(path: \"in.jsonl\")"},
+       Need::kRequired,
+       Need::kRequired,
+       false,
+       "kafka(topic: \"clicks\", brokers: brokers)"},
+      {"file",
+       true,
+       {Arg("path", Type::String(), true)},
+       Need::kRequired,
+       Need::kRequired,
+       false,
+       "file(path: \"in.jsonl\")"},
       {"stdin", true, {}, Need::kRequired, Need::kRequired, false, "stdin()"},
-      {"datagen", true,
-       {Arg("count", Type::Int(), false), Arg("rate", Type::Int(), false), Arg("seed", Type::Int(), false),
-        Arg("cardinality", Type::Int(), false), Arg("max", Type::Int(), false), Arg("disorder", Type::Duration(), false)},
-       Need::kNo, Need::kRequired, false, "datagen(count: 1000, rate: 100, seed: 7) as Schema"},
-      {"nexmark", true,
-       {Arg("kind", Type::String(), true, {"bid", "auction", "person"}), Arg("events", Type::Int(), false),
-        Arg("rate", Type::Int(), false), Arg("seed", Type::Int(), false)},
-       Need::kNo, Need::kNo, false, "nexmark(kind: bid, events: 100000)"},
-      {"kafka", false, {Arg("topic", Type::String(), true), Arg("brokers", Type::String(), true)}, Need::kRequired, Need::kNo, true,
+      {"datagen",
+       true,
+       {Arg("count", Type::Int(), false), Arg("rate", Type::Int(), false),
+        Arg("seed", Type::Int(), false), Arg("cardinality", Type::Int(), false),
+        Arg("max", Type::Int(), false), Arg("disorder", Type::Duration(), false)},
+       Need::kNo,
+       Need::kRequired,
+       false,
+       "datagen(count: 1000, rate: 100, seed: 7) as Schema"},
+      {"nexmark",
+       true,
+       {Arg("kind", Type::String(), true, {"bid", "auction", "person"}),
+        Arg("events", Type::Int(), false), Arg("rate", Type::Int(), false),
+        Arg("seed", Type::Int(), false)},
+       Need::kNo,
+       Need::kNo,
+       false,
+       "nexmark(kind: bid, events: 100000)"},
+      {"kafka",
+       false,
+       {Arg("topic", Type::String(), true), Arg("brokers", Type::String(), true)},
+       Need::kRequired,
+       Need::kNo,
+       true,
        "kafka(topic: \"out\", brokers: brokers) format json"},
-      {"file", false, {Arg("path", Type::String(), true)}, Need::kRequired, Need::kNo, true, "file(path: \"out/\") format json"},
+      {"file",
+       false,
+       {Arg("path", Type::String(), true)},
+       Need::kRequired,
+       Need::kNo,
+       true,
+       "file(path: \"out/\") format json"},
       {"stdout", false, {}, Need::kOptional, Need::kNo, false, "stdout() format json"},
       {"blackhole", false, {}, Need::kNo, Need::kNo, false, "blackhole()"},
   };
@@ -66,20 +98,35 @@ const FormatSpec* FindFormat(std::string_view name) {
 Type NexmarkRecord(std::string_view kind) {
   using types::Field;
   if (kind == "bid") {
-    return Type::Record("Bid", {{"auction", Type::Int()}, {"bidder", Type::Int()}, {"price", Type::Int()},
-                                {"channel", Type::String()}, {"url", Type::String()}, {"dateTime", Type::Timestamp()},
+    return Type::Record("Bid", {{"auction", Type::Int()},
+                                {"bidder", Type::Int()},
+                                {"price", Type::Int()},
+                                {"channel", Type::String()},
+                                {"url", Type::String()},
+                                {"dateTime", Type::Timestamp()},
                                 {"extra", Type::String()}});
   }
   if (kind == "auction") {
-    return Type::Record("Auction", {{"id", Type::Int()}, {"itemName", Type::String()}, {"description", Type::String()},
-                                    {"initialBid", Type::Int()}, {"reserve", Type::Int()}, {"dateTime", Type::Timestamp()},
-                                    {"expires", Type::Timestamp()}, {"seller", Type::Int()}, {"category", Type::Int()},
+    return Type::Record("Auction", {{"id", Type::Int()},
+                                    {"itemName", Type::String()},
+                                    {"description", Type::String()},
+                                    {"initialBid", Type::Int()},
+                                    {"reserve", Type::Int()},
+                                    {"dateTime", Type::Timestamp()},
+                                    {"expires", Type::Timestamp()},
+                                    {"seller", Type::Int()},
+                                    {"category", Type::Int()},
                                     {"extra", Type::String()}});
   }
   if (kind == "person") {
-    return Type::Record("Person", {{"id", Type::Int()}, {"name", Type::String()}, {"emailAddress", Type::String()},
-                                   {"creditCard", Type::String()}, {"city", Type::String()}, {"state", Type::String()},
-                                   {"dateTime", Type::Timestamp()}, {"extra", Type::String()}});
+    return Type::Record("Person", {{"id", Type::Int()},
+                                   {"name", Type::String()},
+                                   {"emailAddress", Type::String()},
+                                   {"creditCard", Type::String()},
+                                   {"city", Type::String()},
+                                   {"state", Type::String()},
+                                   {"dateTime", Type::Timestamp()},
+                                   {"extra", Type::String()}});
   }
   return Type::Error();
 }
@@ -95,8 +142,9 @@ std::vector<std::string> ArgNames(const std::vector<ArgSpec>& specs) {
 }  // namespace
 
 // Checks named arguments against `specs`: unknown, duplicate, missing, type, constant-ness.
-static void CheckArgs(Checker& c, std::vector<ast::NamedArg>& args, const std::vector<ArgSpec>& specs,
-                      const std::string& owner, const diag::SourceRange& owner_range) {
+static void CheckArgs(Checker& c, std::vector<ast::NamedArg>& args,
+                      const std::vector<ArgSpec>& specs, const std::string& owner,
+                      const diag::SourceRange& owner_range) {
   std::map<std::string, diag::SourceRange> seen;
   for (ast::NamedArg& a : args) {
     const ArgSpec* spec = nullptr;
@@ -104,15 +152,20 @@ static void CheckArgs(Checker& c, std::vector<ast::NamedArg>& args, const std::v
       if (s.name == a.name.name) spec = &s;
     }
     if (auto it = seen.find(a.name.name); it != seen.end()) {
-      c.diags_.Report(diag::Kind::kDuplicateArgument, a.name.range, "argument `" + a.name.name + "` is given twice")
+      c.diags_
+          .Report(diag::Kind::kDuplicateArgument, a.name.range,
+                  "argument `" + a.name.name + "` is given twice")
           .AddNote(it->second, "first given here");
       continue;
     }
     seen[a.name.name] = a.name.range;
     if (spec == nullptr) {
-      auto& d = c.diags_.Report(diag::Kind::kUnknownArgument, a.name.range, "`" + owner + "` has no argument `" + a.name.name + "`");
-      if (auto hint = DidYouMean(a.name.name, ArgNames(specs))) d.Help(*hint);
-      else if (specs.empty()) d.Help("`" + owner + "` takes no arguments");
+      auto& d = c.diags_.Report(diag::Kind::kUnknownArgument, a.name.range,
+                                "`" + owner + "` has no argument `" + a.name.name + "`");
+      if (auto hint = DidYouMean(a.name.name, ArgNames(specs)))
+        d.Help(*hint);
+      else if (specs.empty())
+        d.Help("`" + owner + "` takes no arguments");
       else {
         std::string list;
         for (const ArgSpec& s : specs) list += (list.empty() ? "" : ", ") + s.name;
@@ -134,23 +187,31 @@ static void CheckArgs(Checker& c, std::vector<ast::NamedArg>& args, const std::v
     if (!choices.empty()) {
       const auto* name = ast::As<ast::NameExpr>(a.value.get());
       const auto* lit = ast::As<ast::LiteralExpr>(a.value.get());
-      std::string value = name ? name->name : lit && lit->literal == ast::LiteralKind::kString ? lit->string_value : "";
-      if ((name && name->target == ast::NameTarget::kParam) || (!value.empty() && choices.count(value))) continue;
+      std::string value = name                                               ? name->name
+                          : lit && lit->literal == ast::LiteralKind::kString ? lit->string_value
+                                                                             : "";
+      if ((name && name->target == ast::NameTarget::kParam) ||
+          (!value.empty() && choices.count(value)))
+        continue;
       std::string list;
       for (const std::string& s : spec->choices) list += (list.empty() ? "" : ", ") + s;
       auto& d = c.diags_.Report(diag::Kind::kInvalidArgument, a.value->range,
-                                "`" + a.name.name + "` must be one of " + list + (value.empty() ? "" : ", not `" + value + "`"));
+                                "`" + a.name.name + "` must be one of " + list +
+                                    (value.empty() ? "" : ", not `" + value + "`"));
       if (auto hint = DidYouMean(value, spec->choices)) d.Help(*hint);
       continue;
     }
     if (!types::IsAssignable(t, spec->type)) {
       c.diags_.Report(diag::Kind::kInvalidArgument, a.value->range,
-                      "argument `" + a.name.name + "` of `" + owner + "` must be " + spec->type.ToString() + ", found " + t.ToString());
+                      "argument `" + a.name.name + "` of `" + owner + "` must be " +
+                          spec->type.ToString() + ", found " + t.ToString());
     }
   }
   for (const ArgSpec& s : specs) {
     if (s.required && !seen.count(s.name)) {
-      c.diags_.Report(diag::Kind::kMissingArgument, owner_range, "`" + owner + "` needs the argument `" + s.name + "`")
+      c.diags_
+          .Report(diag::Kind::kMissingArgument, owner_range,
+                  "`" + owner + "` needs the argument `" + s.name + "`")
           .Help("add `" + s.name + ": ...`");
     }
   }
@@ -162,7 +223,8 @@ void Checker::CheckConnectorArgs(ast::ConnectorCall& c, bool source) {
   CheckArgs(*this, c.args, spec->args, c.name.name, c.range);
 }
 
-void Checker::CheckFormat(const std::optional<ast::FormatClause>& f, const ast::ConnectorCall& c, bool source) {
+void Checker::CheckFormat(const std::optional<ast::FormatClause>& f, const ast::ConnectorCall& c,
+                          bool source) {
   const ConnectorSpec* spec = FindConnector(c.name.name, source);
   if (spec == nullptr) return;
   if (!f) {
@@ -173,14 +235,16 @@ void Checker::CheckFormat(const std::optional<ast::FormatClause>& f, const ast::
     return;
   }
   if (spec->format == Need::kNo) {
-    diags_.Report(diag::Kind::kInvalidArgument, f->range, "`" + c.name.name + "` does not take a format");
+    diags_.Report(diag::Kind::kInvalidArgument, f->range,
+                  "`" + c.name.name + "` does not take a format");
     return;
   }
   const FormatSpec* fs = FindFormat(f->name.name);
   if (fs == nullptr) {
     std::vector<std::string> names;
     for (const FormatSpec& s : AllFormats()) names.push_back(s.name);
-    auto& d = diags_.Report(diag::Kind::kUnknownFormat, f->name.range, "unknown format `" + f->name.name + "`");
+    auto& d = diags_.Report(diag::Kind::kUnknownFormat, f->name.range,
+                            "unknown format `" + f->name.name + "`");
     d.Help(DidYouMean(f->name.name, names).value_or("formats are json, csv and raw"));
     return;
   }
@@ -198,7 +262,9 @@ types::Type Checker::CheckSource(ast::Source& s, bool* event_time) {
       if (c.source) names.push_back(c.name);
     }
     auto& d = diags_.Report(diag::Kind::kUnknownConnector, s.connector.name.range,
-                            FindConnector(n, false) ? "`" + n + "` is a sink; it cannot be read with `from`" : "unknown source `" + n + "`");
+                            FindConnector(n, false)
+                                ? "`" + n + "` is a sink; it cannot be read with `from`"
+                                : "unknown source `" + n + "`");
     d.Help(DidYouMean(n, names).value_or("sources are kafka, file, stdin, datagen and nexmark"));
     return types::Type::Error();
   }
@@ -207,7 +273,9 @@ types::Type Checker::CheckSource(ast::Source& s, bool* event_time) {
   types::Type record = types::Type::Error();
   if (n == "nexmark") {
     if (s.schema) {
-      diags_.Report(diag::Kind::kInvalidArgument, s.schema->range, "`nexmark` has built-in schemas chosen by `kind`; remove `as " + s.schema->name + "`");
+      diags_.Report(
+          diag::Kind::kInvalidArgument, s.schema->range,
+          "`nexmark` has built-in schemas chosen by `kind`; remove `as " + s.schema->name + "`");
     }
     for (ast::NamedArg& a : s.connector.args) {
       const auto* name = a.value ? ast::As<ast::NameExpr>(a.value.get()) : nullptr;
@@ -218,14 +286,17 @@ types::Type Checker::CheckSource(ast::Source& s, bool* event_time) {
     if (it == out_.schemas.end()) {
       std::vector<std::string> names;
       for (auto& [name, _] : out_.schemas) names.push_back(name);
-      auto& d = diags_.Report(diag::Kind::kUnknownType, s.schema->range, "unknown schema `" + s.schema->name + "`");
+      auto& d = diags_.Report(diag::Kind::kUnknownType, s.schema->range,
+                              "unknown schema `" + s.schema->name + "`");
       if (auto hint = DidYouMean(s.schema->name, names)) d.Help(*hint);
     } else {
       record = it->second->resolved;
       if (s.format && s.format->name.name == "raw") {
         const auto& fields = record.fields();
         if (fields.size() != 1 || fields[0].type.AsNonNullable() != types::Type::String()) {
-          diags_.Report(diag::Kind::kTypeMismatch, s.schema->range, "`format raw` needs a schema with exactly one string field, one line each")
+          diags_
+              .Report(diag::Kind::kTypeMismatch, s.schema->range,
+                      "`format raw` needs a schema with exactly one string field, one line each")
               .AddNote(it->second->name.range, "schema `" + s.schema->name + "` declared here");
         }
       }
@@ -233,7 +304,9 @@ types::Type Checker::CheckSource(ast::Source& s, bool* event_time) {
   } else if (s.format && s.format->name.name == "raw") {
     record = types::Type::Record("", {{"line", types::Type::String()}});
   } else if (spec->schema == Need::kRequired) {
-    diags_.Report(diag::Kind::kMissingSchema, s.connector.range, "`" + n + "` needs a schema for its records")
+    diags_
+        .Report(diag::Kind::kMissingSchema, s.connector.range,
+                "`" + n + "` needs a schema for its records")
         .Help("add `as SchemaName` after the format");
   }
   if (s.event_time) {
@@ -246,10 +319,12 @@ types::Type Checker::CheckSource(ast::Source& s, bool* event_time) {
     cx.where = "in `event time`";
     types::Type t = CheckExpr(*s.event_time->expr, cx);
     if (!t.is_error() && t != types::Type::Timestamp()) {
-      diags_.Report(diag::Kind::kEventTimeType, s.event_time->expr->range,
-                    "event time must be a timestamp, found " + t.ToString())
-          .Help(t.AsNonNullable() == types::Type::Timestamp() ? "a nullable timestamp cannot be event time; use `coalesce(x, ...)`"
-                                                               : "convert it, e.g. `cast(x as timestamp)` for epoch milliseconds");
+      diags_
+          .Report(diag::Kind::kEventTimeType, s.event_time->expr->range,
+                  "event time must be a timestamp, found " + t.ToString())
+          .Help(t.AsNonNullable() == types::Type::Timestamp()
+                    ? "a nullable timestamp cannot be event time; use `coalesce(x, ...)`"
+                    : "convert it, e.g. `cast(x as timestamp)` for epoch milliseconds");
     }
     CheckDuration(s.event_time->watermark, "watermark");
     if (s.event_time->idle) CheckDuration(*s.event_time->idle, "idle timeout");
@@ -259,7 +334,9 @@ types::Type Checker::CheckSource(ast::Source& s, bool* event_time) {
     ast::ConnectorCall& sink = *s.on_error->sink;
     const ConnectorSpec* ss = FindConnector(sink.name.name, false);
     if (ss == nullptr || sink.name.name == "blackhole") {
-      diags_.Report(diag::Kind::kUnknownConnector, sink.name.range, "unknown dead-letter sink `" + sink.name.name + "`")
+      diags_
+          .Report(diag::Kind::kUnknownConnector, sink.name.range,
+                  "unknown dead-letter sink `" + sink.name.name + "`")
           .Help("dead letters can go to kafka, file or stdout");
     } else {
       CheckConnectorArgs(sink, false);
@@ -278,16 +355,21 @@ void Checker::CheckSink(ast::IntoOp& into) {
       if (!c.source) names.push_back(c.name);
     }
     auto& d = diags_.Report(diag::Kind::kUnknownConnector, into.sink.name.range,
-                            FindConnector(n, true) ? "`" + n + "` is a source; it cannot be written with `into`" : "unknown sink `" + n + "`");
+                            FindConnector(n, true)
+                                ? "`" + n + "` is a source; it cannot be written with `into`"
+                                : "unknown sink `" + n + "`");
     d.Help(DidYouMean(n, names).value_or("sinks are kafka, file, stdout and blackhole"));
     return;
   }
   CheckConnectorArgs(into.sink, false);
   CheckFormat(into.format, into.sink, false);
   if (into.delivery == ast::Delivery::kExactlyOnce && !spec->exactly_once) {
-    diags_.Report(diag::Kind::kExactlyOnceUnsupported, into.delivery_range.value_or(into.range),
-                  "`" + n + "` cannot write exactly once")
-        .Help("exactly_once is supported by the kafka and file sinks; remove it or use at_least_once");
+    diags_
+        .Report(diag::Kind::kExactlyOnceUnsupported, into.delivery_range.value_or(into.range),
+                "`" + n + "` cannot write exactly once")
+        .Help(
+            "exactly_once is supported by the kafka and file sinks; remove it or use "
+            "at_least_once");
   }
 }
 

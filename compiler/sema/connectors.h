@@ -13,7 +13,7 @@ namespace flow::sema {
 
 struct ArgSpec {
   std::string name;
-  types::Type type;                  // string arguments with `choices` accept bare names too
+  types::Type type;  // string arguments with `choices` accept bare names too
   bool required = false;
   std::vector<std::string> choices;  // allowed values (bare names, e.g. `start: earliest`)
 };

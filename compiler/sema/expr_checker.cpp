@@ -9,9 +9,13 @@ namespace {
 using types::Kind;
 using types::Type;
 
-bool Is(const Type& t, Kind k) { return t.kind() == k; }
+bool Is(const Type& t, Kind k) {
+  return t.kind() == k;
+}
 
-Type WithNull(Type t, bool nullable) { return nullable && !t.is_error() ? t.AsNullable() : t; }
+Type WithNull(Type t, bool nullable) {
+  return nullable && !t.is_error() ? t.AsNullable() : t;
+}
 
 bool Orderable(const Type& t) {
   Kind k = t.kind();
@@ -19,13 +23,16 @@ bool Orderable(const Type& t) {
          k == Kind::kDuration || k == Kind::kBool || k == Kind::kBytes;
 }
 
-bool IsWindowField(const std::string& n) { return n == "window_start" || n == "window_end"; }
+bool IsWindowField(const std::string& n) {
+  return n == "window_start" || n == "window_end";
+}
 
 }  // namespace
 
 void Checker::RequireBool(const Type& t, const diag::SourceRange& at, const char* what) {
   if (t.is_error() || Is(t, Kind::kBool)) return;
-  diags_.Report(diag::Kind::kConditionNotBool, at, std::string(what) + " must be bool, found " + t.ToString());
+  diags_.Report(diag::Kind::kConditionNotBool, at,
+                std::string(what) + " must be bool, found " + t.ToString());
 }
 
 Type Checker::CheckExpr(ast::Expr& e, const ExprContext& cx) {
@@ -36,26 +43,46 @@ Type Checker::CheckExpr(ast::Expr& e, const ExprContext& cx) {
     case ast::ExprKind::kLiteral: {
       auto& l = static_cast<ast::LiteralExpr&>(e);
       switch (l.literal) {
-        case ast::LiteralKind::kInt: t = Type::Int(); break;
-        case ast::LiteralKind::kFloat: t = Type::Float(); break;
-        case ast::LiteralKind::kString: t = Type::String(); break;
-        case ast::LiteralKind::kBool: t = Type::Bool(); break;
-        case ast::LiteralKind::kNull: t = Type::Null(); break;
-        case ast::LiteralKind::kDuration: t = Type::Duration(); break;
-        case ast::LiteralKind::kTimestamp: t = Type::Timestamp(); break;
+        case ast::LiteralKind::kInt:
+          t = Type::Int();
+          break;
+        case ast::LiteralKind::kFloat:
+          t = Type::Float();
+          break;
+        case ast::LiteralKind::kString:
+          t = Type::String();
+          break;
+        case ast::LiteralKind::kBool:
+          t = Type::Bool();
+          break;
+        case ast::LiteralKind::kNull:
+          t = Type::Null();
+          break;
+        case ast::LiteralKind::kDuration:
+          t = Type::Duration();
+          break;
+        case ast::LiteralKind::kTimestamp:
+          t = Type::Timestamp();
+          break;
       }
       break;
     }
-    case ast::ExprKind::kName: t = CheckName(static_cast<ast::NameExpr&>(e), cx); break;
-    case ast::ExprKind::kField: t = CheckField(static_cast<ast::FieldExpr&>(e), cx); break;
+    case ast::ExprKind::kName:
+      t = CheckName(static_cast<ast::NameExpr&>(e), cx);
+      break;
+    case ast::ExprKind::kField:
+      t = CheckField(static_cast<ast::FieldExpr&>(e), cx);
+      break;
     case ast::ExprKind::kIndex: {
       auto& x = static_cast<ast::IndexExpr&>(e);
       Type base = CheckExpr(*x.base, cx);
       Type index = CheckExpr(*x.index, cx);
       if (!base.is_error() && !Is(base, Kind::kList)) {
-        diags_.Report(diag::Kind::kInvalidOperands, x.base->range, "only lists can be indexed, found " + base.ToString());
+        diags_.Report(diag::Kind::kInvalidOperands, x.base->range,
+                      "only lists can be indexed, found " + base.ToString());
       } else if (!index.is_error() && !Is(index, Kind::kInt)) {
-        diags_.Report(diag::Kind::kTypeMismatch, x.index->range, "a list index must be int, found " + index.ToString());
+        diags_.Report(diag::Kind::kTypeMismatch, x.index->range,
+                      "a list index must be int, found " + index.ToString());
       } else if (!base.is_error()) {
         t = base.element().AsNullable();  // out of range gives null
       }
@@ -66,16 +93,22 @@ Type Checker::CheckExpr(ast::Expr& e, const ExprContext& cx) {
       Type o = CheckExpr(*u.operand, cx);
       if (o.is_error()) break;
       if (u.op == ast::UnaryOp::kNot) {
-        if (Is(o, Kind::kBool)) t = o;
-        else diags_.Report(diag::Kind::kInvalidOperands, u.operand->range, "`not` needs a bool, found " + o.ToString());
+        if (Is(o, Kind::kBool))
+          t = o;
+        else
+          diags_.Report(diag::Kind::kInvalidOperands, u.operand->range,
+                        "`not` needs a bool, found " + o.ToString());
       } else if (o.is_numeric() || Is(o, Kind::kDuration)) {
         t = o;
       } else {
-        diags_.Report(diag::Kind::kInvalidOperands, u.operand->range, "unary `-` needs a number or duration, found " + o.ToString());
+        diags_.Report(diag::Kind::kInvalidOperands, u.operand->range,
+                      "unary `-` needs a number or duration, found " + o.ToString());
       }
       break;
     }
-    case ast::ExprKind::kBinary: t = CheckBinary(static_cast<ast::BinaryExpr&>(e), cx); break;
+    case ast::ExprKind::kBinary:
+      t = CheckBinary(static_cast<ast::BinaryExpr&>(e), cx);
+      break;
     case ast::ExprKind::kIn: {
       auto& x = static_cast<ast::InExpr&>(e);
       Type o = CheckExpr(*x.operand, cx);
@@ -84,8 +117,10 @@ Type Checker::CheckExpr(ast::Expr& e, const ExprContext& cx) {
         Type it = CheckExpr(*item, cx);
         if (o.is_error() || it.is_error()) continue;
         if (types::CommonType(o, it).is_error()) {
-          diags_.Report(diag::Kind::kTypeMismatch, item->range,
-                        "`in` list item has type " + it.ToString() + ", which cannot be compared with " + o.ToString())
+          diags_
+              .Report(diag::Kind::kTypeMismatch, item->range,
+                      "`in` list item has type " + it.ToString() +
+                          ", which cannot be compared with " + o.ToString())
               .AddNote(x.operand->range, "compared with this " + o.ToString());
         }
       }
@@ -98,9 +133,15 @@ Type Checker::CheckExpr(ast::Expr& e, const ExprContext& cx) {
       t = Type::Bool();
       break;
     }
-    case ast::ExprKind::kCall: t = CheckCall(static_cast<ast::CallExpr&>(e), cx); break;
-    case ast::ExprKind::kCast: t = CheckCast(static_cast<ast::CastExpr&>(e), cx); break;
-    case ast::ExprKind::kCase: t = CheckCase(static_cast<ast::CaseExpr&>(e), cx); break;
+    case ast::ExprKind::kCall:
+      t = CheckCall(static_cast<ast::CallExpr&>(e), cx);
+      break;
+    case ast::ExprKind::kCast:
+      t = CheckCast(static_cast<ast::CastExpr&>(e), cx);
+      break;
+    case ast::ExprKind::kCase:
+      t = CheckCase(static_cast<ast::CaseExpr&>(e), cx);
+      break;
     case ast::ExprKind::kList: {
       auto& x = static_cast<ast::ListExpr&>(e);
       Type element = Type::Error();
@@ -119,14 +160,16 @@ Type Checker::CheckExpr(ast::Expr& e, const ExprContext& cx) {
         Type c = types::CommonType(element, it);
         if (c.is_error()) {
           diags_.Report(diag::Kind::kTypeMismatch, item->range,
-                        "list items must have one type; this is " + it.ToString() + ", earlier items are " + element.ToString());
+                        "list items must have one type; this is " + it.ToString() +
+                            ", earlier items are " + element.ToString());
           broken = true;
         } else {
           element = c;
         }
       }
       if (x.items.empty()) {
-        diags_.Report(diag::Kind::kTypeMismatch, e.range, "the element type of an empty list `[]` cannot be inferred");
+        diags_.Report(diag::Kind::kTypeMismatch, e.range,
+                      "the element type of an empty list `[]` cannot be inferred");
       } else if (!broken && !Is(element, Kind::kNull)) {
         t = Type::List(element);
       }
@@ -142,7 +185,8 @@ Type Checker::CheckName(ast::NameExpr& e, const ExprContext& cx) {
   if (cx.enum_values && cx.enum_values->count(n)) return Type::String();
   if (cx.state) {
     const FlowState& st = *cx.state;
-    if (st.window_fields && IsWindowField(n)) {  // a window join's own window wins over input fields
+    if (st.window_fields &&
+        IsWindowField(n)) {  // a window join's own window wins over input fields
       e.target = ast::NameTarget::kWindowField;
       return Type::Timestamp();
     }
@@ -154,7 +198,9 @@ Type Checker::CheckName(ast::NameExpr& e, const ExprContext& cx) {
       const types::Field* f = s.record.FindField(n);
       if (f == nullptr) continue;
       if (found) {
-        diags_.Report(diag::Kind::kAmbiguousName, e.range, "`" + n + "` is a field of both `" + found->name + "` and `" + s.name + "`")
+        diags_
+            .Report(diag::Kind::kAmbiguousName, e.range,
+                    "`" + n + "` is a field of both `" + found->name + "` and `" + s.name + "`")
             .Help("qualify it: `" + found->name + "." + n + "` or `" + s.name + "." + n + "`");
         return Type::Error();
       }
@@ -169,10 +215,13 @@ Type Checker::CheckName(ast::NameExpr& e, const ExprContext& cx) {
         bool is_key = false;
         for (const std::string& k : st.keys) is_key |= k == n;
         if (!is_key) {
-          diags_.Report(diag::Kind::kFieldNotAggregated, e.range,
-                        "field `" + n + "` is neither a key nor inside an aggregate function")
-              .Help(st.keys.empty() ? "wrap it in an aggregate, e.g. `last(" + n + ")`, or add `key by " + n + "` before the window"
-                                    : "wrap it in an aggregate, e.g. `last(" + n + ")`, or add it to `key by`");
+          diags_
+              .Report(diag::Kind::kFieldNotAggregated, e.range,
+                      "field `" + n + "` is neither a key nor inside an aggregate function")
+              .Help(st.keys.empty()
+                        ? "wrap it in an aggregate, e.g. `last(" + n + ")`, or add `key by " + n +
+                              "` before the window"
+                        : "wrap it in an aggregate, e.g. `last(" + n + ")`, or add it to `key by`");
           return Type::Error();
         }
       }
@@ -183,14 +232,22 @@ Type Checker::CheckName(ast::NameExpr& e, const ExprContext& cx) {
         e.target = ast::NameTarget::kWindowField;
         return Type::Timestamp();
       }
-      diags_.Report(diag::Kind::kWindowFieldUnavailable, e.range, "`" + n + "` exists only after a windowed `aggregate` or a window join")
-          .Help("add `| window tumbling 1m | aggregate ...` before this operator, or select it right after the aggregate");
+      diags_
+          .Report(diag::Kind::kWindowFieldUnavailable, e.range,
+                  "`" + n + "` exists only after a windowed `aggregate` or a window join")
+          .Help(
+              "add `| window tumbling 1m | aggregate ...` before this operator, or select it right "
+              "after the aggregate");
       return Type::Error();
     }
     for (size_t i = 0; i < st.sides.size(); ++i) {
       if (!st.sides[i].name.empty() && st.sides[i].name == n) {
-        diags_.Report(diag::Kind::kInvalidOperands, e.range, "`" + n + "` is a stream; name one of its fields, e.g. `" + n + "." +
-                                                                 (FieldNames(st.sides[i].record).empty() ? std::string("field") : FieldNames(st.sides[i].record)[0]) + "`");
+        diags_.Report(
+            diag::Kind::kInvalidOperands, e.range,
+            "`" + n + "` is a stream; name one of its fields, e.g. `" + n + "." +
+                (FieldNames(st.sides[i].record).empty() ? std::string("field")
+                                                        : FieldNames(st.sides[i].record)[0]) +
+                "`");
         return Type::Error();
       }
     }
@@ -209,26 +266,33 @@ Type Checker::CheckName(ast::NameExpr& e, const ExprContext& cx) {
     }
   }
   for (auto& [name, _] : out_.params) candidates.push_back(name);
-  if (cx.enum_values) candidates.insert(candidates.end(), cx.enum_values->begin(), cx.enum_values->end());
+  if (cx.enum_values)
+    candidates.insert(candidates.end(), cx.enum_values->begin(), cx.enum_values->end());
   if (cx.state == nullptr && !cx.enum_values) {
-    auto& d = diags_.Report(diag::Kind::kNotConstant, e.range, "`" + n + "` is not a param; " + std::string(cx.where) + " only literals and params may be used");
+    auto& d = diags_.Report(diag::Kind::kNotConstant, e.range,
+                            "`" + n + "` is not a param; " + std::string(cx.where) +
+                                " only literals and params may be used");
     if (auto hint = DidYouMean(n, candidates)) d.Help(*hint);
     return Type::Error();
   }
-  bool named = cx.state && cx.state->record.kind() == Kind::kRecord && !cx.state->record.record_name().empty();
-  auto& d = diags_.Report(diag::Kind::kUnknownField, e.range,
-                          named ? "no field or param `" + n + "` in `" + cx.state->record.record_name() + "`"
-                                : "no field or param named `" + n + "`");
+  bool named = cx.state && cx.state->record.kind() == Kind::kRecord &&
+               !cx.state->record.record_name().empty();
+  auto& d = diags_.Report(
+      diag::Kind::kUnknownField, e.range,
+      named ? "no field or param `" + n + "` in `" + cx.state->record.record_name() + "`"
+            : "no field or param named `" + n + "`");
   if (auto hint = DidYouMean(n, candidates)) {
     d.Help(*hint);
   } else if (cx.state && cx.state->record.kind() == Kind::kRecord) {
     std::string list;
-    for (const std::string& f : FieldNames(cx.state->record)) list += (list.empty() ? "`" : ", `") + f + "`";
+    for (const std::string& f : FieldNames(cx.state->record))
+      list += (list.empty() ? "`" : ", `") + f + "`";
     if (!list.empty()) d.Help("available fields: " + list);
   }
   if (cx.state && cx.state->record.kind() == Kind::kRecord) {
     auto schema = out_.schemas.find(cx.state->record.record_name());
-    if (schema != out_.schemas.end()) d.AddNote(schema->second->name.range, "schema `" + schema->first + "` declared here");
+    if (schema != out_.schemas.end())
+      d.AddNote(schema->second->name.range, "schema `" + schema->first + "` declared here");
   }
   return Type::Error();
 }
@@ -244,7 +308,8 @@ Type Checker::CheckField(ast::FieldExpr& e, const ExprContext& cx) {
       if (s.record.is_error()) return Type::Error();
       const types::Field* f = s.record.FindField(e.field.name);
       if (f == nullptr) {
-        auto& d = diags_.Report(diag::Kind::kUnknownField, e.field.range, "stream `" + s.name + "` has no field `" + e.field.name + "`");
+        auto& d = diags_.Report(diag::Kind::kUnknownField, e.field.range,
+                                "stream `" + s.name + "` has no field `" + e.field.name + "`");
         if (auto hint = DidYouMean(e.field.name, FieldNames(s.record))) d.Help(*hint);
         if (s.declared.valid()) d.AddNote(s.declared, "`" + s.name + "` defined here");
         return Type::Error();
@@ -253,7 +318,9 @@ Type Checker::CheckField(ast::FieldExpr& e, const ExprContext& cx) {
         bool is_key = false;
         for (const std::string& k : cx.state->keys) is_key |= k == e.field.name;
         if (!is_key) {
-          diags_.Report(diag::Kind::kFieldNotAggregated, e.range, "field `" + e.field.name + "` is neither a key nor inside an aggregate function");
+          diags_.Report(
+              diag::Kind::kFieldNotAggregated, e.range,
+              "field `" + e.field.name + "` is neither a key nor inside an aggregate function");
           return Type::Error();
         }
       }
@@ -264,12 +331,14 @@ Type Checker::CheckField(ast::FieldExpr& e, const ExprContext& cx) {
   Type base = CheckExpr(*e.base, cx);
   if (base.is_error()) return base;
   if (!Is(base, Kind::kRecord)) {
-    diags_.Report(diag::Kind::kInvalidOperands, e.base->range, "`.` needs a record or a stream name, found " + base.ToString());
+    diags_.Report(diag::Kind::kInvalidOperands, e.base->range,
+                  "`.` needs a record or a stream name, found " + base.ToString());
     return Type::Error();
   }
   const types::Field* f = base.FindField(e.field.name);
   if (f == nullptr) {
-    auto& d = diags_.Report(diag::Kind::kUnknownField, e.field.range, "record " + base.ToString() + " has no field `" + e.field.name + "`");
+    auto& d = diags_.Report(diag::Kind::kUnknownField, e.field.range,
+                            "record " + base.ToString() + " has no field `" + e.field.name + "`");
     if (auto hint = DidYouMean(e.field.name, FieldNames(base))) d.Help(*hint);
     return Type::Error();
   }
@@ -284,8 +353,9 @@ Type Checker::CheckBinary(ast::BinaryExpr& e, const ExprContext& cx) {
   Type a = l.AsNonNullable(), b = r.AsNonNullable();
   std::string op = ast::Spelling(e.op);
   auto bad = [&](const std::string& extra) {
-    auto& d = diags_.Report(diag::Kind::kInvalidOperands, e.op_range.valid() ? e.op_range : e.range,
-                            "`" + op + "` cannot be applied to " + l.ToString() + " and " + r.ToString());
+    auto& d =
+        diags_.Report(diag::Kind::kInvalidOperands, e.op_range.valid() ? e.op_range : e.range,
+                      "`" + op + "` cannot be applied to " + l.ToString() + " and " + r.ToString());
     d.AddNote(e.lhs->range, "this is " + l.ToString());
     d.AddNote(e.rhs->range, "this is " + r.ToString());
     if (!extra.empty()) d.Help(extra);
@@ -303,25 +373,34 @@ Type Checker::CheckBinary(ast::BinaryExpr& e, const ExprContext& cx) {
     case ast::BinaryOp::kGt:
     case ast::BinaryOp::kGe: {
       if (Is(l, Kind::kNull) || Is(r, Kind::kNull)) {
-        return bad(e.op == ast::BinaryOp::kNe ? "use `x is not null`" : "use `x is null` to test for null");
+        return bad(e.op == ast::BinaryOp::kNe ? "use `x is not null`"
+                                              : "use `x is null` to test for null");
       }
       bool ordering = e.op != ast::BinaryOp::kEq && e.op != ast::BinaryOp::kNe;
       Type c = types::CommonType(a, b);
       if (c.is_error() || (ordering && !Orderable(c))) {
-        return bad(Is(a, Kind::kString) != Is(b, Kind::kString) ? "convert one side with `cast(x as ...)`" : "");
+        return bad(Is(a, Kind::kString) != Is(b, Kind::kString)
+                       ? "convert one side with `cast(x as ...)`"
+                       : "");
       }
       return WithNull(Type::Bool(), nullable);
     }
     case ast::BinaryOp::kAdd:
     case ast::BinaryOp::kSub:
-      if (Is(a, Kind::kTimestamp) && Is(b, Kind::kDuration)) return WithNull(Type::Timestamp(), nullable);
-      if (e.op == ast::BinaryOp::kAdd && Is(a, Kind::kDuration) && Is(b, Kind::kTimestamp)) return WithNull(Type::Timestamp(), nullable);
-      if (e.op == ast::BinaryOp::kSub && Is(a, Kind::kTimestamp) && Is(b, Kind::kTimestamp)) return WithNull(Type::Duration(), nullable);
-      if (Is(a, Kind::kDuration) && Is(b, Kind::kDuration)) return WithNull(Type::Duration(), nullable);
+      if (Is(a, Kind::kTimestamp) && Is(b, Kind::kDuration))
+        return WithNull(Type::Timestamp(), nullable);
+      if (e.op == ast::BinaryOp::kAdd && Is(a, Kind::kDuration) && Is(b, Kind::kTimestamp))
+        return WithNull(Type::Timestamp(), nullable);
+      if (e.op == ast::BinaryOp::kSub && Is(a, Kind::kTimestamp) && Is(b, Kind::kTimestamp))
+        return WithNull(Type::Duration(), nullable);
+      if (Is(a, Kind::kDuration) && Is(b, Kind::kDuration))
+        return WithNull(Type::Duration(), nullable);
       if (a.is_numeric() && b.is_numeric()) return WithNull(types::CommonType(a, b), nullable);
-      return bad(Is(a, Kind::kString) && Is(b, Kind::kString) ? "join strings with `concat(a, b)`" : "");
+      return bad(Is(a, Kind::kString) && Is(b, Kind::kString) ? "join strings with `concat(a, b)`"
+                                                              : "");
     case ast::BinaryOp::kMul:
-      if ((Is(a, Kind::kDuration) && Is(b, Kind::kInt)) || (Is(a, Kind::kInt) && Is(b, Kind::kDuration))) {
+      if ((Is(a, Kind::kDuration) && Is(b, Kind::kInt)) ||
+          (Is(a, Kind::kInt) && Is(b, Kind::kDuration))) {
         return WithNull(Type::Duration(), nullable);
       }
       if (a.is_numeric() && b.is_numeric()) return WithNull(types::CommonType(a, b), nullable);
@@ -344,11 +423,14 @@ Type Checker::CheckCall(ast::CallExpr& e, const ExprContext& cx) {
   bool aggregate = fn && fn->kind == stdlib::FunctionKind::kAggregate;
   if (aggregate) {
     if (cx.in_aggregate) {
-      diags_.Report(diag::Kind::kNestedAggregate, e.range, "aggregate `" + n + "` cannot be used inside another aggregate");
+      diags_.Report(diag::Kind::kNestedAggregate, e.range,
+                    "aggregate `" + n + "` cannot be used inside another aggregate");
       return Type::Error();
     }
     if (!cx.aggregates_allowed) {
-      diags_.Report(diag::Kind::kAggregateNotAllowed, e.name.range, "aggregate function `" + n + "` can only be used in `aggregate`")
+      diags_
+          .Report(diag::Kind::kAggregateNotAllowed, e.name.range,
+                  "aggregate function `" + n + "` can only be used in `aggregate`")
           .Help("add `| aggregate " + n + "(...) as name` (after `key by` and/or `window`)");
       return Type::Error();
     }
@@ -369,15 +451,19 @@ Type Checker::CheckCall(ast::CallExpr& e, const ExprContext& cx) {
     const ast::ExternFnDecl& f = *ext->second;
     e.extern_fn = &f;
     if (args.size() != f.param_types.size()) {
-      diags_.Report(diag::Kind::kBadCall, e.range,
-                    "`" + n + "` takes " + std::to_string(f.param_types.size()) + " argument(s), found " + std::to_string(args.size()))
+      diags_
+          .Report(diag::Kind::kBadCall, e.range,
+                  "`" + n + "` takes " + std::to_string(f.param_types.size()) +
+                      " argument(s), found " + std::to_string(args.size()))
           .AddNote(f.name.range, "`" + n + "` declared here");
       return Type::Error();
     }
     for (size_t i = 0; i < args.size(); ++i) {
       if (!types::IsAssignable(args[i], f.param_types[i])) {
-        diags_.Report(diag::Kind::kBadCall, e.args[i]->range,
-                      "argument " + std::to_string(i + 1) + " of `" + n + "` must be " + f.param_types[i].ToString() + ", found " + args[i].ToString())
+        diags_
+            .Report(diag::Kind::kBadCall, e.args[i]->range,
+                    "argument " + std::to_string(i + 1) + " of `" + n + "` must be " +
+                        f.param_types[i].ToString() + ", found " + args[i].ToString())
             .AddNote(f.params[i].type.range, "parameter declared here");
         return Type::Error();
       }
@@ -388,9 +474,13 @@ Type Checker::CheckCall(ast::CallExpr& e, const ExprContext& cx) {
     std::vector<std::string> candidates;
     for (const stdlib::FunctionSpec& s : stdlib::AllFunctions()) candidates.push_back(s.name);
     for (auto& [name, _] : out_.externs) candidates.push_back(name);
-    auto& d = diags_.Report(diag::Kind::kUnknownFunction, e.name.range, "unknown function `" + n + "`");
-    if (auto hint = DidYouMean(n, candidates)) d.Help(*hint);
-    else d.Help("see docs/functions.md, or declare it with `extern fn " + n + "(...) -> T from \"header.h\"`");
+    auto& d =
+        diags_.Report(diag::Kind::kUnknownFunction, e.name.range, "unknown function `" + n + "`");
+    if (auto hint = DidYouMean(n, candidates))
+      d.Help(*hint);
+    else
+      d.Help("see docs/functions.md, or declare it with `extern fn " + n +
+             "(...) -> T from \"header.h\"`");
     return Type::Error();
   }
   e.builtin = fn;
@@ -399,7 +489,9 @@ Type Checker::CheckCall(ast::CallExpr& e, const ExprContext& cx) {
   std::string error;
   Type t = stdlib::ResolveCall(*fn, args, &error);
   if (t.is_error()) {
-    diags_.Report(diag::Kind::kBadCall, e.range, error.empty() ? "invalid call of `" + n + "`" : error)
+    diags_
+        .Report(diag::Kind::kBadCall, e.range,
+                error.empty() ? "invalid call of `" + n + "`" : error)
         .Help(fn->example.empty() ? "see docs/functions.md" : "example: `" + fn->example + "`");
   }
   return t;
@@ -410,14 +502,16 @@ Type Checker::CheckCast(ast::CastExpr& e, const ExprContext& cx) {
   Type to = ResolveType(e.target, /*allow_records=*/false);
   if (from.is_error() || to.is_error()) return Type::Error();
   Kind f = from.kind(), t = to.kind();
-  bool ok = f == t || f == Kind::kNull || t == Kind::kString ||
-            (from.is_numeric() && to.is_numeric()) || (f == Kind::kString && t != Kind::kList) ||
-            (f == Kind::kInt && (t == Kind::kTimestamp || t == Kind::kDuration || t == Kind::kBool)) ||
-            ((f == Kind::kTimestamp || f == Kind::kDuration || f == Kind::kBool) && t == Kind::kInt);
+  bool ok =
+      f == t || f == Kind::kNull || t == Kind::kString || (from.is_numeric() && to.is_numeric()) ||
+      (f == Kind::kString && t != Kind::kList) ||
+      (f == Kind::kInt && (t == Kind::kTimestamp || t == Kind::kDuration || t == Kind::kBool)) ||
+      ((f == Kind::kTimestamp || f == Kind::kDuration || f == Kind::kBool) && t == Kind::kInt);
   if (f == Kind::kList || t == Kind::kList) ok = from == to;
   if (f == Kind::kList && t == Kind::kString) ok = true;
   if (!ok) {
-    diags_.Report(diag::Kind::kInvalidCast, e.range, "cannot cast " + from.ToString() + " to " + to.ToString());
+    diags_.Report(diag::Kind::kInvalidCast, e.range,
+                  "cannot cast " + from.ToString() + " to " + to.ToString());
     return Type::Error();
   }
   return from.nullable() || f == Kind::kNull ? to.AsNullable() : to;
@@ -442,7 +536,8 @@ Type Checker::CheckCase(ast::CaseExpr& e, const ExprContext& cx) {
     Type common = types::CommonType(result, v);
     if (common.is_error()) {
       diags_.Report(diag::Kind::kTypeMismatch, w.value->range,
-                    "`case` branches must have one type; this is " + v.ToString() + ", earlier branches are " + result.ToString());
+                    "`case` branches must have one type; this is " + v.ToString() +
+                        ", earlier branches are " + result.ToString());
       broken = true;
     } else {
       result = common;
@@ -456,7 +551,8 @@ Type Checker::CheckCase(ast::CaseExpr& e, const ExprContext& cx) {
       Type common = types::CommonType(result, v);
       if (common.is_error()) {
         diags_.Report(diag::Kind::kTypeMismatch, e.else_value->range,
-                      "`else` has type " + v.ToString() + ", but the `then` branches are " + result.ToString());
+                      "`else` has type " + v.ToString() + ", but the `then` branches are " +
+                          result.ToString());
         broken = true;
       } else {
         result = common;

@@ -24,7 +24,8 @@ TEST(Render, CaretUnderlinesTheRange) {
   diag::SourceRange r = sm.Range(f, 9 + 10, 9 + 13);  // `usr`
   EXPECT_EQ(r.line, 2u);
   EXPECT_EQ(r.col, 11u);
-  std::string text = diag::RenderText(Error(r, "no field `usr`").Help("did you mean `user`?"), sm, false);
+  std::string text =
+      diag::RenderText(Error(r, "no field `usr`").Help("did you mean `user`?"), sm, false);
   EXPECT_EQ(text,
             "a.flow:2:11: error: no field `usr` [unknown-field]\n"
             "2 | x | where usr == 1\n"
@@ -49,7 +50,9 @@ TEST(Render, NotesFollowWithTheirOwnSnippet) {
   diag::Diagnostic d = Error(sm.Range(f, 19, 20), "duplicate");
   d.AddNote(sm.Range(f, 7, 8), "first defined here");
   std::string text = diag::RenderText(d, sm, false);
-  EXPECT_NE(text.find("n.flow:1:8: note: first defined here\n1 | schema A {}\n  |        ^\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("n.flow:1:8: note: first defined here\n1 | schema A {}\n  |        ^\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(Render, LongLinesAreCutAroundTheCaret) {
@@ -69,8 +72,10 @@ TEST(Render, JsonIsOneEscapedObjectPerLine) {
   diag::Diagnostic d = Error(sm.Range(f, 1, 2), "quote \" tab \t ctl \x01");
   std::string json = diag::RenderJson(d, sm);
   EXPECT_EQ(json,
-            "{\"file\":\"j.flow\",\"line\":1,\"column\":2,\"end_line\":1,\"end_column\":3,\"severity\":\"error\","
-            "\"kind\":\"unknown-field\",\"message\":\"quote \\\" tab \\t ctl \\u0001\",\"help\":null,\"fixit\":null,"
+            "{\"file\":\"j.flow\",\"line\":1,\"column\":2,\"end_line\":1,\"end_column\":3,"
+            "\"severity\":\"error\","
+            "\"kind\":\"unknown-field\",\"message\":\"quote \\\" tab \\t ctl "
+            "\\u0001\",\"help\":null,\"fixit\":null,"
             "\"notes\":[]}\n");
 }
 
@@ -94,8 +99,10 @@ TEST(Suggest, EditDistanceAndClosestMatch) {
   EXPECT_EQ(diag::EditDistance("kitten", "sitting"), 3u);
   EXPECT_EQ(diag::EditDistance("", "abc"), 3u);
   EXPECT_EQ(diag::EditDistance("user", "user"), 0u);
-  EXPECT_EQ(diag::ClosestMatch("usr", {"url", "user", "bytes"}), std::optional<std::string>("user"));
-  EXPECT_EQ(diag::ClosestMatch("brokrs", {"topic", "brokers"}), std::optional<std::string>("brokers"));
+  EXPECT_EQ(diag::ClosestMatch("usr", {"url", "user", "bytes"}),
+            std::optional<std::string>("user"));
+  EXPECT_EQ(diag::ClosestMatch("brokrs", {"topic", "brokers"}),
+            std::optional<std::string>("brokers"));
   EXPECT_EQ(diag::ClosestMatch("zzzzzz", {"topic", "brokers"}), std::nullopt);
 }
 

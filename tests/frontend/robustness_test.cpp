@@ -35,7 +35,8 @@ Outcome CheckString(std::string text) {
 
 const char* kHeader =
     "schema Click { user: string, url: string, bytes: int, ts: timestamp }\n"
-    "stream clicks = from file(path: \"c.jsonl\") format json as Click event time ts watermark 5s\n";
+    "stream clicks = from file(path: \"c.jsonl\") format json as Click event time ts watermark "
+    "5s\n";
 
 TEST(Robustness, EmptyFileIsAValidProgram) {
   Outcome o = CheckString("");
@@ -59,7 +60,8 @@ TEST(Robustness, InvalidUtf8NamesTheByteOffset) {
 TEST(Robustness, OverlongAndSurrogateUtf8AreRejected) {
   EXPECT_TRUE(CheckString("// \xc0\xaf\n").Has(diag::Kind::kInvalidUtf8));      // overlong `/`
   EXPECT_TRUE(CheckString("// \xed\xa0\x80\n").Has(diag::Kind::kInvalidUtf8));  // surrogate
-  EXPECT_FALSE(CheckString("// \xf0\x9f\x98\x80\n").Has(diag::Kind::kInvalidUtf8));  // emoji is fine
+  EXPECT_FALSE(
+      CheckString("// \xf0\x9f\x98\x80\n").Has(diag::Kind::kInvalidUtf8));  // emoji is fine
 }
 
 TEST(Robustness, RandomBinaryData) {
@@ -82,11 +84,15 @@ TEST(Robustness, ControlCharactersAndNulBytes) {
 TEST(Robustness, RandomTokenSoup) {
   // Sequences of real tokens exercise parser recovery far more than random bytes.
   const std::vector<std::string> vocab = {
-      "stream", "s", "=", "from", "kafka", "(", ")", "topic", ":", "\"t\"", "|", "where", "key", "by", "window",
-      "tumbling", "1m", "aggregate", "count", "as", "select", "join", "on", "==", "within", "5s", "into", "stdout",
-      "format", "json", "schema", "{", "}", ",", "param", "int", "list", "<", ">", "?", "case", "when", "then",
-      "else", "end", "cast", "not", "and", "or", "in", "is", "null", "-", "+", "*", "[", "]", ".", "extern", "fn",
-      "->", "event", "time", "watermark", "union", "explode", "timestamp", "1.5", "42", ";", "session", "every"};
+      "stream", "s",         "=",         "from",   "kafka",  "(",     ")",       "topic",
+      ":",      "\"t\"",     "|",         "where",  "key",    "by",    "window",  "tumbling",
+      "1m",     "aggregate", "count",     "as",     "select", "join",  "on",      "==",
+      "within", "5s",        "into",      "stdout", "format", "json",  "schema",  "{",
+      "}",      ",",         "param",     "int",    "list",   "<",     ">",       "?",
+      "case",   "when",      "then",      "else",   "end",    "cast",  "not",     "and",
+      "or",     "in",        "is",        "null",   "-",      "+",     "*",       "[",
+      "]",      ".",         "extern",    "fn",     "->",     "event", "time",    "watermark",
+      "union",  "explode",   "timestamp", "1.5",    "42",     ";",     "session", "every"};
   std::mt19937 rng(99);
   for (int round = 0; round < 3000; ++round) {
     std::string text = round % 2 ? kHeader : "";
@@ -122,7 +128,8 @@ TEST(Robustness, UnbalancedNestingAndPrefixChains) {
   EXPECT_TRUE(CheckString(std::string(100000, '[')).Has(diag::Kind::kNestingTooDeep));
   std::string nots;
   for (int i = 0; i < 100000; ++i) nots += "not ";
-  EXPECT_TRUE(CheckString(std::string(kHeader) + "clicks | where " + nots + "true | into stdout\n").Has(diag::Kind::kNestingTooDeep));
+  EXPECT_TRUE(CheckString(std::string(kHeader) + "clicks | where " + nots + "true | into stdout\n")
+                  .Has(diag::Kind::kNestingTooDeep));
   std::string cases;
   for (int i = 0; i < 100000; ++i) cases += "case when true then ";
   EXPECT_TRUE(CheckString("param p: int = " + cases).Has(diag::Kind::kNestingTooDeep));
@@ -132,8 +139,8 @@ TEST(Robustness, UnbalancedNestingAndPrefixChains) {
 }
 
 TEST(Robustness, NestingJustUnderTheLimitIsAccepted) {
-  std::string text = std::string(kHeader) + "clicks | where " + std::string(200, '(') + "bytes > 0" +
-                     std::string(200, ')') + " | into stdout\n";
+  std::string text = std::string(kHeader) + "clicks | where " + std::string(200, '(') +
+                     "bytes > 0" + std::string(200, ')') + " | into stdout\n";
   Outcome o = CheckString(text);
   EXPECT_TRUE(o.diags.empty());
 }
@@ -143,7 +150,8 @@ TEST(Robustness, ManyStreamsInReverseOrder) {
   // check must stay fast (no quadratic cycle search).
   std::string text = "schema A { x: int }\n";
   const int n = 20000;
-  for (int i = 0; i < n; ++i) text += "stream s" + std::to_string(i) + " = s" + std::to_string(i + 1) + "\n";
+  for (int i = 0; i < n; ++i)
+    text += "stream s" + std::to_string(i) + " = s" + std::to_string(i + 1) + "\n";
   text += "stream s" + std::to_string(n) + " = from stdin() format json as A\n";
   diag::SourceManager sm;
   diag::DiagnosticEngine diags(100000);
@@ -160,7 +168,8 @@ TEST(Robustness, ManyStreamsInReverseOrder) {
 TEST(Robustness, LongCycleIsFoundOnce) {
   std::string text = "schema A { x: int }\n";
   const int n = 5000;
-  for (int i = 0; i < n; ++i) text += "stream s" + std::to_string(i) + " = s" + std::to_string((i + 1) % n) + "\n";
+  for (int i = 0; i < n; ++i)
+    text += "stream s" + std::to_string(i) + " = s" + std::to_string((i + 1) % n) + "\n";
   Outcome o = CheckString(text);
   size_t cycles = 0;
   for (const auto& d : o.diags) cycles += d.kind == diag::Kind::kStreamCycle;
@@ -176,7 +185,8 @@ TEST(Robustness, MissingFileAndDirectory) {
   EXPECT_NE(diags.diagnostics()[0].message.find("No such file"), std::string::npos);
 
   diag::DiagnosticEngine diags2;
-  EXPECT_EQ(driver::CheckFile(std::filesystem::temp_directory_path().string(), sm, diags2), nullptr);
+  EXPECT_EQ(driver::CheckFile(std::filesystem::temp_directory_path().string(), sm, diags2),
+            nullptr);
   ASSERT_EQ(diags2.diagnostics().size(), 1u);
   EXPECT_NE(diags2.diagnostics()[0].message.find("directory"), std::string::npos);
 }
