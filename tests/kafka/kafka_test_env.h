@@ -98,11 +98,11 @@ class KafkaTestEnv {
   [[nodiscard]] rt::Status Produce(const std::string& topic, const std::vector<KafkaRecord>& records,
                                    Millis timeout = kKafkaTimeout) const;
 
-  // Reads every partition of `topic` from its beginning to its end as found when the read gets
-  // there: the high watermark (kReadUncommitted) or the last stable offset (kReadCommitted), so
-  // aborted records and transaction markers never appear under kReadCommitted. Records come
-  // sorted by partition, then offset. A partition held back by a still-open transaction does
-  // not reach its end under kReadCommitted: that is a kTimedOut error.
+  // Reads every record below each partition's high watermark as it was when the call began,
+  // as `isolation` shows them: kReadCommitted leaves out aborted records and waits until every
+  // transaction in that range has ended; one still open when `timeout` runs out (until the
+  // broker aborts it after its transaction timeout) is a kTimedOut error. Transaction markers
+  // never appear. Records come sorted by partition, then offset.
   [[nodiscard]] rt::Result<std::vector<KafkaRecord>> ConsumeToEnd(
       const std::string& topic, Isolation isolation, Millis timeout = kKafkaTimeout) const;
 

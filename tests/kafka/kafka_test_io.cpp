@@ -38,6 +38,31 @@ struct MessageFree {
 // What a read loop stops at: every partition's end (`count` unused), or `count` records.
 enum class StopAt { kEnd, kCount };
 
+// Where one partition's read stands.
+struct PartitionRead {
+  int64_t end = 0;        // high watermark when the read began (StopAt::kEnd)
+  int64_t reached = -1;   // offset of the latest end-of-partition event
+  bool done = false;
+};
+
+// High watermarks of every partition, asked with a read_uncommitted client: for a
+// read_committed client librdkafka would report the last stable offset instead.
+rt::Status FetchEnds(const KafkaTestEnv& env, const std::string& topic, const std::string& what,
+                     const internal::Deadline& deadline, std::map<int32_t, PartitionRead>& parts) {
+  auto probe = env.MakeConsumer({{"isolation.level", "read_uncommitted"}});
+  if (!probe.ok()) return probe.status();
+  for (auto& [partition, read] : parts) {
+    int64_t low = 0;
+    rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+        probe->get(), topic.c_str(), partition, &low, &read.end, std::max(deadline.LeftMs(), 1));
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return internal::ErrStatus(err, what + ": end offset of partition " + std::to_string(partition));
+    }
+    read.done = read.end <= low;  // nothing to read
+  }
+  return rt::Status::Ok();
+}
+
 rt::Result<std::vector<KafkaRecord>> ReadTopic(const KafkaTestEnv& env, const std::string& topic,
                                                Isolation isolation, StopAt stop_at,
                                                std::size_t count, Millis timeout) {
@@ -55,31 +80,34 @@ rt::Result<std::vector<KafkaRecord>> ReadTopic(const KafkaTestEnv& env, const st
   std::unique_ptr<rd_kafka_topic_partition_list_t, void (*)(rd_kafka_topic_partition_list_t*)>
       assignment(rd_kafka_topic_partition_list_new(layout->partitions),
                  rd_kafka_topic_partition_list_destroy);
-  std::map<int32_t, bool> at_end;
+  std::map<int32_t, PartitionRead> parts;
   for (int32_t p = 0; p < layout->partitions; ++p) {
     rd_kafka_topic_partition_list_add(assignment.get(), topic.c_str(), p)->offset =
         RD_KAFKA_OFFSET_BEGINNING;
-    at_end[p] = false;
+    parts[p] = PartitionRead{};
   }
+  if (stop_at == StopAt::kEnd) FLOW_RETURN_IF_ERROR(FetchEnds(env, topic, what, deadline, parts));
   rd_kafka_resp_err_t err = rd_kafka_assign(rk->get(), assignment.get());
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) return internal::ErrStatus(err, what + ": assign");
 
   std::vector<KafkaRecord> records;
-  std::size_t partitions_left = at_end.size();
   std::string last_error = "none";
   auto done = [&] {
-    return stop_at == StopAt::kEnd ? partitions_left == 0 : records.size() >= count;
+    if (stop_at == StopAt::kCount) return records.size() >= count;
+    return std::all_of(parts.begin(), parts.end(), [](const auto& p) { return p.second.done; });
   };
   while (!done()) {
     if (deadline.Passed()) {
       std::string detail;
       if (stop_at == StopAt::kEnd) {
-        detail = "partitions not read to their end:";
-        for (const auto& [p, end] : at_end) {
-          if (!end) detail += " " + std::to_string(p);
+        detail = "not read to the end:";
+        for (const auto& [p, read] : parts) {
+          if (read.done) continue;
+          detail += " partition " + std::to_string(p) + " (end " + std::to_string(read.end) +
+                    (read.reached >= 0 ? ", stuck at " + std::to_string(read.reached) : "") + ")";
         }
         if (isolation == Isolation::kReadCommitted) {
-          detail += " (an open transaction holds back the last stable offset?)";
+          detail += "; a transaction still open holds back the last stable offset";
         }
       } else {
         detail = "got " + std::to_string(records.size()) + " of " + std::to_string(count) +
@@ -93,10 +121,13 @@ rt::Result<std::vector<KafkaRecord>> ReadTopic(const KafkaTestEnv& env, const st
         rd_kafka_consumer_poll(rk->get(), deadline.LeftMs(100)));
     if (!m) continue;
     if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
-      auto it = at_end.find(m->partition);
-      if (it != at_end.end() && !it->second) {
-        it->second = true;
-        --partitions_left;
+      // The event's offset is where fetching stopped: the high watermark, or under
+      // read_committed the last stable offset, which stays below the end while a
+      // transaction there is open.
+      auto it = parts.find(m->partition);
+      if (it != parts.end()) {
+        it->second.reached = m->offset;
+        if (m->offset >= it->second.end) it->second.done = true;
       }
       continue;
     }
@@ -110,8 +141,8 @@ rt::Result<std::vector<KafkaRecord>> ReadTopic(const KafkaTestEnv& env, const st
       last_error = internal::ErrText(m->err);
       continue;
     }
-    // Records written after a partition's end was reached are not part of this read.
-    if (stop_at == StopAt::kEnd && at_end[m->partition]) continue;
+    // Records written after the read began are not part of it.
+    if (stop_at == StopAt::kEnd && m->offset >= parts[m->partition].end) continue;
     KafkaRecord record;
     record.partition = m->partition;
     record.offset = m->offset;
@@ -122,8 +153,9 @@ rt::Result<std::vector<KafkaRecord>> ReadTopic(const KafkaTestEnv& env, const st
     records.push_back(std::move(record));
   }
   // Each partition arrives in offset order; make the partition order deterministic too.
-  std::stable_sort(records.begin(), records.end(),
-                   [](const KafkaRecord& a, const KafkaRecord& b) { return a.partition < b.partition; });
+  std::stable_sort(records.begin(), records.end(), [](const KafkaRecord& a, const KafkaRecord& b) {
+    return a.partition < b.partition;
+  });
   return records;
 }
 

@@ -47,10 +47,13 @@ class TransactionsSmokeTest : public ::testing::Test {
     topic_ = *topic;
   }
 
-  RdKafkaPtr TransactionalProducer(const std::string& transactional_id) {
-    auto producer = kafka_.MakeProducer({{"transactional.id", transactional_id},
-                                         {"transaction.timeout.ms", std::to_string(kTxnTimeoutMs)},
-                                         {"message.timeout.ms", std::to_string(kTxnTimeoutMs)}});
+  RdKafkaPtr TransactionalProducer(const std::string& transactional_id,
+                                   int64_t transaction_timeout_ms = kTxnTimeoutMs) {
+    auto producer = kafka_.MakeProducer(
+        {{"transactional.id", transactional_id},
+         {"transaction.timeout.ms", std::to_string(transaction_timeout_ms)},
+         {"message.timeout.ms", std::to_string(std::min<int64_t>(transaction_timeout_ms,
+                                                                 kTxnTimeoutMs))}});
     EXPECT_TRUE(producer.ok()) << producer.status().ToString();
     return producer.ok() ? std::move(producer).value() : nullptr;
   }
@@ -189,6 +192,85 @@ TEST_F(TransactionsSmokeTest, SecondProducerWithSameTransactionalIdFencesTheFirs
     EXPECT_EQ(std::count(values.begin(), values.end(), "first-after-fence"), 0)
         << "a fenced producer's record reached partition " << partition;
   }
+}
+
+TEST_F(TransactionsSmokeTest, OpenTransactionHoldsBackReadCommittedUntilItEnds) {
+  RdKafkaPtr producer = TransactionalProducer(UniqueName("txn-open"));
+  ASSERT_NE(producer, nullptr);
+  ErrorPtr error(rd_kafka_init_transactions(producer.get(), kTxnTimeoutMs));
+  ASSERT_FALSE(error) << Describe(error);
+  error.reset(rd_kafka_begin_transaction(producer.get()));
+  ASSERT_FALSE(error) << Describe(error);
+  Send(producer.get(), 1, "still-open");
+  ASSERT_EQ(rd_kafka_flush(producer.get(), kTxnTimeoutMs), RD_KAFKA_RESP_ERR_NO_ERROR);
+
+  auto blocked = kafka_.ConsumeToEnd(topic_, Isolation::kReadCommitted, Millis(3000));
+  ASSERT_FALSE(blocked.ok()) << "read_committed read past an open transaction";
+  EXPECT_EQ(blocked.status().code(), rt::StatusCode::kTimedOut) << blocked.status().ToString();
+  EXPECT_NE(blocked.status().message().find("partition 1"), std::string::npos)
+      << blocked.status().ToString();
+
+  auto uncommitted = kafka_.ConsumeToEnd(topic_, Isolation::kReadUncommitted);
+  ASSERT_TRUE(uncommitted.ok()) << uncommitted.status().ToString();
+  const std::map<int32_t, std::vector<std::string>> open_record = {{1, {"still-open"}}};
+  EXPECT_EQ(ByPartition(*uncommitted), open_record);
+
+  error.reset(rd_kafka_abort_transaction(producer.get(), kTxnTimeoutMs));
+  ASSERT_FALSE(error) << Describe(error);
+  auto after_abort = kafka_.ConsumeToEnd(topic_, Isolation::kReadCommitted);
+  ASSERT_TRUE(after_abort.ok()) << after_abort.status().ToString();
+  EXPECT_TRUE(after_abort->empty());
+}
+
+TEST_F(TransactionsSmokeTest, TransactionTimeoutAboveTheBrokerMaximumIsRejected) {
+  // scripts/kafka sets transaction.max.timeout.ms=900000: exactly that is accepted, one more not.
+  RdKafkaPtr at_max = TransactionalProducer(UniqueName("txn-max-ok"), 900000);
+  ASSERT_NE(at_max, nullptr);
+  ErrorPtr error(rd_kafka_init_transactions(at_max.get(), kTxnTimeoutMs));
+  EXPECT_FALSE(error) << "timeout 900000: " << Describe(error);
+
+  RdKafkaPtr above_max = TransactionalProducer(UniqueName("txn-max-bad"), 900001);
+  ASSERT_NE(above_max, nullptr);
+  error.reset(rd_kafka_init_transactions(above_max.get(), kTxnTimeoutMs));
+  ASSERT_TRUE(error) << "timeout 900001 was accepted";
+  EXPECT_EQ(rd_kafka_error_code(error.get()), RD_KAFKA_RESP_ERR_INVALID_TRANSACTION_TIMEOUT)
+      << Describe(error);
+}
+
+TEST_F(TransactionsSmokeTest, BrokerAbortsATransactionItsProducerAbandoned) {
+  {
+    // 2 s transaction timeout; the producer goes away with its transaction open.
+    RdKafkaPtr abandoning = TransactionalProducer(UniqueName("txn-abandon"), 2000);
+    ASSERT_NE(abandoning, nullptr);
+    ErrorPtr error(rd_kafka_init_transactions(abandoning.get(), kTxnTimeoutMs));
+    ASSERT_FALSE(error) << Describe(error);
+    error.reset(rd_kafka_begin_transaction(abandoning.get()));
+    ASSERT_FALSE(error) << Describe(error);
+    Send(abandoning.get(), 0, "abandoned");
+    ASSERT_EQ(rd_kafka_flush(abandoning.get(), kTxnTimeoutMs), RD_KAFKA_RESP_ERR_NO_ERROR);
+  }
+  RdKafkaPtr other = TransactionalProducer(UniqueName("txn-after-abandon"));
+  ASSERT_NE(other, nullptr);
+  ErrorPtr error(rd_kafka_init_transactions(other.get(), kTxnTimeoutMs));
+  ASSERT_FALSE(error) << Describe(error);
+  error.reset(rd_kafka_begin_transaction(other.get()));
+  ASSERT_FALSE(error) << Describe(error);
+  Send(other.get(), 0, "committed-after");
+  error.reset(rd_kafka_commit_transaction(other.get(), kTxnTimeoutMs));
+  ASSERT_FALSE(error) << Describe(error);
+
+  // The open transaction holds back the last stable offset of partition 0 until the broker
+  // aborts it; only then can a read_committed read reach the end and see the later commit.
+  auto read_committed = kafka_.ConsumeToEnd(topic_, Isolation::kReadCommitted, Millis(60000));
+  ASSERT_TRUE(read_committed.ok()) << read_committed.status().ToString();
+  const std::map<int32_t, std::vector<std::string>> expected = {{0, {"committed-after"}}};
+  EXPECT_EQ(ByPartition(*read_committed), expected);
+
+  auto read_uncommitted = kafka_.ConsumeToEnd(topic_, Isolation::kReadUncommitted);
+  ASSERT_TRUE(read_uncommitted.ok()) << read_uncommitted.status().ToString();
+  const std::map<int32_t, std::vector<std::string>> everything = {
+      {0, {"abandoned", "committed-after"}}};
+  EXPECT_EQ(ByPartition(*read_uncommitted), everything);
 }
 
 }  // namespace
