@@ -8,11 +8,15 @@ set -euo pipefail
 src="$1"; build="$2"; seconds="${3:-60}"
 cxx="$(command -v clang++-14 || command -v clang++)"
 cc="$(command -v clang-14 || command -v clang)"
+mkdir -p "$build"
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" \
     -DCMAKE_C_COMPILER="$cc" -DFLOW_FUZZ=ON -DFLOW_BUILD_BENCH=OFF -DFLOW_WERROR=OFF >/dev/null
 fi
-cmake --build "$build" --target flow_frontend_fuzz -j "${FLOW_JOBS:-2}" >/dev/null
+if ! cmake --build "$build" --target flow_frontend_fuzz -j "${FLOW_JOBS:-2}" >"$build/fuzz-build.log" 2>&1; then
+  tail -n 40 "$build/fuzz-build.log"
+  exit 1
+fi
 corpus="$build/corpus"; artifacts="$build/artifacts"
 mkdir -p "$corpus" "$artifacts"
 cp "$src"/examples/*.flow "$src"/tests/frontend/*.flow "$corpus"/ 2>/dev/null || true
