@@ -65,7 +65,7 @@ Result<RestorePoint> VerifyCheckpoint(const std::string& dir) {
   auto bytes = checkpoint_fs::ReadFile((d / kMetadataFileName).string());
   if (!bytes.ok()) {
     if (bytes.status().code() == StatusCode::kNotFound) {
-      return Status::NotFound(short_dir + ": no _metadata (incomplete checkpoint)");
+      return Status::NotFound("no _metadata (incomplete checkpoint)");
     }
     return bytes.status();
   }

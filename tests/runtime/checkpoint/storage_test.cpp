@@ -1,0 +1,256 @@
+// Checkpoint storage: on-disk layout, metadata encoding, atomic finalisation, retention with
+// shared files and savepoints.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "checkpoint_test_util.h"
+#include "flow/runtime/checkpoint/checkpoint_metadata.h"
+#include "flow/runtime/checkpoint/checkpoint_storage.h"
+#include "flow/runtime/checkpoint/recovery.h"
+#include "flow/runtime/common/serde.h"
+
+namespace flow::rt {
+namespace {
+
+namespace fs = std::filesystem;
+using test::TempDir;
+
+CheckpointMetadata SampleMetadata() {
+  CheckpointMetadata m;
+  m.checkpoint_id = 12;
+  m.savepoint_name = "";
+  m.created_ms = 1700000000123;
+  m.job_fingerprint = 0x1234567890ABCDEFull;
+  m.max_parallelism = 128;
+  m.operators = {{"src", 2}, {"agg", 4}};
+  OperatorSnapshot a;
+  a.operator_name = "agg";
+  a.subtask = 3;
+  a.key_group_first = 96;
+  a.key_group_end = 128;
+  a.files = {{"agg-3.snap", 77, 0xDEADBEEF, false}, {"sst-000012", 4096, 0x01020304, true}};
+  OperatorSnapshot s;
+  s.operator_name = "src";
+  s.subtask = 1;
+  s.source_position = std::string("\x00\x01pos", 5);
+  OperatorSnapshot done;
+  done.operator_name = "src";
+  done.subtask = 0;
+  done.finished = true;
+  m.snapshots = {a, s, done};
+  return m;
+}
+
+TEST(CheckpointMetadata, RoundTrip) {
+  CheckpointMetadata m = SampleMetadata();
+  auto d = DecodeCheckpointMetadata(EncodeCheckpointMetadata(m));
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  EXPECT_EQ(d->checkpoint_id, 12);
+  EXPECT_EQ(d->created_ms, 1700000000123);
+  EXPECT_EQ(d->job_fingerprint, 0x1234567890ABCDEFull);
+  EXPECT_EQ(d->operators, m.operators);
+  ASSERT_EQ(d->snapshots.size(), 3u);
+  EXPECT_EQ(d->snapshots[0].key_group_first, 96u);
+  EXPECT_EQ(d->snapshots[0].key_group_end, 128u);
+  ASSERT_EQ(d->snapshots[0].files.size(), 2u);
+  EXPECT_EQ(d->snapshots[0].files[1].name, "sst-000012");
+  EXPECT_TRUE(d->snapshots[0].files[1].shared);
+  EXPECT_EQ(d->snapshots[0].files[0].crc32c, 0xDEADBEEFu);
+  EXPECT_EQ(d->snapshots[1].source_position, std::string("\x00\x01pos", 5));
+  EXPECT_TRUE(d->snapshots[2].finished);
+  EXPECT_FALSE(d->snapshots[1].finished);
+}
+
+TEST(CheckpointMetadata, EveryTruncationAndEveryFlippedByteIsCorruption) {
+  std::string bytes = EncodeCheckpointMetadata(SampleMetadata());
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    auto d = DecodeCheckpointMetadata(std::string_view(bytes).substr(0, n));
+    ASSERT_FALSE(d.ok()) << "truncated to " << n;
+    EXPECT_EQ(d.status().code(), StatusCode::kCorruption);
+  }
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    std::string b = bytes;
+    b[i] = static_cast<char>(b[i] ^ 0x5A);
+    auto d = DecodeCheckpointMetadata(b);
+    ASSERT_FALSE(d.ok()) << "flipped byte " << i;
+    EXPECT_EQ(d.status().code(), StatusCode::kCorruption);
+  }
+  auto d = DecodeCheckpointMetadata(bytes.substr(0, 9));
+  EXPECT_NE(d.status().message().find("truncated: 9 bytes"), std::string::npos) << d.status().message();
+}
+
+TEST(CheckpointMetadata, HugeCountsAreRejectedBeforeAllocating) {
+  // A well-formed header and checksum around an absurd operator count.
+  BinaryWriter w;
+  w.PutU32(0x4D434C46);
+  w.PutU32(1);
+  w.PutI64(1);
+  w.PutString("");
+  w.PutI64(0);
+  w.PutU64(0);
+  w.PutU32(128);
+  w.PutU32(0xFFFFFFFF);
+  std::string b = w.Release();
+  uint32_t crc = Crc32c(b);
+  b.append(reinterpret_cast<const char*>(&crc), 4);
+  auto d = DecodeCheckpointMetadata(b);
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("operator count 4294967295 exceeds"), std::string::npos)
+      << d.status().message();
+}
+
+TEST(CheckpointStorage, LayoutAndMetadataContent) {
+  TempDir dir;
+  auto storage = test::OpenStorage(dir.path());
+  ASSERT_TRUE(storage);
+  test::WriteCheckpoint(storage.get(), 1, "state-a", {"sst-1"});
+  EXPECT_TRUE(fs::is_regular_file(dir / "chk-1/_metadata"));
+  EXPECT_FALSE(fs::exists(dir / "chk-1/_metadata.tmp"));
+  EXPECT_EQ(test::ReadAll(dir / "chk-1/agg-0.snap"), "state-a0");
+  EXPECT_EQ(test::ReadAll(dir / "chk-1/agg-1.snap"), "state-a1");
+  EXPECT_EQ(test::ReadAll(dir / "shared/sst-1"), "content of sst-1");
+
+  auto meta = DecodeCheckpointMetadata(test::ReadAll(dir / "chk-1/_metadata"));
+  ASSERT_TRUE(meta.ok()) << meta.status().ToString();
+  EXPECT_EQ(meta->checkpoint_id, 1);
+  EXPECT_EQ(meta->job_fingerprint, 0xF00Du);
+  EXPECT_EQ(meta->created_ms, 1700000000000);
+  EXPECT_EQ(meta->operators, (std::vector<OperatorParallelism>{{"src", 1}, {"agg", 2}}));
+  ASSERT_EQ(meta->snapshots.size(), 3u);  // sorted by operator, subtask
+  EXPECT_EQ(meta->snapshots[0].operator_name, "agg");
+  EXPECT_EQ(meta->snapshots[0].subtask, 0u);
+  ASSERT_EQ(meta->snapshots[0].files.size(), 2u);
+  EXPECT_EQ(meta->snapshots[0].files[0].crc32c, Crc32c("state-a0"));
+  EXPECT_EQ(meta->snapshots[0].files[0].size, 8u);
+  EXPECT_EQ(meta->snapshots[0].files[1].crc32c, Crc32c("content of sst-1"));
+  EXPECT_TRUE(meta->snapshots[0].files[1].shared);
+  EXPECT_EQ(meta->snapshots[1].key_group_first, 64u);
+  EXPECT_EQ(meta->snapshots[2].operator_name, "src");
+  EXPECT_EQ(meta->snapshots[2].source_position, "offset=100");
+}
+
+TEST(CheckpointStorage, SnapshotFileNamesAreSanitized) {
+  EXPECT_EQ(SnapshotFileName("window agg/1", 3), "window_agg_1-3.snap");
+  EXPECT_EQ(SnapshotFileName("..", 0), "_..-0.snap");
+  EXPECT_EQ(CheckpointDirName(17), "chk-17");
+  EXPECT_EQ(SavepointDirName("before-upgrade"), "sp-before-upgrade");
+}
+
+TEST(CheckpointStorage, RejectsBadNamesAndOptions) {
+  TempDir dir;
+  auto storage = test::OpenStorage(dir.path());
+  ASSERT_TRUE(storage);
+  EXPECT_EQ(storage->WriteSnapshotFile(1, "../escape", "x").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(storage->WriteSnapshotFile(1, "_metadata", "x").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(storage->WriteSharedFile("a/b", "x").status().code(), StatusCode::kInvalidArgument);
+  CheckpointStorageOptions o;
+  o.state_dir = "";
+  EXPECT_NE(CheckpointStorage::Open(o, test::TestJob()).status().message().find("--state-dir"), std::string::npos);
+  o.state_dir = dir.path();
+  o.retained = 0;
+  EXPECT_NE(CheckpointStorage::Open(o, test::TestJob()).status().message().find("retained"), std::string::npos);
+  o.retained = 1;
+  test::WriteAll(dir / "plainfile", "x");
+  o.state_dir = dir / "plainfile/sub";
+  EXPECT_EQ(CheckpointStorage::Open(o, test::TestJob()).status().code(), StatusCode::kIoError);
+}
+
+TEST(CheckpointStorage, FinalizeRefusesAckedFilesThatAreMissingOrShort) {
+  TempDir dir;
+  auto storage = test::OpenStorage(dir.path());
+  ASSERT_TRUE(storage);
+  TaskAck a;
+  a.checkpoint_id = 1;
+  OperatorSnapshot o;
+  o.operator_name = "agg";
+  o.files = {{"agg-0.snap", 10, 0, false}};
+  a.snapshots = {o};
+  Status s = storage->Finalize(1, {a});
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("agg-0.snap"), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(dir / "chk-1/_metadata"));
+  auto f = storage->WriteSnapshotFile(1, "agg-0.snap", "12345");
+  ASSERT_TRUE(f.ok());
+  s = storage->Finalize(1, {a});  // acked 10 bytes, 5 on disk
+  EXPECT_NE(s.message().find("has 5 bytes, acknowledged 10"), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(dir / "chk-1/_metadata"));
+}
+
+TEST(CheckpointStorage, DiscardRemovesAbortedCheckpoint) {
+  TempDir dir;
+  auto storage = test::OpenStorage(dir.path());
+  ASSERT_TRUE(storage);
+  ASSERT_TRUE(storage->WriteSnapshotFile(4, "agg-0.snap", "x").ok());
+  EXPECT_TRUE(fs::exists(dir / "chk-4"));
+  storage->Discard(4);
+  EXPECT_FALSE(fs::exists(dir / "chk-4"));
+}
+
+TEST(CheckpointStorage, RetentionKeepsNewestAndSharedFilesStillReferenced) {
+  TempDir dir;
+  auto storage = test::OpenStorage(dir.path(), /*retained=*/2);
+  ASSERT_TRUE(storage);
+  test::WriteCheckpoint(storage.get(), 1, "s1", {"sst-a"});
+  test::WriteCheckpoint(storage.get(), 2, "s2", {"sst-a", "sst-b"});
+  ASSERT_TRUE(storage->CreateSavepoint(2, "keep-me").ok());
+  // An abandoned partial checkpoint older than the next complete one.
+  ASSERT_TRUE(storage->WriteSnapshotFile(3, "agg-0.snap", "partial").ok());
+  test::WriteCheckpoint(storage.get(), 4, "s4", {"sst-b", "sst-c"});
+  // Kept: chk-2, chk-4 (newest two). chk-1 deleted; partial chk-3 deleted; sst-a referenced only
+  // by chk-1 and chk-2 -> still referenced by chk-2.
+  EXPECT_FALSE(fs::exists(dir / "chk-1"));
+  EXPECT_TRUE(fs::exists(dir / "chk-2"));
+  EXPECT_FALSE(fs::exists(dir / "chk-3"));
+  EXPECT_TRUE(fs::exists(dir / "chk-4"));
+  EXPECT_TRUE(fs::exists(dir / "shared/sst-a"));
+  test::WriteCheckpoint(storage.get(), 5, "s5", {"sst-c"});
+  // Kept: chk-4, chk-5. sst-a only in deleted chk-2 (and in the self-contained savepoint's own
+  // copy); sst-b still in chk-4; sst-c in both.
+  EXPECT_FALSE(fs::exists(dir / "chk-2"));
+  EXPECT_FALSE(fs::exists(dir / "shared/sst-a"));
+  EXPECT_TRUE(fs::exists(dir / "shared/sst-b"));
+  EXPECT_TRUE(fs::exists(dir / "shared/sst-c"));
+  test::WriteCheckpoint(storage.get(), 6, "s6", {});
+  test::WriteCheckpoint(storage.get(), 7, "s7", {});
+  EXPECT_FALSE(fs::exists(dir / "shared/sst-b"));
+  EXPECT_FALSE(fs::exists(dir / "shared/sst-c"));
+  // Retention never touches the savepoint, and it verifies on its own.
+  ASSERT_TRUE(fs::exists(dir / "sp-keep-me/_metadata"));
+  auto sp = VerifyCheckpoint(dir / "sp-keep-me");
+  ASSERT_TRUE(sp.ok()) << sp.status().ToString();
+  EXPECT_EQ(sp->metadata.savepoint_name, "keep-me");
+  EXPECT_EQ(sp->metadata.checkpoint_id, 2);
+  for (const OperatorSnapshot& s : sp->metadata.snapshots) {
+    for (const SnapshotFile& f : s.files) EXPECT_FALSE(f.shared) << f.name;
+  }
+  EXPECT_EQ(test::ReadAll(dir / "sp-keep-me/shared-sst-a"), "content of sst-a");
+  EXPECT_EQ(test::ReadAll(dir / "sp-keep-me/agg-1.snap"), "s21");
+}
+
+TEST(CheckpointStorage, InProgressNewerDirectoryIsNotDeleted) {
+  TempDir dir;
+  auto storage = test::OpenStorage(dir.path(), 1);
+  ASSERT_TRUE(storage);
+  ASSERT_TRUE(storage->WriteSnapshotFile(9, "agg-0.snap", "being written").ok());
+  test::WriteCheckpoint(storage.get(), 8, "x", {});
+  EXPECT_TRUE(fs::exists(dir / "chk-9/agg-0.snap"));
+}
+
+TEST(CheckpointStorage, SavepointErrors) {
+  TempDir dir;
+  auto storage = test::OpenStorage(dir.path());
+  ASSERT_TRUE(storage);
+  EXPECT_EQ(storage->CreateSavepoint(1, "x").code(), StatusCode::kNotFound);
+  test::WriteCheckpoint(storage.get(), 1, "s", {});
+  EXPECT_EQ(storage->CreateSavepoint(1, "bad/name").code(), StatusCode::kInvalidArgument);
+  ASSERT_TRUE(storage->CreateSavepoint(1, "a").ok());
+  Status again = storage->CreateSavepoint(1, "a");
+  EXPECT_NE(again.message().find("already exists"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace flow::rt
