@@ -12,6 +12,7 @@ namespace {
 
 constexpr uint32_t kMagic = 0x4D434C46;  // "FLCM" little-endian
 constexpr uint32_t kVersion = 1;
+constexpr size_t kHeaderBytes = 4 + 4 + 8;  // magic, version, total file size
 // Smallest encodings, to reject counts larger than the bytes left before allocating.
 constexpr size_t kMinOpBytes = 8 + 4;
 constexpr size_t kMinSnapshotBytes = 8 + 4 + 4 + 4 + 1 + 8 + 4;
@@ -41,6 +42,7 @@ std::string EncodeCheckpointMetadata(const CheckpointMetadata& m) {
   BinaryWriter w;
   w.PutU32(kMagic);
   w.PutU32(kVersion);
+  w.PutU64(0);  // total file size, patched below
   w.PutI64(m.checkpoint_id);
   w.PutString(m.savepoint_name);
   w.PutI64(m.created_ms);
@@ -68,15 +70,17 @@ std::string EncodeCheckpointMetadata(const CheckpointMetadata& m) {
     }
   }
   std::string out = w.Release();
+  uint64_t total = out.size() + 4;
+  std::memcpy(out.data() + 8, &total, sizeof total);
   uint32_t crc = Crc32c(out);
   out.append(reinterpret_cast<const char*>(&crc), sizeof crc);
   return out;
 }
 
 Result<CheckpointMetadata> DecodeCheckpointMetadata(std::string_view bytes) {
-  if (bytes.size() < 12) {
+  if (bytes.size() < kHeaderBytes + 4) {
     return Status::Corruption("checkpoint metadata truncated: " + std::to_string(bytes.size()) +
-                              " bytes, expected at least 12");
+                              " bytes, expected at least " + std::to_string(kHeaderBytes + 4));
   }
   std::string_view body = bytes.substr(0, bytes.size() - 4);
   uint32_t stored = 0;
@@ -90,6 +94,12 @@ Result<CheckpointMetadata> DecodeCheckpointMetadata(std::string_view bytes) {
   if (version != kVersion) {
     return Status::Corruption("checkpoint metadata: unsupported version " + std::to_string(version) + " (expected " +
                               std::to_string(kVersion) + ")");
+  }
+  uint64_t declared = 0;
+  FLOW_META_READ(r.GetU64(&declared), "file size");
+  if (declared != bytes.size()) {
+    return Status::Corruption(std::string("checkpoint metadata ") + (bytes.size() < declared ? "truncated" : "too long") +
+                              ": " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(declared));
   }
   uint32_t actual = Crc32c(body);
   if (actual != stored) {

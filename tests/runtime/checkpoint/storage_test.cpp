@@ -88,6 +88,8 @@ TEST(CheckpointMetadata, HugeCountsAreRejectedBeforeAllocating) {
   BinaryWriter w;
   w.PutU32(0x4D434C46);
   w.PutU32(1);
+  // magic, version, size, id, empty name, created, fingerprint, max_p, count, checksum
+  w.PutU64(4 + 4 + 8 + 8 + 8 + 8 + 8 + 4 + 4 + 4);
   w.PutI64(1);
   w.PutString("");
   w.PutI64(0);

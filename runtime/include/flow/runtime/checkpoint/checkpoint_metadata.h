@@ -3,7 +3,7 @@
 // LAST, atomically, as `_metadata` in the checkpoint directory; a directory without it is an
 // incomplete checkpoint. Format (little-endian, common/serde.h), docs/checkpoints.md:
 //
-//   u32 magic "FLCM"  u32 version=1
+//   u32 magic "FLCM"  u32 version=1  u64 file_size (so truncation is reported as such)
 //   body: i64 checkpoint_id  string savepoint_name  i64 created_ms  u64 job_fingerprint
 //         u32 max_parallelism
 //         u32 n_ops   n_ops x { string operator  u32 parallelism }
