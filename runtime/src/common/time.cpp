@@ -42,8 +42,10 @@ bool Digits(std::string_view s, size_t pos, size_t n, int* out) {
 }  // namespace
 
 std::string FormatTimestamp(TimestampMs ts) {
+  // ts % day rather than ts - days * day: the product overflows for timestamps near INT64_MIN.
   int64_t days = FloorDiv(ts, 86400000);
-  int64_t ms_of_day = ts - days * 86400000;
+  int64_t ms_of_day = ts % 86400000;
+  if (ms_of_day < 0) ms_of_day += 86400000;
   int64_t y;
   unsigned m, d;
   CivilFromDays(days, &y, &m, &d);

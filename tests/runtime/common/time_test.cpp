@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace flow::rt {
 namespace {
 
@@ -38,6 +40,13 @@ TEST(TimeTest, RoundTripsAcrossCenturies) {
     ASSERT_TRUE(ParseTimestamp(FormatTimestamp(ts), &back)) << ts;
     EXPECT_EQ(back, ts);
   }
+}
+
+TEST(TimeTest, FormatsExtremeTimestampsWithoutOverflow) {
+  // Far outside RFC 3339's year range, but must not overflow (UBSan) or crash.
+  EXPECT_FALSE(FormatTimestamp(std::numeric_limits<int64_t>::min()).empty());
+  EXPECT_FALSE(FormatTimestamp(std::numeric_limits<int64_t>::max()).empty());
+  EXPECT_EQ(FormatTimestamp(-86400000), "1969-12-31T00:00:00.000Z");
 }
 
 TEST(TimeTest, AlignedStartRoundsTowardNegativeInfinity) {
