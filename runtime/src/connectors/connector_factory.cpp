@@ -163,6 +163,7 @@ Result<std::unique_ptr<RawSource>> MakeFileSource(OptionReader& r) {
   FLOW_RETURN_IF_ERROR(r.Bool("skip_empty_lines", &o.skip_empty_lines));
   FLOW_RETURN_IF_ERROR(r.Bool("quoted_newlines", &o.quoted_newlines));
   FLOW_RETURN_IF_ERROR(r.Int("header_lines", 0, 1000, &header));
+  FLOW_RETURN_IF_ERROR(r.Bool("replay_first_line_on_restore", &o.replay_first_line_on_restore));
   o.header_lines = static_cast<uint32_t>(header);
   FLOW_RETURN_IF_ERROR(r.RejectUnknown());
   return std::unique_ptr<RawSource>(std::make_unique<FileSource>(std::move(o)));

@@ -130,11 +130,15 @@ Status FileSource::OpenFile(size_t index, uint64_t offset, int64_t next_line) {
   }
   fd_ = fd;
   header_.clear();
-  if (options_.header_lines > 0) {
+  replay_pending_ = false;
+  bool replay = options_.replay_first_line_on_restore && options_.header_lines == 0 &&
+                next_line > 1;
+  size_t lead_lines = options_.header_lines > 0 ? options_.header_lines : (replay ? 1 : 0);
+  if (lead_lines > 0) {
     // Header lines are read again on restore, so header_lines() is right mid-file too.
     LineReader header_reader(options_.max_line_bytes, 64 * 1024, options_.quoted_newlines);
     header_reader.Reset(fd_, 0, 1);
-    while (header_.size() < options_.header_lines) {
+    while (header_.size() < lead_lines) {
       std::string_view line;
       int64_t line_no;
       auto r = header_reader.NextLine(&line, &line_no);
@@ -142,7 +146,9 @@ Status FileSource::OpenFile(size_t index, uint64_t offset, int64_t next_line) {
         header_.emplace_back(line);
       } else if (r == LineReader::LineResult::kNeedMore) {
         Result<LineReader::FillResult> f = header_reader.Fill(-1);
-        if (!f.ok()) return Status(f.status().code(), fmt::format("file {}: {}", path, f.status().message()));
+        if (!f.ok()) {
+          return Status(f.status().code(), fmt::format("file {}: {}", path, f.status().message()));
+        }
       } else if (r == LineReader::LineResult::kEnd) {
         break;
       } else {
@@ -151,9 +157,14 @@ Status FileSource::OpenFile(size_t index, uint64_t offset, int64_t next_line) {
                                                    options_.max_line_bytes));
       }
     }
-    if (offset == 0) {
+    if (offset == 0 && options_.header_lines > 0) {
       offset = header_reader.position();
       next_line = header_reader.next_line();
+    }
+    if (replay) {
+      replay_pending_ = !header_.empty() && !(header_[0].empty() && options_.skip_empty_lines);
+      if (replay_pending_) replay_line_ = std::move(header_[0]);
+      header_.clear();
     }
   }
   if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0) {
@@ -173,6 +184,14 @@ Result<PollResult> FileSource::Poll(std::vector<RawRecord>* out, size_t max_reco
                                     int timeout_ms) {
   if (!opened_) return Status::Internal("file source: Poll before Open");
   size_t appended = 0;
+  if (replay_pending_ && max_records > 0 && current_ < files_.size()) {
+    replay_pending_ = false;
+    RawRecord rec;
+    rec.payload = replay_line_;
+    rec.offset = 1;
+    out->push_back(rec);
+    ++appended;
+  }
   while (appended < max_records && current_ < files_.size()) {
     std::string_view line;
     int64_t line_no;

@@ -61,11 +61,17 @@ void CsvDecoder::BindPositions(std::span<const std::string_view> field_names) {
 Status CsvDecoder::BindHeader(std::string_view header,
                               std::span<const std::string_view> field_names,
                               std::span<const bool> required) {
+  names_.assign(field_names.begin(), field_names.end());
+  required_.assign(required.begin(), required.end());
+  return BindColumns(header);
+}
+
+Status CsvDecoder::BindColumns(std::string_view header) {
   // Spreadsheet exports often start with a UTF-8 byte order mark.
   if (header.starts_with("\xEF\xBB\xBF")) header.remove_prefix(3);
-  names_.assign(field_names.begin(), field_names.end());
   columns_.assign(names_.size(), kAbsent);
-  FLOW_RETURN_IF_ERROR(Parse(header, 1));
+  line_ = 1;
+  FLOW_RETURN_IF_ERROR(Split(header));
   for (size_t f = 0; f < names_.size(); ++f) {
     for (size_t c = 0; c < cells_.size(); ++c) {
       if (cells_[c].text == names_[f]) {
@@ -73,7 +79,7 @@ Status CsvDecoder::BindHeader(std::string_view header,
         break;
       }
     }
-    if (columns_[f] == kAbsent && f < required.size() && required[f]) {
+    if (columns_[f] == kAbsent && f < required_.size() && required_[f]) {
       return Status::InvalidArgument(fmt::format("line 1: header has no column `{}`", names_[f]));
     }
   }
@@ -81,8 +87,32 @@ Status CsvDecoder::BindHeader(std::string_view header,
   return Status::Ok();
 }
 
+void CsvDecoder::UseHeaderRows(std::span<const std::string_view> field_names,
+                               std::span<const bool> required) {
+  header_mode_ = true;
+  header_bound_ = false;
+  names_.assign(field_names.begin(), field_names.end());
+  required_.assign(required.begin(), required.end());
+}
+
+Result<bool> CsvDecoder::ConsumeHeader(std::string_view record, int64_t line) {
+  if (!header_mode_ || line != 1) return false;
+  header_bound_ = false;
+  FLOW_RETURN_IF_ERROR(BindColumns(record));
+  header_bound_ = true;
+  return true;
+}
+
 Status CsvDecoder::Parse(std::string_view record, int64_t line) {
+  if (header_mode_ && !header_bound_) [[unlikely]] {
+    return Status::InvalidArgument(
+        fmt::format("line {}: no CSV header row (line 1) seen before this record", line));
+  }
   line_ = line;
+  return Split(record);
+}
+
+Status CsvDecoder::Split(std::string_view record) {
   cells_.clear();
   unescaped_.clear();
   // Reserved up front so appending never reallocates under the views stored in cells_.

@@ -182,6 +182,21 @@ TEST(CheckpointStorage, FinalizeRefusesAckedFilesThatAreMissingOrShort) {
   EXPECT_FALSE(fs::exists(dir / "chk-1/_metadata"));
 }
 
+TEST(CheckpointStorage, SharedFilesAreReusedOnlyWhenIdentical) {
+  TempDir dir;
+  auto storage = test::OpenStorage(dir.path());
+  ASSERT_TRUE(storage);
+  auto a = storage->WriteSharedFile("sst-5", "abc");
+  ASSERT_TRUE(a.ok());
+  auto again = storage->WriteSharedFile("sst-5", "abc");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->crc32c, a->crc32c);
+  auto other = storage->WriteSharedFile("sst-5", "abd");
+  ASSERT_FALSE(other.ok());
+  EXPECT_NE(other.status().message().find("already exists with other content"), std::string::npos);
+  EXPECT_EQ(test::ReadAll(dir / "shared/sst-5"), "abc");
+}
+
 TEST(CheckpointStorage, DiscardRemovesAbortedCheckpoint) {
   TempDir dir;
   auto storage = test::OpenStorage(dir.path());

@@ -70,7 +70,7 @@ TEST(ConnectorFactory, ErrorsNameConnectorAndOption) {
   EXPECT_EQ(SourceError("file", {}), "file source: option `path` is required");
   EXPECT_EQ(SourceError("file", {{"path", "x"}, {"paht", "y"}}),
             "file source: unknown option `paht` (known: header_lines, max_line_bytes, path, "
-            "quoted_newlines, read_chunk_bytes, skip_empty_lines)");
+            "quoted_newlines, read_chunk_bytes, replay_first_line_on_restore, skip_empty_lines)");
   EXPECT_EQ(SourceError("file", {{"path", "x"}, {"max_line_bytes", "lots"}}),
             "file source: option `max_line_bytes` must be a positive size like 16MiB, not \"lots\"");
   EXPECT_EQ(SourceError("kafka", {{"brokers", "b"}, {"topic", "t"}, {"start", "first"}}),

@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <map>
 #include <set>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "flow/runtime/formats/csv_decoder.h"
 #include "temp_dir.h"
 
 namespace flow::rt {
@@ -187,6 +189,53 @@ TEST(FileSource, QuotedNewlinesKeepCsvRecordsWhole) {
   FileSource lines({.path = dir.File("q.csv")});
   ASSERT_TRUE(lines.Open(0, 1).ok());
   EXPECT_EQ(Drain(&lines).size(), 7u);
+}
+
+TEST(FileSource, ReplaysFirstLineAfterRestoreForCsvHeaders) {
+  TempDir dir;
+  dir.Write("a.csv", "name,n\nx,1\ny,2\nz,3\n");
+  dir.Write("b.csv", "n,name\n4,w\n");
+  FileSourceOptions opts{.path = dir.path(), .replay_first_line_on_restore = true};
+  // Decodes records the way an engine would: line 1 of each file is its header.
+  constexpr std::array<std::string_view, 2> kNames{"name", "n"};
+  constexpr std::array<bool, 2> kRequired{true, true};
+  auto decode_all = [&](FileSource* src, CsvDecoder* csv, size_t limit) {
+    std::vector<std::string> rows;
+    std::vector<RawRecord> recs;
+    while (true) {
+      recs.clear();
+      Result<PollResult> r = src->Poll(&recs, 1, 0);
+      EXPECT_TRUE(r.ok());
+      for (const auto& rec : recs) {
+        Result<bool> header = csv->ConsumeHeader(rec.payload, rec.offset);
+        EXPECT_TRUE(header.ok()) << header.status().ToString();
+        if (*header) continue;
+        std::string name;
+        int64_t n = 0;
+        EXPECT_TRUE(csv->Parse(rec.payload, rec.offset).ok());
+        EXPECT_TRUE(csv->Read<CsvString>(0, &name).ok());
+        EXPECT_TRUE(csv->Read<CsvInt>(1, &n).ok());
+        rows.push_back(name + "=" + std::to_string(n));
+      }
+      if (!r.ok() || *r == PollResult::kEnd || rows.size() >= limit) break;
+    }
+    return rows;
+  };
+  FileSource first(opts);
+  ASSERT_TRUE(first.Open(0, 1).ok());
+  CsvDecoder csv1;
+  csv1.UseHeaderRows(kNames, kRequired);
+  EXPECT_EQ(decode_all(&first, &csv1, 2), (std::vector<std::string>{"x=1", "y=2"}));
+  BinaryWriter w;
+  ASSERT_TRUE(first.SnapshotPosition(&w).ok());
+
+  FileSource second(opts);
+  ASSERT_TRUE(second.Open(0, 1).ok());
+  BinaryReader r(w.data());
+  ASSERT_TRUE(second.RestorePosition(&r).ok());
+  CsvDecoder csv2;  // a fresh decoder, as after a restart
+  csv2.UseHeaderRows(kNames, kRequired);
+  EXPECT_EQ(decode_all(&second, &csv2, 100), (std::vector<std::string>{"z=3", "w=4"}));
 }
 
 }  // namespace

@@ -121,6 +121,18 @@ TEST(TaskFailureTest, FailingSinkWithUnboundedUpstreamDoesNotHang) {
   EXPECT_NE(s.message().find("operator 'sink'"), std::string::npos) << s.message();
 }
 
+TEST(TaskFailureTest, ThrowingFactoryIsAnErrorNotACrash) {
+  Job job(JobOptions{});
+  job.Source<int64_t>("src", VectorSourceFactory(std::vector<int64_t>{1}))
+      .Then<int64_t>("op", []() -> std::unique_ptr<OneInputOperator<int64_t, int64_t>> {
+        throw std::runtime_error("no memory for you");
+      })
+      .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()));
+  Status s = testing::ExecuteWithWatchdog(job);
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
+  EXPECT_NE(s.message().find("no memory for you"), std::string::npos) << s.message();
+}
+
 // A sink that is slow and checks how far the source got ahead of it.
 struct Flow {
   std::atomic<int64_t> produced{0};

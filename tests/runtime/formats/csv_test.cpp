@@ -116,6 +116,28 @@ TEST(CsvDecode, ByHeaderNamesInAnyOrder) {
   EXPECT_EQ(s.message(), "line 1: header has no column `score`");
 }
 
+TEST(CsvDecode, HeaderRowPerFile) {
+  CsvDecoder d;
+  d.UseHeaderRows(kNames, kRequired);
+  Row r;
+  Status s = DecodeRow(d, "ann,1,,1,true,0", 2, &r);
+  EXPECT_EQ(s.message(), "line 2: no CSV header row (line 1) seen before this record");
+  // Two files with different column orders, each starting with its header at line 1.
+  Result<bool> h = d.ConsumeHeader("user,bytes,score,ok,ts", 1);
+  ASSERT_TRUE(h.ok());
+  EXPECT_TRUE(*h);
+  h = d.ConsumeHeader("bob,2,0.5,true,9", 2);
+  ASSERT_TRUE(h.ok());
+  EXPECT_FALSE(*h);
+  ASSERT_TRUE(DecodeRow(d, "bob,2,0.5,true,9", 2, &r).ok());
+  EXPECT_EQ(r, (Row{"bob", 2, std::nullopt, 0.5, true, 9}));
+  ASSERT_TRUE(*d.ConsumeHeader("ts,ok,score,ref,bytes,user", 1));
+  ASSERT_TRUE(DecodeRow(d, "7,false,1.5,r,3,cy", 2, &r).ok());
+  EXPECT_EQ(r, (Row{"cy", 3, std::string("r"), 1.5, false, 7}));
+  EXPECT_EQ(d.ConsumeHeader("user,ts", 1).status().message(),
+            "line 1: header has no column `bytes`");
+}
+
 TEST(CsvEncode, QuotesOnlyWhenNeeded) {
   CsvEncoder e;
   e.Field<CsvString>(std::string("plain"));

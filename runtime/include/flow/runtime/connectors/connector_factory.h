@@ -7,6 +7,7 @@
 //   kind      source options                                  sink options
 //   file      path, max_line_bytes, read_chunk_bytes,         directory, prefix, suffix,
 //             skip_empty_lines, quoted_newlines, header_lines roll_bytes, buffer_bytes
+//             replay_first_line_on_restore
 //   stdin     max_line_bytes, skip_empty_lines,               -
 //             quoted_newlines
 //   stdout    -                                               buffer_bytes

@@ -42,6 +42,10 @@ struct FileSourceOptions {
   // Number of lines at the start of every file that are not records (e.g. a CSV header).
   // Default: 0. The skipped lines of the current file are available from header_lines().
   uint32_t header_lines = 0;
+  // With header_lines = 0: after RestorePosition into the middle of a file, return that file's
+  // line 1 once more (offset 1) before continuing, so a format that takes its header from line 1
+  // of each file (CsvDecoder::ConsumeHeader) sees it again. Default: false.
+  bool replay_first_line_on_restore = false;
 };
 
 class LineReader;
@@ -81,6 +85,8 @@ class FileSource final : public RawSource {
   int fd_ = -1;
   std::unique_ptr<LineReader> reader_;
   std::vector<std::string> header_;
+  std::string replay_line_;  // line 1 to return first after a restore (replay option)
+  bool replay_pending_ = false;
   bool opened_ = false;
 };
 

@@ -48,7 +48,16 @@ class CsvDecoder {
                                   std::span<const std::string_view> field_names,
                                   std::span<const bool> required);
 
+  // Header-row mode, for sources that deliver each file's header as its line 1 (FileSource with
+  // header_lines = 0 and replay_first_line_on_restore = true): ConsumeHeader binds the columns
+  // from every line-1 record, so files with different column orders work.
+  void UseHeaderRows(std::span<const std::string_view> field_names, std::span<const bool> required);
+  // In header-row mode, when `line` is 1: binds the columns from `record` and returns true (the
+  // record is not data). Otherwise returns false. Errors as BindHeader.
+  [[nodiscard]] Result<bool> ConsumeHeader(std::string_view record, int64_t line);
+
   // Splits `record` into fields; `line` (the record's first line) is used in error messages.
+  // In header-row mode, a record before any header is kInvalidArgument.
   [[nodiscard]] Status Parse(std::string_view record, int64_t line);
 
   // Reads schema field `field` with `Codec`.
@@ -76,8 +85,13 @@ class CsvDecoder {
     return col < cells_.size() ? &cells_[col] : nullptr;
   }
   Status FieldError(size_t field, const Status& inner) const;
+  Status Split(std::string_view record);
+  Status BindColumns(std::string_view header);
 
   char delimiter_;
+  bool header_mode_ = false;
+  bool header_bound_ = false;
+  std::vector<bool> required_;
   std::vector<std::string_view> names_;
   std::vector<size_t> columns_;  // schema field -> column (SIZE_MAX: absent from the header)
   std::vector<Cell> cells_;
