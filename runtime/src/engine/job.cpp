@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <thread>
 
 #include <fmt/format.h>
@@ -269,7 +270,14 @@ Status Job::Execute() {
     ran_ = true;
   }
   Runtime rt;
-  Status built = Build(&rt);
+  Status built;
+  try {
+    built = Build(&rt);  // calls the user's operator/source/sink factories
+  } catch (const std::exception& e) {
+    built = Status::Internal(fmt::format("building the job: exception: {}", e.what()));
+  } catch (...) {
+    built = Status::Internal("building the job: unknown exception");
+  }
   if (!built.ok()) {
     metrics_.ClearCallbacks();
     return built;

@@ -1,6 +1,8 @@
 #include "flow/runtime/engine/main.h"
 
 #include <cstdio>
+#include <exception>
+#include <string>
 
 #include "flow/runtime/engine/log.h"
 
@@ -22,7 +24,14 @@ int RunMain(int argc, const char* const* argv, const std::vector<ParamSpec>& par
   SetLogLevel(parsed->options.log_level);
   InstallStopSignalHandlers();
   Job job(std::move(parsed->options));
-  Status built = build(job);
+  Status built;
+  try {
+    built = build(job);
+  } catch (const std::exception& e) {
+    built = Status::Internal(std::string("exception: ") + e.what());
+  } catch (...) {
+    built = Status::Internal("unknown exception");
+  }
   if (!built.ok()) {
     Log(LogLevel::kError, "engine", "cannot build the job", {{"error", built.ToString()}});
     return built.code() == StatusCode::kInvalidArgument ? 2 : 1;
