@@ -13,7 +13,7 @@ namespace flow::driver {
 namespace {
 
 const std::vector<const Command*>& Commands() {
-  static const std::vector<const Command*> commands = {&kCheckCommand};
+  static const std::vector<const Command*> commands = {&kCheckCommand, &kBuildCommand, &kEmitCppCommand};
   return commands;
 }
 

@@ -104,6 +104,7 @@ class Lowerer {
     const ast::KeyByOp* key = nullptr;
     for (size_t i = 0; i < p.ops.size() && error_.empty(); ++i) {
       const ast::Op* op = p.ops[i].get();
+      types::Type next_type = op->output;
       switch (op->kind) {
         case ast::OpKind::kWhere:
         case ast::OpKind::kSelect:
@@ -144,6 +145,7 @@ class Lowerer {
           n->aggregate = agg;
           cur = n->id;
           key = nullptr;
+          next_type = agg->output;
           ++i;
           break;
         }
@@ -188,7 +190,7 @@ class Lowerer {
           break;
         }
       }
-      type = op->output;
+      type = next_type;
     }
     return error_.empty() ? cur : -1;
   }

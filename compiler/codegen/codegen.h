@@ -1,0 +1,34 @@
+#pragma once
+// flow::codegen: emits ONE C++ file for a job's plan. The file includes
+// flow/runtime/exec/exec.h, defines a struct per record shape (namespace flowjob::rec), a decoder
+// per source, a function per fused chain, key/accumulator/output functions per aggregate, an
+// encoder per sink, the params, a Build(Job&) function and main() calling flow::rt::RunMain.
+// `#line` directives map code that comes from the script to its .flow lines. See docs/codegen.md.
+//
+// Threading: pure function of its inputs.
+
+#include <string>
+
+#include "plan/plan.h"
+
+namespace flow::codegen {
+
+struct GenerateOptions {
+  std::string flow_file;   // the script path as shown in #line directives and errors
+  std::string cpp_file;    // the generated file's name, for #line directives back to it
+  std::string script_dir;  // extern fn headers are relative to it
+};
+
+struct GenerateResult {
+  std::string cpp;         // empty when `error` is set
+  std::string error;       // a construct code generation does not support yet
+  uint32_t error_line = 0; // its .flow line (0 when unknown)
+};
+
+GenerateResult Generate(const plan::Plan& plan, const GenerateOptions& options);
+
+// The CMakeLists.txt that builds `cpp_file` into `binary` against the runtime of this build
+// (`flowc emit-cpp`).
+std::string EmitCMakeLists(const std::string& cpp_file, const std::string& binary);
+
+}  // namespace flow::codegen

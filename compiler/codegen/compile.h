@@ -1,0 +1,49 @@
+#pragma once
+// Compiling a generated job into a binary with the system C++ compiler, against the runtime of this
+// build (toolchain.h).
+//
+// Build cache: the runtime headers every job includes (flow/runtime/exec/exec.h) are precompiled
+// once per (compiler, compiler version, flags, flow version, header set and mtimes) into
+// `${XDG_CACHE_HOME:-~/.cache}/flow/pch-<key>/`. An entry is used only when its checksum file
+// matches the precompiled header's bytes; anything else (missing, truncated, corrupt) is rebuilt,
+// under a lock file so concurrent builds do not race. If the cache directory cannot be written,
+// the job compiles without a precompiled header (slower, same result).
+//
+// Errors: a compiler failure returns the first error line, mapped to the .flow file when the
+// #line directives put it there, and keeps the full compiler output in a log file.
+// Threading: one call at a time per process is assumed (it spawns the compiler and waits).
+
+#include <string>
+#include <vector>
+
+namespace flow::codegen {
+
+struct CompileOptions {
+  bool debug = false;      // -O0 -g instead of -O2
+  std::string cache_dir;   // default: ${XDG_CACHE_HOME:-$HOME/.cache}/flow; "" + no HOME: no cache
+  bool use_cache = true;
+};
+
+struct CompileResult {
+  bool ok = false;
+  std::string first_error;  // "job.flow:12:5: error: ..." (the compiler's first error line)
+  std::string log;          // the compiler's complete output
+  bool cache_hit = false;   // the precompiled header was reused
+  bool cache_rebuilt = false;
+  std::string cache_entry;  // the cache directory used ("" when none)
+};
+
+// The flags used for a job (and its precompiled header).
+std::vector<std::string> JobCompileFlags(bool debug);
+
+// Compiles `cpp_path` into `binary`.
+CompileResult CompileJob(const std::string& cpp_path, const std::string& binary, const CompileOptions& options);
+
+// The default cache directory (${XDG_CACHE_HOME:-$HOME/.cache}/flow), or "" when neither is set.
+std::string DefaultCacheDir();
+
+// Runs argv[0] with arguments, stdout+stderr into *output; returns the exit status (-1 when it
+// could not be started or was killed by a signal).
+int RunProcess(const std::vector<std::string>& argv, std::string* output);
+
+}  // namespace flow::codegen

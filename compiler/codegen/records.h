@@ -1,0 +1,44 @@
+#pragma once
+// Record shapes: one C++ struct per distinct Flow record type of the job (in namespace `rec`),
+// named after its schema, or after the stream that makes it (`PerMinuteOut`), made unique.
+// Also maps every Flow type to its C++ type and JSON codec type.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "codegen/writer.h"
+#include "types/type.h"
+
+namespace flow::codegen {
+
+class RecordTypes {
+ public:
+  // Registers `type` (and nested record types); `hint` names anonymous shapes. Returns its name.
+  std::string Register(const types::Type& type, const std::string& hint);
+  // The C++ type of a Flow value: int64_t, double, bool, std::string, std::vector<..>,
+  // std::optional<..>, rec::Name. Records must be registered.
+  std::string Cpp(const types::Type& type) const;
+  // The JSON codec type (formats/json_codecs.h) or the generated JsonName codec for records.
+  std::string JsonCodec(const types::Type& type) const;
+  // The struct's name without `rec::`.
+  std::string Name(const types::Type& type) const;
+
+  // Emits the structs (dependencies first) and their JSON codecs.
+  void EmitStructs(Writer& w) const;
+  void EmitJsonCodecs(Writer& w) const;
+
+ private:
+  struct Entry {
+    types::Type type;
+    std::string name;
+  };
+  std::map<std::string, size_t> by_shape_;  // Type::ToString() of the shape (with field names)
+  std::vector<Entry> entries_;              // in registration order: nested types first
+  std::map<std::string, int> used_names_;
+};
+
+// A record's shape key: its fields with types (record names ignored for anonymous shapes).
+std::string ShapeKey(const types::Type& type);
+
+}  // namespace flow::codegen

@@ -1,0 +1,208 @@
+// `flowc build FILE -o BINARY`: script -> checked program -> plan -> C++ -> native binary.
+#include "driver/build_command.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "codegen/codegen.h"
+#include "codegen/compile.h"
+#include "diag/render.h"
+#include "driver/commands.h"
+#include "driver/frontend.h"
+#include "plan/passes.h"
+
+namespace flow::driver {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::string_view kHelp =
+    "Usage: flowc build FILE -o BINARY [options]\n"
+    "\n"
+    "Checks FILE, generates C++ for it and compiles it against the Flow runtime into BINARY.\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output BINARY   the binary to write (required)\n"
+    "  --debug               compile with -O0 -g instead of -O2\n"
+    "  --no-pass NAME        switch off a plan pass (chain, project); repeatable\n"
+    "  --keep-cpp DIR        keep the generated C++ (and the compiler log) in DIR\n"
+    "  --no-cache            do not use the precompiled-header cache\n"
+    "\n"
+    "The precompiled runtime headers are cached under ${XDG_CACHE_HOME:-~/.cache}/flow/.\n"
+    "Exit codes: 0 built, 1 the script has errors or the build failed, 2 usage error.\n";
+
+bool TakeValue(const std::vector<std::string>& args, size_t* i, std::string* value) {
+  const std::string& a = args[*i];
+  size_t eq = a.find('=');
+  if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
+    *value = a.substr(eq + 1);
+    return true;
+  }
+  if (*i + 1 >= args.size()) return false;
+  *value = args[++*i];
+  return true;
+}
+
+bool Is(const std::string& arg, const std::string& name) {
+  return arg == name || arg.rfind(name + "=", 0) == 0;
+}
+
+// "job.flow:12:5: error: ..." -> 12 when the error is in `flow_name`.
+std::string FlowLineOf(const std::string& error, const std::string& flow_path) {
+  for (const std::string& name : {flow_path, fs::path(flow_path).filename().string()}) {
+    size_t at = error.find(name + ":");
+    if (at == std::string::npos) continue;
+    size_t start = at + name.size() + 1;
+    size_t end = start;
+    while (end < error.size() && std::isdigit(static_cast<unsigned char>(error[end]))) ++end;
+    if (end > start) return error.substr(start, end - start);
+  }
+  return "";
+}
+
+int Run(const std::vector<std::string>& args) {
+  std::string file, output, keep_dir;
+  bool debug = false, use_cache = true;
+  std::set<std::string> disabled;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "-o" || Is(a, "--output")) {
+      if (!TakeValue(args, &i, &output)) return UsageError("`-o` needs a file name", "build");
+    } else if (a == "--debug") {
+      debug = true;
+    } else if (a == "--no-cache") {
+      use_cache = false;
+    } else if (Is(a, "--no-pass")) {
+      std::string name;
+      if (!TakeValue(args, &i, &name)) return UsageError("`--no-pass` needs a pass name", "build");
+      bool known = false;
+      for (const plan::PassInfo& p : plan::AllPasses()) known = known || name == p.name;
+      if (!known)
+        return UsageError("unknown pass `" + name + "`; passes are chain and project", "build");
+      disabled.insert(name);
+    } else if (Is(a, "--keep-cpp")) {
+      if (!TakeValue(args, &i, &keep_dir))
+        return UsageError("`--keep-cpp` needs a directory", "build");
+    } else if (!a.empty() && a[0] == '-') {
+      return UsageError("unknown option `" + a + "` for `build`", "build");
+    } else if (file.empty()) {
+      file = a;
+    } else {
+      return UsageError("`build` takes one file", "build");
+    }
+  }
+  if (file.empty()) return UsageError("`build` needs a file", "build");
+  if (output.empty()) return UsageError("`build` needs `-o BINARY`", "build");
+
+  std::string cpp_name = fs::path(output).filename().string() + ".cpp";
+  GeneratedJob job = GenerateJob(file, disabled, cpp_name);
+  if (job.exit_code != 0) return job.exit_code;
+
+  // The generated file goes to --keep-cpp DIR, or a private temporary directory that is removed
+  // after a successful build (and kept, with the compiler log, after a failed one).
+  std::error_code ec;
+  fs::path dir;
+  bool temporary = keep_dir.empty();
+  if (temporary) {
+    std::string tmpl = (fs::temp_directory_path(ec) / "flowc-build-XXXXXX").string();
+    if (::mkdtemp(tmpl.data()) == nullptr) {
+      std::fprintf(stderr, "flowc: error: cannot create a temporary directory in %s\n",
+                   fs::temp_directory_path(ec).c_str());
+      return 1;
+    }
+    dir = tmpl;
+  } else {
+    dir = keep_dir;
+    fs::create_directories(dir, ec);
+    if (ec) {
+      std::fprintf(stderr, "flowc: error: cannot create `%s`: %s\n", keep_dir.c_str(),
+                   ec.message().c_str());
+      return 1;
+    }
+  }
+  fs::path cpp = dir / cpp_name;
+  {
+    std::ofstream out(cpp, std::ios::binary);
+    out << job.cpp;
+    if (!out) {
+      std::fprintf(stderr, "flowc: error: cannot write `%s`\n", cpp.c_str());
+      return 1;
+    }
+  }
+  codegen::CompileOptions options;
+  options.debug = debug;
+  options.use_cache = use_cache;
+  codegen::CompileResult r =
+      codegen::CompileJob(cpp.string(), fs::absolute(output, ec).string(), options);
+  if (!r.ok) {
+    fs::path log = dir / (cpp_name + ".log");
+    std::ofstream(log, std::ios::binary) << r.log;
+    std::string line = FlowLineOf(r.first_error, job.flow_path);
+    std::fprintf(stderr, "flowc: internal error: the generated C++ for %s does not compile",
+                 file.c_str());
+    if (!line.empty()) std::fprintf(stderr, " (at %s line %s)", file.c_str(), line.c_str());
+    std::fprintf(stderr, "\n  %s\n", r.first_error.c_str());
+    std::fprintf(stderr, "  generated C++: %s\n  full compiler output: %s\n", cpp.c_str(),
+                 log.c_str());
+    std::fprintf(stderr, "  (if the script uses `extern fn`, check the C++ header it names)\n");
+    return 1;
+  }
+  if (temporary) fs::remove_all(dir, ec);
+  return 0;
+}
+
+}  // namespace
+
+GeneratedJob GenerateJob(const std::string& path, const std::set<std::string>& disabled_passes,
+                         const std::string& cpp_name) {
+  GeneratedJob job;
+  diag::SourceManager sm;
+  diag::DiagnosticEngine diags;
+  std::unique_ptr<sema::CheckedProgram> program = CheckFile(path, sm, diags);
+  bool color = isatty(STDERR_FILENO);
+  for (const diag::Diagnostic& d : diags.diagnostics())
+    std::fputs(diag::RenderText(d, sm, color).c_str(), stderr);
+  if (program == nullptr || diags.has_errors()) {
+    job.exit_code = 1;
+    return job;
+  }
+  std::error_code ec;
+  job.flow_path = fs::absolute(path, ec).lexically_normal().string();
+  plan::LowerResult lowered = plan::Lower(*program);
+  if (!lowered.plan) {
+    std::fprintf(stderr, "%s:%u:%u: error: %s\n", path.c_str(), lowered.range.line,
+                 lowered.range.col, lowered.error.c_str());
+    job.exit_code = 1;
+    return job;
+  }
+  std::string internal = plan::RunPasses(*lowered.plan, disabled_passes);
+  if (!internal.empty()) {
+    std::fprintf(stderr, "flowc: internal error: %s\n%s", internal.c_str(),
+                 lowered.plan->ToString().c_str());
+    job.exit_code = 1;
+    return job;
+  }
+  codegen::GenerateOptions options;
+  options.flow_file = job.flow_path;
+  options.cpp_file = cpp_name;
+  options.script_dir = fs::path(job.flow_path).parent_path().string();
+  codegen::GenerateResult generated = codegen::Generate(*lowered.plan, options);
+  if (!generated.error.empty()) {
+    std::fprintf(stderr, "%s:%u: error: %s\n", path.c_str(), generated.error_line,
+                 generated.error.c_str());
+    job.exit_code = 1;
+    return job;
+  }
+  job.cpp = std::move(generated.cpp);
+  return job;
+}
+
+const Command kBuildCommand = {"build", "compile a script into a native binary", kHelp, &Run};
+
+}  // namespace flow::driver

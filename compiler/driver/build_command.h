@@ -1,0 +1,20 @@
+#pragma once
+// Shared by `flowc build` and `flowc emit-cpp`: front end, lowering, passes and code generation
+// for one script. Diagnostics and errors are printed to stderr.
+
+#include <set>
+#include <string>
+
+namespace flow::driver {
+
+struct GeneratedJob {
+  int exit_code = 0;  // 0 when `cpp` is set; else 1 (script errors, unsupported) or 2
+  std::string cpp;
+  std::string flow_path;  // absolute path of the script
+};
+
+// `cpp_name` is the name the generated file will have (for #line directives).
+GeneratedJob GenerateJob(const std::string& path, const std::set<std::string>& disabled_passes,
+                         const std::string& cpp_name);
+
+}  // namespace flow::driver

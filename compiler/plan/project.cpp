@@ -1,0 +1,137 @@
+// The `project` pass: a source decodes only the fields some expression downstream reads, until the
+// record is replaced (a select without `*`, an aggregate). A record that reaches a sink or a union
+// unchanged needs every field.
+
+#include <functional>
+
+#include "plan/passes.h"
+
+namespace flow::plan {
+namespace {
+
+void ForEachName(const ast::Expr* e, const std::function<void(const std::string&)>& fn) {
+  if (e == nullptr) return;
+  switch (e->kind) {
+    case ast::ExprKind::kName: {
+      const auto* n = ast::As<ast::NameExpr>(e);
+      if (n->target == ast::NameTarget::kField) fn(n->name);
+      break;
+    }
+    case ast::ExprKind::kField: ForEachName(ast::As<ast::FieldExpr>(e)->base.get(), fn); break;
+    case ast::ExprKind::kIndex:
+      ForEachName(ast::As<ast::IndexExpr>(e)->base.get(), fn);
+      ForEachName(ast::As<ast::IndexExpr>(e)->index.get(), fn);
+      break;
+    case ast::ExprKind::kUnary: ForEachName(ast::As<ast::UnaryExpr>(e)->operand.get(), fn); break;
+    case ast::ExprKind::kBinary:
+      ForEachName(ast::As<ast::BinaryExpr>(e)->lhs.get(), fn);
+      ForEachName(ast::As<ast::BinaryExpr>(e)->rhs.get(), fn);
+      break;
+    case ast::ExprKind::kIn:
+      ForEachName(ast::As<ast::InExpr>(e)->operand.get(), fn);
+      for (const auto& i : ast::As<ast::InExpr>(e)->items) ForEachName(i.get(), fn);
+      break;
+    case ast::ExprKind::kIsNull: ForEachName(ast::As<ast::IsNullExpr>(e)->operand.get(), fn); break;
+    case ast::ExprKind::kCall:
+      for (const auto& a : ast::As<ast::CallExpr>(e)->args) ForEachName(a.get(), fn);
+      break;
+    case ast::ExprKind::kCast: ForEachName(ast::As<ast::CastExpr>(e)->operand.get(), fn); break;
+    case ast::ExprKind::kCase:
+      for (const auto& w : ast::As<ast::CaseExpr>(e)->whens) {
+        ForEachName(w.condition.get(), fn);
+        ForEachName(w.value.get(), fn);
+      }
+      ForEachName(ast::As<ast::CaseExpr>(e)->else_value.get(), fn);
+      break;
+    case ast::ExprKind::kList:
+      for (const auto& i : ast::As<ast::ListExpr>(e)->items) ForEachName(i.get(), fn);
+      break;
+    case ast::ExprKind::kLiteral:
+    case ast::ExprKind::kError: break;
+  }
+}
+
+class Projector {
+ public:
+  Projector(const Plan& plan, SourceNode& source) : plan_(plan), source_(source) {}
+
+  void Run() {
+    used_.clear();
+    all_ = false;
+    if (source_.source->event_time) ForEachName(source_.source->event_time->expr.get(), Use());
+    Follow(source_.id);
+    if (all_) return;  // keep every field
+    source_.decoded = used_;
+  }
+
+ private:
+  std::function<void(const std::string&)> Use() {
+    return [this](const std::string& name) {
+      if (source_.output.FindField(name) != nullptr) used_.insert(name);
+    };
+  }
+
+  // Records of the source's shape (possibly with fields added) flow out of node `id`.
+  void Follow(int id) {
+    for (int c : plan_.Consumers(id)) {
+      if (all_) return;
+      const Node* n = plan_.Get(c);
+      switch (n->kind) {
+        case NodeKind::kChain:
+          if (Steps(*As<ChainNode>(n))) Follow(c);
+          break;
+        case NodeKind::kKeyBy:
+          for (const auto& k : As<KeyByNode>(n)->op->keys) ForEachName(k.get(), Use());
+          Follow(c);
+          break;
+        case NodeKind::kWindowAggregate:
+          for (const auto& item : As<WindowAggregateNode>(n)->aggregate->items) ForEachName(item.expr.get(), Use());
+          break;
+        case NodeKind::kRunningAggregate:
+          for (const auto& item : As<RunningAggregateNode>(n)->aggregate->items) ForEachName(item.expr.get(), Use());
+          break;
+        case NodeKind::kUnion:
+        case NodeKind::kSink:
+        case NodeKind::kSource: all_ = true; break;
+      }
+    }
+  }
+
+  // False when the chain replaced the record (the source's fields stop flowing).
+  bool Steps(const ChainNode& c) {
+    for (const ChainStep& step : c.steps) {
+      if (const auto* w = ast::As<ast::WhereOp>(step.op)) {
+        ForEachName(w->condition.get(), Use());
+      } else if (const auto* x = ast::As<ast::ExplodeOp>(step.op)) {
+        ForEachName(x->list.get(), Use());
+      } else if (const auto* s = ast::As<ast::SelectOp>(step.op)) {
+        bool star = false;
+        for (const ast::SelectItem& item : s->items) {
+          star = star || item.star;
+          if (!item.star) ForEachName(item.item.expr.get(), Use());
+        }
+        if (star) {
+          all_ = true;
+          return false;
+        }
+        return false;
+      }
+    }
+    return true;
+  }
+
+  const Plan& plan_;
+  SourceNode& source_;
+  std::set<std::string> used_;
+  bool all_ = false;
+};
+
+}  // namespace
+
+void ProjectSources(Plan& plan) {
+  for (const auto& n : plan.nodes) {
+    if (auto* s = As<SourceNode>(n.get())) Projector(plan, *s).Run();
+  }
+}
+
+}  // namespace flow::plan

@@ -1,0 +1,23 @@
+#pragma once
+// Everything a generated job includes: the engine, the operator adapters, sources/sinks, the
+// expression helpers and the stdlib. One header so the build cache can precompile it.
+
+#include <bitset>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "flow/runtime/engine/job.h"
+#include "flow/runtime/engine/main.h"
+#include "flow/runtime/exec/cast.h"
+#include "flow/runtime/exec/chain.h"
+#include "flow/runtime/exec/io.h"
+#include "flow/runtime/exec/ops.h"
+#include "flow/runtime/exec/running_aggregate_adapter.h"
+#include "flow/runtime/exec/serde_bridge.h"
+#include "flow/runtime/exec/window_aggregate_adapter.h"
+#include "flow/stdlib/aggregates.h"
+#include "flow/stdlib/scalar.h"

@@ -1,0 +1,61 @@
+#pragma once
+// Wraps RunningAggregateOperator (operators/running_aggregate_operator.h) into the engine's
+// OneInputOperator: unwindowed `key by k | aggregate ...`, one updated result per input record.
+// The upstream edge must be KeyBy with KeyHashOf<Key>(key_of) (window_aggregate_adapter.h).
+//
+// Threading: one subtask thread.
+
+#include <optional>
+#include <span>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "flow/runtime/engine/operator.h"
+#include "flow/runtime/exec/collector_output.h"
+#include "flow/runtime/operators/running_aggregate_operator.h"
+
+namespace flow::exec {
+
+template <typename Key, typename In, typename Acc, typename Out>
+class RunningAggregateAdapter final : public rt::OneInputOperator<In, Out> {
+ public:
+  using Op = rt::RunningAggregateOperator<Key, In, Acc, Out>;
+
+  RunningAggregateAdapter(typename Op::KeyFn key_of, typename Op::MakeOutputFn make_output)
+      : key_of_(std::move(key_of)), make_output_(std::move(make_output)) {}
+
+  rt::Status Open(rt::OperatorContext& ctx) override {
+    rt::KeyedOperatorOptions options;
+    options.key_groups = {ctx.key_groups.first, ctx.key_groups.end};
+    options.max_parallelism = ctx.max_parallelism;
+    rt::Status valid = options.Validate();
+    if (!valid.ok()) return rt::Status::InvalidArgument(fmt::format("{}: {}", ctx.name, valid.message()));
+    op_.emplace(key_of_, make_output_, &collector_, std::move(options));
+    return rt::Status::Ok();
+  }
+  rt::Status ProcessBatch(const rt::Batch<In>& batch, rt::Output<Out>& out) override {
+    collector_.Bind(&out);
+    op_->ProcessBatch(std::span<const In>(batch.records.data(), batch.size()),
+                      std::span<const rt::TimestampMs>(batch.timestamps.data(), batch.size()));
+    return rt::Status::Ok();
+  }
+  rt::Status OnWatermark(rt::TimestampMs wm, rt::Output<Out>& out) override {
+    collector_.Bind(&out);
+    op_->OnWatermark(wm);
+    return rt::Status::Ok();
+  }
+  rt::Status SnapshotState(rt::BinaryWriter* out) override {
+    op_->SnapshotState(out);
+    return rt::Status::Ok();
+  }
+  rt::Status RestoreState(rt::BinaryReader* in) override { return op_->RestoreState(in); }
+
+ private:
+  typename Op::KeyFn key_of_;
+  typename Op::MakeOutputFn make_output_;
+  OutputCollector<Out> collector_;
+  std::optional<Op> op_;
+};
+
+}  // namespace flow::exec
