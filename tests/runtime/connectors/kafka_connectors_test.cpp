@@ -279,6 +279,34 @@ TEST_F(KafkaConnectorsTest, LatestAndCommittedStarts) {
   EXPECT_EQ(ReadN(&committed, kRecords - 100).size(), static_cast<size_t>(kRecords - 100));
 }
 
+TEST_F(KafkaConnectorsTest, FullProducerQueueBlocksInsteadOfFailing) {
+  // A 5-message queue: Write must wait for deliveries (backpressure), never drop or fail.
+  KafkaSink sink({.brokers = kafka_.brokers(), .topic = topic_,
+                  .properties = {{"queue.buffering.max.messages", "5"}, {"linger.ms", "0"}}});
+  ASSERT_TRUE(sink.Open(0, 1).ok());
+  for (int i = 0; i < 300; ++i) {
+    Status s = sink.Write(fmt::format("k{}", i), fmt::format("v{}", i), 0);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  ASSERT_TRUE(sink.Close().ok());
+  EXPECT_EQ(sink.delivered(), 300u);
+  auto read = kafka_.ConsumeToEnd(topic_, test::Isolation::kReadCommitted);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->size(), 300u);
+}
+
+TEST_F(KafkaConnectorsTest, SubtaskWithoutPartitionsIsIdle) {
+  ProduceWithHelper();
+  KafkaSource src(SourceOptions());
+  ASSERT_TRUE(src.Open(4, 5).ok());  // 4 partitions, 5 subtasks: subtask 4 owns none
+  EXPECT_TRUE(src.positions().empty());
+  std::vector<RawRecord> recs;
+  Result<PollResult> r = src.Poll(&recs, 10, 100);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, PollResult::kIdle);
+  EXPECT_TRUE(recs.empty());
+}
+
 TEST_F(KafkaConnectorsTest, ExplicitPartitionAndMissingTopic) {
   KafkaSink sink({.brokers = kafka_.brokers(), .topic = topic_,
                   .partitioner = KafkaPartitioner::kExplicit, .partition = 2});
