@@ -1,0 +1,17 @@
+package flow.bench;
+
+/** A Nexmark auction (a Flink POJO); money in cents, times in epoch milliseconds. */
+public class Auction {
+  public long id;
+  public String itemName;
+  public String description;
+  public long initialBid;
+  public long reserve;
+  public long dateTime;
+  public long expires;
+  public long seller;
+  public long category;
+  public String extra;
+
+  public Auction() {}
+}
