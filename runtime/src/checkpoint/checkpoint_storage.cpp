@@ -121,16 +121,25 @@ Result<SnapshotFile> CheckpointStorage::WriteSharedFile(std::string_view name, s
     return Status::InvalidArgument("invalid shared file name '" + std::string(name) + "'");
   }
   std::string path = (fs::path(options_.state_dir) / kSharedDir / name).string();
-  if (!checkpoint_fs::Exists(path)) {
-    // Written under a temporary name and renamed, so a crash never leaves a torn shared file
-    // that a later checkpoint would reuse.
-    FLOW_RETURN_IF_ERROR(checkpoint_fs::WriteFileAtomically(path, bytes));
-  }
   SnapshotFile f;
   f.name = std::string(name);
   f.size = bytes.size();
   f.crc32c = Crc32c(bytes);
   f.shared = true;
+  if (checkpoint_fs::Exists(path)) {
+    // Reused only when identical: overwriting could corrupt a retained checkpoint that refers to it.
+    auto existing = checkpoint_fs::ReadFile(path);
+    if (!existing.ok()) return existing.status();
+    if (existing->size() != f.size || Crc32c(*existing) != f.crc32c) {
+      return Status::InvalidArgument("shared file '" + path + "' already exists with other content (" +
+                                     std::to_string(existing->size()) + " bytes, crc " + Hex32(Crc32c(*existing)) +
+                                     "); shared file names must be unique per content");
+    }
+    return f;
+  }
+  // Written under a temporary name and renamed, so a crash never leaves a torn shared file that a
+  // later checkpoint would reuse.
+  FLOW_RETURN_IF_ERROR(checkpoint_fs::WriteFileAtomically(path, bytes));
   return f;
 }
 

@@ -56,8 +56,9 @@ class CheckpointStorage final : public CheckpointFinalizer {
   // handle (size + CRC-32C) the task puts into its OperatorSnapshot. Fault point:
   // during-snapshot-write (half the bytes written).
   Result<SnapshotFile> WriteSnapshotFile(int64_t checkpoint_id, std::string_view file_name, std::string_view bytes);
-  // Writes shared/<name> unless it already exists (names of incremental files are unique by
-  // content, e.g. RocksDB SST numbers); returns a handle with shared = true.
+  // Writes shared/<name> atomically unless it already exists with the same bytes; returns a
+  // handle with shared = true. Names must be unique per content (e.g. "<run id>-<SST number>"):
+  // an existing file with other bytes is an InvalidArgument error, never overwritten.
   Result<SnapshotFile> WriteSharedFile(std::string_view name, std::string_view bytes);
 
   // CheckpointFinalizer: writes chk-<id>/_metadata from the acks, then applies retention.
