@@ -121,6 +121,19 @@ TEST(StdoutSink, WholeLinesFromParallelWriters) {
   EXPECT_EQ(std::set<std::string>(got.begin(), got.end()), want);
 }
 
+TEST(StdoutSink, ClosedPipeIsIoErrorNotACrash) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ::close(fds[0]);  // the reader went away, as in `job | head -1`
+  StdoutSink sink({.fd = fds[1]});
+  ASSERT_TRUE(sink.Open(0, 1).ok());
+  ASSERT_TRUE(sink.Write("", "line", 0).ok());
+  Status s = sink.Flush();
+  EXPECT_EQ(s.code(), StatusCode::kIoError);
+  EXPECT_NE(s.message().find("standard output"), std::string::npos) << s.message();
+  ::close(fds[1]);
+}
+
 TEST(BlackholeSink, Counts) {
   BlackholeSink sink;
   ASSERT_TRUE(sink.Open(0, 1).ok());

@@ -3,7 +3,8 @@
 // Keys and timestamps are not printed. Output is buffered per instance and written in whole lines
 // under a process-wide lock, so the lines of parallel subtasks never interleave mid-line.
 // Flush writes the buffer out (no fsync: stdout may be a pipe or terminal).
-// Errors: kIoError when writing fails (e.g. the reader of a pipe went away).
+// Errors: kIoError when writing fails, also when the reader of a pipe went away (SIGPIPE is
+// blocked on the writing thread during the write, so it does not kill the process).
 // Threading: one instance per subtask; instances may run on different threads.
 
 #include <string>
