@@ -11,7 +11,8 @@
 // the next unread line and its line number. RestorePosition must follow Open with the same
 // parallelism and subtask; it continues exactly after the last record returned before the
 // snapshot. Restoring when the file list changed so that the path no longer has the same index is
-// kNotFound/kInvalidArgument.
+// kNotFound; another parallelism or subtask is kInvalidArgument.
+// Poll reads local files blocking and ignores timeout_ms; payloads stay valid until the next Poll.
 // Errors: a path that matches nothing is kNotFound naming the path; a line longer than
 // max_line_bytes is kInvalidArgument "file <path> line <n>: line longer than <max> bytes"; read
 // failures are kIoError naming the file.
