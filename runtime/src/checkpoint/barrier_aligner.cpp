@@ -23,12 +23,19 @@ const char* AlignActionKindName(AlignActionKind k) {
     case AlignActionKind::kTrigger: return "trigger";
     case AlignActionKind::kAbort: return "abort";
     case AlignActionKind::kIgnore: return "ignore";
+    case AlignActionKind::kProcessAndRecord: return "process_and_record";
+    case AlignActionKind::kCompleteUnaligned: return "complete_unaligned";
   }
   return "?";
 }
 
 const char* AlignmentPhaseName(AlignmentPhase p) {
-  return p == AlignmentPhase::kIdle ? "idle" : "aligning";
+  switch (p) {
+    case AlignmentPhase::kIdle: return "idle";
+    case AlignmentPhase::kAligning: return "aligning";
+    case AlignmentPhase::kUnaligned: return "unaligned";
+  }
+  return "?";
 }
 
 namespace {
@@ -111,13 +118,52 @@ class AligningState final : public AlignmentState {
   }
 };
 
+// Checkpoint current_ was triggered before every barrier arrived; data of the channels that still
+// owe the barrier is processed and recorded until the barrier shows up.
+class UnalignedState final : public AlignmentState {
+ public:
+  AlignmentPhase OnData(BarrierAligner& a, size_t ch, std::vector<AlignAction>* out) const override {
+    out->push_back(Act(a.recording_[ch] ? AlignActionKind::kProcessAndRecord : AlignActionKind::kProcess, ch));
+    return AlignmentPhase::kUnaligned;
+  }
+  AlignmentPhase OnBarrier(BarrierAligner& a, size_t ch, int64_t id, std::vector<AlignAction>* out) const override {
+    if (id < a.current_ || (id == a.current_ && !a.recording_[ch])) {  // stale or duplicate
+      out->push_back(Act(AlignActionKind::kIgnore, ch, id));
+      return AlignmentPhase::kUnaligned;
+    }
+    if (id == a.current_) {
+      a.StopRecording(ch, out);
+      return a.phase_;
+    }
+    a.Abort(a.current_, AlignAbortCause::kNewerBarrier, out);
+    a.StartAlignment(ch, id, out);
+    return a.phase_;
+  }
+  AlignmentPhase OnCancel(BarrierAligner& a, size_t ch, int64_t id, std::vector<AlignAction>* out) const override {
+    if (id < a.current_) {
+      out->push_back(Act(AlignActionKind::kIgnore, ch, id));
+      return AlignmentPhase::kUnaligned;
+    }
+    a.Abort(a.current_, AlignAbortCause::kCancelMarker, out);
+    if (id > a.current_) a.Abort(id, AlignAbortCause::kCancelMarker, out);
+    return AlignmentPhase::kIdle;
+  }
+  AlignmentPhase OnEnd(BarrierAligner& a, size_t ch, std::vector<AlignAction>* out) const override {
+    out->push_back(Act(AlignActionKind::kProcess, ch));
+    // Everything the channel will ever send has been recorded.
+    if (a.recording_[ch]) a.StopRecording(ch, out);
+    return a.phase_;
+  }
+};
+
 namespace {
 const IdleState kIdleState;
 const AligningState kAligningState;
+const UnalignedState kUnalignedState;
 }  // namespace
 
 BarrierAligner::BarrierAligner(size_t channels, int64_t last_checkpoint)
-    : blocked_(channels, false), ended_(channels, false), current_(last_checkpoint) {
+    : blocked_(channels, false), ended_(channels, false), recording_(channels, false), current_(last_checkpoint) {
   assert(channels >= 1 && "BarrierAligner needs at least one channel");
 }
 
@@ -136,8 +182,9 @@ Status BarrierAligner::OnElement(size_t channel, AlignEvent event, int64_t value
     return Status::Internal(std::string("barrier alignment: ") + AlignEventName(event) + " read from channel " +
                             std::to_string(channel) + " after its end of input");
   }
-  const AlignmentState& state =
-      phase_ == AlignmentPhase::kIdle ? static_cast<const AlignmentState&>(kIdleState) : kAligningState;
+  const AlignmentState& state = phase_ == AlignmentPhase::kIdle       ? static_cast<const AlignmentState&>(kIdleState)
+                                : phase_ == AlignmentPhase::kAligning ? static_cast<const AlignmentState&>(kAligningState)
+                                                                      : kUnalignedState;
   switch (event) {
     case AlignEvent::kData:
       phase_ = state.OnData(*this, channel, out);
@@ -155,6 +202,29 @@ Status BarrierAligner::OnElement(size_t channel, AlignEvent event, int64_t value
       break;
   }
   return Status::Ok();
+}
+
+void BarrierAligner::OnAlignmentTimeout(std::vector<AlignAction>* out) {
+  out->clear();
+  if (phase_ != AlignmentPhase::kAligning) return;
+  for (size_t c = 0; c < blocked_.size(); ++c) {
+    if (!blocked_[c] && !ended_[c]) {
+      recording_[c] = true;
+      ++recording_count_;
+    }
+  }
+  AlignAction t = Act(AlignActionKind::kTrigger, 0, current_);
+  t.unaligned = true;
+  out->push_back(t);
+  UnblockAll(out);
+  phase_ = AlignmentPhase::kUnaligned;
+}
+
+void BarrierAligner::StopRecording(size_t ch, std::vector<AlignAction>* out) {
+  recording_[ch] = false;
+  if (--recording_count_ > 0) return;
+  out->push_back(Act(AlignActionKind::kCompleteUnaligned, 0, current_));
+  phase_ = AlignmentPhase::kIdle;
 }
 
 void BarrierAligner::StartAlignment(size_t ch, int64_t id, std::vector<AlignAction>* out) {
@@ -187,6 +257,10 @@ void BarrierAligner::Trigger(std::vector<AlignAction>* out) {
 void BarrierAligner::Abort(int64_t id, AlignAbortCause cause, std::vector<AlignAction>* out) {
   out->push_back(Act(AlignActionKind::kAbort, 0, id, cause));
   UnblockAll(out);
+  if (recording_count_ > 0) {  // an unaligned checkpoint's recording ends with it
+    recording_.assign(recording_.size(), false);
+    recording_count_ = 0;
+  }
   if (id > current_) current_ = id;
   phase_ = AlignmentPhase::kIdle;
 }

@@ -20,6 +20,9 @@ constexpr AlignEvent D = AlignEvent::kData;
 constexpr AlignEvent B = AlignEvent::kBarrier;
 constexpr AlignEvent C = AlignEvent::kCancel;
 constexpr AlignEvent E = AlignEvent::kEnd;
+// Not an element: the row calls OnAlignmentTimeout (channel and id are unused).
+constexpr AlignEvent kTimeout = static_cast<AlignEvent>(99);
+constexpr AlignmentPhase kUnaligned = AlignmentPhase::kUnaligned;
 constexpr AlignmentPhase kIdle = AlignmentPhase::kIdle;
 constexpr AlignmentPhase kAligning = AlignmentPhase::kAligning;
 
@@ -49,7 +52,9 @@ std::string Render(const std::vector<AlignAction>& actions) {
       case AlignActionKind::kProcess: s.append(Cat({"process(", ch, ")"})); break;
       case AlignActionKind::kBlock: s.append(Cat({"block(", ch, ")"})); break;
       case AlignActionKind::kUnblockAll: s.append("unblock"); break;
-      case AlignActionKind::kTrigger: s.append(Cat({"trigger(", id, ")"})); break;
+      case AlignActionKind::kTrigger: s.append(Cat({"trigger(", id, a.unaligned ? ",unaligned)" : ")"})); break;
+      case AlignActionKind::kProcessAndRecord: s.append(Cat({"record(", ch, ")"})); break;
+      case AlignActionKind::kCompleteUnaligned: s.append(Cat({"complete(", id, ")"})); break;
       case AlignActionKind::kAbort:
         s.append(Cat({"abort(", id, ",", a.cause == AlignAbortCause::kNewerBarrier ? "newer" : "cancel", ")"}));
         break;
@@ -61,7 +66,7 @@ std::string Render(const std::vector<AlignAction>& actions) {
 
 std::string Channels(const BarrierAligner& a) {
   std::string s;
-  for (size_t i = 0; i < a.channels(); ++i) s += a.ended(i) ? 'E' : a.blocked(i) ? 'X' : '.';
+  for (size_t i = 0; i < a.channels(); ++i) s += a.ended(i) ? 'E' : a.blocked(i) ? 'X' : a.recording(i) ? 'R' : '.';
   return s;
 }
 
@@ -70,9 +75,13 @@ void RunTable(size_t channels, const std::vector<Row>& rows, int64_t last_checkp
   std::vector<AlignAction> out;
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
-    SCOPED_TRACE(Cat({"row ", std::to_string(i), ": channel ", std::to_string(r.ch), " ", AlignEventName(r.ev), " ",
-                      std::to_string(r.id)}));
-    ASSERT_TRUE(aligner.OnElement(r.ch, r.ev, r.id, &out).ok());
+    SCOPED_TRACE(Cat({"row ", std::to_string(i), ": channel ", std::to_string(r.ch), " ",
+                      r.ev == kTimeout ? "timeout" : AlignEventName(r.ev), " ", std::to_string(r.id)}));
+    if (r.ev == kTimeout) {
+      aligner.OnAlignmentTimeout(&out);
+    } else {
+      ASSERT_TRUE(aligner.OnElement(r.ch, r.ev, r.id, &out).ok());
+    }
     EXPECT_EQ(Render(out), r.actions);
     EXPECT_EQ(Channels(aligner), r.channels);
     EXPECT_EQ(aligner.phase(), r.phase);
@@ -179,6 +188,54 @@ TEST(BarrierAligner, StaleCancelWhileAligningIsIgnored) {
                   {0, B, 4, "block(0)", "X.", kAligning},
                   {1, C, 3, "ignore(1)", "X.", kAligning},
                   {1, B, 4, "block(1) trigger(4) unblock", "..", kIdle},
+              });
+}
+
+// Unaligned after an alignment timeout: the snapshot is taken at once; data that precedes the
+// barrier on the late channels is processed and recorded until their barrier arrives.
+TEST(BarrierAligner, AlignmentTimeoutSwitchesToUnaligned) {
+  RunTable(3, {
+                  {0, B, 1, "block(0)", "X..", kAligning},
+                  {1, D, 0, "process(1)", "X..", kAligning},
+                  {0, kTimeout, 0, "trigger(1,unaligned) unblock", ".RR", kUnaligned},
+                  {0, D, 0, "process(0)", ".RR", kUnaligned},  // after its barrier: not in-flight
+                  {1, D, 0, "record(1)", ".RR", kUnaligned},
+                  {2, D, 0, "record(2)", ".RR", kUnaligned},
+                  {1, B, 1, "", "..R", kUnaligned},
+                  {1, D, 0, "process(1)", "..R", kUnaligned},
+                  {0, B, 1, "ignore(0)", "..R", kUnaligned},  // duplicate
+                  {2, B, 1, "complete(1)", "...", kIdle},
+                  {2, D, 0, "process(2)", "...", kIdle},
+                  {2, B, 1, "ignore(2)", "...", kIdle},
+              });
+}
+
+TEST(BarrierAligner, UnalignedEndsByEndOfInputOrIsAbortedByNewerBarrier) {
+  RunTable(3, {
+                  {0, B, 1, "block(0)", "X..", kAligning},
+                  {0, kTimeout, 0, "trigger(1,unaligned) unblock", ".RR", kUnaligned},
+                  {1, E, 0, "process(1)", ".ER", kUnaligned},
+                  {2, B, 2, "abort(1,newer) block(2)", ".EX", kAligning},
+                  {0, B, 1, "ignore(0)", ".EX", kAligning},
+                  {0, B, 2, "block(0) trigger(2) unblock", ".E.", kIdle},
+              });
+  RunTable(2, {
+                  {0, B, 3, "block(0)", "X.", kAligning},
+                  {0, kTimeout, 0, "trigger(3,unaligned) unblock", ".R", kUnaligned},
+                  {1, E, 0, "process(1) complete(3)", ".E", kIdle},
+              });
+  RunTable(2, {
+                  {0, B, 3, "block(0)", "X.", kAligning},
+                  {0, kTimeout, 0, "trigger(3,unaligned) unblock", ".R", kUnaligned},
+                  {0, C, 3, "abort(3,cancel)", "..", kIdle},
+                  {1, D, 0, "process(1)", "..", kIdle},
+              });
+}
+
+TEST(BarrierAligner, TimeoutOutsideAlignmentDoesNothing) {
+  RunTable(2, {
+                  {0, kTimeout, 0, "", "..", kIdle},
+                  {0, D, 0, "process(0)", "..", kIdle},
               });
 }
 
