@@ -52,8 +52,12 @@ struct CheckpointOptions {
   [[nodiscard]] Status Validate() const;
 };
 
-// Receives "checkpoint N complete" / "checkpoint N aborted" in checkpoint order. Two-phase-commit
-// sinks commit their pre-committed transactions up to N on completion and abort on abort.
+// Receives "checkpoint N complete" / "checkpoint N aborted" in event order.
+// Contract for two-phase-commit sinks (as in Flink): on complete(N) commit EVERY pre-committed
+// transaction with id <= N (a subsumed or aborted older checkpoint's data is covered by N, since
+// the job kept running). aborted(N) is informational: keep N's pre-committed transaction, it is
+// committed with the next completed checkpoint; transactions are aborted only on restart (the
+// job restores the last completed checkpoint and replays from there).
 class CheckpointListener {
  public:
   virtual ~CheckpointListener() = default;
