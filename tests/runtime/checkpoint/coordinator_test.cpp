@@ -399,3 +399,61 @@ TEST(CheckpointTimer, CallsTickOnItsThread) {
 
 }  // namespace
 }  // namespace flow::rt
+
+namespace flow::rt {
+namespace {
+
+// Acks from several task threads at once: every checkpoint completes exactly once and the
+// listener sees completions in checkpoint order (with max_concurrent 4, some are subsumed).
+TEST(CheckpointCoordinator, ConcurrentAcksFromTaskThreads) {
+  CheckpointOptions o;
+  o.max_concurrent = 4;
+  constexpr size_t kTasks = 4;
+  constexpr int64_t kCheckpoints = 200;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < kTasks; ++i) names.push_back("t" + std::to_string(i));
+  CheckpointCoordinator c(o, names, nullptr, [] { return int64_t{0}; }, 1, [](const CheckpointReport&) {});
+  Recorder rec;
+  c.AddListener(&rec);
+  c.Start();
+  std::atomic<int64_t> triggered{0};
+  std::atomic<bool> failed{false};
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < kTasks; ++t) {
+    threads.emplace_back([&, t] {
+      // Each task acks checkpoints in order, as a task thread would.
+      for (int64_t id = 1; id <= kCheckpoints; ++id) {
+        while (triggered.load() < id) std::this_thread::yield();
+        TaskAck a;
+        a.checkpoint_id = id;
+        a.task = t;
+        if (!c.Acknowledge(a).ok()) failed = true;
+      }
+    });
+  }
+  for (int64_t id = 1; id <= kCheckpoints; ++id) {
+    while (true) {
+      auto r = c.Trigger();
+      if (r.ok()) {
+        if (*r != id) failed = true;
+        break;
+      }
+      std::this_thread::yield();  // too many pending: wait for acks
+    }
+    triggered = id;
+  }
+  for (std::thread& th : threads) th.join();
+  EXPECT_FALSE(failed.load());
+  EXPECT_EQ(c.LastCompletedId(), kCheckpoints);
+  EXPECT_EQ(c.PendingCount(), 0u);
+  // Every id appears exactly once, as completed or subsumed, in increasing order.
+  ASSERT_EQ(rec.events.size(), static_cast<size_t>(kCheckpoints));
+  for (int64_t id = 1; id <= kCheckpoints; ++id) {
+    const std::string& e = rec.events[static_cast<size_t>(id - 1)];
+    EXPECT_TRUE(e == "complete " + std::to_string(id) || e == "abort " + std::to_string(id) + " subsumed") << e;
+  }
+  EXPECT_EQ(rec.events.back(), "complete " + std::to_string(kCheckpoints));
+}
+
+}  // namespace
+}  // namespace flow::rt
