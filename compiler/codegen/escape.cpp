@@ -74,15 +74,17 @@ std::string MangleIdent(std::string_view name) {
                !(name.size() >= 2 && name[0] == 'x' && name[1] == '_');
   for (char ch : name) plain = plain && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
   if (plain) return std::string(name);
-  // x_ + each byte: letters and digits as is, everything else (and `_`) as _XX hex.
+  // x_ + each byte: letters and digits as is except `Z`; `Z` and every other byte as Z + two hex
+  // digits. The encoding has no `_`, so no `__`, and decodes uniquely; plain names never start
+  // with `x_`, so mangled and plain names cannot meet.
   std::string out = "x_";
   static const char* kHex = "0123456789abcdef";
   for (char ch : name) {
     auto c = static_cast<unsigned char>(ch);
-    if (std::isalnum(c)) {
+    if (std::isalnum(c) && c != 'Z') {
       out.push_back(ch);
     } else {
-      out.push_back('_');
+      out.push_back('Z');
       out.push_back(kHex[c >> 4]);
       out.push_back(kHex[c & 15]);
     }

@@ -22,9 +22,8 @@ std::string RecordTypes::Register(const types::Type& type, const std::string& hi
   std::string base = type.record_name().empty() ? hint : MangleIdent(type.record_name());
   std::string name = base;
   int& n = used_names_[base];
-  if (n++ > 0) name = base + "_" + std::to_string(n);  // `_` + digit: never a mangled or camel name
-  while (used_names_.count(name) && name != base) name += "_";
-  used_names_[name];
+  // A repeated name gets `_<n>_`: plain and mangled names never end in `_`, so this cannot meet one.
+  if (n++ > 0) name = base + "_" + std::to_string(n) + "_";
   by_shape_[key] = entries_.size();
   entries_.push_back(Entry{type.AsNonNullable(), name});
   return name;

@@ -33,6 +33,7 @@ constexpr std::string_view kHelp =
     "  --no-pass NAME        switch off a plan pass (chain, project); repeatable\n"
     "  --keep-cpp DIR        keep the generated C++ (and the compiler log) in DIR\n"
     "  --no-cache            do not use the precompiled-header cache\n"
+    "  --verbose             say whether the header cache was used, rebuilt or off\n"
     "\n"
     "The precompiled runtime headers are cached under ${XDG_CACHE_HOME:-~/.cache}/flow/.\n"
     "Exit codes: 0 built, 1 the script has errors or the build failed, 2 usage error.\n";
@@ -53,22 +54,31 @@ bool Is(const std::string& arg, const std::string& name) {
   return arg == name || arg.rfind(name + "=", 0) == 0;
 }
 
-// "job.flow:12:5: error: ..." -> 12 when the error is in `flow_name`.
-std::string FlowLineOf(const std::string& error, const std::string& flow_path) {
-  for (const std::string& name : {flow_path, fs::path(flow_path).filename().string()}) {
-    size_t at = error.find(name + ":");
-    if (at == std::string::npos) continue;
-    size_t start = at + name.size() + 1;
-    size_t end = start;
-    while (end < error.size() && std::isdigit(static_cast<unsigned char>(error[end]))) ++end;
-    if (end > start) return error.substr(start, end - start);
-  }
-  return "";
+// The .flow line a compiler failure points at: the first error line itself ("job.flow:12:5:
+// error: ..."), else the last mention of the script before it (an error in an extern fn header
+// reads "In file included from job.flow:3:"). "" when none.
+std::string FlowLineOf(const std::string& log, const std::string& first_error, const std::string& flow_path) {
+  auto line_in = [&](const std::string& text) -> std::string {
+    std::string found;
+    for (const std::string& name : {flow_path, fs::path(flow_path).filename().string()}) {
+      size_t at = text.rfind(name + ":");
+      if (at == std::string::npos) continue;
+      size_t start = at + name.size() + 1;
+      size_t end = start;
+      while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+      if (end > start) return text.substr(start, end - start);
+    }
+    return found;
+  };
+  std::string direct = line_in(first_error);
+  if (!direct.empty()) return direct;
+  size_t upto = log.find(first_error);
+  return line_in(log.substr(0, upto == std::string::npos ? log.size() : upto));
 }
 
 int Run(const std::vector<std::string>& args) {
   std::string file, output, keep_dir;
-  bool debug = false, use_cache = true;
+  bool debug = false, use_cache = true, verbose = false;
   std::set<std::string> disabled;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -76,6 +86,8 @@ int Run(const std::vector<std::string>& args) {
       if (!TakeValue(args, &i, &output)) return UsageError("`-o` needs a file name", "build");
     } else if (a == "--debug") {
       debug = true;
+    } else if (a == "--verbose") {
+      verbose = true;
     } else if (a == "--no-cache") {
       use_cache = false;
     } else if (Is(a, "--no-pass")) {
@@ -140,10 +152,14 @@ int Run(const std::vector<std::string>& args) {
   options.use_cache = use_cache;
   codegen::CompileResult r =
       codegen::CompileJob(cpp.string(), fs::absolute(output, ec).string(), options);
+  if (verbose) {
+    const char* state = r.cache_hit ? "hit" : r.cache_rebuilt ? "rebuilt" : "off";
+    std::fprintf(stderr, "flowc: runtime header cache: %s %s\n", state, r.cache_entry.c_str());
+  }
   if (!r.ok) {
     fs::path log = dir / (cpp_name + ".log");
     std::ofstream(log, std::ios::binary) << r.log;
-    std::string line = FlowLineOf(r.first_error, job.flow_path);
+    std::string line = FlowLineOf(r.log, r.first_error, job.flow_path);
     std::fprintf(stderr, "flowc: internal error: the generated C++ for %s does not compile",
                  file.c_str());
     if (!line.empty()) std::fprintf(stderr, " (at %s line %s)", file.c_str(), line.c_str());

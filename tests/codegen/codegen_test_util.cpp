@@ -1,0 +1,175 @@
+#include "codegen_test_util.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace flow::codegen_test {
+namespace fs = std::filesystem;
+
+std::string Flowc() { return FLOWC_PATH; }
+std::string SharedCache() { return std::string(FLOW_TEST_DIR) + "/cache"; }
+
+std::string ScratchDir(const std::string& name) {
+  fs::path p = fs::path(FLOW_TEST_DIR) / name;
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p.string();
+}
+
+void WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Ran RunCmd(const std::vector<std::string>& argv, const std::string& cache_home) {
+  Ran ran;
+  char out_tmpl[] = "/tmp/flow-cg-out-XXXXXX";
+  char err_tmpl[] = "/tmp/flow-cg-err-XXXXXX";
+  int out_fd = mkstemp(out_tmpl);
+  int err_fd = mkstemp(err_tmpl);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  std::vector<std::string> env_store;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string(*e).rfind("XDG_CACHE_HOME=", 0) != 0) env_store.emplace_back(*e);
+  }
+  if (!cache_home.empty()) env_store.push_back("XDG_CACHE_HOME=" + cache_home);
+  std::vector<char*> env;
+  for (std::string& s : env_store) env.push_back(s.data());
+  env.push_back(nullptr);
+  std::vector<char*> args;
+  std::vector<std::string> argv_copy = argv;
+  for (std::string& a : argv_copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, args[0], &actions, nullptr, args.data(), env.data()) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ran.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  close(out_fd);
+  close(err_fd);
+  ran.out = ReadText(out_tmpl);
+  ran.err = ReadText(err_tmpl);
+  unlink(out_tmpl);
+  unlink(err_tmpl);
+  return ran;
+}
+
+Ran BuildJob(const std::string& script, const std::string& binary, const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {Flowc(), "build", script, "-o", binary};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return RunCmd(argv, SharedCache());
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) lines.push_back(line);
+  return lines;
+}
+
+std::vector<std::string> Sorted(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0.
+size_t Utf8Len(const std::string& s, size_t i) {
+  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = b(i);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string JsonString(const std::string& bytes) {
+  std::string out = "\"";
+  for (size_t i = 0; i < bytes.size();) {
+    unsigned char c = static_cast<unsigned char>(bytes[i]);
+    if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\b') {
+      out += "\\b";
+    } else if (c == '\f') {
+      out += "\\f";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      size_t n = Utf8Len(bytes, i);
+      if (n == 0) {
+        out += "\xEF\xBF\xBD";
+        ++i;
+        continue;
+      }
+      out.append(bytes, i, n);
+      i += n;
+      continue;
+    }
+    ++i;
+  }
+  return out + "\"";
+}
+
+std::string Rfc3339(int64_t ms) {
+  int64_t days = ms >= 0 ? ms / 86400000 : -((-ms + 86399999) / 86400000);
+  int64_t rem = ms - days * 86400000;
+  // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+  int64_t z = days + 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  int64_t doe = z - era * 146097;
+  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t y = yoe + era * 400;
+  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  int64_t mp = (5 * doy + 2) / 153;
+  int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  if (m <= 2) ++y;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%03lldZ", static_cast<long long>(y),
+                static_cast<long long>(m), static_cast<long long>(d), static_cast<long long>(rem / 3600000),
+                static_cast<long long>(rem / 60000 % 60), static_cast<long long>(rem / 1000 % 60),
+                static_cast<long long>(rem % 1000));
+  return buf;
+}
+
+}  // namespace flow::codegen_test
