@@ -14,6 +14,7 @@
 //
 // Threading: one subtask thread. Errors: only RestoreState fails (Corruption/InvalidArgument).
 
+#include <algorithm>
 #include <functional>
 #include <span>
 #include <utility>
@@ -61,11 +62,8 @@ class WindowAggregateOperator {
     Acc* acc = panes_->Get(key, *kg, pane);
     if (acc == nullptr) {
       acc = &panes_->GetOrInsert(key, *kg, pane);
-      // A new pane: make sure every still-open window containing it will fire.
-      windows_.ForEachWindow(pane, [&](TimestampMs start) {
-        TimestampMs end = start + windows_.size();
-        if (!core_.HasFired(end)) timers_->Register(key, core_.FireTime(end));
-      });
+      // A new pane: its first open window must fire; firing that one schedules the next.
+      timers_->Register(key, core_.FireTime(FirstOpenWindowEnd(windows_, core_, pane)));
     }
     acc->Add(record);
   }
@@ -116,6 +114,16 @@ class WindowAggregateOperator {
       panes_->Remove(key, kg, p);
     }
     if (merged) out_->Collect(make_output_(key, start, end, merged->Result()), end - 1);
+    // Schedule the next window that holds one of the key's remaining panes (empty windows in
+    // between are skipped).
+    std::optional<TimestampMs> first_pane;
+    panes_->ForEach(key, [&](const TimestampMs& p, Acc&) {
+      if (!first_pane || p < *first_pane) first_pane = p;
+    });
+    if (first_pane) {
+      TimestampMs next = std::max(end + windows_.slide(), windows_.FirstWindowEnd(*first_pane));
+      timers_->Register(key, core_.FireTime(next));
+    }
   }
 
   SlidingWindows windows_;

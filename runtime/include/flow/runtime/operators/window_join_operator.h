@@ -11,6 +11,7 @@
 //
 // Threading: one subtask thread. Errors: only RestoreState fails.
 
+#include <algorithm>
 #include <functional>
 #include <utility>
 #include <vector>
@@ -80,10 +81,8 @@ class WindowJoinOperator {
     std::vector<T>* records = side->Get(key, *kg, pane);
     if (records == nullptr) {
       records = &side->GetOrInsert(key, *kg, pane);
-      windows_.ForEachWindow(pane, [&](TimestampMs start) {
-        TimestampMs end = start + windows_.size();
-        if (!core_.HasFired(end)) timers_->Register(key, core_.FireTime(end));
-      });
+      // Its first open window must fire; firing that one schedules the next (see FireWindow).
+      timers_->Register(key, core_.FireTime(FirstOpenWindowEnd(windows_, core_, pane)));
     }
     records->push_back(record);
   }
@@ -108,6 +107,17 @@ class WindowJoinOperator {
     for (TimestampMs p = start; p < start + windows_.slide(); p += windows_.pane()) {
       left_->Remove(key, kg, p);
       right_->Remove(key, kg, p);
+    }
+    // Schedule the next window holding one of the key's remaining panes.
+    std::optional<TimestampMs> first_pane;
+    auto earliest = [&](const TimestampMs& p, const auto&) {
+      if (!first_pane || p < *first_pane) first_pane = p;
+    };
+    left_->ForEach(key, earliest);
+    right_->ForEach(key, earliest);
+    if (first_pane) {
+      TimestampMs next = std::max(end + windows_.slide(), windows_.FirstWindowEnd(*first_pane));
+      timers_->Register(key, core_.FireTime(next));
     }
   }
 

@@ -36,6 +36,14 @@ class SlidingWindows {
   // The start of the latest window that contains t (windows containing t start at
   // LastWindowStart(t), minus multiples of slide, while start > t - size).
   TimestampMs LastWindowStart(TimestampMs t) const { return AlignedStart(t, slide_); }
+  // The end of the earliest window containing t.
+  TimestampMs FirstWindowEnd(TimestampMs t) const {
+    return AlignedStart(t - size_, slide_) + slide_ + size_;
+  }
+  // The smallest window end greater than `bound`.
+  TimestampMs FirstWindowEndAbove(TimestampMs bound) const {
+    return (FloorDiv(bound - size_, slide_) + 1) * slide_ + size_;
+  }
   // Calls fn(start) for every window containing t, latest first.
   template <typename Fn>
   void ForEachWindow(TimestampMs t, Fn&& fn) const {
