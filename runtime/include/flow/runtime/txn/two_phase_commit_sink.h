@@ -1,0 +1,81 @@
+#pragma once
+// TwoPhaseCommitSink: the contract of an exactly-once sink subtask, driven by the checkpoint
+// protocol (docs/exactly-once.md, docs/checkpoints.md). A user-written sink can implement it.
+//
+// Life of one instance (one sink subtask of one incarnation of the job):
+//   Open(subtask, parallelism)
+//   Recover(restored checkpoint id, its transaction state)   -- always, also on a fresh start (0, "")
+//   BeginTransaction()
+//   repeat:
+//     Write(...)*                       -- records of the current epoch
+//     PreCommit(N)                      -- barrier N reached this subtask
+//     SnapshotTransactionState(N, out)  -- bytes stored in checkpoint N for this subtask
+//     BeginTransaction()                -- the next epoch starts at once
+//     ... Commit(M) whenever "checkpoint M complete" arrives (M may be older than the barrier
+//         the subtask is at); Abort(M) only when the job gives up this incarnation
+//   Close()
+//
+// Guarantees every implementation gives:
+// - Write: the record belongs to the current transaction; it becomes visible to readers only
+//   when a checkpoint >= the next PreCommit id is committed, never earlier.
+// - PreCommit(N): seals the current transaction as "pending for N". After it returns OK nothing
+//   but an abort decision (Abort, or a restart that restores a checkpoint older than N) can keep
+//   the data from being committed. An error fails checkpoint N (the engine declines it).
+// - Commit(N): makes every pending transaction with id <= N visible (the coordinator contract:
+//   an aborted or subsumed older checkpoint is covered by the next completed one). Idempotent:
+//   committing an already committed id (or an id with no pending data) is OK. For a pending
+//   transaction it must eventually succeed: transient errors are retried inside (bounded by the
+//   sink's options) and reported as kUnavailable when the bound runs out; the engine may call
+//   it again.
+// - Abort(N): discards uncommitted data up to and including N and the open transaction. After
+//   Abort the instance is only good for Close; the job restarts from its last completed
+//   checkpoint.
+// - Recover(R, state): called after a restore of checkpoint R (R = 0, state empty: fresh start).
+//   Commits every transaction R's state lists as pending (they belong to checkpoints <= R, all
+//   complete), and aborts/deletes every leftover of later, never-completed epochs (orphans).
+//   Idempotent: recovering twice from the same R gives the same result.
+// - CommitIsResumable(): true when a transaction pre-committed by an earlier incarnation can
+//   still be committed by Recover (files). False for Kafka: a restart aborts what the previous
+//   process left open. A job commits its (at most one) non-resumable participant FIRST on
+//   "checkpoint N complete", then the resumable ones, so a crash in between is repaired by
+//   Recover of the resumable ones (docs/exactly-once.md, "Several sinks in one job").
+// Errors: kFenced (another instance of the job took over: exit 3), kUnavailable (retry later,
+// nothing lost), kAborted (the transaction was lost: restart from the last completed
+// checkpoint), kIoError / kCorruption naming the path or broker, kInternal for calls out of order.
+// Threading: the engine calls one instance from one thread at a time (the sink task delivers
+// "checkpoint complete" through its own mailbox). Implementations say if they share state
+// across instances.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "flow/runtime/common/serde.h"
+#include "flow/runtime/common/status.h"
+#include "flow/runtime/common/time.h"
+#include "flow/runtime/connectors/connector.h"  // kNoTimestamp
+
+namespace flow::rt {
+
+class TwoPhaseCommitSink {
+ public:
+  virtual ~TwoPhaseCommitSink() = default;
+
+  [[nodiscard]] virtual Status Open(uint32_t subtask, uint32_t parallelism) = 0;
+  [[nodiscard]] virtual Status Recover(int64_t restored_checkpoint_id,
+                                       std::string_view transaction_state) = 0;
+  [[nodiscard]] virtual Status BeginTransaction() = 0;
+  [[nodiscard]] virtual Status Write(std::string_view key, std::string_view payload,
+                                     TimestampMs timestamp) = 0;
+  [[nodiscard]] virtual Status PreCommit(int64_t checkpoint_id) = 0;
+  [[nodiscard]] virtual Status SnapshotTransactionState(int64_t checkpoint_id,
+                                                        BinaryWriter* out) = 0;
+  [[nodiscard]] virtual Status Commit(int64_t checkpoint_id) = 0;
+  [[nodiscard]] virtual Status Abort(int64_t checkpoint_id) = 0;
+  // Closes without committing: data not committed yet stays pending (files) or is aborted by
+  // the next incarnation (Kafka). Committing at the end of a bounded job is a final checkpoint.
+  [[nodiscard]] virtual Status Close() = 0;
+  virtual bool CommitIsResumable() const = 0;
+};
+
+}  // namespace flow::rt
