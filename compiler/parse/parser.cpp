@@ -150,14 +150,29 @@ ast::Program Parse(const diag::SourceManager& sm, uint32_t file, diag::Diagnosti
   if (ReportUnterminated(tokens, ctx)) return empty;
   if (!PreScanNesting(tokens, ctx, limits)) return empty;
 
+  // Two-stage parse: the fast SLL prediction mode with bail-out first; only input that fails
+  // there (a syntax error, or one of the rare inputs SLL cannot decide) is parsed again with full
+  // LL prediction and our error reporting and recovery.
   FlowParser parser(&tokens);
   parser.removeErrorListeners();
-  parser.setErrorHandler(std::make_shared<SyntaxErrorStrategy>(ctx));
   FlowParser::ProgramContext* tree = nullptr;
+  parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::SLL);
+  parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
   try {
     tree = parser.program();
   } catch (const antlr4::ParseCancellationException&) {
-    return empty;
+    tree = nullptr;
+  }
+  if (tree == nullptr) {
+    tokens.seek(0);
+    parser.reset();
+    parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::LL);
+    parser.setErrorHandler(std::make_shared<SyntaxErrorStrategy>(ctx));
+    try {
+      tree = parser.program();
+    } catch (const antlr4::ParseCancellationException&) {
+      return empty;
+    }
   }
   AstBuilder builder(ctx, limits);
   return builder.Build(tree);
