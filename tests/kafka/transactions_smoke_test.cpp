@@ -195,7 +195,8 @@ TEST_F(TransactionsSmokeTest, SecondProducerWithSameTransactionalIdFencesTheFirs
 }
 
 TEST_F(TransactionsSmokeTest, OpenTransactionHoldsBackReadCommittedUntilItEnds) {
-  RdKafkaPtr producer = TransactionalProducer(UniqueName("txn-open"));
+  // A long transaction timeout: the broker must not abort this one while the test looks at it.
+  RdKafkaPtr producer = TransactionalProducer(UniqueName("txn-open"), 300000);
   ASSERT_NE(producer, nullptr);
   ErrorPtr error(rd_kafka_init_transactions(producer.get(), kTxnTimeoutMs));
   ASSERT_FALSE(error) << Describe(error);
@@ -239,8 +240,8 @@ TEST_F(TransactionsSmokeTest, TransactionTimeoutAboveTheBrokerMaximumIsRejected)
 
 TEST_F(TransactionsSmokeTest, BrokerAbortsATransactionItsProducerAbandoned) {
   {
-    // 2 s transaction timeout; the producer goes away with its transaction open.
-    RdKafkaPtr abandoning = TransactionalProducer(UniqueName("txn-abandon"), 2000);
+    // 5 s transaction timeout; the producer goes away with its transaction open.
+    RdKafkaPtr abandoning = TransactionalProducer(UniqueName("txn-abandon"), 5000);
     ASSERT_NE(abandoning, nullptr);
     ErrorPtr error(rd_kafka_init_transactions(abandoning.get(), kTxnTimeoutMs));
     ASSERT_FALSE(error) << Describe(error);
