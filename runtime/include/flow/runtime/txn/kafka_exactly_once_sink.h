@@ -1,0 +1,200 @@
+#pragma once
+// Exactly-once output to Kafka (docs/exactly-once.md).
+//
+// KafkaTransactionGroup: ONE transactional librdkafka producer per job (transactional.id
+// "flow-<job id>") shared by every exactly-once Kafka sink subtask of the job (its
+// "participants"). A Kafka transaction is the commit point of a checkpoint: Commit(N) puts the
+// output of every participant's epochs <= N and one progress record (job id, N) into the open
+// transaction and commits it; all participants commit atomically, so there is never a
+// checkpoint committed for some subtasks and not for others. A participant that passed barrier N
+// while N is not committed yet keeps its later records in memory (they belong to the next
+// transaction) until Commit(N); before that they go straight into the open transaction.
+//
+// Start-up (Start): checks the job id; reads the broker's transaction.max.timeout.ms
+// (DescribeConfigs) and validates transaction.timeout.ms against it and the checkpoint options;
+// creates the compacted progress topic if missing; init_transactions (fences any older instance
+// of the job and ABORTS whatever it left open); reads the last committed progress record with
+// read_committed: last_committed() is the checkpoint the job must restore (0: none, start
+// fresh). Sinks refuse Recover from any other checkpoint.
+//
+// Errors: broker unreachable -> retried with backoff inside each call up to its bound, then
+// kUnavailable (nothing lost; the caller may retry). Fenced -> kFenced "another instance of job
+// X took over (transactional id flow-X)" (exit code 3; two jobs with the same job id fence each
+// other). A transaction that needs an abort -> aborted, then kAborted (restart from the last
+// completed checkpoint). Fatal producer errors -> producer destroyed, kIoError. After kFenced,
+// kAborted or a fatal error the group stays failed: every later call returns that Status.
+// Threading: all methods are thread-safe (one mutex; Commit holds it while the broker commits,
+// which briefly blocks writers).
+// Fault points: `after-precommit` (end of a participant's PreCommit), `during-commit` (output and
+// progress record flushed, transaction not committed), `after-commit-before-cleanup` (committed,
+// next transaction not begun).
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "flow/runtime/checkpoint/coordinator.h"
+#include "flow/runtime/connectors/kafka_sink.h"
+#include "flow/runtime/txn/two_phase_commit_sink.h"
+
+struct rd_kafka_error_s;
+
+namespace flow::rt {
+
+struct KafkaTransactionOptions {
+  // bootstrap.servers. Required.
+  std::string brokers{};
+  // Job id: [A-Za-z0-9._-], 1..200 characters; from the script name or --job-id. Required.
+  std::string job_id{};
+  // Default: "__flow_progress_<job id>". Created (1 partition, cleanup.policy=compact) if missing.
+  std::string progress_topic{};
+  // Replication factor when the progress topic is created. Default: -1 (the broker's default).
+  int progress_replication_factor = -1;
+  // transaction.timeout.ms. Default: 0 = the broker's transaction.max.timeout.ms.
+  int64_t transaction_timeout_ms = 0;
+  // The job's checkpoint options, for the timeout check (ValidateTransactionTimeout).
+  CheckpointOptions checkpoints = CheckpointOptions::ForJob(true);
+  // Bound of each broker round trip (metadata, init, commit attempt, progress read). Default: 30 s.
+  int operation_timeout_ms = 30000;
+  // How long Start and Commit keep retrying while brokers are unreachable. Default: 60 s.
+  int retry_timeout_ms = 60000;
+  // Memory for records of participants that are ahead of the open transaction; beyond it Write
+  // returns kUnavailable (retry after the pending checkpoint committed). Default: 256 MiB.
+  size_t max_buffered_bytes = size_t{256} << 20;
+  // Other librdkafka producer settings ("linger.ms", "compression.type").
+  std::map<std::string, std::string> properties{};
+};
+
+// The newest committed progress record of a job, as a read_committed reader sees it.
+struct KafkaProgress {
+  int64_t checkpoint_id = 0;  // 0: nothing committed yet
+  uint32_t participants = 0;  // participants of the incarnation that committed it
+};
+
+// Reads `progress_topic` (read_committed) and returns the newest progress record of `job_id`.
+// A missing topic is "nothing committed". Bounded by `timeout_ms`: kTimedOut / kUnavailable.
+// A progress record that does not decode is kCorruption.
+[[nodiscard]] Result<KafkaProgress> ReadCommittedProgress(const std::string& brokers,
+                                                          const std::string& progress_topic,
+                                                          const std::string& job_id, int timeout_ms);
+
+// A Kafka transaction stays open from one commit to the next. It must outlive the longest gap:
+// (tolerable_failures + 1) failed-or-slow checkpoints of up to interval + timeout each, plus the
+// min pause. InvalidArgument explaining which option to change when transaction_timeout_ms is
+// shorter, or longer than the broker's maximum, or when checkpoints are off.
+[[nodiscard]] Status ValidateTransactionTimeout(int64_t transaction_timeout_ms,
+                                                int64_t broker_max_timeout_ms,
+                                                const CheckpointOptions& checkpoints,
+                                                const std::string& job_id);
+
+// "flow-<job id>"; InvalidArgument for a job id that is empty, too long or has other characters.
+[[nodiscard]] Result<std::string> TransactionalIdForJob(const std::string& job_id);
+
+class KafkaTransactionGroup {
+ public:
+  // Does the start-up sequence above for `participants` sink subtasks (numbered 0..n-1 over all
+  // exactly-once Kafka sinks of the job).
+  [[nodiscard]] static Result<std::unique_ptr<KafkaTransactionGroup>> Start(
+      KafkaTransactionOptions options, uint32_t participants);
+  ~KafkaTransactionGroup();
+  KafkaTransactionGroup(const KafkaTransactionGroup&) = delete;
+  KafkaTransactionGroup& operator=(const KafkaTransactionGroup&) = delete;
+
+  // The checkpoint the job must restore (the last one committed in Kafka); 0 = none.
+  int64_t last_committed() const;
+  const std::string& transactional_id() const { return transactional_id_; }
+  const std::string& job_id() const { return options_.job_id; }
+  int64_t transaction_timeout_ms() const { return transaction_timeout_ms_; }
+
+  // Partition count of `topic`: kNotFound when it does not exist.
+  [[nodiscard]] Result<int32_t> PartitionCount(const std::string& topic);
+  // One record of `participant`; partition RD_KAFKA_PARTITION_UA (-1) = murmur2 by key.
+  [[nodiscard]] Status Write(uint32_t participant, const std::string& topic, int32_t partition,
+                             std::string_view key, std::string_view payload, TimestampMs timestamp);
+  // Barrier `checkpoint_id` reached `participant`: its records so far belong to checkpoint
+  // <= checkpoint_id. Ids of one participant must grow (kInternal otherwise).
+  [[nodiscard]] Status PreCommit(uint32_t participant, int64_t checkpoint_id);
+  // Commits everything of epochs <= checkpoint_id atomically with its progress record and
+  // begins the next transaction. Idempotent (<= last_committed() is OK). Every participant
+  // must have pre-committed checkpoint_id (kInternal otherwise).
+  [[nodiscard]] Status Commit(int64_t checkpoint_id);
+  // Aborts the open transaction; the group is then failed (kAborted) until a restart.
+  [[nodiscard]] Status Abort();
+
+ private:
+  struct Buffered {
+    std::string topic;
+    int32_t partition;
+    std::string key;
+    std::string payload;
+    int64_t timestamp;
+  };
+  struct Segment {
+    int64_t sealed_at = 0;  // 0: still open
+    std::vector<Buffered> records;
+  };
+  struct Slot {
+    int64_t last_precommit = 0;
+    std::deque<Segment> segments;
+  };
+
+  KafkaTransactionGroup(KafkaTransactionOptions options, uint32_t participants);
+  Status Init();
+  Status ProduceLocked(const std::string& topic, int32_t partition, std::string_view key,
+                       std::string_view payload, int64_t timestamp);
+  Status TxnErrorLocked(rd_kafka_error_s* error, std::string_view step);
+  Status CommitWithRetryLocked(int64_t checkpoint_id);
+
+  KafkaTransactionOptions options_;
+  std::string transactional_id_;
+  int64_t transaction_timeout_ms_ = 0;
+  rd_kafka_s* rk_ = nullptr;
+  mutable std::mutex mu_;
+  std::vector<Slot> slots_;
+  int64_t committed_ = 0;
+  size_t buffered_bytes_ = 0;
+  Status failed_;
+};
+
+struct KafkaExactlyOnceSinkOptions {
+  // Required.
+  std::string topic{};
+  // Default: kKeyHash (murmur2 like the Java client); kExplicit writes to `partition`.
+  KafkaPartitioner partitioner = KafkaPartitioner::kKeyHash;
+  int32_t partition = 0;
+};
+
+// One sink subtask on a shared group. Recover checks the restored checkpoint is the group's
+// last committed one (kInvalidArgument naming both otherwise: restoring an older one would
+// duplicate output, a newer one lose it). Commit(N) commits the whole group; the other
+// participants' Commit(N) are then no-ops. CommitIsResumable() is false.
+class KafkaExactlyOnceSink final : public TwoPhaseCommitSink {
+ public:
+  KafkaExactlyOnceSink(KafkaTransactionGroup* group, uint32_t participant,
+                       KafkaExactlyOnceSinkOptions options)
+      : group_(group), participant_(participant), options_(std::move(options)) {}
+
+  Status Open(uint32_t subtask, uint32_t parallelism) override;
+  Status Recover(int64_t restored_checkpoint_id, std::string_view transaction_state) override;
+  Status BeginTransaction() override;
+  Status Write(std::string_view key, std::string_view payload, TimestampMs timestamp) override;
+  Status PreCommit(int64_t checkpoint_id) override;
+  Status SnapshotTransactionState(int64_t checkpoint_id, BinaryWriter* out) override;
+  Status Commit(int64_t checkpoint_id) override;
+  Status Abort(int64_t checkpoint_id) override;
+  Status Close() override { return Status::Ok(); }
+  bool CommitIsResumable() const override { return false; }
+
+ private:
+  KafkaTransactionGroup* group_;
+  uint32_t participant_;
+  KafkaExactlyOnceSinkOptions options_;
+  bool opened_ = false;
+  bool recovered_ = false;
+};
+
+}  // namespace flow::rt

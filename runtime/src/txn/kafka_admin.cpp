@@ -1,0 +1,173 @@
+#include "kafka_admin.h"
+
+#include <chrono>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "flow/runtime/common/serde.h"
+
+namespace flow::rt::txn_detail {
+namespace {
+
+constexpr uint32_t kProgressMagic = 0x47504c46;  // "FLPG"
+constexpr uint32_t kProgressVersion = 1;
+
+struct QueueFree {
+  void operator()(rd_kafka_queue_t* q) const { rd_kafka_queue_destroy(q); }
+};
+struct EventFree {
+  void operator()(rd_kafka_event_t* e) const { rd_kafka_event_destroy(e); }
+};
+using QueuePtr = std::unique_ptr<rd_kafka_queue_t, QueueFree>;
+using EventPtr = std::unique_ptr<rd_kafka_event_t, EventFree>;
+
+// Waits for the admin result on `queue`; kUnavailable when the broker does not answer in time.
+Result<EventPtr> WaitAdmin(rd_kafka_queue_t* queue, int timeout_ms, std::string_view what) {
+  EventPtr event(rd_kafka_queue_poll(queue, timeout_ms + 1000));
+  if (!event) {
+    return Status::Unavailable(fmt::format("kafka exactly-once: {}: no answer within {} ms", what, timeout_ms));
+  }
+  if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable(fmt::format("kafka exactly-once: {}: {}", what,
+                                           rd_kafka_event_error_string(event.get())));
+  }
+  return event;
+}
+
+}  // namespace
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+Result<rd_kafka_t*> MakeClient(rd_kafka_type_t type, const std::map<std::string, std::string>& settings,
+                               std::string_view what) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  char err[512];
+  for (const auto& [key, value] : settings) {
+    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
+      rd_kafka_conf_destroy(conf);
+      return Status::InvalidArgument(
+          fmt::format("{}: property `{}`=`{}` rejected: {}", what, key, value, err));
+    }
+  }
+  rd_kafka_t* rk = rd_kafka_new(type, conf, err, sizeof err);
+  if (rk == nullptr) {
+    rd_kafka_conf_destroy(conf);
+    return Status::InvalidArgument(fmt::format("{}: cannot create client: {}", what, err));
+  }
+  return rk;
+}
+
+Result<int64_t> BrokerMaxTransactionTimeout(rd_kafka_t* rk, const std::string& brokers, int timeout_ms) {
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, nullptr, &md, timeout_ms);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable(fmt::format("kafka exactly-once: brokers {} unreachable ({}) after {} ms",
+                                           brokers, rd_kafka_err2str(err), timeout_ms));
+  }
+  if (md->broker_cnt < 1) {
+    rd_kafka_metadata_destroy(md);
+    return Status::Unavailable(fmt::format("kafka exactly-once: brokers {} listed no broker", brokers));
+  }
+  std::string broker_id = std::to_string(md->brokers[0].id);
+  rd_kafka_metadata_destroy(md);
+
+  QueuePtr queue(rd_kafka_queue_new(rk));
+  rd_kafka_ConfigResource_t* resource = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_BROKER, broker_id.c_str());
+  rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
+  char errstr[256];
+  rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, sizeof errstr);
+  rd_kafka_DescribeConfigs(rk, &resource, 1, opts, queue.get());
+  rd_kafka_AdminOptions_destroy(opts);
+  rd_kafka_ConfigResource_destroy(resource);
+  Result<EventPtr> event = WaitAdmin(queue.get(), timeout_ms, "describing the broker configuration");
+  if (!event.ok()) return event.status();
+  const rd_kafka_DescribeConfigs_result_t* result = rd_kafka_event_DescribeConfigs_result(event->get());
+  size_t n_resources = 0;
+  const rd_kafka_ConfigResource_t** resources =
+      result != nullptr ? rd_kafka_DescribeConfigs_result_resources(result, &n_resources) : nullptr;
+  for (size_t r = 0; r < n_resources; ++r) {
+    size_t n_configs = 0;
+    const rd_kafka_ConfigEntry_t** configs = rd_kafka_ConfigResource_configs(resources[r], &n_configs);
+    for (size_t c = 0; c < n_configs; ++c) {
+      if (std::string_view(rd_kafka_ConfigEntry_name(configs[c])) != "transaction.max.timeout.ms") continue;
+      const char* value = rd_kafka_ConfigEntry_value(configs[c]);
+      if (value != nullptr) return static_cast<int64_t>(std::stoll(value));
+    }
+  }
+  return Status::NotFound(fmt::format(
+      "kafka exactly-once: broker {} did not report transaction.max.timeout.ms", broker_id));
+}
+
+Status EnsureProgressTopic(rd_kafka_t* rk, const std::string& topic, int replication_factor,
+                           int timeout_ms) {
+  char errstr[512];
+  rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), 1, replication_factor, errstr, sizeof errstr);
+  if (nt == nullptr) {
+    return Status::InvalidArgument(fmt::format("kafka exactly-once: progress topic `{}`: {}", topic, errstr));
+  }
+  if (rd_kafka_NewTopic_set_config(nt, "cleanup.policy", "compact") != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    rd_kafka_NewTopic_destroy(nt);
+    return Status::Internal("kafka exactly-once: cannot set cleanup.policy on the progress topic");
+  }
+  QueuePtr queue(rd_kafka_queue_new(rk));
+  rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
+  rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, sizeof errstr);
+  rd_kafka_AdminOptions_set_operation_timeout(opts, timeout_ms, errstr, sizeof errstr);
+  rd_kafka_CreateTopics(rk, &nt, 1, opts, queue.get());
+  rd_kafka_AdminOptions_destroy(opts);
+  rd_kafka_NewTopic_destroy(nt);
+  Result<EventPtr> event = WaitAdmin(queue.get(), timeout_ms, "creating the progress topic " + topic);
+  if (!event.ok()) return event.status();
+  const rd_kafka_CreateTopics_result_t* result = rd_kafka_event_CreateTopics_result(event->get());
+  size_t n = 0;
+  const rd_kafka_topic_result_t** topics = result != nullptr ? rd_kafka_CreateTopics_result_topics(result, &n) : nullptr;
+  for (size_t i = 0; i < n; ++i) {
+    rd_kafka_resp_err_t err = rd_kafka_topic_result_error(topics[i]);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
+      const char* msg = rd_kafka_topic_result_error_string(topics[i]);
+      return Status::IoError(fmt::format("kafka exactly-once: cannot create progress topic `{}`: {}",
+                                         topic, msg != nullptr ? msg : rd_kafka_err2str(err)));
+    }
+  }
+  return Status::Ok();
+}
+
+std::string EncodeProgress(const std::string& job_id, int64_t checkpoint_id, uint32_t participants) {
+  BinaryWriter w;
+  w.PutU32(kProgressMagic);
+  w.PutU32(kProgressVersion);
+  w.PutString(job_id);
+  w.PutI64(checkpoint_id);
+  w.PutU32(participants);
+  w.PutU32(Crc32c(w.data()));
+  return w.Release();
+}
+
+Status DecodeProgress(std::string_view bytes, std::string* job_id, int64_t* checkpoint_id,
+                      uint32_t* participants) {
+  auto bad = [&](std::string_view why) {
+    return Status::Corruption(fmt::format("kafka exactly-once: progress record of {} bytes: {}", bytes.size(), why));
+  };
+  if (bytes.size() < 4) return bad("too short");
+  uint32_t stored_crc = 0;
+  BinaryReader tail(bytes.substr(bytes.size() - 4));
+  FLOW_RETURN_IF_ERROR(tail.GetU32(&stored_crc));
+  if (Crc32c(bytes.substr(0, bytes.size() - 4)) != stored_crc) return bad("checksum mismatch");
+  BinaryReader in(bytes.substr(0, bytes.size() - 4));
+  uint32_t magic = 0, version = 0;
+  FLOW_RETURN_IF_ERROR(in.GetU32(&magic));
+  FLOW_RETURN_IF_ERROR(in.GetU32(&version));
+  if (magic != kProgressMagic || version != kProgressVersion) return bad("bad magic or version");
+  FLOW_RETURN_IF_ERROR(in.GetString(job_id));
+  FLOW_RETURN_IF_ERROR(in.GetI64(checkpoint_id));
+  FLOW_RETURN_IF_ERROR(in.GetU32(participants));
+  if (!in.AtEnd()) return bad("trailing bytes");
+  return Status::Ok();
+}
+
+}  // namespace flow::rt::txn_detail

@@ -1,0 +1,173 @@
+#include "flow/runtime/txn/kafka_exactly_once_sink.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "kafka_admin.h"
+
+namespace flow::rt {
+namespace {
+
+constexpr uint32_t kStateMagic = 0x54454b46;  // "FKET": Kafka transaction state
+constexpr int64_t kTailRecords = 1000;       // first look at only the newest records
+
+struct ClientFree {
+  void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
+};
+
+// Reads partition 0 of `topic` from `from` to its end (read_committed); keeps the newest
+// progress record of `job_id` in `*found`.
+Status ScanProgress(rd_kafka_t* rk, const std::string& topic, const std::string& job_id, int64_t from,
+                    int64_t deadline_ms, KafkaProgress* found, bool* any) {
+  rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(parts, topic.c_str(), 0)->offset = from;
+  rd_kafka_resp_err_t err = rd_kafka_assign(rk, parts);
+  rd_kafka_topic_partition_list_destroy(parts);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::IoError(fmt::format("kafka exactly-once: cannot read progress topic `{}`: {}", topic,
+                                       rd_kafka_err2str(err)));
+  }
+  while (true) {
+    int64_t left = deadline_ms - txn_detail::NowMs();
+    if (left <= 0) {
+      return Status::TimedOut(fmt::format(
+          "kafka exactly-once: reading progress topic `{}` did not reach its end in time (an open "
+          "transaction of another producer?)", topic));
+    }
+    std::unique_ptr<rd_kafka_message_t, void (*)(rd_kafka_message_t*)> msg(
+        rd_kafka_consumer_poll(rk, static_cast<int>(std::min<int64_t>(left, 200))), rd_kafka_message_destroy);
+    if (!msg) continue;
+    if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) return Status::Ok();
+    if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return Status::Unavailable(fmt::format("kafka exactly-once: reading progress topic `{}`: {}", topic,
+                                             rd_kafka_message_errstr(msg.get())));
+    }
+    std::string_view key(static_cast<const char*>(msg->key), msg->key_len);
+    if (key != job_id) continue;
+    std::string record_job;
+    KafkaProgress p;
+    FLOW_RETURN_IF_ERROR(txn_detail::DecodeProgress(
+        std::string_view(static_cast<const char*>(msg->payload), msg->len), &record_job, &p.checkpoint_id,
+        &p.participants));
+    if (record_job != job_id) continue;
+    *found = p;
+    *any = true;
+  }
+}
+
+}  // namespace
+
+Result<KafkaProgress> ReadCommittedProgress(const std::string& brokers, const std::string& progress_topic,
+                                            const std::string& job_id, int timeout_ms) {
+  int64_t deadline = txn_detail::NowMs() + timeout_ms;
+  Result<rd_kafka_t*> client = txn_detail::MakeClient(
+      RD_KAFKA_CONSUMER,
+      {{"bootstrap.servers", brokers},
+       {"group.id", "flow-progress-reader"},
+       {"enable.auto.commit", "false"},
+       {"enable.partition.eof", "true"},
+       {"isolation.level", "read_committed"}},
+      "kafka exactly-once progress reader");
+  if (!client.ok()) return client.status();
+  std::unique_ptr<rd_kafka_t, ClientFree> rk(*client);
+  int64_t low = 0, high = 0;
+  rd_kafka_resp_err_t err =
+      rd_kafka_query_watermark_offsets(rk.get(), progress_topic.c_str(), 0, &low, &high, timeout_ms);
+  if (err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC ||
+      err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION) {
+    return KafkaProgress{};
+  }
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable(fmt::format("kafka exactly-once: progress topic `{}` on {}: {}", progress_topic,
+                                           brokers, rd_kafka_err2str(err)));
+  }
+  KafkaProgress found;
+  if (high <= low) return found;
+  bool any = false;
+  // The newest record is near the end; aborted transactions could push it further back, so fall
+  // back to the whole (compacted) log when the tail holds none.
+  int64_t from = std::max(low, high - kTailRecords);
+  FLOW_RETURN_IF_ERROR(ScanProgress(rk.get(), progress_topic, job_id, from, deadline, &found, &any));
+  if (!any && from > low) {
+    FLOW_RETURN_IF_ERROR(ScanProgress(rk.get(), progress_topic, job_id, low, deadline, &found, &any));
+  }
+  return found;
+}
+
+Status KafkaExactlyOnceSink::Open(uint32_t subtask, uint32_t parallelism) {
+  if (opened_) return Status::Internal("kafka exactly-once sink: opened twice");
+  if (group_ == nullptr) return Status::Internal("kafka exactly-once sink: no transaction group");
+  if (options_.topic.empty()) return Status::InvalidArgument("kafka exactly-once sink: `topic` is empty");
+  Result<int32_t> partitions = group_->PartitionCount(options_.topic);
+  if (!partitions.ok()) return partitions.status();
+  if (options_.partitioner == KafkaPartitioner::kExplicit &&
+      (options_.partition < 0 || options_.partition >= *partitions)) {
+    return Status::InvalidArgument(fmt::format("kafka exactly-once sink: partition {} out of range (topic `{}` "
+                                               "has {} partitions)",
+                                               options_.partition, options_.topic, *partitions));
+  }
+  opened_ = true;
+  return Status::Ok();
+}
+
+Status KafkaExactlyOnceSink::Recover(int64_t restored_checkpoint_id, std::string_view transaction_state) {
+  if (!opened_) return Status::Internal("kafka exactly-once sink: Recover before Open");
+  if (!transaction_state.empty()) {
+    BinaryReader in(transaction_state);
+    uint32_t magic = 0;
+    std::string job;
+    FLOW_RETURN_IF_ERROR(in.GetU32(&magic));
+    FLOW_RETURN_IF_ERROR(in.GetString(&job));
+    if (magic != kStateMagic) return Status::Corruption("kafka exactly-once sink: bad transaction state");
+    if (job != group_->job_id()) {
+      return Status::InvalidArgument(fmt::format(
+          "kafka exactly-once sink: the restored checkpoint belongs to job `{}`, this is job `{}`", job,
+          group_->job_id()));
+    }
+  }
+  // init_transactions (in the group's Start) already aborted what an earlier incarnation left.
+  int64_t committed = group_->last_committed();
+  if (restored_checkpoint_id != committed) {
+    return Status::InvalidArgument(fmt::format(
+        "kafka exactly-once sink (job `{}`): restored checkpoint {} but Kafka's last committed checkpoint "
+        "is {}: restore exactly chk-{} ({} would {} output)",
+        group_->job_id(), restored_checkpoint_id, committed, committed, restored_checkpoint_id,
+        restored_checkpoint_id < committed ? "duplicate" : "lose"));
+  }
+  recovered_ = true;
+  return Status::Ok();
+}
+
+Status KafkaExactlyOnceSink::BeginTransaction() {
+  // The group's transaction is always open; a new epoch needs nothing here.
+  return recovered_ ? Status::Ok() : Status::Internal("kafka exactly-once sink: BeginTransaction before Recover");
+}
+
+Status KafkaExactlyOnceSink::Write(std::string_view key, std::string_view payload, TimestampMs timestamp) {
+  if (!recovered_) return Status::Internal("kafka exactly-once sink: Write before Recover");
+  int32_t partition = options_.partitioner == KafkaPartitioner::kExplicit ? options_.partition
+                                                                          : RD_KAFKA_PARTITION_UA;
+  return group_->Write(participant_, options_.topic, partition, key, payload, timestamp);
+}
+
+Status KafkaExactlyOnceSink::PreCommit(int64_t checkpoint_id) {
+  if (!recovered_) return Status::Internal("kafka exactly-once sink: PreCommit before Recover");
+  return group_->PreCommit(participant_, checkpoint_id);
+}
+
+Status KafkaExactlyOnceSink::SnapshotTransactionState(int64_t /*checkpoint_id*/, BinaryWriter* out) {
+  // Informational: recovery needs only the progress topic; the job id guards against restoring
+  // another job's checkpoint.
+  out->PutU32(kStateMagic);
+  out->PutString(group_->job_id());
+  return Status::Ok();
+}
+
+Status KafkaExactlyOnceSink::Commit(int64_t checkpoint_id) { return group_->Commit(checkpoint_id); }
+
+Status KafkaExactlyOnceSink::Abort(int64_t /*checkpoint_id*/) { return group_->Abort(); }
+
+}  // namespace flow::rt

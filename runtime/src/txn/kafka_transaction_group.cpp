@@ -1,0 +1,358 @@
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "flow/runtime/checkpoint/fault_injection.h"
+#include "flow/runtime/txn/kafka_exactly_once_sink.h"
+#include "kafka_admin.h"
+
+namespace flow::rt {
+namespace {
+
+using txn_detail::NowMs;
+
+struct ErrorFree {
+  void operator()(rd_kafka_error_t* e) const { rd_kafka_error_destroy(e); }
+};
+using ErrorPtr = std::unique_ptr<rd_kafka_error_t, ErrorFree>;
+
+void Backoff(int64_t* delay_ms) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(*delay_ms));
+  *delay_ms = std::min<int64_t>(*delay_ms * 2, 2000);
+}
+
+}  // namespace
+
+Result<std::string> TransactionalIdForJob(const std::string& job_id) {
+  bool ok = !job_id.empty() && job_id.size() <= 200;
+  for (char c : job_id) {
+    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '.' || c == '_' || c == '-');
+  }
+  if (!ok) {
+    return Status::InvalidArgument(fmt::format(
+        "kafka exactly-once: job id `{}` must be 1..200 characters of [A-Za-z0-9._-] (--job-id)", job_id));
+  }
+  return "flow-" + job_id;
+}
+
+Status ValidateTransactionTimeout(int64_t transaction_timeout_ms, int64_t broker_max_timeout_ms,
+                                  const CheckpointOptions& checkpoints, const std::string& job_id) {
+  if (checkpoints.interval_ms <= 0) {
+    return Status::InvalidArgument(fmt::format(
+        "job `{}`: an exactly-once Kafka sink needs periodic checkpoints (--checkpoint-interval): its "
+        "output becomes visible only when a checkpoint completes", job_id));
+  }
+  if (transaction_timeout_ms > broker_max_timeout_ms) {
+    return Status::InvalidArgument(fmt::format(
+        "job `{}`: transaction.timeout.ms {} exceeds the broker's transaction.max.timeout.ms {}; lower "
+        "it or raise the broker setting", job_id, transaction_timeout_ms, broker_max_timeout_ms));
+  }
+  int64_t one = checkpoints.interval_ms + checkpoints.timeout_ms;
+  int64_t needed = int64_t{checkpoints.tolerable_failures + 1} * one + checkpoints.min_pause_ms;
+  if (transaction_timeout_ms <= needed) {
+    return Status::InvalidArgument(fmt::format(
+        "job `{}`: transaction.timeout.ms {} is too short: a transaction stays open until the next "
+        "checkpoint commits, up to (tolerable failures {} + 1) x (checkpoint interval {} + checkpoint "
+        "timeout {}) + min pause {} = {} ms; the broker would abort it and fail the job. Lower "
+        "--checkpoint-timeout or --checkpoint-interval, or raise transaction.timeout.ms (broker "
+        "maximum {})",
+        job_id, transaction_timeout_ms, checkpoints.tolerable_failures, checkpoints.interval_ms,
+        checkpoints.timeout_ms, checkpoints.min_pause_ms, needed, broker_max_timeout_ms));
+  }
+  return Status::Ok();
+}
+
+KafkaTransactionGroup::KafkaTransactionGroup(KafkaTransactionOptions options, uint32_t participants)
+    : options_(std::move(options)), slots_(participants) {}
+
+KafkaTransactionGroup::~KafkaTransactionGroup() {
+  // An open transaction is left to the next incarnation's init_transactions (or the broker's
+  // timeout) to abort; never committed here.
+  if (rk_ != nullptr) rd_kafka_destroy(rk_);
+}
+
+Result<std::unique_ptr<KafkaTransactionGroup>> KafkaTransactionGroup::Start(KafkaTransactionOptions options,
+                                                                            uint32_t participants) {
+  if (options.brokers.empty()) return Status::InvalidArgument("kafka exactly-once: `brokers` is empty");
+  if (participants == 0) return Status::InvalidArgument("kafka exactly-once: no participants");
+  if (options.operation_timeout_ms <= 0 || options.retry_timeout_ms < 0) {
+    return Status::InvalidArgument("kafka exactly-once: operation/retry timeouts must be positive");
+  }
+  Result<std::string> id = TransactionalIdForJob(options.job_id);
+  if (!id.ok()) return id.status();
+  if (options.progress_topic.empty()) options.progress_topic = "__flow_progress_" + options.job_id;
+  std::unique_ptr<KafkaTransactionGroup> group(new KafkaTransactionGroup(std::move(options), participants));
+  group->transactional_id_ = *id;
+  FLOW_RETURN_IF_ERROR(group->Init());
+  return group;
+}
+
+Status KafkaTransactionGroup::Init() {
+  const KafkaTransactionOptions& o = options_;
+  // Admin steps with a plain client: the transactional producer needs the timeout first.
+  Result<rd_kafka_t*> admin = txn_detail::MakeClient(RD_KAFKA_PRODUCER, {{"bootstrap.servers", o.brokers}},
+                                                     "kafka exactly-once admin");
+  if (!admin.ok()) return admin.status();
+  std::unique_ptr<rd_kafka_t, void (*)(rd_kafka_t*)> admin_rk(*admin, rd_kafka_destroy);
+  Result<int64_t> broker_max = txn_detail::BrokerMaxTransactionTimeout(admin_rk.get(), o.brokers,
+                                                                       o.operation_timeout_ms);
+  if (!broker_max.ok()) return broker_max.status();
+  transaction_timeout_ms_ = o.transaction_timeout_ms > 0 ? o.transaction_timeout_ms : *broker_max;
+  FLOW_RETURN_IF_ERROR(ValidateTransactionTimeout(transaction_timeout_ms_, *broker_max, o.checkpoints, o.job_id));
+  FLOW_RETURN_IF_ERROR(txn_detail::EnsureProgressTopic(admin_rk.get(), o.progress_topic,
+                                                       o.progress_replication_factor, o.operation_timeout_ms));
+  admin_rk.reset();
+
+  std::map<std::string, std::string> settings = {
+      {"bootstrap.servers", o.brokers},
+      {"transactional.id", transactional_id_},
+      {"transaction.timeout.ms", std::to_string(transaction_timeout_ms_)},
+      {"message.timeout.ms", std::to_string(transaction_timeout_ms_)},
+      {"partitioner", "murmur2_random"},
+      {"linger.ms", "5"},
+  };
+  for (const auto& [k, v] : o.properties) settings[k] = v;
+  Result<rd_kafka_t*> producer = txn_detail::MakeClient(RD_KAFKA_PRODUCER, settings, "kafka exactly-once producer");
+  if (!producer.ok()) return producer.status();
+  rk_ = *producer;
+
+  std::lock_guard<std::mutex> lock(mu_);
+  // Fences older instances and aborts what they left open. Retried while brokers are away.
+  int64_t deadline = NowMs() + o.retry_timeout_ms;
+  int64_t delay = 100;
+  while (true) {
+    ErrorPtr error(rd_kafka_init_transactions(rk_, o.operation_timeout_ms));
+    if (!error) break;
+    if (rd_kafka_error_is_retriable(error.get()) && NowMs() < deadline) {
+      Backoff(&delay);
+      continue;
+    }
+    return TxnErrorLocked(error.get(), "init_transactions");
+  }
+  Result<KafkaProgress> progress =
+      ReadCommittedProgress(o.brokers, o.progress_topic, o.job_id, o.operation_timeout_ms);
+  if (!progress.ok()) return progress.status();
+  committed_ = progress->checkpoint_id;
+  ErrorPtr error(rd_kafka_begin_transaction(rk_));
+  if (error) return TxnErrorLocked(error.get(), "begin_transaction");
+  return Status::Ok();
+}
+
+int64_t KafkaTransactionGroup::last_committed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return committed_;
+}
+
+Status KafkaTransactionGroup::TxnErrorLocked(rd_kafka_error_t* error, std::string_view step) {
+  std::string what = fmt::format("kafka exactly-once (job `{}`, transactional id `{}`): {}: {}",
+                                 options_.job_id, transactional_id_, step, rd_kafka_error_string(error));
+  rd_kafka_resp_err_t code = rd_kafka_error_code(error);
+  if (rd_kafka_error_is_fatal(error)) {
+    char reason[512];
+    rd_kafka_resp_err_t fatal = rd_kafka_fatal_error(rk_, reason, sizeof reason);
+    if (fatal == RD_KAFKA_RESP_ERR__FENCED || fatal == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
+        code == RD_KAFKA_RESP_ERR__FENCED || code == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
+        fatal == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH) {
+      failed_ = Status::Fenced(fmt::format(
+          "another instance of job `{}` took over (transactional id `{}`); this instance stops. Two "
+          "jobs with the same --job-id fence each other. ({}: {})",
+          options_.job_id, transactional_id_, step, rd_kafka_error_string(error)));
+    } else {
+      failed_ = Status::IoError(what + " (fatal; producer destroyed)");
+    }
+    rd_kafka_destroy(rk_);
+    rk_ = nullptr;
+    return failed_;
+  }
+  if (rd_kafka_error_txn_requires_abort(error)) {
+    ErrorPtr abort_error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
+    failed_ = Status::Aborted(what + "; transaction aborted" +
+                              (abort_error ? std::string(" (abort failed: ") +
+                                                 rd_kafka_error_string(abort_error.get()) + ")"
+                                           : std::string()) +
+                              "; restart from the last completed checkpoint");
+    return failed_;
+  }
+  if (rd_kafka_error_is_retriable(error)) return Status::Unavailable(what);
+  return Status::IoError(what);
+}
+
+Result<int32_t> KafkaTransactionGroup::PartitionCount(const std::string& topic) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!failed_.ok()) return failed_;
+  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, topic.c_str(), nullptr);
+  if (rkt == nullptr) return Status::InvalidArgument(fmt::format("kafka exactly-once: bad topic `{}`", topic));
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 0, rkt, &md, options_.operation_timeout_ms);
+  rd_kafka_topic_destroy(rkt);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable(fmt::format("kafka exactly-once: brokers {} unreachable ({})", options_.brokers,
+                                           rd_kafka_err2str(err)));
+  }
+  int32_t count = md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR
+                      ? md->topics[0].partition_cnt
+                      : 0;
+  rd_kafka_metadata_destroy(md);
+  if (count <= 0) return Status::NotFound(fmt::format("kafka exactly-once: topic `{}` not found", topic));
+  return count;
+}
+
+Status KafkaTransactionGroup::ProduceLocked(const std::string& topic, int32_t partition, std::string_view key,
+                                            std::string_view payload, int64_t timestamp) {
+  while (true) {
+    rd_kafka_resp_err_t err = rd_kafka_producev(
+        rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+        RD_KAFKA_V_VALUE(const_cast<char*>(payload.data()), payload.size()),
+        RD_KAFKA_V_KEY(key.empty() ? nullptr : key.data(), key.size()), RD_KAFKA_V_TIMESTAMP(timestamp),
+        RD_KAFKA_V_END);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::Ok();
+    if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
+      char reason[512];
+      if (err == RD_KAFKA_RESP_ERR__FATAL) {
+        rd_kafka_resp_err_t fatal = rd_kafka_fatal_error(rk_, reason, sizeof reason);
+        if (fatal == RD_KAFKA_RESP_ERR__FENCED || fatal == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
+            fatal == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH) {
+          failed_ = Status::Fenced(fmt::format(
+              "another instance of job `{}` took over (transactional id `{}`); this instance stops. "
+              "Two jobs with the same --job-id fence each other. (produce: {})",
+              options_.job_id, transactional_id_, reason));
+        } else {
+          failed_ = Status::IoError(fmt::format("kafka exactly-once (job `{}`): fatal producer error: {}",
+                                                options_.job_id, reason));
+        }
+        return failed_;
+      }
+      return Status::IoError(fmt::format("kafka exactly-once (job `{}`): cannot produce to `{}`: {}",
+                                         options_.job_id, topic, rd_kafka_err2str(err)));
+    }
+    rd_kafka_poll(rk_, 100);  // backpressure: wait for deliveries to free queue space
+  }
+}
+
+Status KafkaTransactionGroup::Write(uint32_t participant, const std::string& topic, int32_t partition,
+                                    std::string_view key, std::string_view payload, TimestampMs timestamp) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!failed_.ok()) return failed_;
+  if (participant >= slots_.size()) return Status::Internal("kafka exactly-once: participant out of range");
+  Slot& slot = slots_[participant];
+  int64_t ts = timestamp == kNoTimestamp ? 0 : timestamp;
+  if (slot.last_precommit <= committed_ && slot.segments.empty()) {
+    Status s = ProduceLocked(topic, partition, key, payload, ts);
+    rd_kafka_poll(rk_, 0);
+    return s;
+  }
+  // Ahead of the open transaction: hold the record for the one after it.
+  size_t bytes = topic.size() + key.size() + payload.size() + sizeof(Buffered);
+  if (buffered_bytes_ + bytes > options_.max_buffered_bytes) {
+    return Status::Unavailable(fmt::format(
+        "kafka exactly-once (job `{}`): {} bytes held for checkpoints after {}; waiting for its commit",
+        options_.job_id, buffered_bytes_, committed_));
+  }
+  if (slot.segments.empty() || slot.segments.back().sealed_at != 0) slot.segments.emplace_back();
+  slot.segments.back().records.push_back(
+      Buffered{topic, partition, std::string(key), std::string(payload), ts});
+  buffered_bytes_ += bytes;
+  return Status::Ok();
+}
+
+Status KafkaTransactionGroup::PreCommit(uint32_t participant, int64_t checkpoint_id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!failed_.ok()) return failed_;
+    if (participant >= slots_.size()) return Status::Internal("kafka exactly-once: participant out of range");
+    Slot& slot = slots_[participant];
+    if (checkpoint_id <= slot.last_precommit || checkpoint_id <= committed_) {
+      return Status::Internal(fmt::format("kafka exactly-once: participant {} PreCommit({}) after {} (committed {})",
+                                          participant, checkpoint_id, slot.last_precommit, committed_));
+    }
+    if (!slot.segments.empty() && slot.segments.back().sealed_at == 0) {
+      slot.segments.back().sealed_at = checkpoint_id;
+    }
+    slot.last_precommit = checkpoint_id;
+  }
+  FaultPoint("after-precommit");
+  return Status::Ok();
+}
+
+Status KafkaTransactionGroup::CommitWithRetryLocked(int64_t checkpoint_id) {
+  int64_t deadline = NowMs() + options_.retry_timeout_ms;
+  int64_t delay = 100;
+  while (true) {
+    ErrorPtr error(rd_kafka_commit_transaction(rk_, options_.operation_timeout_ms));
+    if (!error) return Status::Ok();
+    if (rd_kafka_error_is_retriable(error.get()) && !rd_kafka_error_txn_requires_abort(error.get()) &&
+        !rd_kafka_error_is_fatal(error.get())) {
+      if (NowMs() < deadline) {
+        Backoff(&delay);
+        continue;
+      }
+    }
+    return TxnErrorLocked(error.get(), fmt::format("commit of checkpoint {}", checkpoint_id));
+  }
+}
+
+Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!failed_.ok()) return failed_;
+  if (checkpoint_id <= committed_) return Status::Ok();
+  for (size_t p = 0; p < slots_.size(); ++p) {
+    if (slots_[p].last_precommit < checkpoint_id) {
+      return Status::Internal(fmt::format("kafka exactly-once: commit of checkpoint {} before participant {} "
+                                          "pre-committed it (last {})",
+                                          checkpoint_id, p, slots_[p].last_precommit));
+    }
+  }
+  // Held records of epochs <= checkpoint_id join this transaction.
+  for (Slot& slot : slots_) {
+    while (!slot.segments.empty() && slot.segments.front().sealed_at != 0 &&
+           slot.segments.front().sealed_at <= checkpoint_id) {
+      for (const Buffered& r : slot.segments.front().records) {
+        FLOW_RETURN_IF_ERROR(ProduceLocked(r.topic, r.partition, r.key, r.payload, r.timestamp));
+        buffered_bytes_ -= r.topic.size() + r.key.size() + r.payload.size() + sizeof(Buffered);
+      }
+      slot.segments.pop_front();
+    }
+  }
+  std::string progress =
+      txn_detail::EncodeProgress(options_.job_id, checkpoint_id, static_cast<uint32_t>(slots_.size()));
+  FLOW_RETURN_IF_ERROR(ProduceLocked(options_.progress_topic, 0, options_.job_id, progress, 0));
+  // Not required (commit flushes), but makes `during-commit` mean "everything is in the log".
+  // A flush timeout is not an error here: commit_transaction flushes again and reports it.
+  (void)rd_kafka_flush(rk_, options_.operation_timeout_ms);
+  FaultPoint("during-commit");
+  FLOW_RETURN_IF_ERROR(CommitWithRetryLocked(checkpoint_id));
+  FaultPoint("after-commit-before-cleanup");
+  committed_ = checkpoint_id;
+  ErrorPtr error(rd_kafka_begin_transaction(rk_));
+  if (error) return TxnErrorLocked(error.get(), "begin_transaction");
+  // Participants now level with the transaction write into it directly again.
+  for (Slot& slot : slots_) {
+    if (slot.last_precommit > committed_) continue;
+    for (Segment& segment : slot.segments) {
+      for (const Buffered& r : segment.records) {
+        FLOW_RETURN_IF_ERROR(ProduceLocked(r.topic, r.partition, r.key, r.payload, r.timestamp));
+        buffered_bytes_ -= r.topic.size() + r.key.size() + r.payload.size() + sizeof(Buffered);
+      }
+    }
+    slot.segments.clear();
+  }
+  return Status::Ok();
+}
+
+Status KafkaTransactionGroup::Abort() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!failed_.ok()) return failed_;
+  ErrorPtr error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
+  if (error) return TxnErrorLocked(error.get(), "abort_transaction");
+  failed_ = Status::Aborted(fmt::format("kafka exactly-once (job `{}`): transaction aborted on request; restart "
+                                        "from the last completed checkpoint", options_.job_id));
+  return Status::Ok();
+}
+
+}  // namespace flow::rt

@@ -1,0 +1,349 @@
+// The exactly-once Kafka sink against the real broker (label `kafka`): read_committed readers
+// see committed epochs only; records of a participant ahead of the open transaction wait for the
+// next one; fencing; SIGKILL in the middle of a commit; progress records and the recovery
+// decision. References are lists of values kept by the test.
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flow/runtime/checkpoint/fault_injection.h"
+#include "flow/runtime/txn/kafka_exactly_once_sink.h"
+#include "kafka/kafka_test_env.h"
+
+namespace flow::rt {
+namespace {
+
+using test::Isolation;
+using test::KafkaTestEnv;
+using test::Millis;
+using test::UniqueName;
+
+constexpr uint32_t kParallelism = 2;
+constexpr int kPer = 5;
+
+std::string Value(uint32_t subtask, int64_t epoch, int i) {
+  return "s" + std::to_string(subtask) + "-e" + std::to_string(epoch) + "-" + std::to_string(i);
+}
+
+// Reference: every value of epochs [from, through] of every subtask, sorted.
+std::vector<std::string> Expected(int64_t through, int64_t from = 1) {
+  std::vector<std::string> out;
+  for (int64_t e = from; e <= through; ++e) {
+    for (uint32_t s = 0; s < kParallelism; ++s) {
+      for (int i = 0; i < kPer; ++i) out.push_back(Value(s, e, i));
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+class KafkaExactlyOnceSinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Status reachable = kafka_.CheckReachable(Millis(20000));
+    ASSERT_TRUE(reachable.ok()) << reachable.ToString();
+    auto topic = kafka_.CreateUniqueTopic("eo-out", kParallelism);
+    ASSERT_TRUE(topic.ok()) << topic.status().ToString();
+    topic_ = *topic;
+    job_ = UniqueName("eojob");
+  }
+
+  KafkaTransactionOptions Options() const {
+    KafkaTransactionOptions o;
+    o.brokers = kafka_.brokers();
+    o.job_id = job_;
+    o.transaction_timeout_ms = 60000;
+    o.checkpoints.interval_ms = 1000;
+    o.checkpoints.timeout_ms = 20000;
+    o.operation_timeout_ms = 20000;
+    o.retry_timeout_ms = 20000;
+    return o;
+  }
+
+  std::unique_ptr<KafkaTransactionGroup> StartGroup() {
+    auto group = KafkaTransactionGroup::Start(Options(), kParallelism);
+    EXPECT_TRUE(group.ok()) << group.status().ToString();
+    return group.ok() ? std::move(group).value() : nullptr;
+  }
+
+  // One sink per subtask, subtask s writing to partition s; recovered from `restored`.
+  std::vector<std::unique_ptr<KafkaExactlyOnceSink>> Sinks(KafkaTransactionGroup* group, int64_t restored) {
+    std::vector<std::unique_ptr<KafkaExactlyOnceSink>> sinks;
+    for (uint32_t s = 0; s < kParallelism; ++s) {
+      KafkaExactlyOnceSinkOptions o;
+      o.topic = topic_;
+      o.partitioner = KafkaPartitioner::kExplicit;
+      o.partition = static_cast<int32_t>(s);
+      auto sink = std::make_unique<KafkaExactlyOnceSink>(group, s, o);
+      Status st = sink->Open(s, kParallelism);
+      EXPECT_TRUE(st.ok()) << st.ToString();
+      st = sink->Recover(restored, "");
+      EXPECT_TRUE(st.ok()) << st.ToString();
+      EXPECT_TRUE(sink->BeginTransaction().ok());
+      sinks.push_back(std::move(sink));
+    }
+    return sinks;
+  }
+
+  static void WriteEpoch(TwoPhaseCommitSink& sink, uint32_t subtask, int64_t epoch) {
+    for (int i = 0; i < kPer; ++i) {
+      Status st = sink.Write("", Value(subtask, epoch, i), kNoTimestamp);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+    }
+  }
+
+  static void FullEpoch(std::vector<std::unique_ptr<KafkaExactlyOnceSink>>& sinks, int64_t epoch) {
+    for (uint32_t s = 0; s < kParallelism; ++s) WriteEpoch(*sinks[s], s, epoch);
+    for (auto& sink : sinks) {
+      Status st = sink->PreCommit(epoch);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+    }
+  }
+
+  std::vector<std::string> Read(Isolation isolation) {
+    auto records = kafka_.ConsumeToEnd(topic_, isolation, Millis(40000));
+    EXPECT_TRUE(records.ok()) << records.status().ToString();
+    std::vector<std::string> values;
+    if (records.ok()) {
+      for (const auto& r : *records) values.push_back(r.value);
+    }
+    std::sort(values.begin(), values.end());
+    return values;
+  }
+
+  KafkaTestEnv kafka_;
+  std::string topic_;
+  std::string job_;
+};
+
+TEST_F(KafkaExactlyOnceSinkTest, ReadCommittedSeesCommittedEpochsOnlyAndAheadRecordsWait) {
+  auto group = StartGroup();
+  ASSERT_NE(group, nullptr);
+  EXPECT_EQ(group->last_committed(), 0);
+  EXPECT_EQ(group->transactional_id(), "flow-" + job_);
+  auto sinks = Sinks(group.get(), 0);
+  FullEpoch(sinks, 1);
+  ASSERT_TRUE(sinks[0]->Commit(1).ok());
+  ASSERT_TRUE(sinks[1]->Commit(1).ok());  // no-op: the group committed once for all
+  EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(1));
+
+  // Subtask 0 passes barrier 2 and writes epoch 3 while subtask 1 is still in epoch 2.
+  WriteEpoch(*sinks[0], 0, 2);
+  ASSERT_TRUE(sinks[0]->PreCommit(2).ok());
+  WriteEpoch(*sinks[0], 0, 3);
+  WriteEpoch(*sinks[1], 1, 2);
+  ASSERT_TRUE(sinks[1]->PreCommit(2).ok());
+  ASSERT_TRUE(sinks[1]->Commit(2).ok());
+  // (Not read here: epoch 3 of subtask 0 now sits in the open transaction, which holds back
+  // read_committed readers until it ends; AheadRecordsAreNotPartOfTheEarlierCommit checks it.)
+  WriteEpoch(*sinks[1], 1, 3);
+  ASSERT_TRUE(sinks[0]->PreCommit(3).ok());
+  ASSERT_TRUE(sinks[1]->PreCommit(3).ok());
+  // Epoch 4 is written and pre-committed but never committed: the group goes away.
+  FullEpoch(sinks, 4);
+  ASSERT_TRUE(sinks[0]->Commit(3).ok());
+  EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(3));
+  auto progress = ReadCommittedProgress(kafka_.brokers(), "__flow_progress_" + job_, job_, 20000);
+  ASSERT_TRUE(progress.ok()) << progress.status().ToString();
+  EXPECT_EQ(progress->checkpoint_id, 3);
+  EXPECT_EQ(progress->participants, kParallelism);
+  sinks.clear();
+  group.reset();
+
+  // The next incarnation: init_transactions aborts epoch 4's transaction.
+  auto next = StartGroup();
+  ASSERT_NE(next, nullptr);
+  EXPECT_EQ(next->last_committed(), 3);
+  EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(3));
+}
+
+TEST_F(KafkaExactlyOnceSinkTest, AheadRecordsAreNotPartOfTheEarlierCommit) {
+  {
+    auto group = StartGroup();
+    ASSERT_NE(group, nullptr);
+    auto sinks = Sinks(group.get(), 0);
+    WriteEpoch(*sinks[0], 0, 1);
+    ASSERT_TRUE(sinks[0]->PreCommit(1).ok());
+    WriteEpoch(*sinks[0], 0, 2);  // held: checkpoint 1 is not committed yet
+    WriteEpoch(*sinks[1], 1, 1);
+    ASSERT_TRUE(sinks[1]->PreCommit(1).ok());
+    ASSERT_TRUE(sinks[0]->Commit(1).ok());
+    WriteEpoch(*sinks[1], 1, 2);
+    // Crash: checkpoint 2 never completes.
+  }
+  auto group = StartGroup();
+  ASSERT_NE(group, nullptr);
+  EXPECT_EQ(group->last_committed(), 1);
+  EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(1)) << "epoch 2 leaked into the commit of 1";
+}
+
+TEST_F(KafkaExactlyOnceSinkTest, CommitBeforeEveryParticipantPreCommittedIsRefused) {
+  auto group = StartGroup();
+  ASSERT_NE(group, nullptr);
+  auto sinks = Sinks(group.get(), 0);
+  WriteEpoch(*sinks[0], 0, 1);
+  ASSERT_TRUE(sinks[0]->PreCommit(1).ok());
+  EXPECT_EQ(sinks[0]->Commit(1).code(), StatusCode::kInternal);
+  EXPECT_EQ(sinks[0]->PreCommit(1).code(), StatusCode::kInternal) << "ids must grow";
+}
+
+TEST_F(KafkaExactlyOnceSinkTest, AbortedTransactionIsNeverVisible) {
+  auto group = StartGroup();
+  ASSERT_NE(group, nullptr);
+  auto sinks = Sinks(group.get(), 0);
+  FullEpoch(sinks, 1);
+  ASSERT_TRUE(sinks[0]->Commit(1).ok());
+  FullEpoch(sinks, 2);
+  ASSERT_TRUE(sinks[0]->Abort(2).ok());
+  EXPECT_EQ(sinks[1]->Commit(2).code(), StatusCode::kAborted) << "the group must stay failed";
+  EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(1));
+}
+
+TEST_F(KafkaExactlyOnceSinkTest, SecondInstanceFencesTheFirst) {
+  auto first = StartGroup();
+  ASSERT_NE(first, nullptr);
+  auto sinks = Sinks(first.get(), 0);
+  FullEpoch(sinks, 1);
+  ASSERT_TRUE(sinks[0]->Commit(1).ok());
+  WriteEpoch(*sinks[0], 0, 2);
+  WriteEpoch(*sinks[1], 1, 2);
+
+  auto second = StartGroup();
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->last_committed(), 1);
+
+  Status st;
+  for (auto& sink : sinks) {
+    st = sink->PreCommit(2);
+    if (!st.ok()) break;
+  }
+  if (st.ok()) st = sinks[0]->Commit(2);
+  EXPECT_EQ(st.code(), StatusCode::kFenced) << st.ToString();
+  EXPECT_NE(st.message().find("another instance of job `" + job_ + "` took over"), std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("flow-" + job_), std::string::npos) << st.message();
+  EXPECT_EQ(sinks[1]->Write("", "late", kNoTimestamp).code(), StatusCode::kFenced) << "fencing is sticky";
+  EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(1));
+}
+
+TEST_F(KafkaExactlyOnceSinkTest, RecoverRefusesAnyCheckpointButTheCommittedOne) {
+  auto group = StartGroup();
+  ASSERT_NE(group, nullptr);
+  {
+    auto sinks = Sinks(group.get(), 0);
+    FullEpoch(sinks, 1);
+    ASSERT_TRUE(sinks[0]->Commit(1).ok());
+  }
+  group.reset();
+  group = StartGroup();
+  ASSERT_NE(group, nullptr);
+  KafkaExactlyOnceSinkOptions o;
+  o.topic = topic_;
+  KafkaExactlyOnceSink sink(group.get(), 0, o);
+  ASSERT_TRUE(sink.Open(0, kParallelism).ok());
+  Status st = sink.Recover(2, "");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("restore exactly chk-1"), std::string::npos) << st.message();
+  EXPECT_EQ(sink.Recover(0, "").code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(KafkaExactlyOnceSinkTest, StartValidatesTheTimeoutAgainstTheBroker) {
+  KafkaTransactionOptions o = Options();
+  o.transaction_timeout_ms = 900001;  // the test broker's maximum is 900000
+  auto group = KafkaTransactionGroup::Start(o, 1);
+  ASSERT_FALSE(group.ok());
+  EXPECT_EQ(group.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(group.status().message().find("transaction.max.timeout.ms 900000"), std::string::npos)
+      << group.status().message();
+  o.transaction_timeout_ms = 15000;  // shorter than 1 s interval + 20 s checkpoint timeout
+  group = KafkaTransactionGroup::Start(o, 1);
+  ASSERT_FALSE(group.ok());
+  EXPECT_NE(group.status().message().find("too short"), std::string::npos) << group.status().message();
+  o.transaction_timeout_ms = 0;  // default: the broker's maximum
+  group = KafkaTransactionGroup::Start(o, 1);
+  ASSERT_TRUE(group.ok()) << group.status().ToString();
+  EXPECT_EQ((*group)->transaction_timeout_ms(), 900000);
+}
+
+TEST_F(KafkaExactlyOnceSinkTest, UnreachableBrokerIsUnavailableWithinTheBound) {
+  KafkaTransactionOptions o = Options();
+  o.brokers = "127.0.0.1:1";
+  o.operation_timeout_ms = 2000;
+  o.retry_timeout_ms = 2000;
+  auto group = KafkaTransactionGroup::Start(o, 1);
+  ASSERT_FALSE(group.ok());
+  EXPECT_EQ(group.status().code(), StatusCode::kUnavailable) << group.status().ToString();
+  EXPECT_NE(group.status().message().find("127.0.0.1:1"), std::string::npos) << group.status().message();
+}
+
+// ---- SIGKILL during a commit. The child commits checkpoints 1..3; `chk-N` stands for the
+// checkpoint metadata, made durable (here: recorded) before the commit of N starts.
+class KafkaKillTest : public KafkaExactlyOnceSinkTest,
+                      public ::testing::WithParamInterface<std::pair<const char*, int64_t>> {};
+
+TEST_P(KafkaKillTest, RecoveryRestoresTheCommittedCheckpointAndReplaysWithoutDuplicates) {
+  const auto [fault, expected_committed] = GetParam();
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (!ConfigureFaults(fault).ok()) ::_exit(2);
+    auto group = KafkaTransactionGroup::Start(Options(), kParallelism);
+    if (!group.ok()) ::_exit(3);
+    auto sinks = Sinks(group->get(), 0);
+    for (int64_t e = 1; e <= 3; ++e) {
+      FullEpoch(sinks, e);
+      if (!sinks[0]->Commit(e).ok()) ::_exit(4);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+      << "child did not die at " << fault << " (status " << status << ")";
+
+  // Recovery decision: the newest durable checkpoint may be newer than Kafka's committed one
+  // (killed after its metadata, before its commit); the job restores the committed one.
+  auto group = StartGroup();
+  ASSERT_NE(group, nullptr);
+  EXPECT_EQ(group->last_committed(), expected_committed);
+  EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(expected_committed))
+      << "both subtasks' output of a checkpoint is committed together or not at all";
+  if (std::string(fault).rfind("during-commit", 0) == 0) {
+    // Killed with the next epoch flushed into the log: it is there, only aborted.
+    std::vector<std::string> all = Read(Isolation::kReadUncommitted);
+    for (const std::string& v : Expected(expected_committed + 1, expected_committed + 1)) {
+      EXPECT_TRUE(std::binary_search(all.begin(), all.end(), v)) << v << " never reached the log";
+    }
+  }
+  auto sinks = Sinks(group.get(), group->last_committed());
+  // Deterministic replay from the restored checkpoint: every later epoch once.
+  for (int64_t e = expected_committed + 1; e <= 3; ++e) {
+    FullEpoch(sinks, e);
+    ASSERT_TRUE(sinks[1]->Commit(e).ok());
+  }
+  EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(3));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    FaultPoints, KafkaKillTest,
+    ::testing::Values(std::make_pair("after-precommit:3", int64_t{1}),  // epoch 2, subtask 0
+                      std::make_pair("during-commit:2", int64_t{1}),
+                      std::make_pair("during-commit:3", int64_t{2}),
+                      std::make_pair("after-commit-before-cleanup:2", int64_t{2})),
+    [](const auto& info) {
+      std::string name = info.param.first;
+      for (char& c : name) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      }
+      return name;
+    });
+
+}  // namespace
+}  // namespace flow::rt
