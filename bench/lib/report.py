@@ -70,8 +70,9 @@ def markdown(meta, queries, check, timing, modes, compile_times, failures, notes
     L.append(f"Machine: {meta['nproc']} CPUs ({meta['cpu']}), {meta['memory_gb']} GB; load average "
              f"at the end {' '.join(meta.get('loadavg', []))}. Events per timed run: "
              f"{meta['events']:,}; event-time rate {meta['rate']}/s; parallelism "
-             f"{meta['parallelism']}; median of {meta['runs']} run(s); start-up baseline "
-             f"{meta['baseline_events']:,} events.\n")
+             f"{meta['parallelism']}; median of {meta['runs']} run(s); start-up baseline: "
+             + (f"{meta['baseline_events']:,} events" if meta['baseline_events'] > 0 else
+                "the correctness run") + ".\n")
     L.append("## Correctness (rows / checksum vs the limit program, "
              f"{meta['check_events']:,} events)\n")
     systems = meta["systems"]
