@@ -6,7 +6,7 @@
 // recorded size and CRC-32C. Each skipped checkpoint adds a warning naming the problem, e.g.
 //   "skipping chk-7: no _metadata (incomplete checkpoint)"
 //   "skipping chk-6: chk-6/window-1.snap: checksum mismatch (expected 1a2b3c4d, actual 99aa00ff)"
-//   "skipping chk-5: chk-5/_metadata: checkpoint metadata truncated: 9 bytes, expected at least 12"
+//   "skipping chk-5: chk-5/_metadata: checkpoint metadata truncated: 301 bytes, expected 602"
 // A verified checkpoint of ANOTHER job (fingerprint) or another max parallelism is refused with
 // InvalidArgument rather than skipped: the state dir is most likely the wrong one.
 //
