@@ -308,12 +308,21 @@ Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
                                           checkpoint_id, p, slots_[p].last_precommit));
     }
   }
+  // A record that cannot be queued leaves the transaction incomplete: it must not commit.
+  auto fail = [&](Status cause) {
+    if (!failed_.ok()) return failed_;
+    ErrorPtr abort_error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
+    failed_ = Status::Aborted(fmt::format("{}; transaction of checkpoint {} aborted; restart from the last "
+                                          "completed checkpoint", cause.message(), checkpoint_id));
+    return failed_;
+  };
   // Held records of epochs <= checkpoint_id join this transaction.
   for (Slot& slot : slots_) {
     while (!slot.segments.empty() && slot.segments.front().sealed_at != 0 &&
            slot.segments.front().sealed_at <= checkpoint_id) {
       for (const Buffered& r : slot.segments.front().records) {
-        FLOW_RETURN_IF_ERROR(ProduceLocked(r.topic, r.partition, r.key, r.payload, r.timestamp));
+        Status st = ProduceLocked(r.topic, r.partition, r.key, r.payload, r.timestamp);
+        if (!st.ok()) return fail(st);
         buffered_bytes_ -= r.topic.size() + r.key.size() + r.payload.size() + sizeof(Buffered);
       }
       slot.segments.pop_front();
@@ -321,7 +330,8 @@ Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
   }
   std::string progress =
       txn_detail::EncodeProgress(options_.job_id, checkpoint_id, static_cast<uint32_t>(slots_.size()));
-  FLOW_RETURN_IF_ERROR(ProduceLocked(options_.progress_topic, 0, options_.job_id, progress, 0));
+  Status queued = ProduceLocked(options_.progress_topic, 0, options_.job_id, progress, 0);
+  if (!queued.ok()) return fail(queued);
   // Not required (commit flushes), but makes `during-commit` mean "everything is in the log".
   // A flush timeout is not an error here: commit_transaction flushes again and reports it.
   (void)rd_kafka_flush(rk_, options_.operation_timeout_ms);
@@ -336,7 +346,8 @@ Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
     if (slot.last_precommit > committed_) continue;
     for (Segment& segment : slot.segments) {
       for (const Buffered& r : segment.records) {
-        FLOW_RETURN_IF_ERROR(ProduceLocked(r.topic, r.partition, r.key, r.payload, r.timestamp));
+        Status st = ProduceLocked(r.topic, r.partition, r.key, r.payload, r.timestamp);
+        if (!st.ok()) return fail(st);
         buffered_bytes_ -= r.topic.size() + r.key.size() + r.payload.size() + sizeof(Buffered);
       }
     }

@@ -8,6 +8,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <cctype>
+#include <mutex>
+#include <thread>
 #include <csignal>
 #include <memory>
 #include <string>
@@ -182,6 +187,70 @@ TEST_F(KafkaExactlyOnceSinkTest, AheadRecordsAreNotPartOfTheEarlierCommit) {
   ASSERT_NE(group, nullptr);
   EXPECT_EQ(group->last_committed(), 1);
   EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(1)) << "epoch 2 leaked into the commit of 1";
+}
+
+// Two subtask threads at their own pace; a checkpoint is committed (by whichever thread sees it
+// first) once both pre-committed it, like "complete" after all acks. The uncommitted last epoch
+// is dropped by a restart.
+TEST_F(KafkaExactlyOnceSinkTest, ConcurrentSubtasksCommitEachEpochExactlyOnce) {
+  constexpr int64_t kEpochs = 12;
+  {
+    auto group = StartGroup();
+    ASSERT_NE(group, nullptr);
+    auto sinks = Sinks(group.get(), 0);
+    std::array<std::atomic<int>, kEpochs + 2> precommitted{};
+    std::atomic<bool> failed{false};
+    std::mutex error_mu;
+    std::string error;
+    auto run = [&](uint32_t s) {
+      for (int64_t e = 1; e <= kEpochs + 1 && !failed; ++e) {
+        for (int i = 0; i < kPer; ++i) {
+          Status st = sinks[s]->Write("", Value(s, e, i), kNoTimestamp);
+          if (!st.ok()) {
+            std::lock_guard<std::mutex> lock(error_mu);
+            error = st.ToString();
+            failed = true;
+          }
+        }
+        Status st = sinks[s]->PreCommit(e);
+        if (st.ok() && ++precommitted[e] == static_cast<int>(kParallelism) && e <= kEpochs) {
+          st = sinks[s]->Commit(e);
+        }
+        if (!st.ok()) {
+          std::lock_guard<std::mutex> lock(error_mu);
+          error = st.ToString();
+          failed = true;
+        }
+      }
+    };
+    std::thread t0(run, 0), t1(run, 1);
+    t0.join();
+    t1.join();
+    ASSERT_FALSE(failed) << error;
+    EXPECT_EQ(group->last_committed(), kEpochs);
+  }
+  auto group = StartGroup();
+  ASSERT_NE(group, nullptr);
+  EXPECT_EQ(group->last_committed(), kEpochs);
+  EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(kEpochs));
+}
+
+TEST_F(KafkaExactlyOnceSinkTest, CorruptProgressRecordIsCorruptionNotACrash) {
+  const std::string progress = "__flow_progress_" + job_;
+  ASSERT_TRUE(kafka_.CreateTopic(progress, 1, {{"cleanup.policy", "compact"}}).ok());
+  ASSERT_TRUE(kafka_.Produce(progress, {test::KafkaRecord{0, job_, "not a progress record", -1}}).ok());
+  auto read = ReadCommittedProgress(kafka_.brokers(), progress, job_, 20000);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kCorruption) << read.status().ToString();
+  auto group = KafkaTransactionGroup::Start(Options(), kParallelism);
+  ASSERT_FALSE(group.ok());
+  EXPECT_EQ(group.status().code(), StatusCode::kCorruption) << group.status().ToString();
+}
+
+TEST_F(KafkaExactlyOnceSinkTest, FreshJobHasNoProgress) {
+  auto read = ReadCommittedProgress(kafka_.brokers(), "__flow_progress_" + job_, job_, 20000);
+  ASSERT_TRUE(read.ok()) << read.status().ToString();
+  EXPECT_EQ(read->checkpoint_id, 0);
 }
 
 TEST_F(KafkaExactlyOnceSinkTest, CommitBeforeEveryParticipantPreCommittedIsRefused) {
