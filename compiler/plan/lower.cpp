@@ -4,6 +4,7 @@
 #include <map>
 
 #include "plan/plan.h"
+#include "sema/connectors.h"
 
 namespace flow::plan {
 namespace {
@@ -73,12 +74,12 @@ class Lowerer {
     if (p.source) {
       const ast::Source& src = *p.source;
       const std::string& kind = src.connector.name.name;
-      if (kind != "file" && kind != "stdin") {
+      if (kind != "file" && kind != "stdin" && kind != "nexmark") {
         Unsupported("the `" + kind + "` source", src.connector.range);
         return -1;
       }
-      std::string format = src.format ? src.format->name.name : "";
-      if (format != "json") {
+      std::string format = src.format ? src.format->name.name : (kind == "nexmark" ? "none" : "");
+      if (format != "json" && format != "raw" && !(kind == "nexmark" && format == "none")) {
         Unsupported("`format " + format + "` on a source", src.format ? src.format->range : src.range);
         return -1;
       }
@@ -183,7 +184,7 @@ class Lowerer {
           std::string format = n->into->format ? n->into->format->name.name : "json";
           if (kind != "stdout" && kind != "file" && kind != "blackhole") {
             Unsupported("the `" + kind + "` sink", n->into->sink.range);
-          } else if (format != "json") {
+          } else if (format != "json" && format != "csv" && format != "raw") {
             Unsupported("`format " + format + "` on a sink", n->into->format->range);
           }
           cur = n->id;
@@ -198,6 +199,13 @@ class Lowerer {
   // The source's record type: sema types the first operator's input as the schema; read it from
   // the schema declaration named by `as`.
   types::Type InputOfFirst(const ast::Pipeline& p) const {
+    if (p.source && p.source->connector.name.name == "nexmark") {
+      for (const ast::NamedArg& a : p.source->connector.args) {
+        if (a.name.name != "kind") continue;
+        if (const auto* n = ast::As<ast::NameExpr>(a.value.get())) return sema::NexmarkRecord(n->name);
+        if (const auto* l = ast::As<ast::LiteralExpr>(a.value.get())) return sema::NexmarkRecord(l->string_value);
+      }
+    }
     if (p.source && p.source->schema) {
       auto it = program_.schemas.find(p.source->schema->name);
       if (it != program_.schemas.end()) return it->second->resolved;

@@ -159,6 +159,54 @@ counts | into stdout format json
   EXPECT_EQ(Sorted(Lines(ran.out)), Sorted(want));
 }
 
+TEST(CodegenEndToEnd, RawSourceExplodeRunningCountToCsv) {
+  std::string dir = ScratchDir("raw_csv");
+  WriteText(dir + "/job.flow", R"(param input: string = "none"
+schema Line { text: string }
+stream words = from file(path: input) format raw as Line
+  | explode split(lower(text), " ") as word
+  | where word != ""
+  | key by word
+  | aggregate count() as n
+  | select word, n
+words | into stdout format csv
+)");
+  std::vector<std::string> lines = {"The cat", "the dog  THE end", "", "a,b \"q\"", "cat"};
+  std::string input;
+  for (const std::string& l : lines) input += l + "\n";
+  WriteText(dir + "/in.txt", input);
+  // Reference: split on single spaces, lower-case ASCII, skip empty words, running count.
+  std::map<std::string, int64_t> counts;
+  std::vector<std::string> want;
+  for (const std::string& l : lines) {
+    if (l.empty()) continue;  // the file source skips empty lines
+    std::string lower = l;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    size_t start = 0;
+    while (start <= lower.size()) {
+      size_t end = lower.find(' ', start);
+      if (end == std::string::npos) end = lower.size();
+      std::string w = lower.substr(start, end - start);
+      if (!w.empty()) {
+        bool quote = w.find_first_of(",\"") != std::string::npos;
+        std::string field = w;
+        if (quote) {
+          field = "\"";
+          for (char c : w) field += c == '"' ? std::string("\"\"") : std::string(1, c);
+          field += "\"";
+        }
+        want.push_back(field + "," + std::to_string(++counts[w]));
+      }
+      start = end + 1;
+    }
+  }
+  Ran built = BuildJob(dir + "/job.flow", dir + "/job");
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  Ran ran = RunCmd({dir + "/job", "--parallelism", "2", "--set", "input=" + dir + "/in.txt"});
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_EQ(Sorted(Lines(ran.out)), Sorted(want));
+}
+
 TEST(CodegenEndToEnd, HostileStringsAndNamesComeOutByteForByte) {
   // The script lives in a directory whose name needs escaping in #line directives.
   std::string dir = ScratchDir("hostile") + "/we\"ird\\dir ?\?= */ x";

@@ -16,6 +16,7 @@
 
 #include "flow/runtime/connectors/connector_factory.h"
 #include "flow/runtime/engine/raw_adapters.h"
+#include "flow/runtime/formats/csv_encoder.h"
 #include "flow/runtime/formats/json_codecs.h"
 #include "flow/runtime/formats/json_decoder.h"
 #include "flow/runtime/formats/json_encoder.h"
@@ -80,6 +81,48 @@ template <typename T, typename Fn>
   auto raw = RawSinkFactoryFor(std::move(kind), std::move(options));
   if (!raw.ok()) return raw.status();
   return rt::RawSinkAdapter<T>(std::move(*raw), EncodeJsonWith<T, Fn>(std::move(encode)));
+}
+
+// decode: Status(const RawRecord&, T*), needing no per-subtask state (raw format).
+template <typename T, typename Decode>
+[[nodiscard]] rt::Result<rt::SourceFactory<T>> MakeDecodedSource(std::string kind, rt::ConnectorOptions options,
+                                                                 Decode decode, rt::DecodeErrorHandling errors = {}) {
+  auto raw = RawSourceFactoryFor(std::move(kind), std::move(options));
+  if (!raw.ok()) return raw.status();
+  return rt::RawSourceAdapter<T>(std::move(*raw), std::move(decode), std::move(errors));
+}
+
+template <typename T, typename Fn>
+class EncodeCsvWith {
+ public:
+  explicit EncodeCsvWith(Fn fn) : fn_(std::move(fn)) {}
+  EncodeCsvWith(const EncodeCsvWith& other) : fn_(other.fn_) {}
+  EncodeCsvWith& operator=(const EncodeCsvWith&) = delete;
+  void operator()(const T& record, std::string* /*key*/, std::string* payload) {
+    encoder_.Clear();
+    fn_(record, &encoder_);
+    payload->assign(encoder_.view());
+  }
+
+ private:
+  Fn fn_;
+  rt::CsvEncoder encoder_;
+};
+
+// encode: void(const T&, CsvEncoder*) writing the fields in order.
+template <typename T, typename Fn>
+[[nodiscard]] rt::Result<rt::SinkFactory<T>> MakeCsvSink(std::string kind, rt::ConnectorOptions options, Fn encode) {
+  auto raw = RawSinkFactoryFor(std::move(kind), std::move(options));
+  if (!raw.ok()) return raw.status();
+  return rt::RawSinkAdapter<T>(std::move(*raw), EncodeCsvWith<T, Fn>(std::move(encode)));
+}
+
+// encode: void(const T&, std::string* key, std::string* payload) (raw format: the one field).
+template <typename T, typename Encode>
+[[nodiscard]] rt::Result<rt::SinkFactory<T>> MakeEncodedSink(std::string kind, rt::ConnectorOptions options, Encode encode) {
+  auto raw = RawSinkFactoryFor(std::move(kind), std::move(options));
+  if (!raw.ok()) return raw.status();
+  return rt::RawSinkAdapter<T>(std::move(*raw), std::move(encode));
 }
 
 }  // namespace flow::exec

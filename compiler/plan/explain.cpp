@@ -1,0 +1,187 @@
+#include "plan/explain.h"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+namespace flow::plan {
+namespace {
+
+constexpr size_t kMaxSnippet = 72;  // longer operator texts are cut with "..."
+
+// The script text of `range` on one line: runs of whitespace become one space.
+std::string Snippet(std::string_view source, const diag::SourceRange& range) {
+  if (source.empty() || range.end <= range.begin || range.end > source.size()) return "";
+  std::string out;
+  bool space = false;
+  for (char c : source.substr(range.begin, range.end - range.begin)) {
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out.push_back(' ');
+    space = false;
+    out.push_back(c);
+  }
+  if (out.size() > kMaxSnippet) out = out.substr(0, kMaxSnippet - 3) + "...";
+  return out;
+}
+
+// `format csv(header: true)` as written, or `format NAME` when the text is not at hand.
+std::string FormatText(std::string_view source, const ast::FormatClause& f) {
+  std::string text = Snippet(source, f.range);
+  return text.rfind("format", 0) == 0 ? text : "format " + f.name.name;
+}
+
+std::string Join(const std::vector<std::string>& items, const char* sep) {
+  std::string s;
+  for (const std::string& i : items) s.append(s.empty() ? "" : sep).append(i);
+  return s;
+}
+
+bool IsGlobalAggregate(const Node& n) {
+  if (const auto* w = As<WindowAggregateNode>(&n)) return w->key == nullptr;
+  if (const auto* r = As<RunningAggregateNode>(&n)) return r->key == nullptr;
+  return false;
+}
+
+std::string Parallelism(const Node& n) {
+  if (const auto* s = As<SourceNode>(&n)) {
+    if (s->source && s->source->connector.name.name == "stdin") return "1 (stdin has one reader)";
+  }
+  if (IsGlobalAggregate(n)) return "1 (global aggregate)";
+  return "job parallelism";
+}
+
+// How records travel from `input` to `n`.
+std::string Partitioning(const Plan& plan, const Node& n, int input) {
+  if (const auto* k = As<KeyByNode>(plan.Get(input))) {
+    return "hash by " + Join(k->op->key_names, ", ");
+  }
+  if (IsGlobalAggregate(n)) return "all to one subtask";
+  return "forward";
+}
+
+std::string StepName(const ast::Op& op) {
+  switch (op.kind) {
+    case ast::OpKind::kWhere: return "where";
+    case ast::OpKind::kSelect: return "select";
+    case ast::OpKind::kExplode: return "explode";
+    default: return "?";
+  }
+}
+
+std::string LineOf(const diag::SourceRange& r) {
+  return r.valid() ? "line " + std::to_string(r.line) : "no line";
+}
+
+// One node as a title and detail lines, shared by the text and DOT renderings.
+struct Block {
+  std::string title;
+  std::vector<std::string> details;
+};
+
+Block Describe(const Plan& plan, const Node& n, std::string_view source) {
+  Block b;
+  std::string what = n.Describe();
+  if (const auto* s = As<SourceNode>(&n); s && s->source) {
+    std::string call = Snippet(source, s->source->connector.range);
+    if (!call.empty()) {
+      what = call;
+      if (s->source->format) what.append(" ").append(FormatText(source, *s->source->format));
+      what.append(" decodes {").append(Join({s->decoded.begin(), s->decoded.end()}, ", ")).append("}");
+    }
+  } else if (const auto* k = As<SinkNode>(&n); k && k->into) {
+    std::string call = Snippet(source, k->into->sink.range);
+    if (!call.empty()) {
+      what = call;
+      if (k->into->format) what.append(" ").append(FormatText(source, *k->into->format));
+    }
+  } else if (const auto* c = As<ChainNode>(&n)) {
+    what = std::to_string(c->steps.size()) + (c->steps.size() == 1 ? " step" : " steps");
+  }
+  b.title = "#" + std::to_string(n.id) + " " + KindName(n.kind) + " " + what;
+  b.details.push_back("stream: " + n.stream + ", " + LineOf(n.range));
+  b.details.push_back("parallelism: " + Parallelism(n));
+  for (int in : n.inputs) {
+    b.details.push_back("input: #" + std::to_string(in) + " " + Partitioning(plan, n, in));
+  }
+  if (const auto* c = As<ChainNode>(&n)) {
+    for (size_t i = 0; i < c->steps.size(); ++i) {
+      const ast::Op& op = *c->steps[i].op;
+      std::string text = Snippet(source, op.range);
+      if (text.empty()) text = StepName(op);
+      b.details.push_back("step " + std::to_string(i + 1) + ": " + text + " (" + LineOf(op.range) + ")");
+    }
+  }
+  b.details.push_back("output: " + n.output.ToString());
+  return b;
+}
+
+// Longest path from a source, so a node is indented below every input.
+std::map<int, int> Depths(const std::vector<const Node*>& nodes) {
+  std::map<int, int> depth;
+  for (const Node* n : nodes) {
+    int d = 0;
+    for (int in : n->inputs) {
+      auto it = depth.find(in);
+      if (it != depth.end()) d = std::max(d, it->second + 1);
+    }
+    depth[n->id] = d;
+  }
+  return depth;
+}
+
+}  // namespace
+
+std::string ExplainText(const Plan& plan, std::string_view source) {
+  std::vector<const Node*> nodes = plan.Ordered();
+  std::map<int, int> depth = Depths(nodes);
+  std::string out;
+  for (const Node* n : nodes) {
+    std::string indent(static_cast<size_t>(depth[n->id]) * 2, ' ');
+    Block b = Describe(plan, *n, source);
+    out.append(indent).append(b.title).append("\n");
+    for (const std::string& d : b.details) out.append(indent).append("    ").append(d).append("\n");
+  }
+  return out;
+}
+
+std::string DotEscape(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\\' || c == '"') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (c == '\n') {
+      out.append("\\l");
+    } else if (c == '\r') {
+      if (i + 1 >= text.size() || text[i + 1] != '\n') out.append("\\l");
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      out.push_back(' ');
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string ExplainDot(const Plan& plan, std::string_view source) {
+  std::string out = "digraph plan {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\"];\n";
+  for (const Node* n : plan.Ordered()) {
+    Block b = Describe(plan, *n, source);
+    std::string label = b.title + "\n";
+    for (const std::string& d : b.details) label.append(d).append("\n");
+    out.append("  n").append(std::to_string(n->id)).append(" [label=\"").append(DotEscape(label)).append("\"];\n");
+  }
+  for (const Node* n : plan.Ordered()) {
+    for (int in : n->inputs) {
+      out.append("  n").append(std::to_string(in)).append(" -> n").append(std::to_string(n->id));
+      out.append(" [label=\"").append(DotEscape(Partitioning(plan, *n, in))).append("\"];\n");
+    }
+  }
+  return out + "}\n";
+}
+
+}  // namespace flow::plan
