@@ -13,7 +13,8 @@ namespace flow::driver {
 namespace {
 
 const std::vector<const Command*>& Commands() {
-  static const std::vector<const Command*> commands = {&kCheckCommand, &kBuildCommand, &kEmitCppCommand};
+  static const std::vector<const Command*> commands = {&kCheckCommand, &kBuildCommand, &kEmitCppCommand,
+                                                         &kExplainCommand};
   return commands;
 }
 

@@ -19,6 +19,7 @@ struct Command {
 extern const Command kCheckCommand;
 extern const Command kBuildCommand;
 extern const Command kEmitCppCommand;
+extern const Command kExplainCommand;
 
 // Prints "flowc: error: <message>" and a hint to stderr; returns 2.
 int UsageError(const std::string& message, std::string_view command = {});
