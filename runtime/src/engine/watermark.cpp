@@ -99,17 +99,22 @@ bool WatermarkCombiner::AllEnded() const {
 }
 
 bool WatermarkCombiner::Recompute() {
-  // Ended channels count as kMaxWatermark; idle ones are skipped. With no active channel left
-  // (all idle, or idle + ended) nothing advances: an idle input may still send late data.
+  // Ended channels count as kMaxWatermark; idle ones are skipped. When every open channel is idle,
+  // nothing holds time back any more: advance to the highest watermark an open channel reached
+  // (as Flink does), so an input that went quiet last does not freeze the job.
   TimestampMs low = kMaxWatermark;
+  TimestampMs high_idle = kMinWatermark;
   bool any_active = false;
   for (const In& c : in_) {
     if (c.ended) continue;
-    if (c.idle) continue;
+    if (c.idle) {
+      high_idle = std::max(high_idle, c.wm);
+      continue;
+    }
     low = std::min(low, c.wm);
     any_active = true;
   }
-  if (!any_active && !AllEnded()) return false;
+  if (!any_active && !AllEnded()) low = high_idle;
   if (low <= current_) return false;
   current_ = low;
   return true;

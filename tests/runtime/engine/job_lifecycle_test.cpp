@@ -144,7 +144,7 @@ class SlowSink final : public SinkFunction<int64_t> {
  public:
   explicit SlowSink(Flow* f) : f_(f) {}
   Status Write(const Batch<int64_t>& b) override {
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
     int64_t consumed = f_->consumed.fetch_add(static_cast<int64_t>(b.size())) + static_cast<int64_t>(b.size());
     int64_t in_flight = f_->produced.load() - consumed;
     int64_t prev = f_->max_in_flight.load();

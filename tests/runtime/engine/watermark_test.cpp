@@ -101,16 +101,34 @@ TEST(WatermarkCombinerTest, IdleChannelsAreExcluded) {
   EXPECT_EQ(c.current(), 600);
 }
 
-TEST(WatermarkCombinerTest, AllIdleDoesNotAdvance) {
-  WatermarkCombiner c(2);
+TEST(WatermarkCombinerTest, AllIdleAdvancesToHighestIdleWatermark) {
+  WatermarkCombiner c(3);
   c.OnWatermark(0, 10);
   c.OnWatermark(1, 20);
+  c.OnWatermark(2, 15);
   EXPECT_EQ(c.current(), 10);
-  EXPECT_TRUE(c.OnIdle(0, true));  // only channel 1 counts now
-  EXPECT_EQ(c.current(), 20);
-  EXPECT_FALSE(c.OnIdle(1, true));
+  EXPECT_FALSE(c.OnIdle(1, true));  // channels 0 and 2 still hold it at 10
+  EXPECT_FALSE(c.OnIdle(2, true));
+  EXPECT_EQ(c.current(), 10);
+  EXPECT_FALSE(c.AllIdle());
+  // Every open channel idle: nothing holds time back, the highest watermark wins.
+  EXPECT_TRUE(c.OnIdle(0, true));
   EXPECT_TRUE(c.AllIdle());
   EXPECT_EQ(c.current(), 20);
+  // A channel that comes back behind does not move the output backwards.
+  EXPECT_FALSE(c.OnIdle(0, false));
+  EXPECT_EQ(c.current(), 20);
+}
+
+TEST(WatermarkCombinerTest, IdleWithEndedChannelsUsesOnlyOpenOnes) {
+  WatermarkCombiner c(2);
+  c.OnWatermark(0, 10);
+  c.OnWatermark(1, 30);
+  EXPECT_FALSE(c.OnEnd(1));  // channel 0 still holds it at 10
+  EXPECT_EQ(c.current(), 10);
+  // The ended channel (kMaxWatermark) must not make an idle input jump to the end of time.
+  EXPECT_FALSE(c.OnIdle(0, true));
+  EXPECT_EQ(c.current(), 10);
 }
 
 TEST(WatermarkCombinerTest, EndedChannelsCountAsMax) {

@@ -62,7 +62,8 @@ class WatermarkGenerator {
 };
 
 // Combines the watermarks of N input channels: output = min over channels that are neither idle
-// nor ended (an ended channel counts as kMaxWatermark); the output only ever increases.
+// nor ended (an ended channel counts as kMaxWatermark); when every open channel is idle, the max
+// of their watermarks. The output only ever increases.
 class WatermarkCombiner {
  public:
   explicit WatermarkCombiner(size_t channels);
