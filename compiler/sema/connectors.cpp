@@ -1,7 +1,9 @@
 #include "sema/connectors.h"
 
 #include <set>
+#include <span>
 
+#include "flow/runtime/generators/generator_args.h"
 #include "sema/checker_impl.h"
 
 namespace flow::sema {
@@ -13,6 +15,28 @@ ArgSpec Arg(std::string name, Type type, bool required, std::vector<std::string>
   return ArgSpec{std::move(name), std::move(type), required, std::move(choices)};
 }
 
+// The generators' arguments come from the runtime's own tables, so the checker accepts exactly
+// what the generated job's argument parser accepts.
+std::vector<ArgSpec> FromRuntime(std::span<const rt::GeneratorArgSpec> specs) {
+  std::vector<ArgSpec> out;
+  for (const rt::GeneratorArgSpec& s : specs) {
+    std::string name(s.name);
+    switch (s.type) {
+      case rt::GeneratorArgType::kInt: out.push_back(Arg(name, Type::Int(), s.required)); break;
+      case rt::GeneratorArgType::kNumber: out.push_back(Arg(name, Type::Float(), s.required)); break;
+      case rt::GeneratorArgType::kDuration: out.push_back(Arg(name, Type::Duration(), s.required)); break;
+      case rt::GeneratorArgType::kTimestamp: out.push_back(Arg(name, Type::Timestamp(), s.required)); break;
+      case rt::GeneratorArgType::kKind:
+        out.push_back(Arg(name, Type::String(), s.required,
+                          {rt::NexmarkKindName(rt::NexmarkKind::kBid),
+                           rt::NexmarkKindName(rt::NexmarkKind::kAuction),
+                           rt::NexmarkKindName(rt::NexmarkKind::kPerson)}));
+        break;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 const std::vector<ConnectorSpec>& AllConnectors() {
@@ -21,7 +45,8 @@ const std::vector<ConnectorSpec>& AllConnectors() {
        true,
        {Arg("topic", Type::String(), true), Arg("brokers", Type::String(), true),
         Arg("group", Type::String(), false),
-        Arg("start", Type::String(), false, {"earliest", "latest"})},
+        Arg("start", Type::String(), false, {"earliest", "latest", "committed"}),
+        Arg("read_committed", Type::Bool(), false)},
        Need::kRequired,
        Need::kRequired,
        false,
@@ -36,18 +61,14 @@ const std::vector<ConnectorSpec>& AllConnectors() {
       {"stdin", true, {}, Need::kRequired, Need::kRequired, false, "stdin()"},
       {"datagen",
        true,
-       {Arg("count", Type::Int(), false), Arg("rate", Type::Int(), false),
-        Arg("seed", Type::Int(), false), Arg("cardinality", Type::Int(), false),
-        Arg("max", Type::Int(), false), Arg("disorder", Type::Duration(), false)},
+       FromRuntime(rt::DatagenArgSpecs()),
        Need::kNo,
        Need::kRequired,
        false,
        "datagen(count: 1000, rate: 100, seed: 7) as Schema"},
       {"nexmark",
        true,
-       {Arg("kind", Type::String(), true, {"bid", "auction", "person"}),
-        Arg("events", Type::Int(), false), Arg("rate", Type::Int(), false),
-        Arg("seed", Type::Int(), false)},
+       FromRuntime(rt::NexmarkArgSpecs()),
        Need::kNo,
        Need::kNo,
        false,

@@ -1,7 +1,9 @@
 #pragma once
 // The connectors and formats the checker knows: their arguments (name, type, required) and what
-// they need (a format, a schema) or support (exactly-once). One table, read by the checker and by
-// docs/compiler.md's author; the runtime implements the same set.
+// they need (a format, a schema) or support (exactly-once). The `nexmark` and `datagen` arguments
+// are read from the runtime's tables (flow/runtime/generators/generator_args.h); the connector
+// arguments are the language's names for the runtime factory's options
+// (flow/runtime/connectors/connector_factory.h), and tests/sema/ checks the runtime accepts each.
 
 #include <string>
 #include <string_view>
