@@ -71,9 +71,18 @@ KafkaTransactionGroup::KafkaTransactionGroup(KafkaTransactionOptions options, ui
     : options_(std::move(options)), slots_(participants) {}
 
 KafkaTransactionGroup::~KafkaTransactionGroup() {
-  // An open transaction is left to the next incarnation's init_transactions (or the broker's
-  // timeout) to abort; never committed here.
-  if (rk_ != nullptr) rd_kafka_destroy(rk_);
+  if (rk_ == nullptr) return;
+  // Never commits. Aborting the open transaction now (instead of leaving it to the next
+  // incarnation's init_transactions or the broker's timeout) frees read_committed readers at
+  // once. The flush also avoids a librdkafka 2.0 assertion when a handle is destroyed while an
+  // AddPartitionsToTxn request is in flight. Both are bounded; errors change nothing: an
+  // unaborted transaction is never committed either.
+  if (failed_.ok()) {
+    constexpr int kShutdownMs = 5000;
+    (void)rd_kafka_flush(rk_, std::min(options_.operation_timeout_ms, kShutdownMs));
+    ErrorPtr error(rd_kafka_abort_transaction(rk_, std::min(options_.operation_timeout_ms, kShutdownMs)));
+  }
+  rd_kafka_destroy(rk_);
 }
 
 Result<std::unique_ptr<KafkaTransactionGroup>> KafkaTransactionGroup::Start(KafkaTransactionOptions options,
@@ -170,6 +179,7 @@ Status KafkaTransactionGroup::TxnErrorLocked(rd_kafka_error_t* error, std::strin
     return failed_;
   }
   if (rd_kafka_error_txn_requires_abort(error)) {
+    FlushBeforeAbortLocked();
     ErrorPtr abort_error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
     failed_ = Status::Aborted(what + "; transaction aborted" +
                               (abort_error ? std::string(" (abort failed: ") +
@@ -180,6 +190,14 @@ Status KafkaTransactionGroup::TxnErrorLocked(rd_kafka_error_t* error, std::strin
   }
   if (rd_kafka_error_is_retriable(error)) return Status::Unavailable(what);
   return Status::IoError(what);
+}
+
+void KafkaTransactionGroup::FlushBeforeAbortLocked() {
+  // librdkafka may send EndTxn(abort) before the coordinator processed AddPartitionsToTxn for the
+  // records in flight; the broker then answers INVALID_TXN_STATE, which is fatal (librdkafka
+  // issue 4849). Once the records are acknowledged their partitions are registered. A flush
+  // timeout is fine: the abort is attempted anyway and a failure leaves nothing committed.
+  (void)rd_kafka_flush(rk_, options_.operation_timeout_ms);
 }
 
 Result<int32_t> KafkaTransactionGroup::PartitionCount(const std::string& topic) {
@@ -311,6 +329,7 @@ Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
   // A record that cannot be queued leaves the transaction incomplete: it must not commit.
   auto fail = [&](Status cause) {
     if (!failed_.ok()) return failed_;
+    FlushBeforeAbortLocked();
     ErrorPtr abort_error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
     failed_ = Status::Aborted(fmt::format("{}; transaction of checkpoint {} aborted; restart from the last "
                                           "completed checkpoint", cause.message(), checkpoint_id));
@@ -359,6 +378,7 @@ Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
 Status KafkaTransactionGroup::Abort() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!failed_.ok()) return failed_;
+  FlushBeforeAbortLocked();
   ErrorPtr error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
   if (error) return TxnErrorLocked(error.get(), "abort_transaction");
   failed_ = Status::Aborted(fmt::format("kafka exactly-once (job `{}`): transaction aborted on request; restart "

@@ -253,6 +253,33 @@ TEST_F(KafkaExactlyOnceSinkTest, FreshJobHasNoProgress) {
   EXPECT_EQ(read->checkpoint_id, 0);
 }
 
+TEST_F(KafkaExactlyOnceSinkTest, CommitOfNCoversAnAbortedEarlierCheckpoint) {
+  auto group = StartGroup();
+  ASSERT_NE(group, nullptr);
+  auto sinks = Sinks(group.get(), 0);
+  FullEpoch(sinks, 1);  // checkpoint 1 is aborted: no Commit(1)
+  FullEpoch(sinks, 2);
+  ASSERT_TRUE(sinks[0]->Commit(2).ok());
+  EXPECT_EQ(group->last_committed(), 2);
+  EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(2));
+}
+
+TEST_F(KafkaExactlyOnceSinkTest, RecoverRefusesTheStateOfAnotherJob) {
+  auto group = StartGroup();
+  ASSERT_NE(group, nullptr);
+  KafkaExactlyOnceSinkOptions o;
+  o.topic = topic_;
+  KafkaExactlyOnceSink sink(group.get(), 0, o);
+  ASSERT_TRUE(sink.Open(0, kParallelism).ok());
+  BinaryWriter state;
+  ASSERT_TRUE(sink.SnapshotTransactionState(0, &state).ok());
+  std::string other = state.Release();
+  other.replace(other.find(job_), job_.size(), std::string(job_.size(), 'x'));
+  Status st = sink.Recover(0, other);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_EQ(sink.Recover(0, std::string("\x01", 1)).code(), StatusCode::kCorruption);
+}
+
 TEST_F(KafkaExactlyOnceSinkTest, CommitBeforeEveryParticipantPreCommittedIsRefused) {
   auto group = StartGroup();
   ASSERT_NE(group, nullptr);

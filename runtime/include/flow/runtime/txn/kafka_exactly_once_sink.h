@@ -100,6 +100,7 @@ class KafkaTransactionGroup {
   // exactly-once Kafka sinks of the job).
   [[nodiscard]] static Result<std::unique_ptr<KafkaTransactionGroup>> Start(
       KafkaTransactionOptions options, uint32_t participants);
+  // Aborts the open transaction (bounded, best effort; never commits) and closes the producer.
   ~KafkaTransactionGroup();
   KafkaTransactionGroup(const KafkaTransactionGroup&) = delete;
   KafkaTransactionGroup& operator=(const KafkaTransactionGroup&) = delete;
@@ -148,6 +149,7 @@ class KafkaTransactionGroup {
                        std::string_view payload, int64_t timestamp);
   Status TxnErrorLocked(rd_kafka_error_s* error, std::string_view step);
   Status CommitWithRetryLocked(int64_t checkpoint_id);
+  void FlushBeforeAbortLocked();
 
   KafkaTransactionOptions options_;
   std::string transactional_id_;
