@@ -15,6 +15,18 @@ KeyedOperatorOptions WithClock(KeyedOperatorOptions o) {
 }
 }  // namespace
 
+std::string OperatorSignature(std::string_view kind,
+                              std::initializer_list<std::pair<std::string_view, int64_t>> params) {
+  std::string s(kind);
+  char sep = '(';
+  for (const auto& [name, value] : params) {
+    s.append(1, sep).append(name).append("=").append(std::to_string(value));
+    sep = ',';
+  }
+  if (params.size() > 0) s.append(")");
+  return s;
+}
+
 Status KeyedOperatorOptions::Validate() const {
   if (allowed_lateness < 0 || allowed_lateness > kMaxWindowDuration) {
     return Status::InvalidArgument("allowed lateness must be between 0 and 2^60 ms, got " +

@@ -5,7 +5,9 @@
 
 namespace flow::rt {
 
-Result<SlidingWindows> SlidingWindows::Tumbling(DurationMs size) { return Sliding(size, size); }
+Result<SlidingWindows> SlidingWindows::Tumbling(DurationMs size) {
+  return Sliding(size, size);
+}
 
 Result<SlidingWindows> SlidingWindows::Sliding(DurationMs size, DurationMs slide) {
   if (size <= 0 || size > kMaxWindowDuration) {

@@ -125,8 +125,8 @@ Status KeyedStateBackend::RestoreGroup(uint32_t key_group, std::string_view blob
       return Status(s.code(), "key group " + std::to_string(key_group) + ": " + s.message());
     }
     if (!tr.AtEnd()) {
-      return Status::Corruption("state '" + name + "' in key group " +
-                                std::to_string(key_group) + " has trailing bytes");
+      return Status::Corruption("state '" + name + "' in key group " + std::to_string(key_group) +
+                                " has trailing bytes");
     }
   }
   if (!r.AtEnd()) {

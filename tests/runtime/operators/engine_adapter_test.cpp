@@ -23,7 +23,8 @@ template <typename T>
 class Sink final : public BatchConsumer<T> {
  public:
   Status ConsumeView(const Batch<T>& batch) override {
-    for (size_t i = 0; i < batch.size(); ++i) rows.emplace_back(batch.records[i], batch.timestamps[i]);
+    for (size_t i = 0; i < batch.size(); ++i)
+      rows.emplace_back(batch.records[i], batch.timestamps[i]);
     return Status::Ok();
   }
   Status OnWatermark(TimestampMs) override { return Status::Ok(); }
@@ -36,7 +37,8 @@ class Sink final : public BatchConsumer<T> {
 std::unique_ptr<WinOp> MakeWindowOp(Collector<WindowRow>* out, KeyedOperatorOptions o) {
   return std::make_unique<WinOp>(
       SlidingWindows::Sliding(10, 5).value(), [](const Event& e) { return e.key; },
-      [](const int64_t& k, TimestampMs s, TimestampMs e, const std::tuple<int64_t, int64_t, int64_t>& r) {
+      [](const int64_t& k, TimestampMs s, TimestampMs e,
+         const std::tuple<int64_t, int64_t, int64_t>& r) {
         return WindowRow{k, s, e, std::get<0>(r), std::get<1>(r), std::get<2>(r), 0};
       },
       out, std::move(o));

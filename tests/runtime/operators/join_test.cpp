@@ -130,7 +130,7 @@ TEST(IntervalJoinTest, StateIsEvictedAsTheWatermarkPassesTPlusBound) {
   op->OnWatermark(109);
   EXPECT_EQ(op->StateSize(), 3u);  // the key's left buffer and two cleanup timers
   op->OnWatermark(110);
-  EXPECT_EQ(op->StateSize(), 2u);  // the record at 100 and its timer are gone
+  EXPECT_EQ(op->StateSize(), 2u);         // the record at 100 and its timer are gone
   op->ProcessRight(Event{1, 0, 3}, 111);  // 11 after 100 (evicted, and out of range anyway)
   op->OnWatermark(kMaxWatermark);
   EXPECT_EQ(Rows(out), (std::vector<PairRow>{{2, 3, 1, 120}}));
@@ -192,8 +192,8 @@ TEST(WindowJoinTest, MatchesReferenceForTumblingAndSlidingWindows) {
   for (uint32_t seed : {4u, 5u}) {
     std::vector<Step> steps = testing::GenerateStream(seed, shape);
     for (auto [size, slide] : shapes) {
-      SCOPED_TRACE("seed " + std::to_string(seed) + " size " + std::to_string(size) +
-                   " slide " + std::to_string(slide));
+      SCOPED_TRACE("seed " + std::to_string(seed) + " size " + std::to_string(size) + " slide " +
+                   std::to_string(slide));
       uint64_t ref_late = 0;
       std::vector<WinRow> ref = NaiveWindowJoin(steps, size, slide, &ref_late);
       EXPECT_GT(ref.size(), 50u);

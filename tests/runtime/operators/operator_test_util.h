@@ -78,11 +78,11 @@ struct Step {
 struct StreamShape {
   int records = 2000;
   int keys = 7;
-  DurationMs max_delay = 20;     // the source's out-of-orderness bound
-  int late_percent = 0;          // records delayed beyond the bound (may be late)
-  DurationMs extra_delay = 60;   // how much beyond
-  int watermark_every = 5;       // records between watermarks
-  TimestampMs start = -500;      // negative times check pre-1970 alignment
+  DurationMs max_delay = 20;    // the source's out-of-orderness bound
+  int late_percent = 0;         // records delayed beyond the bound (may be late)
+  DurationMs extra_delay = 60;  // how much beyond
+  int watermark_every = 5;      // records between watermarks
+  TimestampMs start = -500;     // negative times check pre-1970 alignment
 };
 
 // Records whose time advances by 0..3 ms, displaced back by up to max_delay; a watermark
@@ -98,7 +98,8 @@ inline std::vector<Step> GenerateStream(uint32_t seed, const StreamShape& shape)
       t -= static_cast<TimestampMs>(rng() % (shape.extra_delay + 1));
     }
     Step s;
-    s.event = Event{static_cast<int64_t>(rng() % shape.keys), static_cast<int64_t>(rng() % 1000) - 300, i};
+    s.event = Event{static_cast<int64_t>(rng() % shape.keys),
+                    static_cast<int64_t>(rng() % 1000) - 300, i};
     s.timestamp = t;
     s.side = static_cast<int>(rng() % 2);
     steps.push_back(s);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 
 #include "operator_test_util.h"
@@ -85,8 +86,7 @@ uint64_t CheckAgainstReference(DurationMs size, DurationMs slide, DurationMs lat
     VectorCollector<WindowRow> out;
     uint64_t late = 0;
     auto ops = testing::RunPhases<Op>(
-        steps, plan,
-        [&](KeyGroupSpan range) { return MakeOp(windows, range, lateness, &out); },
+        steps, plan, [&](KeyGroupSpan range) { return MakeOp(windows, range, lateness, &out); },
         [](Op& op, const Step& s) { op.ProcessElement(s.event, s.timestamp); }, &late);
     std::vector<WindowRow> rows;
     for (auto& [row, ts] : out.records) {
@@ -108,7 +108,7 @@ TEST(WindowAggregateTest, TumblingMatchesReference) {
 }
 
 TEST(WindowAggregateTest, SlidingMatchesReference) {
-  const std::pair<DurationMs, DurationMs> shapes[] = {{10, 5}, {10, 3}, {7, 3},  {12, 8},
+  const std::pair<DurationMs, DurationMs> shapes[] = {{10, 5}, {10, 3},   {7, 3}, {12, 8},
                                                       {30, 1}, {100, 15}, {9, 9}, {25, 10}};
   for (uint32_t seed : {11u, 12u}) {
     for (auto [size, slide] : shapes) CheckAgainstReference(size, slide, 0, {}, seed);
@@ -146,7 +146,7 @@ TEST(WindowAggregateTest, LateRecordsReachTheSideHandlerAndCounts) {
   ASSERT_EQ(out.records.size(), 1u);
   EXPECT_EQ(out.records[0].first, (WindowRow{1, 0, 10, 2, 3, 2, 0}));
   EXPECT_EQ(out.records[0].second, 9);
-  op->ProcessElement(Event{1, 4, 102}, 0);  // its only window fired: dropped
+  op->ProcessElement(Event{1, 4, 102}, 0);   // its only window fired: dropped
   op->ProcessElement(Event{1, 8, 103}, 10);  // window [10,20) still open
   op->OnWatermark(kMaxWatermark);
   EXPECT_EQ(late_ids, std::vector<int64_t>{102});
@@ -162,12 +162,13 @@ TEST(WindowAggregateTest, ProcessingTimeFiresOnTheClock) {
   options.time_domain = TimeDomain::kProcessingTime;
   options.clock = [&now] { return now; };
   VectorCollector<WindowRow> out;
-  Op op(SlidingWindows::Tumbling(100).value(), [](const Event& e) { return e.key; },
-        [](const int64_t& key, TimestampMs start, TimestampMs end,
-           const std::tuple<int64_t, int64_t, int64_t>& r) {
-          return WindowRow{key, start, end, std::get<0>(r), std::get<1>(r), std::get<2>(r), 0};
-        },
-        &out, options);
+  Op op(
+      SlidingWindows::Tumbling(100).value(), [](const Event& e) { return e.key; },
+      [](const int64_t& key, TimestampMs start, TimestampMs end,
+         const std::tuple<int64_t, int64_t, int64_t>& r) {
+        return WindowRow{key, start, end, std::get<0>(r), std::get<1>(r), std::get<2>(r), 0};
+      },
+      &out, options);
   op.ProcessElement(Event{1, 5, 0}, /*event time ignored*/ 123456);
   now = 1050;
   op.ProcessElement(Event{1, 6, 1}, 0);
@@ -212,6 +213,22 @@ TEST(WindowAggregateTest, SnapshotOfAnotherOperatorKindIsRejected) {
   EXPECT_NE(s.message().find("session_window"), std::string::npos) << s.message();
 }
 
+TEST(WindowAggregateTest, ChangedWindowParametersAreRejectedOnRestore) {
+  VectorCollector<WindowRow> out;
+  auto op = MakeOp(SlidingWindows::Sliding(10, 5).value(), KeyGroupSpan::All(), 0, &out);
+  op->ProcessElement(Event{1, 1, 0}, 3);
+  BinaryWriter w;
+  op->SnapshotState(&w);
+  auto other_lateness =
+      MakeOp(SlidingWindows::Sliding(10, 5).value(), KeyGroupSpan::All(), 7, &out);
+  auto other_slide = MakeOp(SlidingWindows::Sliding(10, 2).value(), KeyGroupSpan::All(), 0, &out);
+  auto same = MakeOp(SlidingWindows::Sliding(10, 5).value(), KeyGroupSpan::All(), 0, &out);
+  BinaryReader r1(w.data()), r2(w.data()), r3(w.data());
+  EXPECT_EQ(other_lateness->RestoreState(&r1).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(other_slide->RestoreState(&r2).code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(same->RestoreState(&r3).ok());
+}
+
 TEST(WindowAggregateTest, InvalidSpecsAndCorruptSnapshotsAreErrors) {
   EXPECT_EQ(SlidingWindows::Sliding(10, 0).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(SlidingWindows::Sliding(10, 11).status().code(), StatusCode::kInvalidArgument);
@@ -231,16 +248,21 @@ TEST(WindowAggregateTest, InvalidSpecsAndCorruptSnapshotsAreErrors) {
     BinaryReader r(std::string_view(bytes).substr(0, cut));
     EXPECT_FALSE(fresh->RestoreState(&r).ok());
   }
+  // Layout: u32 magic, u32 version, u64 signature length, signature, i64 watermark, backend.
+  uint64_t signature_length = 0;
+  std::memcpy(&signature_length, bytes.data() + 8, sizeof signature_length);
+  const size_t watermark_at = 16 + signature_length;
   std::mt19937 rng(5);
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 200; ++i) {
     std::string flipped = bytes;
-    flipped[rng() % flipped.size()] ^= static_cast<char>(1 + rng() % 255);
+    size_t at = rng() % flipped.size();
+    flipped[at] ^= static_cast<char>(1 + rng() % 255);
     auto fresh = MakeOp(SlidingWindows::Sliding(10, 5).value(), KeyGroupSpan::All(), 0, &out);
     BinaryReader r(flipped);
-    // The watermark field has no checksum: a flip there restores (a different watermark).
+    // Only the watermark field has no checksum: a flip there restores (a different watermark).
     Status s = fresh->RestoreState(&r);
     if (s.ok()) {
-      EXPECT_NE(flipped.substr(0, 40), bytes.substr(0, 40));
+      EXPECT_TRUE(at >= watermark_at && at < watermark_at + 8) << "flip at " << at;
     }
   }
 }

@@ -40,10 +40,9 @@ TEST(TimerServiceTest, FiresDueTimersInOrderOnceEach) {
         fired.emplace_back(ts, k, ns);
       });
     }
-    EXPECT_TRUE(std::is_sorted(fired.begin(), fired.end(),
-                               [](const Fired& a, const Fired& b) {
-                                 return std::get<0>(a) < std::get<0>(b);
-                               }));
+    EXPECT_TRUE(std::is_sorted(fired.begin(), fired.end(), [](const Fired& a, const Fired& b) {
+      return std::get<0>(a) < std::get<0>(b);
+    }));
     std::sort(fired.begin(), fired.end());
     EXPECT_EQ(fired, std::vector<Fired>(pending.begin(), pending.end()));
     EXPECT_EQ(t->size(), 0u);

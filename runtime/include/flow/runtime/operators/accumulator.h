@@ -19,13 +19,13 @@ namespace flow::rt {
 
 template <typename A, typename In>
 concept Accumulator = std::default_initializable<A> && std::copyable<A> &&
-                      requires(A a, const A& ca, const In& in, BinaryWriter& w, BinaryReader& r) {
-                        a.Add(in);
-                        a.Merge(ca);
-                        ca.Result();
-                        ca.Serialize(w);
-                        { a.Deserialize(r) } -> std::same_as<Status>;
-                      };
+    requires(A a, const A& ca, const In& in, BinaryWriter& w, BinaryReader& r) {
+  a.Add(in);
+  a.Merge(ca);
+  ca.Result();
+  ca.Serialize(w);
+  { a.Deserialize(r) } -> std::same_as<Status>;
+};
 
 template <typename A, typename In>
 concept RetractableAccumulator = Accumulator<A, In> && requires(A a, const In& in) {

@@ -140,7 +140,8 @@ class KeyedTwoInputOperator final : public TwoInputOperator<L, R, Out> {
   }
   Status ProcessBatch2(const Batch<R>& batch, Output<Out>& out) override {
     Op& op = core_.Begin(out);
-    for (size_t i = 0; i < batch.size(); ++i) op.ProcessRight(batch.records[i], batch.timestamps[i]);
+    for (size_t i = 0; i < batch.size(); ++i)
+      op.ProcessRight(batch.records[i], batch.timestamps[i]);
     core_.End();
     return Status::Ok();
   }

@@ -47,7 +47,7 @@ class IntervalJoinOperator {
         right_key_(std::move(right_key)),
         join_(std::move(join)),
         out_(out),
-        core_("interval_join", std::move(options)),
+        core_(OperatorSignature("interval_join", {{"bound", bound}}), std::move(options)),
         left_(core_.backend().template CreateValueState<Key, Buffer<L>>("left")),
         right_(core_.backend().template CreateValueState<Key, Buffer<R>>("right")),
         cleanup_(core_.backend().template CreateTimerService<Key>("join_cleanup")) {
@@ -55,16 +55,16 @@ class IntervalJoinOperator {
   }
 
   void ProcessLeft(const L& record, TimestampMs timestamp) {
-    Process(left_key_(record), record, timestamp, left_, right_, [&](const Key& k, const R& r,
-                                                                     TimestampMs tr) {
-      out_->Collect(join_(k, record, timestamp, r, tr), std::max(timestamp, tr));
-    });
+    Process(left_key_(record), record, timestamp, left_, right_,
+            [&](const Key& k, const R& r, TimestampMs tr) {
+              out_->Collect(join_(k, record, timestamp, r, tr), std::max(timestamp, tr));
+            });
   }
   void ProcessRight(const R& record, TimestampMs timestamp) {
-    Process(right_key_(record), record, timestamp, right_, left_, [&](const Key& k, const L& l,
-                                                                      TimestampMs tl) {
-      out_->Collect(join_(k, l, tl, record, timestamp), std::max(timestamp, tl));
-    });
+    Process(right_key_(record), record, timestamp, right_, left_,
+            [&](const Key& k, const L& l, TimestampMs tl) {
+              out_->Collect(join_(k, l, tl, record, timestamp), std::max(timestamp, tl));
+            });
   }
 
   void OnWatermark(TimestampMs watermark) {

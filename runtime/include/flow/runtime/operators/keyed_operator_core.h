@@ -2,7 +2,7 @@
 // KeyedOperatorCore: what every keyed operator shares: its options, its KeyedStateBackend, the
 // current watermark, record-time validation, counters, and the operator snapshot framing.
 //
-// Operator snapshot format: u32 magic "FLOP", u32 version (1), string operator kind,
+// Operator snapshot format: u32 magic "FLOP", u32 version (1), string operator signature,
 // i64 watermark, then the keyed state backend snapshot (see state/keyed_state_backend.h).
 // Restore may be called several times (one per old subtask when rescaling); it keeps the owned key
 // groups of each and takes the smallest watermark, so no restored subtask sees time go backwards
@@ -12,8 +12,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "flow/runtime/state/keyed_state_backend.h"
 
@@ -42,6 +45,12 @@ struct OperatorCounters {
   uint64_t late_records_dropped = 0;  // arrived after every window they belong to fired
   uint64_t invalid_timestamps = 0;    // beyond +-kMaxEventTime
 };
+
+// "window_aggregate(size=10,slide=5,lateness=0)": the kind plus the parameters the snapshot
+// depends on. A snapshot restores only into an operator with the same signature (timers encode
+// window ends and lateness), so changing them is an InvalidArgument at restore, not silent damage.
+std::string OperatorSignature(std::string_view kind,
+                              std::initializer_list<std::pair<std::string_view, int64_t>> params);
 
 class KeyedOperatorCore {
  public:
@@ -96,7 +105,8 @@ TimestampMs FirstOpenWindowEnd(const Windows& windows, const KeyedOperatorCore& 
   TimestampMs end = windows.FirstWindowEnd(pane_start);
   if (!core.HasFired(end)) return end;
   // HasFired(e) <=> e <= watermark + 1 - lateness; no overflow: the watermark is finite here.
-  return std::max(end, windows.FirstWindowEndAbove(core.watermark() - core.options().allowed_lateness + 1));
+  return std::max(
+      end, windows.FirstWindowEndAbove(core.watermark() - core.options().allowed_lateness + 1));
 }
 
 }  // namespace flow::rt

@@ -31,8 +31,8 @@ template <StateKey Key, typename In, Accumulator<In> Acc, typename Out>
 class SessionWindowOperator {
  public:
   using KeyFn = std::function<Key(const In&)>;
-  using MakeOutputFn =
-      std::function<Out(const Key&, TimestampMs start, TimestampMs end, const AccumulatorResult<Acc>&)>;
+  using MakeOutputFn = std::function<Out(const Key&, TimestampMs start, TimestampMs end,
+                                         const AccumulatorResult<Acc>&)>;
   using LateFn = std::function<void(const In&, TimestampMs)>;
 
   struct Session {
@@ -58,7 +58,9 @@ class SessionWindowOperator {
         key_of_(std::move(key_of)),
         make_output_(std::move(make_output)),
         out_(out),
-        core_("session_window", std::move(options)),
+        core_(OperatorSignature("session_window",
+                                {{"gap", windows.gap()}, {"lateness", options.allowed_lateness}}),
+              std::move(options)),
         sessions_(core_.backend().template CreateValueState<Key, std::vector<Session>>("sessions")),
         timers_(core_.backend().template CreateTimerService<Key>("session_timers")) {}
 
@@ -122,9 +124,8 @@ class SessionWindowOperator {
     uint32_t kg = core_.backend().KeyGroupFor(key);
     std::vector<Session>* open = sessions_->Get(key, kg);
     if (open == nullptr) return;
-    auto it = std::find_if(open->begin(), open->end(), [&](const Session& s) {
-      return core_.FireTime(s.end) == fire_time;
-    });
+    auto it = std::find_if(open->begin(), open->end(),
+                           [&](const Session& s) { return core_.FireTime(s.end) == fire_time; });
     if (it == open->end()) return;
     out_->Collect(make_output_(key, it->start, it->end, it->acc.Result()), it->end - 1);
     open->erase(it);

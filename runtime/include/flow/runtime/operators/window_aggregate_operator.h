@@ -30,8 +30,8 @@ template <StateKey Key, typename In, Accumulator<In> Acc, typename Out>
 class WindowAggregateOperator {
  public:
   using KeyFn = std::function<Key(const In&)>;
-  using MakeOutputFn =
-      std::function<Out(const Key&, TimestampMs start, TimestampMs end, const AccumulatorResult<Acc>&)>;
+  using MakeOutputFn = std::function<Out(const Key&, TimestampMs start, TimestampMs end,
+                                         const AccumulatorResult<Acc>&)>;
   using LateFn = std::function<void(const In&, TimestampMs)>;
 
   // `out` must outlive the operator. `options` must be valid (Validate()).
@@ -41,7 +41,10 @@ class WindowAggregateOperator {
         key_of_(std::move(key_of)),
         make_output_(std::move(make_output)),
         out_(out),
-        core_("window_aggregate", std::move(options)),
+        core_(OperatorSignature("window_aggregate", {{"size", windows.size()},
+                                                     {"slide", windows.slide()},
+                                                     {"lateness", options.allowed_lateness}}),
+              std::move(options)),
         panes_(core_.backend().template CreateMapState<Key, TimestampMs, Acc>("panes")),
         timers_(core_.backend().template CreateTimerService<Key>("window_timers")) {}
 

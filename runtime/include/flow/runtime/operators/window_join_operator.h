@@ -27,7 +27,8 @@ class WindowJoinOperator {
  public:
   using LeftKeyFn = std::function<Key(const L&)>;
   using RightKeyFn = std::function<Key(const R&)>;
-  using JoinFn = std::function<Out(const Key&, TimestampMs start, TimestampMs end, const L&, const R&)>;
+  using JoinFn =
+      std::function<Out(const Key&, TimestampMs start, TimestampMs end, const L&, const R&)>;
 
   WindowJoinOperator(SlidingWindows windows, LeftKeyFn left_key, RightKeyFn right_key, JoinFn join,
                      Collector<Out>* out, KeyedOperatorOptions options = {})
@@ -36,7 +37,10 @@ class WindowJoinOperator {
         right_key_(std::move(right_key)),
         join_(std::move(join)),
         out_(out),
-        core_("window_join", std::move(options)),
+        core_(OperatorSignature("window_join", {{"size", windows.size()},
+                                                {"slide", windows.slide()},
+                                                {"lateness", options.allowed_lateness}}),
+              std::move(options)),
         left_(core_.backend().template CreateMapState<Key, TimestampMs, std::vector<L>>("left")),
         right_(core_.backend().template CreateMapState<Key, TimestampMs, std::vector<R>>("right")),
         timers_(core_.backend().template CreateTimerService<Key>("window_timers")) {}

@@ -29,7 +29,7 @@ struct KeyGroupSpan {
   }
   // Requires 0 < parallelism <= max_parallelism and subtask < parallelism.
   static KeyGroupSpan ForSubtask(uint32_t subtask, uint32_t parallelism,
-                                  uint32_t max_parallelism = kDefaultMaxParallelism) {
+                                 uint32_t max_parallelism = kDefaultMaxParallelism) {
     auto ceil_div = [](uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); };
     return {ceil_div(uint64_t{subtask} * max_parallelism, parallelism),
             ceil_div(uint64_t{subtask + 1} * max_parallelism, parallelism)};

@@ -75,9 +75,9 @@ struct KeyHash<std::optional<T>> {
 };
 
 template <typename T>
-  requires requires(const T& v) {
-    { v.Hash() } -> std::convertible_to<uint64_t>;
-  }
+requires requires(const T& v) {
+  { v.Hash() } -> std::convertible_to<uint64_t>;
+}
 struct KeyHash<T> {
   uint64_t operator()(const T& v) const { return v.Hash(); }
 };
@@ -85,9 +85,9 @@ struct KeyHash<T> {
 // What keyed state needs of a key (and of a MapState user key).
 template <typename K>
 concept StateKey = std::copyable<K> && std::equality_comparable<K> && Serializable<K> &&
-                   requires(const K& k) {
-                     { KeyHash<K>{}(k) } -> std::convertible_to<uint64_t>;
-                   };
+    requires(const K& k) {
+  { KeyHash<K>{}(k) } -> std::convertible_to<uint64_t>;
+};
 
 // For std::unordered_map; the stable hash is good enough for buckets too.
 template <typename K>

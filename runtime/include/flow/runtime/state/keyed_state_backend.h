@@ -32,8 +32,7 @@ namespace flow::rt {
 class KeyedStateBackend {
  public:
   // clock Default: SystemClockMs (only TTL in processing time reads it).
-  explicit KeyedStateBackend(KeyGroupSpan range,
-                             uint32_t max_parallelism = kDefaultMaxParallelism,
+  explicit KeyedStateBackend(KeyGroupSpan range, uint32_t max_parallelism = kDefaultMaxParallelism,
                              ProcessingClock clock = nullptr);
   KeyedStateBackend(const KeyedStateBackend&) = delete;
   KeyedStateBackend& operator=(const KeyedStateBackend&) = delete;

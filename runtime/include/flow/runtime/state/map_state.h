@@ -89,7 +89,8 @@ class MapState : public HeapTable<K, std::unordered_map<UK, TtlEntry<V>, KeyHash
     if (!ttl_.enabled()) return;
     for (auto& m : this->groups()) {
       for (auto it = m.begin(); it != m.end();) {
-        std::erase_if(it->second, [&](const auto& kv) { return ttl_.Expired(kv.second.expires_at); });
+        std::erase_if(it->second,
+                      [&](const auto& kv) { return ttl_.Expired(kv.second.expires_at); });
         it = it->second.empty() ? m.erase(it) : std::next(it);
       }
     }

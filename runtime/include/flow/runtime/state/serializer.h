@@ -53,8 +53,8 @@ template <typename T>
 [[nodiscard]] inline Status ReadCount(BinaryReader& r, uint64_t* n, const char* what) {
   FLOW_RETURN_IF_ERROR(r.GetU64(n));
   if (*n > r.remaining()) {
-    return Status::Corruption(std::string(what) + " count " + std::to_string(*n) +
-                              " exceeds the " + std::to_string(r.remaining()) + " bytes left");
+    return Status::Corruption(std::string(what) + " count " + std::to_string(*n) + " exceeds the " +
+                              std::to_string(r.remaining()) + " bytes left");
   }
   return Status::Ok();
 }
@@ -80,8 +80,7 @@ struct Serializer<T> {
 };
 
 template <std::unsigned_integral T>
-  requires(!std::same_as<T, bool>)
-struct Serializer<T> {
+requires(!std::same_as<T, bool>) struct Serializer<T> {
   static void Write(BinaryWriter& w, T v) { w.PutU64(static_cast<uint64_t>(v)); }
   static Status Read(BinaryReader& r, T* v) {
     uint64_t x = 0;
@@ -216,10 +215,10 @@ struct Serializer<std::unordered_map<K, V, H, E, A>>
 
 // Generated structs (records, keys, accumulators) serialize themselves.
 template <typename T>
-  requires requires(const T& cv, T& v, BinaryWriter& w, BinaryReader& r) {
-    cv.Serialize(w);
-    { v.Deserialize(r) } -> std::same_as<Status>;
-  }
+requires requires(const T& cv, T& v, BinaryWriter& w, BinaryReader& r) {
+  cv.Serialize(w);
+  { v.Deserialize(r) } -> std::same_as<Status>;
+}
 struct Serializer<T> {
   static void Write(BinaryWriter& w, const T& v) { v.Serialize(w); }
   static Status Read(BinaryReader& r, T* v) { return v->Deserialize(r); }

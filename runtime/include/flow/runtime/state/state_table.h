@@ -30,8 +30,8 @@ TimestampMs SystemClockMs();
 struct StateContext {
   KeyGroupSpan range;
   uint32_t max_parallelism = kDefaultMaxParallelism;
-  ProcessingClock clock;                    // Default: SystemClockMs
-  TimestampMs watermark = kMinWatermark;    // advanced by the operator (event-time TTL)
+  ProcessingClock clock;                  // Default: SystemClockMs
+  TimestampMs watermark = kMinWatermark;  // advanced by the operator (event-time TTL)
 };
 
 enum class TtlTimeDomain {

@@ -1,5 +1,6 @@
 #pragma once
-// ValueState<K, V>: one value per key. Created by KeyedStateBackend::CreateValueState, which owns it.
+// ValueState<K, V>: one value per key. Created by KeyedStateBackend::CreateValueState, which owns
+// it.
 //
 // Contract: keys must belong to the backend's key-group range (the engine routes them so; a foreign
 // key is a bug and asserts). Pointers/references returned stay valid until the next insertion or
@@ -34,7 +35,8 @@ class ValueState : public HeapTable<K, TtlEntry<V>> {
 
   void Put(const K& key, V value) { Put(key, this->KeyGroup(key), std::move(value)); }
   void Put(const K& key, uint32_t key_group, V value) {
-    this->Group(key_group).insert_or_assign(key, TtlEntry<V>{std::move(value), ttl_.ExpiryFromNow()});
+    this->Group(key_group).insert_or_assign(key,
+                                            TtlEntry<V>{std::move(value), ttl_.ExpiryFromNow()});
   }
 
   // The value for `key`, default-constructed first when absent or expired. Counts as a write.
@@ -63,9 +65,8 @@ class ValueState : public HeapTable<K, TtlEntry<V>> {
 
   void CleanupExpired() override {
     if (!ttl_.enabled()) return;
-    for (auto& m : this->groups()) std::erase_if(m, [&](const auto& kv) {
-      return ttl_.Expired(kv.second.expires_at);
-    });
+    for (auto& m : this->groups())
+      std::erase_if(m, [&](const auto& kv) { return ttl_.Expired(kv.second.expires_at); });
   }
 
  private:
