@@ -14,11 +14,15 @@
 #include <mutex>
 #include <thread>
 #include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "flow/runtime/checkpoint/fault_injection.h"
+#include "flow/runtime/txn/exactly_once_file_sink.h"
 #include "flow/runtime/txn/kafka_exactly_once_sink.h"
 #include "kafka/kafka_test_env.h"
 
@@ -433,6 +437,147 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_pair("during-commit:2", int64_t{1}),
                       std::make_pair("during-commit:3", int64_t{2}),
                       std::make_pair("after-commit-before-cleanup:2", int64_t{2})),
+    [](const auto& info) {
+      std::string name = info.param.first;
+      for (char& c : name) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      }
+      return name;
+    });
+
+// ---- One job with a Kafka sink and a file sink: Kafka (not resumable) commits first, then the
+// files; recovery restores Kafka's committed checkpoint and the file sink's Recover completes or
+// discards its pending files accordingly. Both outputs must then hold the same epochs.
+namespace fs = std::filesystem;
+
+std::vector<std::string> VisibleFileLines(const std::string& dir) {
+  std::vector<std::string> lines;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    std::string name = entry.path().filename().string();
+    if (name.empty() || name[0] == '.') continue;
+    std::ifstream in(entry.path());
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(line);
+  }
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+class MixedSinksKillTest : public KafkaExactlyOnceSinkTest,
+                           public ::testing::WithParamInterface<std::pair<const char*, int64_t>> {
+ protected:
+  void SetUp() override {
+    KafkaExactlyOnceSinkTest::SetUp();
+    std::string tmpl = "/tmp/flow-txn-mixed-XXXXXX";
+    char* made = ::mkdtemp(tmpl.data());
+    ASSERT_NE(made, nullptr);
+    dir_ = made;
+    fs::create_directories(dir_ + "/out");
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  std::vector<std::unique_ptr<ExactlyOnceFileSink>> FileSinks(int64_t restored, const std::vector<std::string>& states) {
+    std::vector<std::unique_ptr<ExactlyOnceFileSink>> sinks;
+    for (uint32_t s = 0; s < kParallelism; ++s) {
+      ExactlyOnceFileSinkOptions o;
+      o.directory = dir_ + "/out";
+      auto sink = std::make_unique<ExactlyOnceFileSink>(o);
+      EXPECT_TRUE(sink->Open(s, kParallelism).ok());
+      Status st = sink->Recover(restored, states.empty() ? std::string() : states[s]);
+      EXPECT_TRUE(st.ok()) << st.ToString();
+      EXPECT_TRUE(sink->BeginTransaction().ok());
+      sinks.push_back(std::move(sink));
+    }
+    return sinks;
+  }
+
+  // Runs epochs from..3 on both sinks; the file states of checkpoint e go to `chk-e` (the
+  // metadata) before any commit of e.
+  void RunEpochs(KafkaTransactionGroup* group, int64_t restored, const std::vector<std::string>& states) {
+    auto kafka = Sinks(group, restored);
+    auto files = FileSinks(restored, states);
+    for (int64_t e = restored + 1; e <= 3; ++e) {
+      std::vector<std::string> chk;
+      for (uint32_t s = 0; s < kParallelism; ++s) {
+        WriteEpoch(*kafka[s], s, e);
+        WriteEpoch(*files[s], s, e);
+        ASSERT_TRUE(kafka[s]->PreCommit(e).ok());
+        ASSERT_TRUE(files[s]->PreCommit(e).ok());
+        BinaryWriter w;
+        ASSERT_TRUE(files[s]->SnapshotTransactionState(e, &w).ok());
+        chk.push_back(w.Release());
+        ASSERT_TRUE(files[s]->BeginTransaction().ok());
+      }
+      {
+        std::ofstream f(dir_ + "/chk.tmp", std::ios::binary);
+        for (const std::string& st : chk) f << st.size() << '\n' << st;
+      }
+      fs::rename(dir_ + "/chk.tmp", dir_ + "/chk-" + std::to_string(e));
+      ASSERT_TRUE(kafka[0]->Commit(e).ok());  // the non-resumable participant first
+      for (auto& f : files) ASSERT_TRUE(f->Commit(e).ok());
+    }
+  }
+
+  std::vector<std::string> FileStates(int64_t checkpoint) {
+    std::vector<std::string> states;
+    std::ifstream f(dir_ + "/chk-" + std::to_string(checkpoint), std::ios::binary);
+    size_t size = 0;
+    while (f >> size) {
+      f.get();
+      std::string st(size, '\0');
+      f.read(st.data(), static_cast<std::streamsize>(size));
+      states.push_back(st);
+    }
+    return states;
+  }
+
+  std::string dir_;
+};
+
+TEST_P(MixedSinksKillTest, BothOutputsHoldExactlyTheKafkaCommittedEpochs) {
+  const auto [fault, expected_committed] = GetParam();
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (!ConfigureFaults(fault).ok()) ::_exit(2);
+    auto group = KafkaTransactionGroup::Start(Options(), kParallelism);
+    if (!group.ok()) ::_exit(3);
+    RunEpochs(group->get(), 0, {});
+    ::_exit(::testing::Test::HasFailure() ? 4 : 0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+      << "child did not die at " << fault << " (status " << status << ")";
+
+  auto group = StartGroup();
+  ASSERT_NE(group, nullptr);
+  int64_t restored = group->last_committed();
+  ASSERT_EQ(restored, expected_committed);
+  // With Kafka killed during the commit of 2, checkpoint 2 is durable but not committed: it
+  // must not be restored, although it is the newest.
+  EXPECT_EQ(fs::exists(dir_ + "/chk-2"), true);
+  {
+    // Recovery alone: both outputs show exactly the committed epochs.
+    auto files = FileSinks(restored, FileStates(restored));
+    EXPECT_EQ(VisibleFileLines(dir_ + "/out"), Expected(restored));
+  }
+  EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(restored));
+  RunEpochs(group.get(), restored, FileStates(restored));
+  EXPECT_EQ(VisibleFileLines(dir_ + "/out"), Expected(3));
+  EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(3));
+}
+
+// Per epoch: after-precommit hits 4 times, during-commit and after-commit-before-cleanup 3 times
+// each (Kafka first, then the two file subtasks).
+INSTANTIATE_TEST_SUITE_P(
+    FaultPoints, MixedSinksKillTest,
+    ::testing::Values(std::make_pair("during-commit:4", int64_t{1}),  // Kafka commit of 2
+                      std::make_pair("during-commit:5", int64_t{2}),  // file commit of 2
+                      std::make_pair("after-commit-before-cleanup:4", int64_t{2})),
     [](const auto& info) {
       std::string name = info.param.first;
       for (char& c : name) {
