@@ -91,6 +91,20 @@ class Limit:
         r = parse_json_line(out, f"limit {query}")
         return RunResult(r["rows"], int(r["checksum"], 16), cpu, wall)
 
+    def self_test_checksum(self, query, events, rate):
+        """Recomputes the limit's checksum in Python from its printed canonical rows: checks
+        that bench/lib/checksum.py hashes and sums exactly like row_checksum.h."""
+        from checksum import MASK, fnv1a64
+        out = subprocess.run([str(self.binary), "--query", query, "--events", str(events),
+                              "--rate", str(rate), "--print-rows", "1"],
+                             check=True, capture_output=True).stdout.decode("utf-8")
+        lines = out.splitlines()
+        result = parse_json_line(out, f"limit {query}")
+        total = 0
+        for line in lines[:-1]:
+            total = (total + fnv1a64(line.encode("utf-8"))) & MASK
+        return (len(lines) - 1, total) == (result["rows"], int(result["checksum"], 16))
+
     def dump(self, n, rate):
         return subprocess.run([str(self.binary), "--dump", str(n), "--rate", str(rate)],
                               check=True, capture_output=True, text=True).stdout

@@ -2,6 +2,7 @@
 //
 //   nexmark_limit --query q5 --events 1000000 [--rate 10000] [--threads 2]
 //       prints one JSON line: system, query, events, rows, checksum, cpu_s, wall_s
+//   --print-rows 1 also prints each result row's canonical text before the JSON line
 //   nexmark_limit --dump 1000
 //       prints the first N events, one line each with every field ('|'-separated), to compare
 //       against the Flink peer's Java port of the generator
@@ -93,6 +94,8 @@ int main(int argc, char** argv) {
       config.rate = std::atof(value);
     } else if (flag == "--threads") {
       threads = std::atoi(value);
+    } else if (flag == "--print-rows") {
+      flow::bench::RowChecksum::SetEchoAll(std::strcmp(value, "1") == 0);
     } else if (flag == "--dump") {
       dump = std::atoll(value);
     } else {

@@ -10,6 +10,7 @@
 // Threading: one instance per thread; Merge() combines per-thread results.
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -42,8 +43,9 @@ class RowChecksum {
     return *this;
   }
   RowChecksum& Float(double value) { return Int(std::llround(value * 1000.0)); }
-  // Ends the row: hashes it into the checksum.
+  // Ends the row: hashes it into the checksum (and prints it when echo is on).
   void End() {
+    if (echo_) std::fprintf(stdout, "%s\n", row_.c_str());
     sum_ += Fnv1a64(row_);
     ++rows_;
     row_.clear();
@@ -55,6 +57,9 @@ class RowChecksum {
   }
 
   uint64_t sum() const { return sum_; }
+  // Prints each row's canonical text on stdout (to test other implementations of the checksum).
+  // Default: off, or on for every instance after SetEchoAll(true).
+  static void SetEchoAll(bool on) { EchoAll() = on; }
   int64_t rows() const { return rows_; }
 
  private:
@@ -62,7 +67,13 @@ class RowChecksum {
     if (fields_++ > 0) row_ += ',';
   }
 
+  static bool& EchoAll() {
+    static bool all = false;
+    return all;
+  }
+
   std::string row_;
+  bool echo_ = EchoAll();
   int fields_ = 0;
   uint64_t sum_ = 0;
   int64_t rows_ = 0;
