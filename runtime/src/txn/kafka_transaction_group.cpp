@@ -145,6 +145,10 @@ Status KafkaTransactionGroup::Init() {
   }
   Result<KafkaProgress> progress =
       ReadCommittedProgress(o.brokers, o.progress_topic, o.job_id, o.operation_timeout_ms);
+  while (!progress.ok() && progress.status().code() == StatusCode::kUnavailable && NowMs() < deadline) {
+    Backoff(&delay);
+    progress = ReadCommittedProgress(o.brokers, o.progress_topic, o.job_id, o.operation_timeout_ms);
+  }
   if (!progress.ok()) return progress.status();
   committed_ = progress->checkpoint_id;
   ErrorPtr error(rd_kafka_begin_transaction(rk_));
