@@ -1,5 +1,7 @@
 #include "flow/runtime/engine/job.h"
 
+#include "job_runtime.h"
+
 #include <signal.h>
 
 #include <algorithm>
@@ -52,19 +54,6 @@ int64_t SumOf(const std::vector<Metric*>& metrics) {
   return s;
 }
 }  // namespace
-
-struct Job::Runtime {
-  std::vector<std::unique_ptr<ChannelBase>> channels;
-  std::vector<std::unique_ptr<Consumer>> consumers;
-  std::vector<std::unique_ptr<Task>> tasks;
-  std::vector<InputGate*> gates;
-  std::vector<Metric*> source_out;
-  std::vector<Metric*> sink_in;
-  std::vector<Metric*> sink_watermark;
-  std::atomic<size_t> running{0};
-  std::mutex error_mu;
-  Status error;
-};
 
 Job::Job(JobOptions options) : options_(std::move(options)) {
   if (options_.parallelism == 0) options_.parallelism = 1;
@@ -278,6 +267,7 @@ Status Job::Execute() {
   } catch (...) {
     built = Status::Internal("building the job: unknown exception");
   }
+  if (built.ok()) built = PrepareCheckpoints(&rt);
   if (!built.ok()) {
     metrics_.ClearCallbacks();
     return built;
@@ -306,24 +296,16 @@ Status Job::Execute() {
       if (!s.ok() && !(s.code() == StatusCode::kCancelled && control_.cancel.load())) {
         Log(LogLevel::kError, "engine", "task failed",
             {{"task", task->name()}, {"subtask", std::to_string(task->subtask())}, {"error", s.ToString()}});
-        bool first = false;
-        {
-          std::lock_guard<std::mutex> lock(rt.error_mu);
-          if (rt.error.ok()) {
-            rt.error = s;
-            first = true;
-          }
-        }
-        if (first) {
-          control_.cancel.store(true);
-          for (InputGate* g : rt.gates) g->Cancel();
-        }
+        Fail(&rt, s);
       }
       rt.running.fetch_sub(1);
     });
   }
+  StartCheckpoints(&rt);
   Monitor(&rt);
   for (auto& th : threads) th.join();
+  if (rt.checkpoint_timer) rt.checkpoint_timer->Stop();
+  if (rt.coordinator) rt.coordinator->JobFinishing();
   server.Stop();
   bound_port_ = 0;
   size_t max_depth = 0;
@@ -339,6 +321,16 @@ Status Job::Execute() {
   return rt.error;
 }
 
+void Job::Fail(Runtime* rt, const Status& s) {
+  {
+    std::lock_guard<std::mutex> lock(rt->error_mu);
+    if (!rt->error.ok()) return;
+    rt->error = s;
+  }
+  control_.cancel.store(true);
+  for (InputGate* g : rt->gates) g->Cancel();
+}
+
 void Job::Monitor(Runtime* rt) {
   using Clock = std::chrono::steady_clock;
   const auto interval = std::chrono::milliseconds(static_cast<int64_t>(options_.progress_interval_s * 1000));
@@ -346,6 +338,12 @@ void Job::Monitor(Runtime* rt) {
   int64_t last_in = 0, last_out = 0;
   while (rt->running.load() > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (rt->coordinator) {
+      if (auto failure = rt->coordinator->JobFailure(); failure && !control_.cancel.load()) {
+        Log(LogLevel::kError, "engine", "too many failed checkpoints", {{"error", failure->ToString()}});
+        Fail(rt, *failure);
+      }
+    }
     if (StopSignalReceived() && !control_.stop.load()) {
       Log(LogLevel::kInfo, "engine", "stop requested by signal; draining");
       RequestStop();

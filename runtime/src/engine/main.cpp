@@ -4,6 +4,7 @@
 #include <exception>
 #include <string>
 
+#include "flow/runtime/checkpoint/fault_injection.h"
 #include "flow/runtime/engine/log.h"
 
 namespace flow::rt {
@@ -22,6 +23,11 @@ int RunMain(int argc, const char* const* argv, const std::vector<ParamSpec>& par
     return 0;
   }
   SetLogLevel(parsed->options.log_level);
+  if (Status faults = ConfigureFaultsFromEnv(); !faults.ok()) {
+    std::fprintf(stderr, "%s: error: FLOW_FAULT: %s\n", program, faults.message().c_str());
+    return 2;
+  }
+  if (FaultsArmed()) Log(LogLevel::kWarn, "engine", "fault injection armed", {{"faults", DescribeFaults()}});
   InstallStopSignalHandlers();
   Job job(std::move(parsed->options));
   Status built;

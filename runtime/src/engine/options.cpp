@@ -245,9 +245,18 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv, const std::ve
         return Status::InvalidArgument(fmt::format("--log-level {}: expected debug, info, warn, error or off", v));
       }
     } else {
-      return Status::InvalidArgument(fmt::format("unknown flag '{}' (see --help)", argv[i]));
+      // Checkpoint flags all take a value; peek at it and consume it only when the flag is one.
+      std::string_view peek = has_inline ? value : (i + 1 < argc ? std::string_view(argv[i + 1]) : std::string_view());
+      auto consumed = ParseCheckpointFlag(arg, peek, &o.checkpoint);
+      if (!consumed.ok()) return consumed.status();
+      if (!*consumed) return Status::InvalidArgument(fmt::format("unknown flag '{}' (see --help)", argv[i]));
+      if (!has_inline) {
+        if (i + 1 >= argc) return Status::InvalidArgument(fmt::format("{}: missing value", arg));
+        ++i;
+      }
     }
   }
+  FLOW_RETURN_IF_ERROR(ResolveCheckpointFlags(&o.checkpoint, /*has_exactly_once_sink=*/false));
   auto params = JobParams::Make(specs, sets);
   if (!params.ok()) return params.status();
   o.params = std::move(params).value();
@@ -266,6 +275,7 @@ std::string JobUsage(std::string_view program, const std::vector<ParamSpec>& spe
       "  --log-level L          debug, info, warn, error or off (default: info)\n"
       "  --help                 show this text\n",
       program);
+  out += "\ncheckpoint flags:\n" + CheckpointFlagsUsage();
   if (!specs.empty()) {
     out += "\nparameters:\n";
     for (const ParamSpec& s : specs) {

@@ -142,6 +142,43 @@ TEST(RunMainTest, BuildErrorFromBadParameterValueExits2) {
   EXPECT_EQ(rc, 2);
 }
 
+TEST(OptionsTest, ForwardsCheckpointFlags) {
+  auto r = Parse({"--state-dir", "/tmp/flow-state", "--checkpoint-interval=250ms", "--restore", "none",
+                  "--parallelism", "2", "--retained-checkpoints", "5"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const CheckpointFlags& c = r->options.checkpoint;
+  EXPECT_EQ(c.state_dir, "/tmp/flow-state");
+  EXPECT_EQ(c.options.interval_ms, 250);
+  EXPECT_EQ(c.restore, "none");
+  EXPECT_EQ(c.retained, 5u);
+  EXPECT_EQ(r->options.parallelism, 2u);  // flags after checkpoint flags still parsed
+}
+
+TEST(OptionsTest, CheckpointFlagErrorsAreUsageErrors) {
+  auto bad = Parse({"--checkpoint-interval", "soon", "--state-dir", "/tmp/x"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("--checkpoint-interval"), std::string::npos);
+  // Checkpoints on without a place to put them.
+  auto no_dir = Parse({"--checkpoint-interval", "1s"});
+  ASSERT_FALSE(no_dir.ok());
+  EXPECT_EQ(no_dir.status().code(), StatusCode::kInvalidArgument);
+  auto unknown = Parse({"--checkpoint-everything", "1"});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("unknown flag"), std::string::npos);
+  auto defaults = Parse({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_TRUE(defaults->options.checkpoint.state_dir.empty());
+  EXPECT_EQ(defaults->options.checkpoint.options.interval_ms, 0);
+}
+
+TEST(OptionsTest, UsageListsCheckpointFlags) {
+  std::string usage = JobUsage("job", kSpecs);
+  EXPECT_NE(usage.find("--state-dir"), std::string::npos);
+  EXPECT_NE(usage.find("--checkpoint-interval"), std::string::npos);
+  EXPECT_NE(usage.find("--restore"), std::string::npos);
+}
+
 TEST(LogTest, LineFormat) {
   std::string line = FormatLogLine(LogLevel::kWarn, "engine", "task failed",
                                    {{"task", "window"}, {"subtask", "2"}, {"error", "bad \"x\" here"}});

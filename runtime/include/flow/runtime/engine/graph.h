@@ -100,6 +100,7 @@ struct EdgeBase {
   int to = -1;
   int input_index = 0;
   Partitioning kind = Partitioning::kDefault;
+  std::string key_name;  // KeyBy edges: the key's name (part of the job's fingerprint)
 
   virtual ~EdgeBase() = default;
   virtual std::unique_ptr<ChannelBase> MakeChannel(InputGate* gate, size_t capacity) = 0;

@@ -178,6 +178,7 @@ class Job {
     e->input_index = input_index;
     e->kind = from.partitioning_;
     e->hash_writer = from.hash_writer_;
+    e->key_name = from.key_name_;
     AddEdgeBase(std::move(e));
   }
 
@@ -185,7 +186,13 @@ class Job {
   struct Runtime;
   void AddEdgeBase(std::unique_ptr<engine_detail::EdgeBase> edge);
   Status Build(Runtime* rt);
+  // With a state dir or --restore: opens the storage, picks the checkpoint to restore and (when
+  // checkpoints are on) creates the coordinator; hands each task its part (job_checkpoints.cpp).
+  Status PrepareCheckpoints(Runtime* rt);
+  void StartCheckpoints(Runtime* rt);
   void Monitor(Runtime* rt);
+  // Records the job's first error and cancels every task.
+  void Fail(Runtime* rt, const Status& s);
 
   JobOptions options_;
   MetricsRegistry metrics_;

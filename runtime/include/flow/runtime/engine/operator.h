@@ -127,6 +127,11 @@ class Consumer {
   // drained: true at real end of input, false when the job was stopped on request.
   [[nodiscard]] virtual Status OnEnd(bool drained) = 0;
   virtual void Close() {}
+  // Checkpoint hooks. Operator and sink drivers return their operator's context and snapshot /
+  // restore its state; plumbing (channel writers, fan-outs) has no state and returns null.
+  virtual const OperatorContext* operator_context() const { return nullptr; }
+  [[nodiscard]] virtual Status SnapshotOperator(BinaryWriter* out) { return Status::Ok(); }
+  [[nodiscard]] virtual Status RestoreOperator(BinaryReader* in) { return Status::Ok(); }
 };
 
 template <typename T>

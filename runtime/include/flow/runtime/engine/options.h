@@ -8,6 +8,7 @@
 //   --progress-interval S  seconds between progress lines on stderr; 0 = off; default: 5
 //   --log-level L          debug|info|warn|error|off; default: info
 //   --help                 usage on stdout, exit 0
+//   checkpoint flags       --state-dir, --checkpoint-interval, --restore, ... (checkpoint_flags.h)
 //
 // Errors are kInvalidArgument Statuses whose message names the flag or parameter; a job binary
 // exits 2 on them (docs/runtime.md).
@@ -18,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "flow/runtime/checkpoint/checkpoint_flags.h"
 #include "flow/runtime/common/status.h"
 #include "flow/runtime/common/time.h"
 #include "flow/runtime/engine/log.h"
@@ -81,6 +83,9 @@ struct JobOptions {
   LogLevel log_level = LogLevel::kInfo;
   // Run consecutive forward operators of equal parallelism in one thread. Default: true.
   bool chaining = true;
+  // Checkpoints and recovery (docs/checkpoints.md). Default: no state dir, checkpoints off.
+  // ParseJobArgs fills it and calls ResolveCheckpointFlags.
+  CheckpointFlags checkpoint;
   JobParams params;
 };
 

@@ -4,8 +4,10 @@
 // channel watermarks, aligns checkpoint barriers and detects end of input. Both push into the
 // chain's first consumer (direct calls; chained operators share the thread).
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -13,6 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "flow/runtime/checkpoint/checkpoint_storage.h"
+#include "flow/runtime/checkpoint/coordinator.h"
+#include "flow/runtime/checkpoint/recovery.h"
 #include "flow/runtime/engine/channel.h"
 #include "flow/runtime/engine/drivers.h"
 #include "flow/runtime/engine/log.h"
@@ -27,25 +32,54 @@ struct JobControl {
   std::atomic<bool> cancel{false};  // failure: every task ends as soon as it can
 };
 
+// How a task takes part in checkpoints; all null = checkpoints off and nothing to restore.
+struct TaskCheckpointing {
+  CheckpointCoordinator* coordinator = nullptr;  // acks go here; null: no checkpoints
+  CheckpointStorage* storage = nullptr;          // snapshot files go here (set with coordinator)
+  const RestorePoint* restore = nullptr;         // the checkpoint to restore; null: fresh start
+  size_t index = 0;                              // this task's index in the coordinator's list
+};
+
 class Task {
  public:
   Task(std::string name, uint32_t subtask) : name_(std::move(name)), subtask_(subtask) {}
   virtual ~Task() = default;
 
-  // Opens the chain members, runs the loop, closes the members (always). Returns the first error.
+  // Opens the chain members, restores their state (when restoring), runs the loop, closes the
+  // members (always). Tells the coordinator when the task finished its input or failed.
+  // Returns the first error.
   Status Run();
   void SetMembers(std::vector<Consumer*> members) { members_ = std::move(members); }
+  void SetCheckpointing(TaskCheckpointing c) { checkpointing_ = c; }
+  // Source tasks: take checkpoint `id` between two polls. Thread-safe; others ignore it.
+  virtual void RequestBarrier(int64_t id) {}
   const std::string& name() const { return name_; }
   uint32_t subtask() const { return subtask_; }
 
  protected:
   virtual Status Loop() = 0;
   virtual void CloseSource() {}
+  // Checkpoint `id` at this point of the stream: snapshots every chained operator, calls
+  // `forward` (which passes the barrier downstream; sinks flush there), then writes the snapshot
+  // files and acknowledges. A failed snapshot or write declines the checkpoint without failing
+  // the job; only `forward`'s error is returned. Without checkpointing it only calls `forward`.
+  Status Checkpoint(int64_t id, const std::string* source_position, const std::function<Status()>& forward);
+  // The restored snapshot of (operator, subtask) that is not `finished`; null when there is
+  // none (the subtask had finished before that checkpoint) or nothing is restored.
+  const OperatorSnapshot* RestoredSnapshot(const std::string& op, uint32_t subtask) const;
+  bool restoring() const { return checkpointing_.restore != nullptr; }
+  // The loop drained its whole input (not stopped): the coordinator hears TaskFinished.
+  void MarkInputFinished() { input_finished_ = true; }
 
  private:
+  Status RestoreMembers();
+  std::vector<std::string> OperatorNames() const;
+
   std::string name_;
   uint32_t subtask_;
   std::vector<Consumer*> members_;  // every consumer of this chain subtask
+  TaskCheckpointing checkpointing_;
+  bool input_finished_ = false;
 };
 
 // Reads one element from a channel: batches go to the typed target; control elements are
@@ -127,16 +161,30 @@ class SourceTask final : public Task {
     watermark_->Set(kMinWatermark);
     FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return source_->Open(ctx_); }));
     opened_ = true;
+    bool finished_before = false;
+    if (restoring()) {
+      // No snapshot of this subtask: it had finished before the checkpoint, so it is not rerun.
+      const OperatorSnapshot* snap = RestoredSnapshot(ctx_.name, ctx_.subtask);
+      finished_before = snap == nullptr;
+      if (snap != nullptr && !snap->source_position.empty()) {
+        BinaryReader reader(snap->source_position);
+        FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return source_->RestorePosition(&reader); }));
+      }
+    }
     WatermarkGenerator gen(spec_, SteadyNowMs());
     TimestampMs emitted = kMinWatermark;
     bool idle = false;
     int64_t last_emit = SteadyNowMs();
     Batch<T> batch;
     batch.Reserve(batch_size_);
-    bool drained = false;
-    while (true) {
+    bool drained = finished_before;
+    while (!drained) {
       if (control_->cancel.load(std::memory_order_relaxed)) return Status::Cancelled("job cancelled");
       if (control_->stop.load(std::memory_order_relaxed)) break;
+      if (int64_t id = barrier_requested_.load(std::memory_order_acquire); id > barrier_done_) {
+        barrier_done_ = id;
+        FLOW_RETURN_IF_ERROR(TakeCheckpoint(id));
+      }
       batch.Clear();
       PollResult result = PollResult::kIdle;
       FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] {
@@ -179,8 +227,15 @@ class SourceTask final : public Task {
       watermark_->Set(kMaxWatermark);
       FLOW_RETURN_IF_ERROR(next_->OnWatermark(kMaxWatermark));
     }
-    return next_->OnEnd(drained);
+    FLOW_RETURN_IF_ERROR(next_->OnEnd(drained));
+    if (drained) MarkInputFinished();
+    return Status::Ok();
   }
+
+ public:
+  void RequestBarrier(int64_t id) override { barrier_requested_.store(id, std::memory_order_release); }
+
+ protected:
 
   void CloseSource() override {
     if (!opened_) return;
@@ -190,6 +245,13 @@ class SourceTask final : public Task {
   }
 
  private:
+  Status TakeCheckpoint(int64_t id) {
+    BinaryWriter position;
+    FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return source_->SnapshotPosition(&position); }));
+    std::string bytes = position.Release();
+    return Checkpoint(id, &bytes, [&] { return next_->OnBarrier(id); });
+  }
+
   void AssignTimestamps(Batch<T>& batch, WatermarkGenerator& gen, int64_t now) {
     const size_t n = batch.size();
     if (spec_.mode == TimeMode::kProcessingTime) {
@@ -219,6 +281,8 @@ class SourceTask final : public Task {
   Metric* records_out_ = nullptr;
   Metric* watermark_ = nullptr;
   bool opened_ = false;
+  std::atomic<int64_t> barrier_requested_{0};  // set by the checkpoint timer thread
+  int64_t barrier_done_ = 0;
 };
 
 }  // namespace flow::rt
