@@ -20,7 +20,7 @@ std::string Sample(const sema::ArgSpec& a) {
   if (!a.choices.empty()) return a.choices.back();
   switch (a.type.kind()) {
     case Kind::kInt: return "3";
-    case Kind::kFloat: return "2.5";
+    case Kind::kFloat: return "0.5";  // in range for every float argument (nulls is a probability)
     case Kind::kBool: return "true";
     case Kind::kDuration: return "2s";
     case Kind::kTimestamp: return "2026-01-01T00:00:00Z";

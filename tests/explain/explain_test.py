@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""`flowc explain`: text, DOT and SVG output. Usage: explain_test.py FLOWC EXAMPLES_DIR DOT"""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+FLOWC = os.path.abspath(sys.argv[1])
+EXAMPLES = os.path.abspath(sys.argv[2])
+DOT = sys.argv[3] if len(sys.argv) > 3 else ""
+failures = []
+
+
+def run(*args, env=None, cwd=None):
+    p = subprocess.run([FLOWC, "explain", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=120, env=env, cwd=cwd)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def dot(text, fmt):
+    p = subprocess.run([DOT, "-T" + fmt], input=text.encode(), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=120)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def expect(name, cond, detail=""):
+    if not cond:
+        failures.append(f"{name}: {detail}")
+
+
+def shown(label):
+    """The text Graphviz displays for a label: \\l, \\n, \\r break lines, \\x is x."""
+    out, i = [], 0
+    while i < len(label):
+        if label[i] == "\\" and i + 1 < len(label):
+            out.append("\n" if label[i + 1] in "lnr" else label[i + 1])
+            i += 2
+        else:
+            out.append(label[i])
+            i += 1
+    return "".join(out)
+
+
+def titles(text):
+    """The node title lines of the text listing (`#3 chain ...`), without indentation."""
+    return [line.strip() for line in text.splitlines() if line.strip().startswith("#")]
+
+
+if not DOT or not os.access(DOT, os.X_OK):
+    print("explain_test: Graphviz `dot` is required (scripts/setup installs graphviz)")
+    sys.exit(1)
+
+# Every example explains, and its DOT is accepted by Graphviz. Lowering does not cover every
+# construct yet (joins, session and processing-time windows, kafka/datagen sources, csv sources);
+# such an example must fail cleanly with that error at its line, never crash.
+examples = sorted(glob.glob(os.path.join(EXAMPLES, "*.flow")))
+expect("examples exist", len(examples) > 0, EXAMPLES)
+explained = 0
+for path in examples:
+    name = os.path.basename(path)
+    rc, out, err = run(path)
+    if rc == 1 and "is not supported by flowc build yet" in err:
+        expect(f"{name}: unsupported names its line", err.startswith(path + ":"), err)
+        print(f"explain_test: {name}: lowering gap: {err.strip()}")
+        continue
+    explained += 1
+    expect(f"{name}: text", rc == 0 and "source" in out and "sink" in out, err or out)
+    rc, out, err = run(path, "--format", "dot")
+    expect(f"{name}: dot", rc == 0 and out.startswith("digraph plan {"), err)
+    if rc == 0:
+        drc, svg, derr = dot(out, "svg")
+        expect(f"{name}: dot -Tsvg", drc == 0 and "<svg" in svg, derr)
+
+expect("some examples explain", explained > 0, explained)
+
+with tempfile.TemporaryDirectory() as tmp:
+    small = os.path.join(tmp, "small.flow")
+    with open(small, "w") as f:
+        f.write(
+            "schema Click { user: string, url: string, bytes: int, ts: timestamp }\n"  # 1
+            "stream clicks = from file(path: \"c.jsonl\") format json as Click\n"  # 2
+            "  event time ts watermark 2s\n"  # 3
+            "stream per_minute = clicks\n"  # 4
+            "  | where bytes > 0\n"  # 5
+            "  | select user, bytes * 2 as doubled\n"  # 6
+            "  | key by user\n"  # 7
+            "  | window tumbling 1m\n"  # 8
+            "  | aggregate sum(doubled) as total\n"  # 9
+            "per_minute | into stdout format json\n")  # 10
+
+    # Default passes: where and select are one chain node with two steps, in order.
+    rc, out, err = run(small)
+    expect("small: exit", rc == 0, err)
+    kinds = [t.split()[1] for t in titles(out)]
+    expect("small: nodes in order", kinds == ["source", "chain", "key-by", "window-aggregate", "sink"],
+           out)
+    step1 = out.find("step 1: where bytes > 0 (line 5)")
+    step2 = out.find("step 2: select user, bytes * 2 as doubled (line 6)")
+    expect("small: fused chain steps in order", 0 <= step1 < step2, out)
+    expect("small: keyed window input is hashed", "hash by user" in out, out)
+    expect("small: source line", "stream: clicks, line 2" in out, out)
+    expect("small: projection", "decodes {bytes, ts, user}" in out, out)
+    expect("small: chain output type", "output: {user: string, doubled: int}" in out, out)
+
+    # Without the chain pass each step is its own node.
+    rc, out, err = run(small, "--no-pass", "chain")
+    kinds = [t.split()[1] for t in titles(out)]
+    expect("no chain: nodes", rc == 0 and kinds ==
+           ["source", "chain", "chain", "key-by", "window-aggregate", "sink"], out + err)
+    expect("no chain: one step each", out.count("step 1:") == 2 and "step 2:" not in out, out)
+    expect("no chain: where before select",
+           0 <= out.find("step 1: where") < out.find("step 1: select"), out)
+    expect("no chain: header lists the passes left", "(passes: project)" in out, out)
+
+    # Hostile names: quotes, backslashes, braces and angle brackets, a DOT escape (\l, \N) and
+    # non-ASCII text stay one valid label each, and Graphviz reads them back as written.
+    hostile = os.path.join(tmp, "hostile.flow")
+    path_literal = '"in \\"x\\" \\\\N\\\\l {a|b} <c> \\u{e9}.jsonl"'
+    out_literal = '"out\\\\\\"\\n/"'
+    with open(hostile, "w") as f:
+        f.write("schema Line { text: string }\n"
+                f"from file(path: {path_literal}) format raw as Line\n"
+                f"  | into file(path: {out_literal}) format json\n")
+    rc, out, err = run(hostile, "--format", "dot")
+    expect("hostile: dot", rc == 0, err)
+    drc, svg, derr = dot(out, "svg")
+    expect("hostile: dot -Tsvg", drc == 0 and "<svg" in svg, derr)
+    drc, js, derr = dot(out, "json")
+    labels = [shown(o.get("label", "")) for o in json.loads(js).get("objects", [])] if drc == 0 else []
+    expect("hostile: label keeps the source path", any(f"file(path: {path_literal})" in l for l in labels),
+           labels)
+    expect("hostile: label keeps the sink path", any(f"file(path: {out_literal})" in l for l in labels),
+           labels)
+    expect("hostile: two nodes", len(labels) == 2, labels)
+
+    # SVG: rendered by dot when installed; a clear usage error when it is not on PATH.
+    rc, out, err = run(small, "--format", "svg")
+    expect("svg", rc == 0 and "<svg" in out, err)
+    empty = os.path.join(tmp, "empty-path")
+    os.mkdir(empty)
+    rc, out, err = run(small, "--format", "svg", env={"PATH": empty})
+    expect("svg without dot", rc == 2 and "Graphviz `dot`" in err and out == "", err)
+
+    # Usage errors.
+    rc, _, err = run(small, "--format", "png")
+    expect("unknown format", rc == 2 and "unknown format `png`" in err, err)
+    rc, _, err = run(small, "--no-pass", "fold")
+    expect("unknown pass", rc == 2 and "unknown pass `fold`" in err, err)
+    rc, _, err = run()
+    expect("no file", rc == 2 and "needs a file" in err, err)
+    rc, _, err = run(os.path.join(tmp, "missing.flow"))
+    expect("missing file", rc == 1 and "missing.flow" in err, err)
+
+for f in failures:
+    print("FAIL", f)
+print(f"explain_test: {len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
