@@ -52,7 +52,7 @@ class RecoveryTest : public ::testing::Test {
 
   // Runs the job once; `fault` goes to FLOW_FAULT (empty: none); kill_after_ms > 0 kills it with
   // SIGKILL after that long unless it ended before.
-  RunResult RunOnce(const std::string& fault, int kill_after_ms) {
+  RunResult RunOnce(const std::string& fault, int kill_after_ms, const char* parallelism = "2") {
     std::string log_path = (dir_ / "run.log").string();
     pid_t pid = ::fork();
     if (pid == 0) {
@@ -64,7 +64,7 @@ class RecoveryTest : public ::testing::Test {
       }
       std::string out = "out=" + (dir_ / "out.csv").string();
       std::string state = (dir_ / "state").string();
-      ::execl(FLOW_RECOVERY_JOB, FLOW_RECOVERY_JOB, "--parallelism", "2", "--state-dir", state.c_str(),
+      ::execl(FLOW_RECOVERY_JOB, FLOW_RECOVERY_JOB, "--parallelism", parallelism, "--state-dir", state.c_str(),
               "--checkpoint-interval", "100ms", "--progress-interval", "0", "--set", out.c_str(), "--set",
               ("records=" + std::to_string(kRecords)).c_str(), "--set", ("keys=" + std::to_string(kKeys)).c_str(),
               "--set", ("pause_every=" + std::to_string(kPauseEvery)).c_str(),
@@ -171,6 +171,19 @@ TEST_F(RecoveryTest, SurvivesKillsAtRandomMoments) {
   }
   ASSERT_TRUE(finished);
   ASSERT_GE(kills, 1) << "the job finished before the first kill";
+  CheckOutput();
+}
+
+TEST_F(RecoveryTest, RefusesToRestoreAtAnotherParallelism) {
+  RunResult first = RunOnce("after-metadata:1", 0);
+  ASSERT_TRUE(first.killed) << first.log;
+  size_t before = OutputLines();
+  RunResult other = RunOnce("", 0, "3");
+  EXPECT_EQ(other.exit_code, 1) << other.log;
+  EXPECT_NE(other.log.find("not supported yet"), std::string::npos) << other.log;
+  EXPECT_EQ(OutputLines(), before) << "the refused run processed data";
+  // The original parallelism still recovers.
+  RunToCompletionFromCheckpoint();
   CheckOutput();
 }
 
