@@ -210,9 +210,6 @@ CompileResult CompileJob(const std::string& cpp_path, const std::string& binary,
   argv.insert(argv.end(), {cpp_path, "-o", binary, "-Wl,--start-group"});
   argv.insert(argv.end(), tc.libraries.begin(), tc.libraries.end());
   argv.push_back("-Wl,--end-group");
-  // Workaround: flow_rt_engine (options.cpp) and flow_rt_formats (value_text.cpp) both define
-  // flow::rt::ParseDuration. Remove once one of them is renamed.
-  argv.push_back("-Wl,--allow-multiple-definition");
   argv.insert(argv.end(), tc.link_deps.begin(), tc.link_deps.end());
   int rc = RunProcess(argv, &result.log);
   result.ok = rc == 0;

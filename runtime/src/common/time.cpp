@@ -41,6 +41,50 @@ bool Digits(std::string_view s, size_t pos, size_t n, int* out) {
 
 }  // namespace
 
+bool ParseDuration(std::string_view text, DurationMs* out) {
+  bool negative = false;
+  size_t pos = 0;
+  if (!text.empty() && text[0] == '-') {
+    negative = true;
+    pos = 1;
+  }
+  if (pos == text.size()) return false;
+  int64_t total = 0;
+  while (pos < text.size()) {
+    size_t start = pos;
+    int64_t n = 0;
+    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
+      if (__builtin_mul_overflow(n, 10, &n) || __builtin_add_overflow(n, text[pos] - '0', &n)) {
+        return false;
+      }
+      ++pos;
+    }
+    if (pos == start) return false;
+    int64_t unit = 0;
+    std::string_view rest = text.substr(pos);
+    if (rest.starts_with("ms")) {
+      unit = 1;
+      pos += 2;
+    } else if (!rest.empty()) {
+      switch (rest[0]) {
+        case 's': unit = 1000; break;
+        case 'm': unit = 60000; break;
+        case 'h': unit = 3600000; break;
+        case 'd': unit = 86400000; break;
+        default: return false;
+      }
+      pos += 1;
+    }
+    if (unit == 0) return false;  // every number needs a unit ("10", "1h30")
+    int64_t part;
+    if (__builtin_mul_overflow(n, unit, &part) || __builtin_add_overflow(total, part, &total)) {
+      return false;
+    }
+  }
+  *out = negative ? -total : total;
+  return true;
+}
+
 std::string FormatTimestamp(TimestampMs ts) {
   // ts % day rather than ts - days * day: the product overflows for timestamps near INT64_MIN.
   int64_t days = FloorDiv(ts, 86400000);

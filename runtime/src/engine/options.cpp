@@ -54,7 +54,7 @@ bool Valid(ParamType t, std::string_view text) {
     case ParamType::kDouble: return ParseDouble(text, &d);
     case ParamType::kBool: return ParseBool(text, &b);
     case ParamType::kString: return true;
-    case ParamType::kDuration: return ParseDuration(text, &ms);
+    case ParamType::kDuration: return ParseParamDuration(text, &ms);
   }
   return false;
 }
@@ -72,26 +72,16 @@ const char* Example(ParamType t) {
 
 }  // namespace
 
-bool ParseDuration(std::string_view text, DurationMs* out) {
-  struct Unit {
-    std::string_view suffix;
-    int64_t ms;
-  };
-  static constexpr Unit kUnits[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
-  for (const Unit& u : kUnits) {
-    if (text.size() > u.suffix.size() && text.ends_with(u.suffix)) {
-      std::string_view num = text.substr(0, text.size() - u.suffix.size());
-      // "5ms" must not be read as "5m" + "s": only accept when the rest is a number.
-      int64_t n;
-      if (!ParseInt(num, &n) || n < 0) continue;
-      if (n > std::numeric_limits<int64_t>::max() / u.ms) return false;
-      *out = n * u.ms;
-      return true;
-    }
-  }
+bool ParseParamDuration(std::string_view text, DurationMs* out) {
   int64_t n;
-  if (!ParseInt(text, &n) || n < 0) return false;
-  *out = n;
+  if (ParseInt(text, &n)) {
+    if (n < 0) return false;
+    *out = n;
+    return true;
+  }
+  DurationMs d;
+  if (!ParseDuration(text, &d) || d < 0) return false;
+  *out = d;
   return true;
 }
 
@@ -171,7 +161,7 @@ Result<DurationMs> JobParams::GetDuration(std::string_view name) const {
   auto v = Find(name, ParamType::kDuration);
   if (!v.ok()) return v.status();
   DurationMs out = 0;
-  ParseDuration((*v)->text, &out);
+  ParseParamDuration((*v)->text, &out);  // validated when the value was set
   return out;
 }
 

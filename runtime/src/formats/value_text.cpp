@@ -78,46 +78,6 @@ bool DecodeBase64(std::string_view text, std::string* out) {
   return (acc & ((1u << bits) - 1)) == 0;
 }
 
-bool ParseDuration(std::string_view text, DurationMs* out) {
-  bool negative = false;
-  size_t pos = 0;
-  if (!text.empty() && text[0] == '-') {
-    negative = true;
-    pos = 1;
-  }
-  if (pos == text.size()) return false;
-  int64_t total = 0;
-  while (pos < text.size()) {
-    size_t start = pos;
-    while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') ++pos;
-    int64_t n = 0;
-    if (pos == start) return false;
-    auto [ptr, ec] = std::from_chars(text.data() + start, text.data() + pos, n);
-    if (ec != std::errc()) return false;
-    std::string_view rest = text.substr(pos);
-    int64_t unit = 0;
-    if (rest.starts_with("ms")) {
-      unit = 1;
-      pos += 2;
-    } else if (!rest.empty()) {
-      for (const auto& u : kUnits) {
-        if (u.name.size() == 1 && rest[0] == u.name[0]) {
-          unit = u.ms;
-          pos += 1;
-          break;
-        }
-      }
-    }
-    if (unit == 0) return false;
-    int64_t part;
-    if (__builtin_mul_overflow(n, unit, &part) || __builtin_add_overflow(total, part, &total)) {
-      return false;
-    }
-  }
-  *out = negative ? -total : total;
-  return true;
-}
-
 void AppendDuration(DurationMs d, std::string* out) {
   if (d == 0) {
     out->append("0ms");

@@ -49,6 +49,30 @@ TEST(TimeTest, FormatsExtremeTimestampsWithoutOverflow) {
   EXPECT_EQ(FormatTimestamp(-86400000), "1969-12-31T00:00:00.000Z");
 }
 
+TEST(TimeTest, ParsesDurationsWithUnitsGroupsAndBareMilliseconds) {
+  DurationMs d = 0;
+  ASSERT_TRUE(ParseDuration("250ms", &d));
+  EXPECT_EQ(d, 250);
+  ASSERT_TRUE(ParseDuration("5m", &d));  // minutes, not "5" + "m"s
+  EXPECT_EQ(d, 300000);
+  ASSERT_TRUE(ParseDuration("1h30m", &d));
+  EXPECT_EQ(d, 5400000);
+  ASSERT_TRUE(ParseDuration("1s500ms", &d));
+  EXPECT_EQ(d, 1500);
+  ASSERT_TRUE(ParseDuration("2d", &d));
+  EXPECT_EQ(d, 172800000);
+  ASSERT_TRUE(ParseDuration("-10s", &d));
+  EXPECT_EQ(d, -10000);
+}
+
+TEST(TimeTest, RejectsMalformedDurations) {
+  DurationMs d = 0;
+  for (const char* bad : {"", "-", "s", "5000", "5x", "1h30", "5 s", "ms", "99999999999999999999ms",
+                          "9223372036854775807d", "1.5s"}) {
+    EXPECT_FALSE(ParseDuration(bad, &d)) << bad;
+  }
+}
+
 TEST(TimeTest, AlignedStartRoundsTowardNegativeInfinity) {
   EXPECT_EQ(AlignedStart(59999, 60000), 0);
   EXPECT_EQ(AlignedStart(60000, 60000), 60000);

@@ -85,17 +85,17 @@ TEST(OptionsTest, TypedGettersRejectWrongNameOrType) {
 
 TEST(OptionsTest, DurationSyntax) {
   DurationMs d = 0;
-  EXPECT_TRUE(ParseDuration("250ms", &d));
+  EXPECT_TRUE(ParseParamDuration("250ms", &d));
   EXPECT_EQ(d, 250);
-  EXPECT_TRUE(ParseDuration("5m", &d));
+  EXPECT_TRUE(ParseParamDuration("5m", &d));
   EXPECT_EQ(d, 300000);
-  EXPECT_TRUE(ParseDuration("2h", &d));
+  EXPECT_TRUE(ParseParamDuration("2h", &d));
   EXPECT_EQ(d, 7200000);
-  EXPECT_TRUE(ParseDuration("1500", &d));
+  EXPECT_TRUE(ParseParamDuration("1500", &d));
   EXPECT_EQ(d, 1500);
-  EXPECT_FALSE(ParseDuration("-1s", &d));
-  EXPECT_FALSE(ParseDuration("s", &d));
-  EXPECT_FALSE(ParseDuration("1x", &d));
+  EXPECT_FALSE(ParseParamDuration("-1s", &d));
+  EXPECT_FALSE(ParseParamDuration("s", &d));
+  EXPECT_FALSE(ParseParamDuration("1x", &d));
 }
 
 TEST(RunMainTest, UsageErrorExitsWith2AndMessage) {

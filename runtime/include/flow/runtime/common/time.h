@@ -25,6 +25,12 @@ inline int64_t FloorDiv(int64_t a, int64_t b) {
 // Start of the epoch-aligned window of length `size` that contains `ts`.
 inline TimestampMs AlignedStart(TimestampMs ts, DurationMs size) { return FloorDiv(ts, size) * size; }
 
+// Durations as text: one or more <integer><unit> groups with unit ms, s, m, h or d ("250ms",
+// "10s", "1h30m"), an optional leading '-'. False on anything else (a bare number has no unit)
+// or on overflow. The runtime's one duration parser; callers that also take plain milliseconds
+// (job parameters, connector options) check for an integer first.
+bool ParseDuration(std::string_view text, DurationMs* out);
+
 // RFC 3339 UTC with milliseconds: "2026-11-29T14:41:15.123Z".
 std::string FormatTimestamp(TimestampMs ts);
 // Accepts RFC 3339 ("2026-11-29T14:41:15Z", fractional seconds, "+02:00" offsets); false if not.

@@ -16,9 +16,7 @@ void AppendBase64(std::string_view bytes, std::string* out);
 // `text` is not valid base64 (then `*out` is unspecified).
 bool DecodeBase64(std::string_view text, std::string* out);
 
-// Durations as text: one or more <integer><unit> groups, unit one of ms, s, m, h, d
-// ("250ms", "10s", "1h30m"), an optional leading '-'. False on anything else or on overflow.
-bool ParseDuration(std::string_view text, DurationMs* out);
+// Durations as text are parsed by ParseDuration (common/time.h).
 // Appends the canonical form: the largest units first ("1h30m", "1500ms" -> "1s500ms", "0ms").
 void AppendDuration(DurationMs d, std::string* out);
 
