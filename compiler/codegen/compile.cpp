@@ -86,8 +86,12 @@ std::string CacheKey(const std::vector<std::string>& flags) {
 }
 
 // Returns the directory holding a valid flow_pch.h(.gch), building it when needed; "" when no
-// cache can be used.
-std::string EnsurePch(const CompileOptions& options, const std::vector<std::string>& flags, CompileResult* result) {
+// cache can be used. On success *held_lock is a descriptor holding a shared lock on the entry:
+// the caller keeps it until its compile is done, so another flowc cannot rebuild the entry (which
+// takes the lock exclusively) while this compile reads it.
+std::string EnsurePch(const CompileOptions& options, const std::vector<std::string>& flags,
+                      CompileResult* result, int* held_lock) {
+  *held_lock = -1;
   std::string root = options.cache_dir.empty() ? DefaultCacheDir() : options.cache_dir;
   if (root.empty()) return "";
   fs::path dir = fs::path(root) / ("pch-" + CacheKey(flags));
@@ -124,7 +128,8 @@ std::string EnsurePch(const CompileOptions& options, const std::vector<std::stri
     }
     result->cache_rebuilt = true;
   }
-  ::close(lock);
+  ::flock(lock, LOCK_SH);
+  *held_lock = lock;
   result->cache_entry = dir.string();
   return dir.string();
 }
@@ -203,7 +208,8 @@ CompileResult CompileJob(const std::string& cpp_path, const std::string& binary,
   CompileResult result;
   const Toolchain& tc = BuiltToolchain();
   std::vector<std::string> flags = JobCompileFlags(options.debug);
-  std::string pch = options.use_cache ? EnsurePch(options, flags, &result) : "";
+  int pch_lock = -1;
+  std::string pch = options.use_cache ? EnsurePch(options, flags, &result, &pch_lock) : "";
   std::vector<std::string> argv = {tc.cxx};
   argv.insert(argv.end(), flags.begin(), flags.end());
   if (!pch.empty()) argv.insert(argv.end(), {"-I" + pch, "-include", kPchHeader, "-Winvalid-pch"});
@@ -212,6 +218,7 @@ CompileResult CompileJob(const std::string& cpp_path, const std::string& binary,
   argv.push_back("-Wl,--end-group");
   argv.insert(argv.end(), tc.link_deps.begin(), tc.link_deps.end());
   int rc = RunProcess(argv, &result.log);
+  if (pch_lock >= 0) ::close(pch_lock);
   result.ok = rc == 0;
   if (!result.ok) result.first_error = FirstError(result.log);
   return result;

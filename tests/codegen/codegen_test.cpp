@@ -301,7 +301,8 @@ s | into stdout format json
 }
 
 TEST(CodegenEndToEnd, CorruptCacheEntryIsRebuilt) {
-  std::string dir = ScratchDir("cache");
+  // Not "cache": that is SharedCache(), which the other end-to-end tests use concurrently.
+  std::string dir = ScratchDir("corrupt_cache");
   std::string cache = dir + "/xdg";
   WriteText(dir + "/job.flow", R"(param input: string = "none"
 schema Ev { n: int }
