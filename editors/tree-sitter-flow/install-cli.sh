@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the tree-sitter CLI into ~/.cargo/bin, built from crates.io with cargo (the npm package
+# Installs the tree-sitter CLI into ~/.cargo/bin, built from its Rust crate with cargo (the npm package
 # downloads a prebuilt binary from elsewhere, which CI cannot reach). Idempotent and quick when the
 # pinned version is already there. The build runs with one job at low priority; it takes minutes.
 set -euo pipefail
