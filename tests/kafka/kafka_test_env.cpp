@@ -248,7 +248,21 @@ rt::Status KafkaTestEnv::CreateTopic(const std::string& topic, int partitions,
   while (!deadline.Passed()) {
     auto layout = internal::FetchTopicLayout(rk->get(), topic, brokers_, deadline);
     if (layout.ok() && layout->partitions == partitions && layout->with_leader == partitions) {
-      return rt::Status::Ok();
+      // Metadata names a leader before it serves the partition; an idempotent producer whose
+      // first batch meets "not leader" may lose it (librdkafka 2.0.2). Ready means every
+      // partition answers a ListOffsets request.
+      bool served = true;
+      for (int p = 0; p < partitions && served; ++p) {
+        int64_t low = 0;
+        int64_t high = 0;
+        rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+            rk->get(), topic.c_str(), p, &low, &high, std::max(deadline.LeftMs(), 1));
+        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+          served = false;
+          last = internal::ErrStatus(err, what + ": partition " + std::to_string(p));
+        }
+      }
+      if (served) return rt::Status::Ok();
     }
     if (!layout.ok()) last = layout.status();
     std::this_thread::sleep_for(Millis(std::min(100, deadline.LeftMs())));

@@ -114,4 +114,29 @@ int64_t KafkaNowMs() {
       .count();
 }
 
+Status KafkaWaitForLeaders(rd_kafka_t* rk, const std::string& topic, int32_t partitions,
+                           int timeout_ms) {
+  int64_t deadline = KafkaNowMs() + timeout_ms;
+  for (int32_t p = 0; p < partitions; ++p) {
+    while (true) {
+      int64_t low = 0;
+      int64_t high = 0;
+      int remaining = static_cast<int>(std::max<int64_t>(deadline - KafkaNowMs(), 1));
+      rd_kafka_resp_err_t err =
+          rd_kafka_query_watermark_offsets(rk, topic.c_str(), p, &low, &high, remaining);
+      if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+      // The topic exists (metadata said so): "unknown partition" here means "not served yet".
+      bool retry = KafkaRetriable(err) || err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
+                   err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION;
+      if (!retry || KafkaNowMs() >= deadline) {
+        return Status::Unavailable(fmt::format(
+            "kafka: partition {} of topic `{}` has no serving leader after {} ms ({})", p, topic,
+            timeout_ms, rd_kafka_err2str(err)));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace flow::rt

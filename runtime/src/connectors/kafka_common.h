@@ -19,6 +19,13 @@ namespace flow::rt {
 [[nodiscard]] Result<int32_t> KafkaPartitionCount(rd_kafka_t* rk, const std::string& topic,
                                                   const std::string& brokers, int timeout_ms);
 
+// Waits until the leader of every partition of `topic` answers a ListOffsets request. Metadata
+// names a leader before that broker serves the partition; a produce in that gap fails with "not
+// leader", and librdkafka 2.0.2's idempotent producer can then count the failed first batch as
+// delivered when a later batch succeeds (records lost). kUnavailable after `timeout_ms`.
+[[nodiscard]] Status KafkaWaitForLeaders(rd_kafka_t* rk, const std::string& topic,
+                                         int32_t partitions, int timeout_ms);
+
 // Maps a librdkafka error to a Status code: transport/timeouts -> kUnavailable, fencing ->
 // kFenced, unknown topic -> kNotFound, everything else -> kIoError.
 [[nodiscard]] Status KafkaError(rd_kafka_resp_err_t err, std::string message);

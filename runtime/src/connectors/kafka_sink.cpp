@@ -49,6 +49,8 @@ Status KafkaSink::Open(uint32_t subtask, uint32_t parallelism) {
   Result<int32_t> partitions =
       KafkaPartitionCount(rk_, options_.topic, options_.brokers, options_.metadata_timeout_ms);
   if (!partitions.ok()) return partitions.status();
+  FLOW_RETURN_IF_ERROR(
+      KafkaWaitForLeaders(rk_, options_.topic, *partitions, options_.metadata_timeout_ms));
   if (options_.partitioner == KafkaPartitioner::kExplicit &&
       (options_.partition < 0 || options_.partition >= *partitions)) {
     return Status::InvalidArgument(fmt::format("kafka sink: partition {} out of range (topic `{}` "
