@@ -14,7 +14,8 @@ namespace {
 
 const std::vector<const Command*>& Commands() {
   static const std::vector<const Command*> commands = {&kCheckCommand, &kBuildCommand, &kEmitCppCommand,
-                                                         &kExplainCommand};
+                                                         &kExplainCommand,
+                                                         &kFmtCommand};
   return commands;
 }
 

@@ -20,6 +20,7 @@ extern const Command kCheckCommand;
 extern const Command kBuildCommand;
 extern const Command kEmitCppCommand;
 extern const Command kExplainCommand;
+extern const Command kFmtCommand;
 
 // Prints "flowc: error: <message>" and a hint to stderr; returns 2.
 int UsageError(const std::string& message, std::string_view command = {});
