@@ -1,12 +1,56 @@
 #include "flow/runtime/state/keyed_state_backend.h"
 
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+#include <fmt/format.h>
 
 namespace flow::rt {
 namespace {
 constexpr uint32_t kMagic = 0x534B4C46;  // "FLKS" little-endian
 constexpr uint32_t kVersion = 1;
+
+std::mutex g_default_mu;
+StateBackendOptions g_default_options;  // guarded by g_default_mu
+
+std::string NewInstanceId() {
+  static std::atomic<uint64_t> counter{0};
+  std::random_device rd;
+  uint64_t r = (uint64_t{rd()} << 32) ^ rd();
+  return fmt::format("{:x}-{:x}-{}", static_cast<uint64_t>(getpid()), r, counter.fetch_add(1));
+}
 }  // namespace
+
+Result<StateBackendKind> ParseStateBackendKind(std::string_view text) {
+  if (text == "heap") return StateBackendKind::kHeap;
+  if (text == "rocksdb") return StateBackendKind::kRocksDb;
+  return Status::InvalidArgument("--state-backend: unknown state backend '" + std::string(text) +
+                                 "' (expected heap or rocksdb)");
+}
+
+const char* StateBackendKindName(StateBackendKind kind) {
+  return kind == StateBackendKind::kRocksDb ? "rocksdb" : "heap";
+}
+
+void SetDefaultStateBackendOptions(StateBackendOptions options) {
+  std::lock_guard lock(g_default_mu);
+  g_default_options = std::move(options);
+}
+
+StateBackendOptions DefaultStateBackendOptions() {
+  std::lock_guard lock(g_default_mu);
+  return g_default_options;
+}
+
+void StateStoreCorrupt(const std::string& table, const Status& status) {
+  std::fprintf(stderr, "flow: rocksdb state backend, state '%s': %s\n", table.c_str(), status.ToString().c_str());
+  std::abort();
+}
 
 TimestampMs SystemClockMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -20,10 +64,69 @@ KeyedStateBackend::KeyedStateBackend(KeyGroupSpan range, uint32_t max_parallelis
   ctx_.range = range;
   ctx_.max_parallelism = max_parallelism;
   ctx_.clock = clock ? std::move(clock) : ProcessingClock(SystemClockMs);
+  options_ = DefaultStateBackendOptions();
+  if (options_.kind == StateBackendKind::kRocksDb) {
+    Status s = OpenStore();
+    if (!s.ok()) {
+      std::fprintf(stderr, "flow: %s\n", s.ToString().c_str());
+      std::exit(1);
+    }
+  }
+}
+
+KeyedStateBackend::~KeyedStateBackend() = default;
+
+Result<std::unique_ptr<KeyedStateBackend>> KeyedStateBackend::Make(KeyGroupSpan range, uint32_t max_parallelism,
+                                                                   ProcessingClock clock,
+                                                                   StateBackendOptions options) {
+  if (range.end > max_parallelism || range.empty()) {
+    return Status::InvalidArgument("key-group range " + range.ToString() + " is empty or beyond max parallelism " +
+                                   std::to_string(max_parallelism));
+  }
+  if (max_parallelism > (1u << 16)) {
+    return Status::InvalidArgument("max parallelism " + std::to_string(max_parallelism) +
+                                   " does not fit the 2-byte key-group prefix");
+  }
+  std::unique_ptr<KeyedStateBackend> b(new KeyedStateBackend(range, max_parallelism, std::move(clock), options));
+  if (b->options_.kind == StateBackendKind::kRocksDb) FLOW_RETURN_IF_ERROR(b->OpenStore());
+  return b;
+}
+
+KeyedStateBackend::KeyedStateBackend(KeyGroupSpan range, uint32_t max_parallelism, ProcessingClock clock,
+                                     const StateBackendOptions& options)
+    : options_(options) {
+  ctx_.range = range;
+  ctx_.max_parallelism = max_parallelism;
+  ctx_.clock = clock ? std::move(clock) : ProcessingClock(SystemClockMs);
+}
+
+Status KeyedStateBackend::OpenStore() {
+  std::string parent = options_.local_dir;
+  if (parent.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  }
+  instance_id_ = NewInstanceId();
+  KvStoreOptions o;
+  o.dir = parent + "/flow-rocksdb-" + instance_id_;
+  o.write_buffer_bytes = options_.write_buffer_bytes;
+  auto store = KvStore::Open(o);
+  if (!store.ok()) return store.status();
+  store_ = std::move(store).value();
+  for (const auto& t : tables_) FLOW_RETURN_IF_ERROR(AttachTable(t.get()));
+  return Status::Ok();
+}
+
+Status KeyedStateBackend::AttachTable(StateTable* table) {
+  auto id = store_->Table(table->name());
+  if (!id.ok()) return id.status();
+  table->AttachStore(store_.get(), *id, options_.cache_entries);
+  return Status::Ok();
 }
 
 size_t KeyedStateBackend::TotalEntries() const {
   size_t n = 0;
+  for (const auto& t : tables_) t->FlushCache();
   for (const auto& t : tables_) {
     for (uint32_t g = ctx_.range.first; g < ctx_.range.end; ++g) n += t->KeyGroupSize(g);
   }
@@ -38,13 +141,19 @@ void KeyedStateBackend::Clear() {
   for (const auto& t : tables_) t->Clear();
 }
 
-void KeyedStateBackend::SnapshotState(BinaryWriter* out) const {
+void KeyedStateBackend::SnapshotState(BinaryWriter* out) const { SnapshotTables(out, false); }
+
+void KeyedStateBackend::SnapshotHeapTables(BinaryWriter* out) const { SnapshotTables(out, true); }
+
+void KeyedStateBackend::SnapshotTables(BinaryWriter* out, bool heap_only) const {
   out->PutU32(kMagic);
   out->PutU32(kVersion);
   out->PutU32(ctx_.max_parallelism);
+  for (const auto& t : tables_) t->FlushCache();
   std::vector<uint32_t> groups;
   for (uint32_t g = ctx_.range.first; g < ctx_.range.end; ++g) {
     for (const auto& t : tables_) {
+      if (heap_only && t->InStore()) continue;
       if (t->KeyGroupSize(g) > 0) {
         groups.push_back(g);
         break;
@@ -54,8 +163,11 @@ void KeyedStateBackend::SnapshotState(BinaryWriter* out) const {
   out->PutU32(static_cast<uint32_t>(groups.size()));
   for (uint32_t g : groups) {
     BinaryWriter blob;
-    blob.PutU32(static_cast<uint32_t>(tables_.size()));
+    uint32_t n = 0;
+    for (const auto& t : tables_) n += heap_only && t->InStore() ? 0 : 1;
+    blob.PutU32(n);
     for (const auto& t : tables_) {
+      if (heap_only && t->InStore()) continue;
       BinaryWriter bytes;
       t->SnapshotKeyGroup(g, &bytes);
       blob.PutString(t->name());

@@ -2,7 +2,8 @@
 // MapState<K, UK, V>: a map from user key UK to V per key K. Created by
 // KeyedStateBackend::CreateMapState, which owns it. TTL applies per (K, UK) entry. A key whose map
 // becomes empty is removed, so an empty MapState holds no memory per key.
-// Contract and threading as ValueState.
+// Contract and threading as ValueState. With the rocksdb backend a key's whole map is one cached
+// entry (and one RocksDB value), so all user keys of a key load together.
 
 #include <unordered_map>
 
@@ -22,13 +23,13 @@ class MapState : public HeapTable<K, std::unordered_map<UK, TtlEntry<V>, KeyHash
   V* Get(const K& key, const UK& user_key) { return Get(key, this->KeyGroup(key), user_key); }
   V* Get(const K& key, uint32_t key_group, const UK& user_key) {
     auto& m = this->Group(key_group);
-    auto it = m.find(key);
+    auto it = this->Find(m, key, key_group);
     if (it == m.end()) return nullptr;
     auto uit = it->second.find(user_key);
     if (uit == it->second.end()) return nullptr;
     if (ttl_.Expired(uit->second.expires_at)) {
       it->second.erase(uit);
-      if (it->second.empty()) m.erase(it);
+      if (it->second.empty()) this->Erase(m, it, key_group);
       return nullptr;
     }
     if (ttl_.enabled() && ttl_.RefreshOnRead()) uit->second.expires_at = ttl_.ExpiryFromNow();
@@ -39,13 +40,14 @@ class MapState : public HeapTable<K, std::unordered_map<UK, TtlEntry<V>, KeyHash
     Put(key, this->KeyGroup(key), user_key, std::move(value));
   }
   void Put(const K& key, uint32_t key_group, const UK& user_key, V value) {
-    this->Group(key_group)[key].insert_or_assign(
-        user_key, TtlEntry<V>{std::move(value), ttl_.ExpiryFromNow()});
+    this->FindOrCreate(this->Group(key_group), key, key_group)
+        .first->second.insert_or_assign(user_key, TtlEntry<V>{std::move(value), ttl_.ExpiryFromNow()});
   }
 
   // The entry, default-constructed first when absent or expired. Counts as a write.
   V& GetOrInsert(const K& key, uint32_t key_group, const UK& user_key) {
-    auto [it, inserted] = this->Group(key_group)[key].try_emplace(user_key);
+    auto& inner = this->FindOrCreate(this->Group(key_group), key, key_group).first->second;
+    auto [it, inserted] = inner.try_emplace(user_key);
     if (!inserted && ttl_.Expired(it->second.expires_at)) it->second.value = V{};
     it->second.expires_at = ttl_.ExpiryFromNow();
     return it->second.value;
@@ -59,20 +61,24 @@ class MapState : public HeapTable<K, std::unordered_map<UK, TtlEntry<V>, KeyHash
   }
   bool Remove(const K& key, uint32_t key_group, const UK& user_key) {
     auto& m = this->Group(key_group);
-    auto it = m.find(key);
+    auto it = this->Find(m, key, key_group);
     if (it == m.end() || it->second.erase(user_key) == 0) return false;
-    if (it->second.empty()) m.erase(it);
+    if (it->second.empty()) this->Erase(m, it, key_group);
     return true;
   }
 
   // Removes every entry of `key`.
-  bool RemoveKey(const K& key) { return this->Group(this->KeyGroup(key)).erase(key) > 0; }
+  bool RemoveKey(const K& key) {
+    uint32_t kg = this->KeyGroup(key);
+    return this->EraseKey(this->Group(kg), key, kg);
+  }
 
   // Calls fn(const UK&, V&) for every live entry of `key`; fn must not insert or remove.
   template <typename Fn>
   void ForEach(const K& key, Fn&& fn) {
-    auto& m = this->Group(this->KeyGroup(key));
-    auto it = m.find(key);
+    uint32_t kg = this->KeyGroup(key);
+    auto& m = this->Group(kg);
+    auto it = this->Find(m, key, kg);
     if (it == m.end()) return;
     for (auto& [uk, e] : it->second) {
       if (!ttl_.Expired(e.expires_at)) fn(uk, e.value);
@@ -81,12 +87,26 @@ class MapState : public HeapTable<K, std::unordered_map<UK, TtlEntry<V>, KeyHash
 
   size_t KeyGroupSize(uint32_t key_group) const override {
     size_t n = 0;
+    if (this->spilled()) {
+      this->ScanGroup(key_group, [&n](const K&, Inner& inner) { n += inner.size(); });
+      return n;
+    }
     for (const auto& [k, inner] : this->Group(key_group)) n += inner.size();
     return n;
   }
 
   void CleanupExpired() override {
     if (!ttl_.enabled()) return;
+    if (this->spilled()) {
+      using R = typename Base::Rewrite;
+      this->RewriteStored([&](const K&, Inner& inner) {
+        size_t before = inner.size();
+        std::erase_if(inner, [&](const auto& kv) { return ttl_.Expired(kv.second.expires_at); });
+        if (inner.empty()) return R::kErase;
+        return inner.size() == before ? R::kKeep : R::kWrite;
+      });
+      return;
+    }
     for (auto& m : this->groups()) {
       for (auto it = m.begin(); it != m.end();) {
         std::erase_if(it->second,

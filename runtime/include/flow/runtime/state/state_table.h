@@ -6,6 +6,7 @@
 //
 // Threading: a backend and all its tables belong to one subtask thread; nothing here locks.
 
+#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -18,6 +19,7 @@
 #include "flow/runtime/common/time.h"
 #include "flow/runtime/state/key_group_span.h"
 #include "flow/runtime/state/key_hash.h"
+#include "flow/runtime/state/kv_store.h"
 #include "flow/runtime/state/serializer.h"
 
 namespace flow::rt {
@@ -109,14 +111,34 @@ class StateTable {
   // Removes every expired entry (a full scan; lookups also drop expired entries lazily).
   virtual void CleanupExpired() {}
   virtual void Clear() = 0;
+
+  // rocksdb backend: keep at most `cache_entries` entries in memory and the rest in column
+  // family `table` of `store`. Tables that stay on the heap (timers) keep the default.
+  virtual bool AttachStore(KvStore* /*store*/, uint32_t /*table*/, size_t /*cache_entries*/) { return false; }
+  // Writes every cached entry back to the store (they stay cached). No-op on the heap.
+  virtual void FlushCache() {}
+  // True when the entries live in the store (rocksdb) rather than only on the heap.
+  virtual bool InStore() const { return false; }
 };
+
+// The backend's own RocksDB failed (a value does not decode, a column family cannot be made).
+// Ends the process with a message naming the state (no error channel on the access path).
+[[noreturn]] void StateStoreCorrupt(const std::string& table, const Status& status);
 
 // Typed storage of the heap backend: one hash map K -> S per owned key group. Callers hash the
 // key once (KeyGroupOf) and may pass the group to avoid hashing again.
+//
+// rocksdb backend (AttachStore): the same maps are a bounded cache in front of a KvStore. Misses
+// load from the store (Find, FindOrCreate); evictions and FlushCache write entries back; removals
+// delete from the store at once. Every cached entry counts as dirty (the pointer API cannot tell
+// reads from writes). Only insertions (FindOrCreate, Put) evict, so pointers returned by Get stay
+// valid as the state contract promises. On the heap the store pointer is null: one predictable
+// branch, no virtual call, per access.
 template <StateKey K, Serializable S>
 class HeapTable : public StateTable {
  public:
   using Map = std::unordered_map<K, S, KeyHasher<K>>;
+  using Iterator = typename Map::iterator;
 
   HeapTable(std::string name, const StateContext* ctx)
       : name_(std::move(name)), ctx_(ctx), groups_(ctx->range.size()) {}
@@ -134,12 +156,61 @@ class HeapTable : public StateTable {
   }
   std::vector<Map>& groups() { return groups_; }
   const StateContext* context() const { return ctx_; }
+  bool spilled() const { return store_ != nullptr; }
+  // Entries held in memory (all of them on the heap; the cache with rocksdb).
+  size_t cached() const {
+    size_t n = 0;
+    for (const Map& m : groups_) n += m.size();
+    return n;
+  }
 
-  size_t KeyGroupSize(uint32_t key_group) const override { return Group(key_group).size(); }
+  bool AttachStore(KvStore* store, uint32_t table, size_t cache_entries) override {
+    store_ = store;
+    table_ = table;
+    capacity_ = cache_entries < 1 ? 1 : cache_entries;
+    return true;
+  }
+
+  bool InStore() const override { return store_ != nullptr; }
+  void FlushCache() override {
+    if (store_ == nullptr) return;
+    for (uint32_t g = ctx_->range.first; g < ctx_->range.end; ++g) {
+      for (const auto& [k, s] : Group(g)) WriteBack(g, k, s);
+    }
+    store_->Commit();
+  }
+
+  // rocksdb: KeyGroupSize and SnapshotKeyGroup read the store; the backend calls FlushCache first.
+  size_t KeyGroupSize(uint32_t key_group) const override {
+    if (store_ == nullptr) return Group(key_group).size();
+    std::string b = Prefix(key_group), e = Prefix(key_group + 1);
+    return store_->Count(table_, b, e);
+  }
   void SnapshotKeyGroup(uint32_t key_group, BinaryWriter* out) const override {
-    const Map& m = Group(key_group);
-    out->PutU64(m.size());
-    for (const auto& [k, s] : m) {
+    if (store_ == nullptr) {
+      const Map& m = Group(key_group);
+      out->PutU64(m.size());
+      for (const auto& [k, s] : m) {
+        WriteValue(*out, k);
+        WriteValue(*out, s);
+      }
+      return;
+    }
+    BinaryWriter entries;
+    uint64_t n = 0;
+    ScanGroup(key_group, [&](K& k, S& s) {
+      WriteValue(entries, k);
+      WriteValue(entries, s);
+      ++n;
+    });
+    out->PutU64(n);
+    // Entries are re-encoded (BinaryWriter has no raw append); the FLKS path is the portable
+    // one, the incremental snapshot copies SST files instead.
+    BinaryReader r(entries.data());
+    for (uint64_t i = 0; i < n; ++i) {
+      K k{};
+      S s{};
+      if (!ReadValue(r, &k).ok() || !ReadValue(r, &s).ok()) StateStoreCorrupt(name_, Status::Internal("re-encode"));
       WriteValue(*out, k);
       WriteValue(*out, s);
     }
@@ -158,18 +229,175 @@ class HeapTable : public StateTable {
                                   std::to_string(KeyGroup(k)) + " was stored under group " +
                                   std::to_string(key_group));
       }
-      m.insert_or_assign(std::move(k), std::move(s));
+      if (store_ != nullptr) {
+        m.erase(k);
+        WriteBack(key_group, k, s);
+      } else {
+        m.insert_or_assign(std::move(k), std::move(s));
+      }
     }
+    if (store_ != nullptr) store_->Commit();
     return Status::Ok();
   }
   void Clear() override {
     for (Map& m : groups_) m.clear();
+    if (store_ != nullptr) {
+      store_->DeleteRange(table_, Prefix(ctx_->range.first), Prefix(ctx_->range.end));
+      store_->Commit();
+    }
+  }
+
+ protected:
+  // The cached entry of `key`, loaded from the store on a miss; end() when absent.
+  Iterator Find(Map& m, const K& key, uint32_t key_group) {
+    auto it = m.find(key);
+    if (it != m.end() || store_ == nullptr) return it;
+    return Load(m, key, key_group);
+  }
+  // The entry of `key`, default-constructed when absent (inserted = true). May evict others.
+  std::pair<Iterator, bool> FindOrCreate(Map& m, const K& key, uint32_t key_group) {
+    auto [it, inserted] = m.try_emplace(key);
+    if (inserted && store_ != nullptr) {
+      std::string bytes;
+      if (store_->Get(table_, EncodeKey(key_group, key), &bytes)) {
+        Decode(bytes, &it->second);
+        inserted = false;
+      }
+      MaybeEvict(it);
+    }
+    return {it, inserted};
+  }
+  // Replaces the entry of `key`. May evict others.
+  Iterator Assign(Map& m, const K& key, uint32_t key_group, S value) {
+    (void)key_group;
+    auto [it, inserted] = m.insert_or_assign(key, std::move(value));
+    if (inserted && store_ != nullptr) MaybeEvict(it);
+    return it;
+  }
+  void Erase(Map& m, Iterator it, uint32_t key_group) {
+    if (store_ != nullptr) store_->Delete(table_, EncodeKey(key_group, it->first));
+    m.erase(it);
+  }
+  // True when the key had an entry (cached or stored).
+  bool EraseKey(Map& m, const K& key, uint32_t key_group) {
+    if (store_ == nullptr) return m.erase(key) > 0;
+    auto it = Find(m, key, key_group);
+    if (it == m.end()) return false;
+    Erase(m, it, key_group);
+    return true;
+  }
+
+  enum class Rewrite { kKeep, kWrite, kErase };
+  // rocksdb: fn(const K&, S&) -> Rewrite over every stored entry of the owned groups, after
+  // writing the cache back and dropping it (the store is then the only copy).
+  template <typename Fn>
+  void RewriteStored(Fn&& fn) {
+    FlushCache();
+    for (Map& m : groups_) m.clear();
+    for (uint32_t g = ctx_->range.first; g < ctx_->range.end; ++g) {
+      std::vector<std::pair<K, Rewrite>> changes;
+      std::vector<S> values;
+      ScanGroup(g, [&](K& k, S& s) {
+        Rewrite r = fn(static_cast<const K&>(k), s);
+        if (r == Rewrite::kKeep) return;
+        changes.emplace_back(std::move(k), r);
+        values.push_back(std::move(s));
+      });
+      for (size_t i = 0; i < changes.size(); ++i) {
+        if (changes[i].second == Rewrite::kErase) {
+          store_->Delete(table_, EncodeKey(g, changes[i].first));
+        } else {
+          WriteBack(g, changes[i].first, values[i]);
+        }
+      }
+      store_->Commit();
+    }
+  }
+
+  // fn(K&, S&) for every stored entry of `key_group` (decoded copies).
+  template <typename Fn>
+  void ScanGroup(uint32_t key_group, Fn&& fn) const {
+    std::string b = Prefix(key_group), e = Prefix(key_group + 1);
+    store_->Scan(table_, b, e, [&](std::string_view key, std::string_view value) {
+      K k{};
+      S s{};
+      BinaryReader kr(key.substr(2));
+      Status st = ReadValue(kr, &k);
+      if (st.ok() && !kr.AtEnd()) st = Status::Corruption("trailing key bytes");
+      if (!st.ok()) StateStoreCorrupt(name_, st);
+      Decode(value, &s);
+      fn(k, s);
+    });
   }
 
  private:
+  static std::string Prefix(uint32_t key_group) {
+    std::string p;
+    AppendKeyGroupPrefix(&p, key_group);
+    return p;
+  }
+  static std::string EncodeKey(uint32_t key_group, const K& key) {
+    BinaryWriter w;
+    WriteValue(w, key);
+    std::string k = Prefix(key_group);
+    k += w.data();
+    return k;
+  }
+  void Decode(std::string_view bytes, S* out) const {
+    BinaryReader r(bytes);
+    Status st = ReadValue(r, out);
+    if (st.ok() && !r.AtEnd()) st = Status::Corruption("trailing value bytes");
+    if (!st.ok()) StateStoreCorrupt(name_, st);
+  }
+  void WriteBack(uint32_t key_group, const K& key, const S& value) const {
+    BinaryWriter w;
+    WriteValue(w, value);
+    store_->Put(table_, EncodeKey(key_group, key), w.data());
+  }
+  Iterator Load(Map& m, const K& key, uint32_t key_group) {
+    std::string bytes;
+    if (!store_->Get(table_, EncodeKey(key_group, key), &bytes)) return m.end();
+    auto it = m.try_emplace(key).first;
+    Decode(bytes, &it->second);
+    ++loaded_since_evict_;
+    return it;  // never evicts: earlier pointers from Get stay valid
+  }
+  // Writes back and drops about a quarter of the cache (never `keep`) once it is over capacity.
+  void MaybeEvict(Iterator keep) {
+    // Counting the cache costs a pass over the groups, so it is checked every capacity/8 changes.
+    if (++inserts_since_check_ + loaded_since_evict_ < capacity_ / 8 + 1) return;
+    inserts_since_check_ = 0;
+    loaded_since_evict_ = 0;
+    size_t size = cached();
+    if (size <= capacity_) return;
+    size_t target = capacity_ - capacity_ / 4;
+    const uint32_t n = static_cast<uint32_t>(groups_.size());
+    for (uint32_t step = 0; step < n && size > target; ++step) {
+      uint32_t gi = (evict_cursor_ + step) % n;
+      Map& m = groups_[gi];
+      for (auto it = m.begin(); it != m.end() && size > target;) {
+        if (it == keep) {
+          ++it;
+          continue;
+        }
+        WriteBack(ctx_->range.first + gi, it->first, it->second);
+        it = m.erase(it);
+        --size;
+      }
+      if (size > target) evict_cursor_ = (gi + 1) % n;
+    }
+    store_->Commit();
+  }
+
   std::string name_;
   const StateContext* ctx_;
   std::vector<Map> groups_;
+  KvStore* store_ = nullptr;
+  uint32_t table_ = 0;
+  size_t capacity_ = 0;
+  size_t inserts_since_check_ = 0;
+  size_t loaded_since_evict_ = 0;
+  uint32_t evict_cursor_ = 0;
 };
 
 }  // namespace flow::rt

@@ -1,0 +1,53 @@
+#pragma once
+// Adapters between keyed-state snapshots (state/state_snapshot.h) and the checkpoint storage
+// (checkpoint/checkpoint_storage.h): a snapshot of checkpoint N writes its own file into chk-N/
+// and its SST files into shared/, whose retention counts references in the checkpoint metadata.
+// Header-only so the state library does not depend on the checkpoint library; link both.
+
+#include <filesystem>
+#include <string>
+
+#include "flow/runtime/checkpoint/checkpoint_storage.h"
+#include "flow/runtime/checkpoint/recovery.h"
+#include "flow/runtime/state/state_snapshot.h"
+
+namespace flow::rt {
+
+inline StoredFile ToStoredFile(const SnapshotFile& f) { return {f.name, f.size, f.crc32c, f.shared}; }
+inline SnapshotFile ToSnapshotFile(const StoredFile& f) { return {f.name, f.size, f.crc32c, f.shared}; }
+
+// Writes into checkpoint `checkpoint_id` of `storage`. Thread-safe as CheckpointStorage.
+class CheckpointStorageSink : public SnapshotFileSink {
+ public:
+  CheckpointStorageSink(CheckpointStorage* storage, int64_t checkpoint_id)
+      : storage_(storage), checkpoint_id_(checkpoint_id) {}
+  Result<StoredFile> WriteOwn(std::string_view name, std::string_view bytes) override {
+    auto f = storage_->WriteSnapshotFile(checkpoint_id_, name, bytes);
+    if (!f.ok()) return f.status();
+    return ToStoredFile(*f);
+  }
+  Result<StoredFile> WriteShared(std::string_view name, std::string_view bytes) override {
+    auto f = storage_->WriteSharedFile(name, bytes);
+    if (!f.ok()) return f.status();
+    return ToStoredFile(*f);
+  }
+  bool HasShared(std::string_view name) override {
+    return checkpoint_fs::Exists((std::filesystem::path(storage_->state_dir()) / "shared" / name).string());
+  }
+
+ private:
+  CheckpointStorage* storage_;
+  int64_t checkpoint_id_;
+};
+
+// Reads the files of a restore point, verifying size and CRC-32C (ReadRestoreFile).
+class RestorePointSource final : public SnapshotFileSource {
+ public:
+  explicit RestorePointSource(const RestorePoint* point) : point_(point) {}
+  Result<std::string> Read(const StoredFile& file) override { return ReadRestoreFile(*point_, ToSnapshotFile(file)); }
+
+ private:
+  const RestorePoint* point_;
+};
+
+}  // namespace flow::rt
