@@ -15,7 +15,8 @@ namespace {
 const std::vector<const Command*>& Commands() {
   static const std::vector<const Command*> commands = {&kCheckCommand, &kBuildCommand, &kEmitCppCommand,
                                                          &kExplainCommand,
-                                                         &kFmtCommand};
+                                                         &kFmtCommand,
+                                                         &kLspCommand};
   return commands;
 }
 

@@ -21,6 +21,7 @@ extern const Command kBuildCommand;
 extern const Command kEmitCppCommand;
 extern const Command kExplainCommand;
 extern const Command kFmtCommand;
+extern const Command kLspCommand;
 
 // Prints "flowc: error: <message>" and a hint to stderr; returns 2.
 int UsageError(const std::string& message, std::string_view command = {});

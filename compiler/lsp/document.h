@@ -1,0 +1,50 @@
+#pragma once
+// An open document and what the front end (the same one `flowc check` runs) found in it.
+//
+// Analyze runs parse + sema on a private copy of the text. Documents larger than
+// kMaxDocumentBytes are not analysed: the result then holds one error diagnostic saying so, which
+// keeps a pathological buffer from stalling the server. Threading: an Analysis is immutable once
+// built and shared between the document and requests through shared_ptr.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "diag/diagnostic.h"
+#include "diag/source_manager.h"
+#include "lsp/position.h"
+#include "lsp/query.h"
+#include "sema/checker.h"
+
+namespace flow::lsp {
+
+inline constexpr size_t kMaxDocumentBytes = size_t{16} << 20;  // 16 MiB
+
+struct Analysis {
+  diag::SourceManager sm;
+  uint32_t file = 0;
+  std::vector<diag::Diagnostic> diagnostics;
+  std::unique_ptr<sema::CheckedProgram> program;  // null after syntax errors or when too large
+  std::vector<Occurrence> occurrences;
+  std::unique_ptr<LineIndex> lines;  // over sm.text(file)
+
+  const std::string& text() const { return sm.text(file); }
+};
+
+// `path` names the file in messages (the document's file path, or its URI).
+std::shared_ptr<const Analysis> Analyze(const std::string& path, const std::string& text);
+
+struct Document {
+  std::string uri;
+  std::string path;
+  int64_t version = 0;
+  std::string text;
+  std::shared_ptr<const Analysis> analysis;   // of `text`
+  std::shared_ptr<const Analysis> last_good;  // the latest analysis that has a program
+};
+
+// The file path of a `file://` URI with %XX escapes decoded; other URIs are returned as they are.
+std::string UriToPath(const std::string& uri);
+
+}  // namespace flow::lsp

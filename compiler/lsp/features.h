@@ -1,0 +1,40 @@
+#pragma once
+// The language features, one file each. Every function reads a Document (and its Analysis) and
+// returns the JSON of the LSP result; none of them writes to the transport or throws. Positions
+// in and out are LSP positions (UTF-16); see position.h.
+
+#include <optional>
+#include <string>
+
+#include "lsp/document.h"
+#include "lsp/json.h"
+
+namespace flow::lsp {
+
+// LSP range of a byte range of an analysed text.
+Json RangeJson(const LineIndex& lines, uint32_t begin, uint32_t end);
+Json PositionJson(Position p);
+
+// diagnostics.cpp: the params of textDocument/publishDiagnostics for the document's analysis.
+Json PublishDiagnosticsParams(const Document& doc);
+
+// hover.cpp: a Hover for the name at `pos`, or null.
+Json Hover(const Document& doc, Position pos);
+
+// definition.cpp: the Location where the name at `pos` is declared, or null.
+Json Definition(const Document& doc, Position pos);
+
+// completion.cpp: a CompletionList for `pos`.
+Json Completion(const Document& doc, Position pos);
+
+// formatting.cpp: TextEdits that turn the document into the canonical layout (empty when it is
+// already formatted). On syntax errors returns nullopt and sets *error to the rendered errors.
+std::optional<Json> Formatting(const Document& doc, int tab_size, std::string* error);
+
+// symbols.cpp: DocumentSymbols (params, schemas with their fields, extern fns, streams, sinks).
+Json DocumentSymbols(const Document& doc);
+
+// The Markdown shown on hover for a type: records as `Name { a: int, ... }` one field a line.
+std::string RecordText(const types::Type& type);
+
+}  // namespace flow::lsp

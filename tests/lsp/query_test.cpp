@@ -1,0 +1,101 @@
+// The occurrence list and record-at-cursor query over a checked program.
+#include "lsp/query.h"
+
+#include <gtest/gtest.h>
+
+#include "lsp/document.h"
+
+namespace flow::lsp {
+namespace {
+
+constexpr std::string_view kScript =
+    "param min_amount: float = 10.0\n"
+    "schema Order { id: string, amount: float, ts: timestamp }\n"
+    "stream big = from file(path: \"o.jsonl\") format json as Order\n"
+    "  | where amount > min_amount\n"
+    "  | select id, amount * 2.0 as doubled\n"
+    "big | into stdout format json\n";
+
+uint32_t OffsetOf(std::string_view needle, size_t nth = 0) {
+  size_t at = 0;
+  for (size_t i = 0;; ++i) {
+    at = kScript.find(needle, at);
+    EXPECT_NE(at, std::string_view::npos) << needle;
+    if (i == nth) return static_cast<uint32_t>(at);
+    at += needle.size();
+  }
+}
+
+TEST(LspQuery, FindsUsesWithTypesAndDefinitions) {
+  auto a = Analyze("q.flow", std::string(kScript));
+  ASSERT_NE(a->program, nullptr);
+  ASSERT_TRUE(a->diagnostics.empty()) << a->diagnostics[0].message;
+
+  // `amount` in `where`: a field of Order, declared in the schema.
+  const Occurrence* o = FindOccurrence(a->occurrences, OffsetOf("amount >") + 2);
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(o->kind, SymbolKind::kField);
+  EXPECT_EQ(o->type.ToString(), "float");
+  EXPECT_EQ(o->owner, "Order");
+  ASSERT_TRUE(o->definition.has_value());
+  EXPECT_EQ(o->definition->begin, OffsetOf("amount: float", 1));  // not min_amount's
+
+  // `min_amount` in `where`: the param.
+  o = FindOccurrence(a->occurrences, OffsetOf("min_amount", 1));
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(o->kind, SymbolKind::kParam);
+  EXPECT_EQ(o->definition->begin, OffsetOf("min_amount"));
+
+  // `Order` after `as`: the schema.
+  o = FindOccurrence(a->occurrences, OffsetOf("Order\n"));
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(o->kind, SymbolKind::kSchema);
+  EXPECT_EQ(o->definition->begin, OffsetOf("Order {"));
+
+  // `big` at the head of the sink pipeline: the stream and its record.
+  o = FindOccurrence(a->occurrences, OffsetOf("big |"));
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(o->kind, SymbolKind::kStream);
+  EXPECT_EQ(o->type.ToString(), "{id: string, doubled: float}");
+  EXPECT_EQ(o->definition->begin, OffsetOf("big ="));
+
+  // The `select` keyword: the record it produces.
+  o = FindOccurrence(a->occurrences, OffsetOf("select") + 1);
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(o->kind, SymbolKind::kOperator);
+  EXPECT_EQ(o->type.ToString(), "{id: string, doubled: float}");
+
+  // Nothing at a comment-free blank spot between statements.
+  EXPECT_EQ(FindOccurrence(a->occurrences, OffsetOf("= 10.0") + 1), nullptr);
+}
+
+TEST(LspQuery, RecordAtFollowsThePipeline) {
+  auto a = Analyze("q.flow", std::string(kScript));
+  ASSERT_NE(a->program, nullptr);
+  // Inside `where`: the source's Order record.
+  types::Type t = RecordAt(*a->program, OffsetOf("amount >"), kScript);
+  EXPECT_EQ(t.ToString(), "Order");
+  // Inside `select`: still Order (where keeps the record).
+  t = RecordAt(*a->program, OffsetOf("id, amount"), kScript);
+  EXPECT_EQ(t.ToString(), "Order");
+  // After the sink head `big |`: the record of big.
+  t = RecordAt(*a->program, OffsetOf("into stdout"), kScript);
+  EXPECT_EQ(t.ToString(), "{id: string, doubled: float}");
+}
+
+TEST(LspQuery, TooLargeDocumentIsNotAnalysed) {
+  std::string huge(kMaxDocumentBytes + 1, ' ');
+  auto a = Analyze("big.flow", huge);
+  EXPECT_EQ(a->program, nullptr);
+  ASSERT_EQ(a->diagnostics.size(), 1u);
+  EXPECT_NE(a->diagnostics[0].message.find("larger than the language server's limit"), std::string::npos);
+}
+
+TEST(LspQuery, UriToPath) {
+  EXPECT_EQ(UriToPath("file:///home/a%20b/x.flow"), "/home/a b/x.flow");
+  EXPECT_EQ(UriToPath("untitled:Untitled-1"), "untitled:Untitled-1");
+  EXPECT_EQ(UriToPath("file:///bad%zz"), "/bad%zz");
+}
+
+}  // namespace
+}  // namespace flow::lsp
