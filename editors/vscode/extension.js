@@ -51,6 +51,7 @@ async function startClient(context) {
     return;
   }
   const { LanguageClient, TransportKind } = require('vscode-languageclient/node');
+  // With the stdio transport the client appends `--stdio`, which `flowc lsp` accepts.
   const serverOptions = { command: flowc, args: ['lsp'], transport: TransportKind.stdio };
   const clientOptions = {
     documentSelector: [{ scheme: 'file', language: 'flow' }, { scheme: 'untitled', language: 'flow' }],
