@@ -305,6 +305,7 @@ Status Job::Execute() {
   Monitor(&rt);
   for (auto& th : threads) th.join();
   if (rt.checkpoint_timer) rt.checkpoint_timer->Stop();
+  if (rt.txn) rt.txn->Finish(rt.coordinator.get(), rt.error.ok() && !control_.stop.load());  // final commit
   if (rt.coordinator) rt.coordinator->JobFinishing();
   server.Stop();
   bound_port_ = 0;

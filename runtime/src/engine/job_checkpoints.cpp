@@ -49,6 +49,8 @@ Status CheckSameParallelism(const CheckpointMetadata& m, const JobCheckpointInfo
 }  // namespace
 
 Status Job::PrepareCheckpoints(Runtime* rt) {
+  rt->txn = TxnSinks::Find(nodes_);  // exactly-once sinks: txn_sinks.cpp
+  if (rt->txn) FLOW_RETURN_IF_ERROR(rt->txn->ApplyDefaults(&options_.checkpoint));
   const CheckpointFlags& flags = options_.checkpoint;
   if (flags.state_dir.empty() && flags.restore.empty()) return Status::Ok();
   JobCheckpointInfo info;
@@ -61,12 +63,13 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
   for (const auto& e : edges_) parts.push_back(EdgePart(*e, nodes_[e->from]->name, nodes_[e->to]->name));
   info.fingerprint = JobFingerprint(parts);
 
+  if (rt->txn) FLOW_RETURN_IF_ERROR(rt->txn->Start(options_));
   if (!flags.state_dir.empty()) {
     auto storage = CheckpointStorage::Open(CheckpointStorageOptions{flags.state_dir, flags.retained, {}}, info);
     if (!storage.ok()) return storage.status();
     rt->storage = std::move(storage).value();
   }
-  auto selection = ResolveRestore(flags.state_dir, flags.restore, info);
+  auto selection = rt->txn ? rt->txn->SelectRestore(flags, info) : ResolveRestore(flags.state_dir, flags.restore, info);
   if (!selection.ok()) return selection.status();
   for (const std::string& w : selection->warnings) Log(LogLevel::kWarn, "checkpoint", w);
   int64_t first_id = 1;
@@ -86,6 +89,10 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
         [](const CheckpointReport& r) {
           Log(r.completed ? LogLevel::kInfo : LogLevel::kWarn, "checkpoint", FormatCheckpointReport(r));
         });
+  }
+  if (rt->txn) {
+    FLOW_RETURN_IF_ERROR(rt->txn->Recover(rt->restore ? rt->restore->metadata.checkpoint_id : 0, rt->coordinator.get(),
+                                          [this, rt](const Status& s) { Fail(rt, s); }));
   }
   for (size_t i = 0; i < rt->tasks.size(); ++i) {
     TaskCheckpointing c;

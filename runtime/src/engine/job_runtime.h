@@ -11,6 +11,7 @@
 #include "flow/runtime/checkpoint/coordinator.h"
 #include "flow/runtime/checkpoint/recovery.h"
 #include "flow/runtime/engine/job.h"
+#include "txn_sinks.h"
 
 namespace flow::rt {
 
@@ -30,6 +31,8 @@ struct Job::Runtime {
   std::optional<RestorePoint> restore;
   std::unique_ptr<CheckpointCoordinator> coordinator;
   std::unique_ptr<CheckpointTimer> checkpoint_timer;
+  // Exactly-once sinks (null when the job has none); destroyed first (txn_sinks.h).
+  std::unique_ptr<TxnSinks> txn;
 };
 
 }  // namespace flow::rt

@@ -165,6 +165,20 @@ Result<DurationMs> JobParams::GetDuration(std::string_view name) const {
   return out;
 }
 
+namespace {
+// The program's file name with characters a transactional id may not hold replaced.
+std::string DefaultJobId(std::string_view program) {
+  auto slash = program.find_last_of('/');
+  if (slash != std::string_view::npos) program = program.substr(slash + 1);
+  std::string id(program.substr(0, 200));
+  for (char& c : id) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok) c = '_';
+  }
+  return id;
+}
+}  // namespace
+
 Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv, const std::vector<ParamSpec>& specs) {
   ParsedArgs parsed;
   JobOptions& o = parsed.options;
@@ -229,6 +243,12 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv, const std::ve
         return Status::InvalidArgument(fmt::format("--progress-interval {}: expected seconds >= 0", v));
       }
       o.progress_interval_s = s;
+    } else if (arg == "--job-id") {
+      FLOW_RETURN_IF_ERROR(next(&v));
+      if (v.empty() || v.size() > 200 || v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != std::string_view::npos) {
+        return Status::InvalidArgument(fmt::format("--job-id {}: expected 1 to 200 characters of A-Z a-z 0-9 . _ -", v));
+      }
+      o.job_id = std::string(v);
     } else if (arg == "--log-level") {
       FLOW_RETURN_IF_ERROR(next(&v));
       if (!ParseLogLevel(v, &o.log_level)) {
@@ -246,6 +266,7 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv, const std::ve
       }
     }
   }
+  if (o.job_id.empty() && argc > 0) o.job_id = DefaultJobId(argv[0]);
   FLOW_RETURN_IF_ERROR(ResolveCheckpointFlags(&o.checkpoint, /*has_exactly_once_sink=*/false));
   auto params = JobParams::Make(specs, sets);
   if (!params.ok()) return params.status();
@@ -263,6 +284,7 @@ std::string JobUsage(std::string_view program, const std::vector<ParamSpec>& spe
       "  --metrics-bind ADDR    address for the metrics endpoint (default: 127.0.0.1)\n"
       "  --progress-interval S  seconds between progress lines on stderr, 0 = off (default: 5)\n"
       "  --log-level L          debug, info, warn, error or off (default: info)\n"
+      "  --job-id ID            job id for exactly-once Kafka sinks (default: the program name)\n"
       "  --help                 show this text\n",
       program);
   out += "\ncheckpoint flags:\n" + CheckpointFlagsUsage();

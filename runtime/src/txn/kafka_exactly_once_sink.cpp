@@ -109,6 +109,7 @@ Status KafkaExactlyOnceSink::Open(uint32_t subtask, uint32_t parallelism) {
                                                "has {} partitions)",
                                                options_.partition, options_.topic, *partitions));
   }
+  FLOW_RETURN_IF_ERROR(group_->WaitForLeaders(options_.topic, *partitions));
   opened_ = true;
   return Status::Ok();
 }

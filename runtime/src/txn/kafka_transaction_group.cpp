@@ -8,6 +8,7 @@
 
 #include "flow/runtime/checkpoint/fault_injection.h"
 #include "flow/runtime/txn/kafka_exactly_once_sink.h"
+#include "../connectors/kafka_common.h"
 #include "kafka_admin.h"
 
 namespace flow::rt {
@@ -202,6 +203,16 @@ void KafkaTransactionGroup::FlushBeforeAbortLocked() {
   // issue 4849). Once the records are acknowledged their partitions are registered. A flush
   // timeout is fine: the abort is attempted anyway and a failure leaves nothing committed.
   (void)rd_kafka_flush(rk_, options_.operation_timeout_ms);
+}
+
+Status KafkaTransactionGroup::WaitForLeaders(const std::string& topic, int32_t partitions) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!failed_.ok()) return failed_;
+  if (leaders_ready_.count(topic) != 0) return Status::Ok();
+  Status s = KafkaWaitForLeaders(rk_, topic, partitions, options_.retry_timeout_ms);
+  if (!s.ok()) return s;
+  leaders_ready_.insert(topic);
+  return Status::Ok();
 }
 
 Result<int32_t> KafkaTransactionGroup::PartitionCount(const std::string& topic) {

@@ -7,6 +7,8 @@
 //   --metrics-bind ADDR    default: 127.0.0.1
 //   --progress-interval S  seconds between progress lines on stderr; 0 = off; default: 5
 //   --log-level L          debug|info|warn|error|off; default: info
+//   --job-id ID            stable id of the job for exactly-once Kafka sinks (transactional id
+//                          "flow-<ID>"); default: the program's file name ([A-Za-z0-9._-], others -> '_')
 //   --help                 usage on stdout, exit 0
 //   checkpoint flags       --state-dir, --checkpoint-interval, --restore, ... (checkpoint_flags.h)
 //
@@ -88,6 +90,10 @@ struct JobOptions {
   // ParseJobArgs fills it and calls ResolveCheckpointFlags.
   CheckpointFlags checkpoint;
   JobParams params;
+  // Stable across restarts, unique per job and Kafka cluster: exactly-once Kafka sinks use the
+  // transactional id "flow-<job_id>" (docs/exactly-once.md). Default: "" (ParseJobArgs: the
+  // program's file name).
+  std::string job_id;
 };
 
 struct ParsedArgs {

@@ -34,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,10 @@ class KafkaTransactionGroup {
 
   // Partition count of `topic`: kNotFound when it does not exist.
   [[nodiscard]] Result<int32_t> PartitionCount(const std::string& topic);
+  // Waits (once per topic) until every partition's leader serves it: librdkafka 2.0.2's
+  // transactional producer can count a first batch that met "not leader" (right after topic
+  // creation) as delivered when a later batch succeeds. kUnavailable after the retry bound.
+  [[nodiscard]] Status WaitForLeaders(const std::string& topic, int32_t partitions);
   // One record of `participant`; partition RD_KAFKA_PARTITION_UA (-1) = murmur2 by key.
   [[nodiscard]] Status Write(uint32_t participant, const std::string& topic, int32_t partition,
                              std::string_view key, std::string_view payload, TimestampMs timestamp);
@@ -157,6 +162,7 @@ class KafkaTransactionGroup {
   rd_kafka_s* rk_ = nullptr;
   mutable std::mutex mu_;
   std::vector<Slot> slots_;
+  std::set<std::string> leaders_ready_;  // topics WaitForLeaders confirmed
   int64_t committed_ = 0;
   size_t buffered_bytes_ = 0;
   Status failed_;

@@ -1,0 +1,176 @@
+#pragma once
+// Exactly-once sinks in a job (docs/exactly-once.md, "Engine wiring"):
+//
+//   ExactlyOnceSink<Out>(stream, "out", KafkaTxnSink("127.0.0.1:9092", {.topic = "out"}), encode);
+//   ExactlyOnceSink<Out>(stream, "files", FileTxnSink({.directory = "out"}), encode);
+//
+// encode: void(const T&, std::string* key, std::string* payload) (key may stay empty).
+//
+// Every exactly-once Kafka sink subtask of a job is a participant of the job's one
+// KafkaTransactionGroup (transactional id "flow-<job id>", JobOptions::job_id). The engine
+// (txn_sinks.cpp) starts the group before it chooses the checkpoint to restore, restores exactly
+// the checkpoint Kafka committed last, opens and recovers every sink subtask before any task
+// runs, pre-commits at each barrier, and commits when a checkpoint completes: the Kafka group
+// first, then resumable sinks (files). A job with such sinks needs --state-dir; its checkpoint
+// interval defaults to 1 s. A bounded job ends with a final checkpoint whose commit makes the
+// last epoch visible; a stopped or failed one leaves it uncommitted (replayed after a restart).
+// Errors: kFenced (another instance of the job took over) ends the job with exit code 3; a
+// failed commit (kAborted, kUnavailable after its bound) fails the job, which restarts from the
+// last committed checkpoint.
+// Threading: a sink subtask's calls into its TwoPhaseCommitSink are serialised by a per-subtask
+// lock, so the commit (which runs on the thread that completed the checkpoint) never overlaps
+// the subtask's writes.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "flow/runtime/engine/job.h"
+#include "flow/runtime/txn/exactly_once_file_sink.h"
+#include "flow/runtime/txn/kafka_exactly_once_sink.h"
+
+namespace flow::rt {
+
+// What one exactly-once sink node writes to.
+struct TxnSinkSpec {
+  // Set for Kafka: the sink joins the job's transaction group on these brokers.
+  struct Kafka {
+    std::string brokers;
+    KafkaExactlyOnceSinkOptions sink;
+    // transaction.timeout.ms; 0 = the broker's maximum. The first Kafka sink's value counts.
+    int64_t transaction_timeout_ms = 0;
+    // Other producer settings for the group.
+    std::map<std::string, std::string> properties;
+  };
+  std::optional<Kafka> kafka;
+  // Other sinks (files, user sinks): one instance per subtask. Must be resumable
+  // (CommitIsResumable), since only one non-resumable participant (the Kafka group) can commit
+  // first.
+  std::function<std::unique_ptr<TwoPhaseCommitSink>(uint32_t subtask, uint32_t parallelism)> factory;
+};
+
+TxnSinkSpec KafkaTxnSink(std::string brokers, KafkaExactlyOnceSinkOptions options,
+                         std::map<std::string, std::string> properties = {});
+TxnSinkSpec FileTxnSink(ExactlyOnceFileSinkOptions options);
+
+namespace engine_detail {
+
+// One sink subtask's transactional state; the engine's TxnSinks drives it (txn_sinks.cpp).
+class TxnSinkSubtask {
+ public:
+  TxnSinkSubtask(const TxnSinkSpec* spec, OperatorContext ctx) : spec_(spec), ctx_(std::move(ctx)) {}
+  const OperatorContext& ctx() const { return ctx_; }
+  bool is_kafka() const { return spec_->kafka.has_value(); }
+  const TxnSinkSpec& spec() const { return *spec_; }
+
+  // Start-up, before any task runs: creates the sink, Open, Recover(restored, ""), Begin.
+  [[nodiscard]] Status Start(KafkaTransactionGroup* group, uint32_t participant, int64_t restored_id);
+  // Task thread: one record into the open transaction (retries kUnavailable with backoff).
+  [[nodiscard]] Status Write(std::string_view key, std::string_view payload, TimestampMs ts);
+  // Task thread: barrier `id` reached the subtask: PreCommit(id), then the next transaction.
+  [[nodiscard]] Status Barrier(int64_t id);
+  // Task thread: end of input; later checkpoints are pre-committed by PreCommitIfFinished.
+  void Finish();
+  // Commit thread: a finished subtask seals what it wrote for checkpoint `id`.
+  [[nodiscard]] Status PreCommitIfFinished(int64_t id);
+  // Commit thread: Commit(id) (resumable sinks; the Kafka group is committed once by TxnSinks).
+  [[nodiscard]] Status Commit(int64_t id);
+  // End of the job (after every task ended).
+  void Close();
+
+ private:
+  const TxnSinkSpec* spec_;
+  OperatorContext ctx_;
+  std::mutex mu_;
+  std::unique_ptr<TwoPhaseCommitSink> sink_;  // guarded by mu_
+  bool finished_ = false;
+  int64_t last_precommit_ = 0;
+};
+
+// Nodes of exactly-once sinks list their subtasks so the engine can find them.
+struct TxnSinkNodeBase {
+  virtual ~TxnSinkNodeBase() = default;
+  std::vector<TxnSinkSubtask*> subtasks;
+};
+
+template <typename T>
+class TxnSinkDriver final : public BatchConsumer<T> {
+ public:
+  using Encode = std::function<void(const T&, std::string* key, std::string* payload)>;
+  TxnSinkDriver(const TxnSinkSpec* spec, OperatorContext ctx, Encode encode)
+      : sub_(spec, ctx), ctx_(std::move(ctx)), encode_(std::move(encode)) {}
+  TxnSinkSubtask* subtask() { return &sub_; }
+
+  Status Open() override {
+    records_in_ = ctx_.metrics.Counter(kMetricRecordsIn, "Records received by an operator subtask");
+    watermark_ = ctx_.metrics.Gauge(kMetricWatermark, "Current input watermark (ms since epoch)");
+    watermark_->Set(kMinWatermark);
+    return Status::Ok();
+  }
+  Status ConsumeView(const Batch<T>& batch) override {
+    records_in_->Add(static_cast<int64_t>(batch.size()));
+    return CallUser(ctx_, [&] {
+      for (size_t i = 0; i < batch.size(); ++i) {
+        key_.clear();
+        payload_.clear();
+        encode_(batch.records[i], &key_, &payload_);
+        FLOW_RETURN_IF_ERROR(sub_.Write(key_, payload_, batch.timestamps[i]));
+      }
+      return Status::Ok();
+    });
+  }
+  Status OnWatermark(TimestampMs wm) override {
+    watermark_->Set(wm);
+    return Status::Ok();
+  }
+  Status OnIdle(bool) override { return Status::Ok(); }
+  Status OnBarrier(int64_t id) override { return CallUser(ctx_, [&] { return sub_.Barrier(id); }); }
+  Status OnEnd(bool drained) override {
+    if (drained) sub_.Finish();
+    return Status::Ok();
+  }
+  // The transaction state is not snapshotted: Recover works from the restored id alone (Kafka:
+  // the progress topic; files: the checkpoint id in each pending name).
+  const OperatorContext* operator_context() const override { return &ctx_; }
+
+ private:
+  TxnSinkSubtask sub_;
+  OperatorContext ctx_;
+  Encode encode_;
+  std::string key_, payload_;
+  Metric* records_in_ = nullptr;
+  Metric* watermark_ = nullptr;
+};
+
+template <typename T>
+struct TxnSinkNode final : TypedNode<T>, TxnSinkNodeBase {
+  TxnSinkNode() { this->is_sink = true; }
+  TxnSinkSpec spec;
+  typename TxnSinkDriver<T>::Encode encode;
+  std::unique_ptr<Consumer> MakeDriver(OperatorContext ctx, Consumer*, size_t) override {
+    if (ctx.subtask == 0) subtasks.clear();  // a new build (in-process restart) starts over
+    auto d = std::make_unique<TxnSinkDriver<T>>(&spec, std::move(ctx), encode);
+    subtasks.push_back(d->subtask());
+    return d;
+  }
+};
+
+}  // namespace engine_detail
+
+// Adds an exactly-once sink consuming `stream`.
+template <typename T, typename Encode>
+void ExactlyOnceSink(const Stream<T>& stream, Job& job, std::string name, TxnSinkSpec spec, Encode encode,
+                     uint32_t parallelism = 0) {
+  auto node = std::make_unique<engine_detail::TxnSinkNode<T>>();
+  node->spec = std::move(spec);
+  node->encode = std::move(encode);
+  int id = job.AddNode(std::move(node), std::move(name), parallelism);
+  job.AddEdge(stream, id, 0);
+}
+
+}  // namespace flow::rt

@@ -1,0 +1,340 @@
+// Exactly-once sinks wired into a running job: start-up, restore choice, per-subtask calls,
+// commit on checkpoint completion, final checkpoint (docs/exactly-once.md, "Engine wiring").
+
+#include "txn_sinks.h"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "flow/runtime/engine/log.h"
+
+namespace flow::rt {
+
+TxnSinkSpec KafkaTxnSink(std::string brokers, KafkaExactlyOnceSinkOptions options,
+                         std::map<std::string, std::string> properties) {
+  TxnSinkSpec spec;
+  spec.kafka = TxnSinkSpec::Kafka{std::move(brokers), std::move(options), 0, std::move(properties)};
+  return spec;
+}
+
+TxnSinkSpec FileTxnSink(ExactlyOnceFileSinkOptions options) {
+  TxnSinkSpec spec;
+  spec.factory = [options](uint32_t, uint32_t) { return std::make_unique<ExactlyOnceFileSink>(options); };
+  return spec;
+}
+
+namespace engine_detail {
+namespace {
+// How long a write keeps retrying while the sink refuses it (buffer full behind a commit,
+// brokers unreachable) before the task fails.
+constexpr int64_t kWriteRetryMs = 120000;
+constexpr int64_t kMaxBackoffMs = 100;
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+Status TxnSinkSubtask::Start(KafkaTransactionGroup* group, uint32_t participant, int64_t restored_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (spec_->kafka) {
+    sink_ = std::make_unique<KafkaExactlyOnceSink>(group, participant, spec_->kafka->sink);
+  } else if (spec_->factory) {
+    sink_ = spec_->factory(ctx_.subtask, ctx_.parallelism);
+  }
+  if (!sink_) return Status::InvalidArgument(fmt::format("exactly-once sink '{}': no sink to write to", ctx_.name));
+  if (!spec_->kafka && !sink_->CommitIsResumable()) {
+    return Status::InvalidArgument(fmt::format(
+        "exactly-once sink '{}': only Kafka may be a non-resumable participant (its commit goes first)", ctx_.name));
+  }
+  FLOW_RETURN_IF_ERROR(sink_->Open(ctx_.subtask, ctx_.parallelism));
+  FLOW_RETURN_IF_ERROR(sink_->Recover(restored_id, ""));
+  FLOW_RETURN_IF_ERROR(sink_->BeginTransaction());
+  last_precommit_ = restored_id;
+  return Status::Ok();
+}
+
+Status TxnSinkSubtask::Write(std::string_view key, std::string_view payload, TimestampMs ts) {
+  int64_t deadline = 0;
+  int64_t backoff = 1;
+  while (true) {
+    Status s;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!sink_) return Status::Internal("exactly-once sink: write before start-up");
+      s = sink_->Write(key, payload, ts);
+    }
+    if (s.code() != StatusCode::kUnavailable) return s;
+    int64_t now = NowMs();
+    if (deadline == 0) deadline = now + kWriteRetryMs;
+    if (now >= deadline) {
+      return Status::Unavailable(fmt::format("still refused after {} s: {}", kWriteRetryMs / 1000, s.message()));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(backoff));
+    backoff = std::min(backoff * 2, kMaxBackoffMs);
+  }
+}
+
+Status TxnSinkSubtask::Barrier(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!sink_) return Status::Internal("exactly-once sink: barrier before start-up");
+  FLOW_RETURN_IF_ERROR(sink_->PreCommit(id));
+  last_precommit_ = id;
+  return sink_->BeginTransaction();
+}
+
+void TxnSinkSubtask::Finish() {
+  std::lock_guard<std::mutex> lock(mu_);
+  finished_ = true;
+}
+
+Status TxnSinkSubtask::PreCommitIfFinished(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!finished_ || id <= last_precommit_ || !sink_) return Status::Ok();
+  FLOW_RETURN_IF_ERROR(sink_->PreCommit(id));
+  last_precommit_ = id;
+  return sink_->BeginTransaction();
+}
+
+Status TxnSinkSubtask::Commit(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!sink_) return Status::Ok();
+  return sink_->Commit(id);
+}
+
+void TxnSinkSubtask::Close() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!sink_) return;
+  Status s = sink_->Close();
+  if (!s.ok()) Log(LogLevel::kWarn, "txn", "sink close failed", {{"sink", ctx_.name}, {"error", s.ToString()}});
+  sink_.reset();
+}
+
+}  // namespace engine_detail
+
+std::unique_ptr<TxnSinks> TxnSinks::Find(const std::vector<std::unique_ptr<engine_detail::NodeBase>>& nodes) {
+  std::unique_ptr<TxnSinks> t;
+  for (const auto& n : nodes) {
+    auto* txn = dynamic_cast<engine_detail::TxnSinkNodeBase*>(n.get());
+    if (txn == nullptr) continue;
+    if (!t) t.reset(new TxnSinks());
+    // Taken, not copied: an in-process restart builds new drivers, which register afresh.
+    for (engine_detail::TxnSinkSubtask* s : txn->subtasks) t->subtasks_.push_back(s);
+    txn->subtasks.clear();
+  }
+  return t;
+}
+
+TxnSinks::~TxnSinks() {
+  for (engine_detail::TxnSinkSubtask* s : subtasks_) s->Close();
+}
+
+Status TxnSinks::ApplyDefaults(CheckpointFlags* flags) const {
+  if (flags->state_dir.empty()) {
+    return Status::InvalidArgument(
+        "the job has exactly-once sinks, which commit at checkpoints: give --state-dir DIR (where checkpoints are "
+        "kept)");
+  }
+  if (!flags->interval_ms) {
+    flags->options.interval_ms = CheckpointOptions::ForJob(true).interval_ms;
+    flags->interval_ms = flags->options.interval_ms;
+  }
+  if (flags->options.interval_ms <= 0) {
+    return Status::InvalidArgument(
+        "--checkpoint-interval: the job has exactly-once sinks, whose output becomes visible only when a checkpoint "
+        "commits; checkpoints cannot be off");
+  }
+  if (flags->retained < 2) {
+    return Status::InvalidArgument(
+        "--retained-checkpoints: keep at least 2 with exactly-once sinks (the one Kafka committed and the one being "
+        "committed)");
+  }
+  return Status::Ok();
+}
+
+Status TxnSinks::Start(const JobOptions& options) {
+  state_dir_ = options.checkpoint.state_dir;
+  const TxnSinkSpec::Kafka* kafka = nullptr;
+  uint32_t participants = 0;
+  for (engine_detail::TxnSinkSubtask* s : subtasks_) {
+    if (!s->is_kafka()) continue;
+    const TxnSinkSpec::Kafka& k = *s->spec().kafka;
+    if (kafka == nullptr) {
+      kafka = &k;
+    } else if (k.brokers != kafka->brokers) {
+      return Status::InvalidArgument(fmt::format(
+          "exactly-once sink '{}': brokers `{}` differ from `{}`; a job's exactly-once Kafka sinks share one "
+          "transaction, so they must write to one cluster",
+          s->ctx().name, k.brokers, kafka->brokers));
+    }
+    ++participants;
+  }
+  if (kafka == nullptr) return Status::Ok();
+  if (options.job_id.empty()) {
+    return Status::InvalidArgument(
+        "exactly-once Kafka sinks need a job id: --job-id ID (stable across restarts, unique per job; "
+        "[A-Za-z0-9._-])");
+  }
+  KafkaTransactionOptions o;
+  o.brokers = kafka->brokers;
+  o.job_id = options.job_id;
+  o.transaction_timeout_ms = kafka->transaction_timeout_ms;
+  o.checkpoints = options.checkpoint.options;
+  o.properties = kafka->properties;
+  Log(LogLevel::kInfo, "txn", "starting the transaction group",
+      {{"job_id", o.job_id}, {"brokers", o.brokers}, {"participants", std::to_string(participants)}});
+  auto group = KafkaTransactionGroup::Start(std::move(o), participants);
+  if (!group.ok()) return group.status();
+  group_ = std::move(group).value();
+  const int64_t c = group_->last_committed();
+  Log(LogLevel::kInfo, "txn", "transaction group ready",
+      {{"transactional_id", group_->transactional_id()}, {"last_committed", std::to_string(c)},
+       {"transaction_timeout_ms", std::to_string(group_->transaction_timeout_ms())}});
+  // Checkpoints after C completed but never committed: their output was aborted, and keeping
+  // them would let retention delete chk-C in favour of checkpoints that can never be restored.
+  std::error_code ec;
+  if (!std::filesystem::is_directory(state_dir_, ec)) return Status::Ok();
+  for (const auto& entry : std::filesystem::directory_iterator(state_dir_, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("chk-", 0) != 0) continue;
+    int64_t id = 0;
+    try {
+      size_t used = 0;
+      id = std::stoll(name.substr(4), &used);
+      if (used != name.size() - 4) continue;
+    } catch (...) {
+      continue;
+    }
+    if (id <= c) continue;
+    Log(LogLevel::kWarn, "txn", "deleting a checkpoint Kafka never committed",
+        {{"path", entry.path().string()}, {"last_committed", std::to_string(c)}});
+    std::filesystem::remove_all(entry.path(), ec);
+    if (ec) {
+      return Status::IoError(fmt::format("cannot delete uncommitted checkpoint {}: {}", entry.path().string(),
+                                         ec.message()));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<RestoreSelection> TxnSinks::SelectRestore(const CheckpointFlags& flags, const JobCheckpointInfo& info) const {
+  if (!group_) return ResolveRestore(flags.state_dir, flags.restore, info);
+  const int64_t c = group_->last_committed();
+  const std::string why = fmt::format(
+      "Kafka's last committed checkpoint of job `{}` is {}; restoring any other would duplicate or lose output",
+      group_->job_id(), c);
+  RestoreSelection sel;
+  if (flags.restore == "none") {
+    if (c != 0) {
+      return Status::InvalidArgument(fmt::format(
+          "--restore none: {} (to start over from scratch, use a new --job-id)", why));
+    }
+    return sel;
+  }
+  std::string path = flags.restore;
+  if (path.empty()) {
+    if (c == 0) return sel;
+    path = (std::filesystem::path(flags.state_dir) / fmt::format("chk-{}", c)).string();
+  }
+  auto point = VerifyCheckpoint(path);
+  if (!point.ok()) {
+    return Status(point.status().code(),
+                  fmt::format("cannot restore {}: {}; {}", path, point.status().message(), why));
+  }
+  if (point->metadata.checkpoint_id != c) {
+    return Status::InvalidArgument(
+        fmt::format("--restore {}: it is checkpoint {}; {}", path, point->metadata.checkpoint_id, why));
+  }
+  FLOW_RETURN_IF_ERROR(CheckCompatible(point->metadata, info, path));
+  sel.point = std::move(point).value();
+  return sel;
+}
+
+Status TxnSinks::Recover(int64_t restored_id, CheckpointCoordinator* coordinator,
+                         std::function<void(const Status&)> fail) {
+  fail_ = std::move(fail);
+  committed_ = restored_id;
+  uint32_t participant = 0;
+  for (engine_detail::TxnSinkSubtask* s : subtasks_) {
+    uint32_t p = s->is_kafka() ? participant++ : 0;
+    FLOW_RETURN_IF_ERROR(s->Start(group_.get(), p, restored_id));
+  }
+  if (coordinator != nullptr) coordinator->AddListener(this);
+  return Status::Ok();
+}
+
+int64_t TxnSinks::committed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return committed_;
+}
+
+void TxnSinks::FailWith(const Status& s) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failed_ = true;
+  }
+  Log(LogLevel::kError, "txn", s.code() == StatusCode::kFenced ? "another instance of the job took over" : "commit failed",
+      {{"error", s.ToString()}});
+  if (fail_) fail_(s);
+}
+
+void TxnSinks::OnCheckpointComplete(int64_t id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (failed_ || id <= committed_) return;
+  }
+  // Finished subtasks did not see barrier `id`: seal what they wrote since their last one.
+  for (engine_detail::TxnSinkSubtask* s : subtasks_) {
+    if (Status st = s->PreCommitIfFinished(id); !st.ok()) return FailWith(st);
+  }
+  // The non-resumable participant first: a crash after it is repaired by the files' Recover.
+  if (group_) {
+    if (Status st = group_->Commit(id); !st.ok()) {
+      return FailWith(Status(st.code(), fmt::format("committing checkpoint {}: {}", id, st.message())));
+    }
+  }
+  for (engine_detail::TxnSinkSubtask* s : subtasks_) {
+    if (s->is_kafka()) continue;
+    if (Status st = s->Commit(id); !st.ok()) {
+      return FailWith(Status(st.code(), fmt::format("committing checkpoint {} of sink '{}': {}", id, s->ctx().name,
+                                                    st.message())));
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  committed_ = id;
+}
+
+void TxnSinks::Finish(CheckpointCoordinator* coordinator, bool bounded_end) {
+  if (bounded_end && coordinator != nullptr) {
+    // Every task finished, so the coordinator completes this checkpoint at once (all acks are
+    // "finished") and delivers it here, on this thread.
+    Result<int64_t> id = Status::Internal("unset");
+    for (int attempt = 0; attempt < 600; ++attempt) {
+      id = coordinator->Trigger();
+      if (id.ok()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    bool done = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done = failed_ || (id.ok() && committed_ >= *id);
+    }
+    if (!id.ok()) {
+      FailWith(Status(id.status().code(), "final checkpoint: " + id.status().message()));
+    } else if (!done) {
+      FailWith(Status::Internal(fmt::format("final checkpoint {} did not complete", *id)));
+    } else {
+      Log(LogLevel::kInfo, "txn", "final checkpoint committed", {{"id", std::to_string(*id)}});
+    }
+  }
+  for (engine_detail::TxnSinkSubtask* s : subtasks_) s->Close();
+  // Aborts the open (empty, or stopped job's uncommitted) transaction at once.
+  group_.reset();
+}
+
+}  // namespace flow::rt

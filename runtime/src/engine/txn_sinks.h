@@ -1,0 +1,67 @@
+#pragma once
+// Engine-internal: the exactly-once sinks of one running job (docs/exactly-once.md, "Engine
+// wiring"). Job::PrepareCheckpoints calls, in order: Find, ApplyDefaults, Start (Kafka group,
+// before the restore point is chosen), SelectRestore, Recover (every sink subtask opened and
+// recovered before any task runs; registers as checkpoint listener). Execute calls Finish after
+// every task ended (final checkpoint of a bounded job, then close).
+// Commits run on the thread that completed the checkpoint (listener callbacks never overlap), so
+// the next checkpoint cannot complete before this commit returned: at most one completed
+// checkpoint is ever newer than the one Kafka committed, and retention keeps that one.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "flow/runtime/checkpoint/checkpoint_flags.h"
+#include "flow/runtime/checkpoint/coordinator.h"
+#include "flow/runtime/checkpoint/recovery.h"
+#include "flow/runtime/engine/graph.h"
+#include "flow/runtime/engine/options.h"
+#include "flow/runtime/engine/txn_sink.h"
+
+namespace flow::rt {
+
+class TxnSinks final : public CheckpointListener {
+ public:
+  // The exactly-once sink subtasks of the built graph; null when it has none.
+  static std::unique_ptr<TxnSinks> Find(const std::vector<std::unique_ptr<engine_detail::NodeBase>>& nodes);
+  ~TxnSinks() override;
+
+  // A state dir is required; the checkpoint interval defaults to 1 s.
+  [[nodiscard]] Status ApplyDefaults(CheckpointFlags* flags) const;
+  // With Kafka sinks: starts the transaction group (fences older instances, aborts what they left
+  // open, reads the committed checkpoint C) and deletes checkpoints newer than C from the state
+  // dir (never committed; their output was aborted).
+  [[nodiscard]] Status Start(const JobOptions& options);
+  // Kafka: exactly C (none when 0); a missing or corrupt chk-C is an error, never a fallback.
+  // Files only: the usual selection (newest valid checkpoint).
+  [[nodiscard]] Result<RestoreSelection> SelectRestore(const CheckpointFlags& flags,
+                                                       const JobCheckpointInfo& info) const;
+  // Open, Recover(restored_id), BeginTransaction for every subtask; listens to `coordinator`.
+  // `fail` fails the job (commit errors after their bound, fencing).
+  [[nodiscard]] Status Recover(int64_t restored_id, CheckpointCoordinator* coordinator,
+                               std::function<void(const Status&)> fail);
+  // After every task ended: when `bounded_end`, a final checkpoint commits the last epoch.
+  void Finish(CheckpointCoordinator* coordinator, bool bounded_end);
+
+  void OnCheckpointComplete(int64_t checkpoint_id) override;
+  void OnCheckpointAborted(int64_t, CheckpointFailureReason) override {}
+
+  int64_t committed() const;
+
+ private:
+  TxnSinks() = default;
+  void FailWith(const Status& s);
+
+  std::vector<engine_detail::TxnSinkSubtask*> subtasks_;
+  std::unique_ptr<KafkaTransactionGroup> group_;
+  std::string state_dir_;
+  std::function<void(const Status&)> fail_;
+  mutable std::mutex mu_;
+  int64_t committed_ = 0;  // guarded by mu_
+  bool failed_ = false;    // guarded by mu_
+};
+
+}  // namespace flow::rt

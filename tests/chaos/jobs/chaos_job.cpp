@@ -1,0 +1,202 @@
+// The jobs the chaos test kills (tests/chaos/chaos_test.cpp), on the runtime's Job API:
+//
+//   chaos_job --set job=copy|window --set brokers=B --set input=T --set output=T
+//             [--set guarantee=exactly_once|at_least_once] <engine flags>
+//
+// Input records: key "k<n>", value "<i>,<event time ms>" (4 partitions; one Kafka source subtask
+// per partition at parallelism 4).
+// - copy: every input record to `output` unchanged (key and value).
+// - window: key by key -> tumbling event-time windows of `window_ms` -> count and sum of i per
+//   (key, window); output key "<key>|<window start>", value "<key>,<window start>,<count>,<sum>".
+//   The window operator is written here (state: open windows; fired when the watermark passes
+//   their end) so the test's reference is independent of the runtime's window code.
+// The sink is exactly-once (one Kafka transaction per checkpoint) or at-least-once (the plain
+// Kafka sink, flushed at barriers), to show that the checker catches the duplicates of the
+// latter.
+
+#include <charconv>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "flow/runtime/common/key_group.h"
+#include "flow/runtime/connectors/kafka_sink.h"
+#include "flow/runtime/connectors/kafka_source.h"
+#include "flow/runtime/engine/job.h"
+#include "flow/runtime/engine/main.h"
+#include "flow/runtime/engine/raw_adapters.h"
+#include "flow/runtime/engine/txn_sink.h"
+
+namespace {
+
+using flow::rt::Batch;
+using flow::rt::BinaryReader;
+using flow::rt::BinaryWriter;
+using flow::rt::Output;
+using flow::rt::Status;
+using flow::rt::TimestampMs;
+
+struct Rec {
+  std::string key;
+  std::string value;
+  int64_t i = 0;
+  TimestampMs ts = 0;
+};
+
+struct Agg {
+  std::string key;
+  int64_t start = 0;
+  int64_t count = 0;
+  int64_t sum = 0;
+};
+
+Status Decode(const flow::rt::RawRecord& raw, Rec* out) {
+  out->key.assign(raw.key);
+  out->value.assign(raw.payload);
+  auto comma = raw.payload.find(',');
+  if (comma == std::string_view::npos) return Status::InvalidArgument("expected `<i>,<ts>`");
+  const char* b = raw.payload.data();
+  auto r1 = std::from_chars(b, b + comma, out->i);
+  auto r2 = std::from_chars(b + comma + 1, b + raw.payload.size(), out->ts);
+  if (r1.ec != std::errc() || r2.ec != std::errc()) return Status::InvalidArgument("expected `<i>,<ts>`");
+  return Status::Ok();
+}
+
+class TumblingSum final : public flow::rt::OneInputOperator<Rec, Agg> {
+ public:
+  explicit TumblingSum(int64_t size) : size_(size) {}
+  Status ProcessBatch(const Batch<Rec>& batch, Output<Agg>& out) override {
+    for (size_t n = 0; n < batch.size(); ++n) {
+      const Rec& r = batch.records[n];
+      int64_t start = r.ts - ((r.ts % size_) + size_) % size_;
+      if (start + size_ - 1 <= fired_) {
+        ++late_;  // its window already fired: a bug in watermarks or restore
+        continue;
+      }
+      auto& [count, sum] = open_[{r.key, start}];
+      ++count;
+      sum += r.i;
+    }
+    return Status::Ok();
+  }
+  Status OnWatermark(TimestampMs wm, Output<Agg>& out) override {
+    for (auto it = open_.begin(); it != open_.end();) {
+      const auto& [key, start] = it->first;
+      if (start + size_ - 1 > wm) {
+        ++it;
+        continue;
+      }
+      out.Emit(Agg{key, start, it->second.first, it->second.second}, start + size_ - 1);
+      it = open_.erase(it);
+    }
+    if (wm > fired_) fired_ = wm;
+    return Status::Ok();
+  }
+  Status SnapshotState(BinaryWriter* out) override {
+    out->PutI64(fired_);
+    out->PutU64(open_.size());
+    for (const auto& [k, v] : open_) {
+      out->PutString(k.first);
+      out->PutI64(k.second);
+      out->PutI64(v.first);
+      out->PutI64(v.second);
+    }
+    return Status::Ok();
+  }
+  Status RestoreState(BinaryReader* in) override {
+    uint64_t n = 0;
+    FLOW_RETURN_IF_ERROR(in->GetI64(&fired_));
+    FLOW_RETURN_IF_ERROR(in->GetU64(&n));
+    for (uint64_t j = 0; j < n; ++j) {
+      std::string key;
+      int64_t start = 0, count = 0, sum = 0;
+      FLOW_RETURN_IF_ERROR(in->GetString(&key));
+      FLOW_RETURN_IF_ERROR(in->GetI64(&start));
+      FLOW_RETURN_IF_ERROR(in->GetI64(&count));
+      FLOW_RETURN_IF_ERROR(in->GetI64(&sum));
+      open_[{key, start}] = {count, sum};
+    }
+    return Status::Ok();
+  }
+  void Close() override {
+    if (late_ > 0) fmt::print(stderr, "chaos_job: {} late records dropped\n", late_);
+  }
+
+ private:
+  int64_t size_;
+  TimestampMs fired_ = flow::rt::kMinWatermark;
+  int64_t late_ = 0;
+  std::map<std::pair<std::string, int64_t>, std::pair<int64_t, int64_t>> open_;
+};
+
+template <typename T, typename Encode>
+Status AddSink(flow::rt::Job& job, const flow::rt::Stream<T>& s, const std::string& guarantee,
+               const std::string& brokers, const std::string& topic, Encode encode) {
+  if (guarantee == "exactly_once") {
+    flow::rt::KafkaExactlyOnceSinkOptions o;
+    o.topic = topic;
+    flow::rt::ExactlyOnceSink<T>(s, job, "out", flow::rt::KafkaTxnSink(brokers, o), encode);
+    return Status::Ok();
+  }
+  if (guarantee != "at_least_once") return Status::InvalidArgument("guarantee: exactly_once or at_least_once");
+  flow::rt::KafkaSinkOptions o;
+  o.brokers = brokers;
+  o.topic = topic;
+  s.Sink("out", flow::rt::RawSinkAdapter<T>([o] { return std::make_unique<flow::rt::KafkaSink>(o); }, encode));
+  return Status::Ok();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using flow::rt::ParamType;
+  return flow::rt::RunMain(
+      argc, argv,
+      {{"job", ParamType::kString, "copy", "copy or window"},
+       {"brokers", ParamType::kString, "127.0.0.1:9092", "bootstrap servers"},
+       {"input", ParamType::kString, "", "input topic"},
+       {"output", ParamType::kString, "", "output topic"},
+       {"guarantee", ParamType::kString, "exactly_once", "exactly_once or at_least_once"},
+       {"window_ms", ParamType::kInt, "5000", "tumbling window size"}},
+      [](flow::rt::Job& job) -> Status {
+        const auto& p = job.params();
+        auto kind = p.GetString("job");
+        auto brokers = p.GetString("brokers");
+        auto input = p.GetString("input");
+        auto output = p.GetString("output");
+        auto guarantee = p.GetString("guarantee");
+        auto window_ms = p.GetInt("window_ms");
+        if (!kind.ok() || !brokers.ok() || !input.ok() || !output.ok() || !guarantee.ok() || !window_ms.ok() ||
+            input->empty() || output->empty() || *window_ms <= 0) {
+          return Status::InvalidArgument("bad parameters (input and output are required)");
+        }
+        flow::rt::KafkaSourceOptions so;
+        so.brokers = *brokers;
+        so.topic = *input;
+        so.start = flow::rt::KafkaStart::kEarliest;
+        auto source = flow::rt::RawSourceAdapter<Rec>(
+            [so] { return std::make_unique<flow::rt::KafkaSource>(so); }, &Decode);
+        flow::rt::WatermarkSpec spec{.mode = flow::rt::TimeMode::kEventTime, .max_out_of_orderness = 0};
+        auto records = job.Source<Rec>("input", source, spec, 0, [](const Rec& r) { return r.ts; });
+        if (*kind == "copy") {
+          return AddSink<Rec>(job, records, *guarantee, *brokers, *output,
+                              [](const Rec& r, std::string* key, std::string* payload) {
+                                *key = r.key;
+                                *payload = r.value;
+                              });
+        }
+        if (*kind != "window") return Status::InvalidArgument("job: copy or window");
+        int64_t size = *window_ms;
+        auto sums = records.KeyBy("key", [](const Rec& r) { return flow::rt::StableHash(std::string_view(r.key)); })
+                        .Then<Agg>("window", [size] { return std::make_unique<TumblingSum>(size); });
+        return AddSink<Agg>(job, sums, *guarantee, *brokers, *output,
+                            [](const Agg& a, std::string* key, std::string* payload) {
+                              *key = fmt::format("{}|{}", a.key, a.start);
+                              *payload = fmt::format("{},{},{},{}", a.key, a.start, a.count, a.sum);
+                            });
+      });
+}
