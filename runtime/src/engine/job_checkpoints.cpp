@@ -1,6 +1,7 @@
 // Wiring of the checkpoint machinery into a running job (docs/checkpoints.md, "Engine hooks"):
 // storage and restore selection at start-up, the coordinator and its timer, each task's part.
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,12 @@ Status CheckSameParallelism(const CheckpointMetadata& m, const JobCheckpointInfo
 }  // namespace
 
 Status Job::PrepareCheckpoints(Runtime* rt) {
+  // The state layer reads its backend choice from the environment (operators open after this).
+  setenv("FLOW_STATE_BACKEND", options_.state_backend.c_str(), 1);
+  setenv("FLOW_STATE_LOCAL_DIR", options_.state_local_dir.c_str(), 1);
+  if (options_.state_cache_entries > 0) {
+    setenv("FLOW_STATE_CACHE_ENTRIES", std::to_string(options_.state_cache_entries).c_str(), 1);
+  }
   rt->txn = TxnSinks::Find(nodes_);  // exactly-once sinks: txn_sinks.cpp
   if (rt->txn) FLOW_RETURN_IF_ERROR(rt->txn->ApplyDefaults(&options_.checkpoint));
   const CheckpointFlags& flags = options_.checkpoint;

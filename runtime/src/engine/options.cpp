@@ -249,6 +249,23 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv, const std::ve
         return Status::InvalidArgument(fmt::format("--job-id {}: expected 1 to 200 characters of A-Z a-z 0-9 . _ -", v));
       }
       o.job_id = std::string(v);
+    } else if (arg == "--state-backend") {
+      FLOW_RETURN_IF_ERROR(next(&v));
+      if (v != "heap" && v != "rocksdb") {
+        return Status::InvalidArgument(fmt::format("--state-backend {}: expected heap or rocksdb", v));
+      }
+      o.state_backend = std::string(v);
+    } else if (arg == "--state-local-dir") {
+      FLOW_RETURN_IF_ERROR(next(&v));
+      if (v.empty()) return Status::InvalidArgument("--state-local-dir: expected a directory");
+      o.state_local_dir = std::string(v);
+    } else if (arg == "--state-cache-entries") {
+      FLOW_RETURN_IF_ERROR(next(&v));
+      int64_t n;
+      if (!ParseInt(v, &n) || n < 1) {
+        return Status::InvalidArgument(fmt::format("--state-cache-entries {}: expected a positive integer", v));
+      }
+      o.state_cache_entries = static_cast<uint64_t>(n);
     } else if (arg == "--log-level") {
       FLOW_RETURN_IF_ERROR(next(&v));
       if (!ParseLogLevel(v, &o.log_level)) {
@@ -284,6 +301,9 @@ std::string JobUsage(std::string_view program, const std::vector<ParamSpec>& spe
       "  --metrics-bind ADDR    address for the metrics endpoint (default: 127.0.0.1)\n"
       "  --progress-interval S  seconds between progress lines on stderr, 0 = off (default: 5)\n"
       "  --log-level L          debug, info, warn, error or off (default: info)\n"
+      "  --state-backend K      keyed state backend: heap or rocksdb (default: heap)\n"
+      "  --state-local-dir DIR  rocksdb working files (default: $TMPDIR or /tmp)\n"
+      "  --state-cache-entries N  rocksdb entries kept in memory per state (default: 65536)\n"
       "  --job-id ID            job id for exactly-once Kafka sinks (default: the program name)\n"
       "  --help                 show this text\n",
       program);

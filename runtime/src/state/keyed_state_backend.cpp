@@ -17,6 +17,32 @@ constexpr uint32_t kVersion = 1;
 
 std::mutex g_default_mu;
 StateBackendOptions g_default_options;  // guarded by g_default_mu
+bool g_default_set = false;             // guarded by g_default_mu
+
+// The defaults from FLOW_STATE_BACKEND / FLOW_STATE_LOCAL_DIR / FLOW_STATE_CACHE_ENTRIES (the
+// engine sets them from its flags; the engine library does not link this one).
+StateBackendOptions OptionsFromEnvironment() {
+  StateBackendOptions o;
+  if (const char* kind = std::getenv("FLOW_STATE_BACKEND"); kind != nullptr && *kind != '\0') {
+    auto k = ParseStateBackendKind(kind);
+    if (!k.ok()) {
+      std::fprintf(stderr, "flow: FLOW_STATE_BACKEND: %s\n", k.status().message().c_str());
+      std::exit(2);
+    }
+    o.kind = *k;
+  }
+  if (const char* dir = std::getenv("FLOW_STATE_LOCAL_DIR"); dir != nullptr) o.local_dir = dir;
+  if (const char* n = std::getenv("FLOW_STATE_CACHE_ENTRIES"); n != nullptr && *n != '\0') {
+    char* end = nullptr;
+    unsigned long long v = std::strtoull(n, &end, 10);
+    if (end == n || *end != '\0' || v < 1) {
+      std::fprintf(stderr, "flow: FLOW_STATE_CACHE_ENTRIES: expected a positive integer, got '%s'\n", n);
+      std::exit(2);
+    }
+    o.cache_entries = static_cast<size_t>(v);
+  }
+  return o;
+}
 
 std::string NewInstanceId() {
   static std::atomic<uint64_t> counter{0};
@@ -40,11 +66,15 @@ const char* StateBackendKindName(StateBackendKind kind) {
 void SetDefaultStateBackendOptions(StateBackendOptions options) {
   std::lock_guard lock(g_default_mu);
   g_default_options = std::move(options);
+  g_default_set = true;
 }
 
 StateBackendOptions DefaultStateBackendOptions() {
-  std::lock_guard lock(g_default_mu);
-  return g_default_options;
+  {
+    std::lock_guard lock(g_default_mu);
+    if (g_default_set) return g_default_options;
+  }
+  return OptionsFromEnvironment();
 }
 
 void StateStoreCorrupt(const std::string& table, const Status& status) {

@@ -10,6 +10,9 @@
 //   --job-id ID            stable id of the job for exactly-once Kafka sinks (transactional id
 //                          "flow-<ID>"); default: the program's file name ([A-Za-z0-9._-], others -> '_')
 //   --help                 usage on stdout, exit 0
+//   --state-backend K      keyed state backend: heap|rocksdb; default: heap
+//   --state-local-dir DIR  rocksdb working files; default: $TMPDIR or /tmp
+//   --state-cache-entries N  rocksdb in-memory entries per state; default: 65536
 //   checkpoint flags       --state-dir, --checkpoint-interval, --restore, ... (checkpoint_flags.h)
 //
 // Errors are kInvalidArgument Statuses whose message names the flag or parameter; a job binary
@@ -90,6 +93,12 @@ struct JobOptions {
   // ParseJobArgs fills it and calls ResolveCheckpointFlags.
   CheckpointFlags checkpoint;
   JobParams params;
+  // Keyed state backend (docs/windows-and-state.md): "heap" or "rocksdb", RocksDB's local
+  // working directory ("" = $TMPDIR or /tmp) and cache size per state (0 = 65536). Job start
+  // hands them to the state layer as FLOW_STATE_BACKEND/_LOCAL_DIR/_CACHE_ENTRIES.
+  std::string state_backend = "heap";
+  std::string state_local_dir;
+  uint64_t state_cache_entries = 0;
   // Stable across restarts, unique per job and Kafka cluster: exactly-once Kafka sinks use the
   // transactional id "flow-<job_id>" (docs/exactly-once.md). Default: "" (ParseJobArgs: the
   // program's file name).
