@@ -18,8 +18,9 @@ Json PositionJson(Position p);
 // diagnostics.cpp: the params of textDocument/publishDiagnostics for the document's analysis.
 Json PublishDiagnosticsParams(const Document& doc);
 
-// hover.cpp: a Hover for the name at `pos`, or null.
-Json Hover(const Document& doc, Position pos);
+// hover.cpp: a Hover for the name at `pos`, or null. `markdown` false: plain text without code
+// fences, for clients that do not render Markdown.
+Json Hover(const Document& doc, Position pos, bool markdown = true);
 
 // definition.cpp: the Location where the name at `pos` is declared, or null.
 Json Definition(const Document& doc, Position pos);

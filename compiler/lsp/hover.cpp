@@ -71,9 +71,27 @@ std::string HoverText(const Occurrence& o) {
   return "";
 }
 
+// Drops the ```flow fences and backticks of the Markdown form.
+std::string PlainText(const std::string& markdown) {
+  std::string out;
+  size_t i = 0;
+  while (i < markdown.size()) {
+    if (markdown.compare(i, 8, "```flow\n") == 0) {
+      i += 8;
+    } else if (markdown.compare(i, 4, "\n```") == 0) {
+      i += 4;
+    } else if (markdown[i] == '`') {
+      ++i;
+    } else {
+      out.push_back(markdown[i++]);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-Json Hover(const Document& doc, Position pos) {
+Json Hover(const Document& doc, Position pos, bool markdown) {
   const Analysis& a = *doc.analysis;
   if (!a.program) return Json();
   uint32_t offset = static_cast<uint32_t>(a.lines->ToOffset(pos));
@@ -82,8 +100,8 @@ Json Hover(const Document& doc, Position pos) {
   std::string text = HoverText(*o);
   if (text.empty()) return Json();
   Json contents = Json::MakeObject();
-  contents.Set("kind", "markdown");
-  contents.Set("value", text);
+  contents.Set("kind", markdown ? "markdown" : "plaintext");
+  contents.Set("value", markdown ? text : PlainText(text));
   Json result = Json::MakeObject();
   result.Set("contents", std::move(contents));
   result.Set("range", RangeJson(*a.lines, o->begin, o->end));

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <exception>
 
 #include "driver/frontend.h"
 #include "flow/version.h"
@@ -102,7 +103,16 @@ int Server::Run() {
         Log(r.reason);
         ReplyError(Json(), kInvalidRequest, r.reason);
         break;
-      case ReadStatus::kOk: HandleMessage(r.body); break;
+      case ReadStatus::kOk:
+        // The front end reports problems as diagnostics; an exception here is our own bug or an
+        // allocation failure. Either way the session survives it.
+        try {
+          HandleMessage(r.body);
+        } catch (const std::exception& e) {
+          Log(std::string("internal error: ") + e.what());
+          ReplyError(Json(), kInternalError, std::string("internal error: ") + e.what());
+        }
+        break;
     }
   }
   return shutdown_ ? 0 : 1;
@@ -152,6 +162,16 @@ void Server::HandleRequest(const Json& id, const std::string& method, const Json
       return;
     }
     initialized_ = true;
+    // Hover text is Markdown unless the client lists only other formats.
+    if (const Json* caps = params.GetObject("capabilities")) {
+      const Json* text_doc = caps->GetObject("textDocument");
+      const Json* hover = text_doc ? text_doc->GetObject("hover") : nullptr;
+      const Json* formats = hover ? hover->GetArray("contentFormat") : nullptr;
+      if (formats && !formats->as_array().empty()) {
+        markdown_ = false;
+        for (const Json& f : formats->as_array()) markdown_ |= f.is_string() && f.as_string() == "markdown";
+      }
+    }
     Json info = Json::MakeObject();
     info.Set("name", "flowc");
     info.Set("version", flow::kVersion);
@@ -213,7 +233,7 @@ Json Server::DocumentRequest(const std::string& method, const Json& params, Erro
     *error = {kInvalidParams, "`" + method + "` needs `position` {line, character}"};
     return Json();
   }
-  if (method == "textDocument/hover") return Hover(*doc, pos);
+  if (method == "textDocument/hover") return Hover(*doc, pos, markdown_);
   if (method == "textDocument/definition") return Definition(*doc, pos);
   return Completion(*doc, pos);
 }

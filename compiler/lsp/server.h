@@ -61,6 +61,7 @@ class Server {
   bool initialized_ = false;
   bool shutdown_ = false;
   bool exit_ = false;
+  bool markdown_ = true;  // the client renders Markdown in hovers
 };
 
 // Runs the server on stdin/stdout (on a thread with a large stack, like the front end). The

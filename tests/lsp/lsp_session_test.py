@@ -330,6 +330,68 @@ expect("hover on pathological text", "result" in r, r)
 r = c.request("textDocument/completion", {**td(URI2), "position": pos(1, 100000)})
 expect("completion on pathological text", "result" in r, r)
 
+# --- A join, an extern fn and step keywords (positions found in the text here). ---
+JOIN = (
+    "schema Order { order_id: string, total: float, ts: timestamp }\n"
+    "schema Payment { order_id: string, amount: float, country: string, ts: timestamp }\n"
+    "stream orders = from file(path: \"o\") format json as Order event time ts watermark 5s\n"
+    "stream payments = from file(path: \"p\") format json as Payment event time ts watermark 5s\n"
+    "extern fn risk(amount: float, country: string) -> float from \"udf/risk.h\"\n"
+    "orders\n"
+    "  | join payments on orders.order_id == payments.order_id within 30s\n"
+    "  | select orders.order_id, risk(payments.amount, payments.country) as score\n"
+    "  | into stdout format json\n"
+)
+URI3 = "file:///tmp/join.flow"
+JLINES = JOIN.split("\n")
+
+
+def at(needle, shift=0, nth=0):
+    """(line, UTF-16 character) of the nth occurrence of needle, plus shift."""
+    seen = 0
+    for i, line in enumerate(JLINES):
+        start = 0
+        while (j := line.find(needle, start)) >= 0:
+            if seen == nth:
+                return i, j + shift
+            seen += 1
+            start = j + 1
+    raise ValueError(needle)
+
+
+c.notify("textDocument/didOpen", {"textDocument": {"uri": URI3, "languageId": "flow", "version": 1, "text": JOIN}})
+d = c.diagnostics(URI3)
+expect("join script is valid", d["diagnostics"] == [], d)
+
+
+def ask(method, where):
+    r = c.request(method, {**td(URI3), "position": pos(*where)})
+    return r.get("result")
+
+
+h = ask("textDocument/hover", at("payments.order_id", 10))
+expect("hover qualified field", h and "order_id: string" in h["contents"]["value"]
+       and "`payments`" in h["contents"]["value"], h)
+loc = ask("textDocument/definition", at("payments.order_id", 10))
+expect("qualified field -> Payment's field", loc and loc["range"]["start"] == pos(*at("order_id", 0, 1)), loc)
+loc = ask("textDocument/definition", at("payments on", 2))
+expect("join right side -> stream", loc and loc["range"]["start"] == pos(*at("payments =", 0)), loc)
+h = ask("textDocument/hover", at("risk(payments", 1))
+expect("hover extern fn", h and 'extern fn risk(amount: float, country: string) -> float from "udf/risk.h"'
+       in h["contents"]["value"], h)
+loc = ask("textDocument/definition", at("risk(payments", 1))
+expect("extern fn call -> declaration", loc and loc["range"]["start"] == pos(*at("risk(amount", 0)), loc)
+h = ask("textDocument/hover", at("select", 2))
+expect("hover step keyword: its output record", h and "order_id: string" in h["contents"]["value"]
+       and "score: float" in h["contents"]["value"], h)
+h = ask("textDocument/hover", at("as score", 5))
+expect("hover alias", h and "score: float" in h["contents"]["value"], h)
+labels = [i["label"] for i in ask("textDocument/completion", at("orders.order_id,", 7))["items"]]
+expect("completion after qualifier", labels == ["order_id", "total", "ts"], labels)
+r = c.request("textDocument/documentSymbol", td(URI3))
+expect("symbols of the join script", [x["name"] for x in r.get("result", [])] ==
+       ["Order", "Payment", "orders", "payments", "risk", "into stdout"], r)
+
 # --- Close clears diagnostics. ---
 c.notify("textDocument/didClose", td(URI))
 d = c.diagnostics(URI)
@@ -355,7 +417,14 @@ expect("logs go to stderr", "malformed JSON" in err, err[-500:])
 
 # --- exit without shutdown -> 1; end of input without shutdown -> 1; --stdio accepted. ---
 c = Client("--stdio")
-c.request("initialize", {"capabilities": {}})
+c.request("initialize", {"capabilities": {"textDocument": {"hover": {"contentFormat": ["plaintext"]}}}})
+c.notify("initialized", {})
+c.notify("textDocument/didOpen", {"textDocument": {"uri": URI3, "languageId": "flow", "version": 1, "text": JOIN}})
+c.diagnostics(URI3)
+r = c.request("textDocument/hover", {**td(URI3), "position": pos(*at("risk(payments", 1))})
+hv = (r.get("result") or {}).get("contents", {})
+expect("plaintext hover for a client without Markdown", hv.get("kind") == "plaintext"
+       and "`" not in hv.get("value", "`") and hv["value"].startswith("extern fn risk("), r)
 c.notify("exit")
 try:
     rc = c.p.wait(timeout=TIMEOUT)
