@@ -14,19 +14,6 @@
 
 namespace flow::rt {
 
-TxnSinkSpec KafkaTxnSink(std::string brokers, KafkaExactlyOnceSinkOptions options,
-                         std::map<std::string, std::string> properties) {
-  TxnSinkSpec spec;
-  spec.kafka = TxnSinkSpec::Kafka{std::move(brokers), std::move(options), 0, std::move(properties)};
-  return spec;
-}
-
-TxnSinkSpec FileTxnSink(ExactlyOnceFileSinkOptions options) {
-  TxnSinkSpec spec;
-  spec.factory = [options](uint32_t, uint32_t) { return std::make_unique<ExactlyOnceFileSink>(options); };
-  return spec;
-}
-
 namespace engine_detail {
 namespace {
 // How long a write keeps retrying while the sink refuses it (buffer full behind a commit,

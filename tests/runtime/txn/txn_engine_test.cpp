@@ -165,3 +165,57 @@ INSTANTIATE_TEST_SUITE_P(Faults, TxnEngineCrashTest,
 
 }  // namespace
 }  // namespace flow::rt
+
+namespace flow::rt {
+namespace {
+
+// The path generated code takes: a sink from the script's connector options.
+TEST_F(TxnEngineTest, SinkFromScriptOptionsCommitsAtTheEnd) {
+  JobOptions o;
+  o.checkpoint.state_dir = (dir_ / "state").string();
+  Job job(o);
+  auto s = job.Source<Rec>("gen", GeneratorSourceFactory<Rec>([](uint64_t i, Rec* r) {
+                             r->i = static_cast<int64_t>(i);
+                             return i < 500;
+                           }),
+                           WatermarkSpec{.mode = TimeMode::kNone});
+  Status added = AddExactlyOnceSink<Rec>(job, s, "files", "file",
+                                         {{"directory", (dir_ / "out").string()}, {"suffix", ".txt"}},
+                                         [](const Rec& r, std::string*, std::string* p) { *p = std::to_string(r.i); });
+  ASSERT_TRUE(added.ok()) << added.ToString();
+  Status st = job.Execute();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_TRUE(ExactlyOnce(Visible(), 500));
+}
+
+TEST(TxnSinkSpecTest, OptionsAreCheckedAndNamed) {
+  auto k = TxnSinkSpecFor("kafka", {{"brokers", "b:1"}, {"topic", "t"}, {"partitioner", "explicit"},
+                                    {"partition", "3"}, {"transaction_timeout", "2m"}, {"kafka.linger.ms", "5"}});
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  ASSERT_TRUE(k->kafka.has_value());
+  EXPECT_EQ(k->kafka->brokers, "b:1");
+  EXPECT_EQ(k->kafka->sink.topic, "t");
+  EXPECT_EQ(k->kafka->sink.partitioner, KafkaPartitioner::kExplicit);
+  EXPECT_EQ(k->kafka->sink.partition, 3);
+  EXPECT_EQ(k->kafka->transaction_timeout_ms, 120000);
+  EXPECT_EQ(k->kafka->properties.at("linger.ms"), "5");
+
+  auto missing = TxnSinkSpecFor("kafka", {{"brokers", "b:1"}});
+  EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(missing.status().message().find("`topic`"), std::string::npos) << missing.status().message();
+  auto unknown = TxnSinkSpecFor("kafka", {{"brokers", "b:1"}, {"topic", "t"}, {"acks", "1"}});
+  EXPECT_NE(unknown.status().message().find("unknown option `acks`"), std::string::npos) << unknown.status().message();
+  auto bad = TxnSinkSpecFor("kafka", {{"brokers", "b:1"}, {"topic", "t"}, {"transaction_timeout", "soon"}});
+  EXPECT_NE(bad.status().message().find("transaction_timeout"), std::string::npos) << bad.status().message();
+  auto other = TxnSinkSpecFor("stdout", {});
+  EXPECT_NE(other.status().message().find("kafka and file"), std::string::npos) << other.status().message();
+  auto hidden = TxnSinkSpecFor("file", {{"directory", "/tmp/x"}, {"prefix", ".p"}});
+  EXPECT_EQ(hidden.status().code(), StatusCode::kInvalidArgument);
+  auto file = TxnSinkSpecFor("file", {{"directory", "/tmp/x"}, {"roll_bytes", "4096"}});
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  EXPECT_FALSE(file->kafka.has_value());
+  EXPECT_TRUE(static_cast<bool>(file->factory));
+}
+
+}  // namespace
+}  // namespace flow::rt

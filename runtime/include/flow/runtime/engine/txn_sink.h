@@ -31,32 +31,9 @@
 #include <vector>
 
 #include "flow/runtime/engine/job.h"
-#include "flow/runtime/txn/exactly_once_file_sink.h"
-#include "flow/runtime/txn/kafka_exactly_once_sink.h"
+#include "flow/runtime/txn/txn_sink_spec.h"
 
 namespace flow::rt {
-
-// What one exactly-once sink node writes to.
-struct TxnSinkSpec {
-  // Set for Kafka: the sink joins the job's transaction group on these brokers.
-  struct Kafka {
-    std::string brokers;
-    KafkaExactlyOnceSinkOptions sink;
-    // transaction.timeout.ms; 0 = the broker's maximum. The first Kafka sink's value counts.
-    int64_t transaction_timeout_ms = 0;
-    // Other producer settings for the group.
-    std::map<std::string, std::string> properties;
-  };
-  std::optional<Kafka> kafka;
-  // Other sinks (files, user sinks): one instance per subtask. Must be resumable
-  // (CommitIsResumable), since only one non-resumable participant (the Kafka group) can commit
-  // first.
-  std::function<std::unique_ptr<TwoPhaseCommitSink>(uint32_t subtask, uint32_t parallelism)> factory;
-};
-
-TxnSinkSpec KafkaTxnSink(std::string brokers, KafkaExactlyOnceSinkOptions options,
-                         std::map<std::string, std::string> properties = {});
-TxnSinkSpec FileTxnSink(ExactlyOnceFileSinkOptions options);
 
 namespace engine_detail {
 
@@ -162,7 +139,7 @@ struct TxnSinkNode final : TypedNode<T>, TxnSinkNodeBase {
 
 }  // namespace engine_detail
 
-// Adds an exactly-once sink consuming `stream`.
+// Adds an exactly-once sink consuming `stream` (spec: txn/txn_sink_spec.h).
 template <typename T, typename Encode>
 void ExactlyOnceSink(const Stream<T>& stream, Job& job, std::string name, TxnSinkSpec spec, Encode encode,
                      uint32_t parallelism = 0) {
@@ -171,6 +148,16 @@ void ExactlyOnceSink(const Stream<T>& stream, Job& job, std::string name, TxnSin
   node->encode = std::move(encode);
   int id = job.AddNode(std::move(node), std::move(name), parallelism);
   job.AddEdge(stream, id, 0);
+}
+
+// For generated code: the sink of `kind` ("kafka" or "file") with the script's options.
+template <typename T, typename Encode>
+[[nodiscard]] Status AddExactlyOnceSink(Job& job, const Stream<T>& stream, std::string name, const std::string& kind,
+                                        const std::map<std::string, std::string>& options, Encode encode) {
+  auto spec = TxnSinkSpecFor(kind, options);
+  if (!spec.ok()) return spec.status();
+  ExactlyOnceSink<T>(stream, job, std::move(name), std::move(spec).value(), std::move(encode));
+  return Status::Ok();
 }
 
 }  // namespace flow::rt

@@ -1,0 +1,50 @@
+#pragma once
+// TxnSinkSpec: what one exactly-once sink node of a job writes to (the engine wiring is in
+// engine/txn_sink.h). Built in code (KafkaTxnSink, FileTxnSink) or from a script's connector
+// options (TxnSinkSpecFor, used by generated code for `into ... exactly_once`).
+//
+// TxnSinkSpecFor options:
+//   kafka: brokers (required), topic (required), partitioner key_hash|explicit, partition N,
+//          transaction_timeout D (transaction.timeout.ms; default the broker's maximum),
+//          kafka.<librdkafka property> passed to the job's transactional producer.
+//   file:  directory (required; `path` in scripts), prefix, suffix, roll_bytes, buffer_bytes.
+// Errors: kInvalidArgument naming the connector and option (unknown option, bad value, missing
+// required option, a connector that has no exactly-once sink).
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "flow/runtime/txn/exactly_once_file_sink.h"
+#include "flow/runtime/txn/kafka_exactly_once_sink.h"
+
+namespace flow::rt {
+
+struct TxnSinkSpec {
+  // Set for Kafka: the sink joins the job's transaction group on these brokers.
+  struct Kafka {
+    std::string brokers;
+    KafkaExactlyOnceSinkOptions sink;
+    // transaction.timeout.ms; 0 = the broker's maximum. The first Kafka sink's value counts.
+    int64_t transaction_timeout_ms = 0;
+    // Other producer settings for the group.
+    std::map<std::string, std::string> properties;
+  };
+  std::optional<Kafka> kafka;
+  // Other sinks (files, user sinks): one instance per subtask. Must be resumable
+  // (CommitIsResumable): only the Kafka group may be a non-resumable participant.
+  std::function<std::unique_ptr<TwoPhaseCommitSink>(uint32_t subtask, uint32_t parallelism)> factory;
+};
+
+TxnSinkSpec KafkaTxnSink(std::string brokers, KafkaExactlyOnceSinkOptions options,
+                         std::map<std::string, std::string> properties = {});
+TxnSinkSpec FileTxnSink(ExactlyOnceFileSinkOptions options);
+
+// `kind` "kafka" or "file" with the connector's options (above).
+[[nodiscard]] Result<TxnSinkSpec> TxnSinkSpecFor(const std::string& kind,
+                                                 const std::map<std::string, std::string>& options);
+
+}  // namespace flow::rt

@@ -1,0 +1,147 @@
+#include "flow/runtime/txn/txn_sink_spec.h"
+
+#include <charconv>
+#include <limits>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "flow/runtime/common/time.h"
+
+namespace flow::rt {
+
+TxnSinkSpec KafkaTxnSink(std::string brokers, KafkaExactlyOnceSinkOptions options,
+                         std::map<std::string, std::string> properties) {
+  TxnSinkSpec spec;
+  spec.kafka = TxnSinkSpec::Kafka{std::move(brokers), std::move(options), 0, std::move(properties)};
+  return spec;
+}
+
+TxnSinkSpec FileTxnSink(ExactlyOnceFileSinkOptions options) {
+  TxnSinkSpec spec;
+  spec.factory = [options](uint32_t, uint32_t) { return std::make_unique<ExactlyOnceFileSink>(options); };
+  return spec;
+}
+
+namespace {
+
+// Reads options by name and remembers which were read, so the rest can be reported.
+class Reader {
+ public:
+  Reader(std::string what, const std::map<std::string, std::string>& options) : what_(std::move(what)), o_(options) {}
+
+  Status String(const std::string& name, std::string* out, bool required = false) {
+    known_.insert(name);
+    auto it = o_.find(name);
+    if (it == o_.end()) return required ? Error(name, "is required") : Status::Ok();
+    if (required && it->second.empty()) return Error(name, "must not be empty");
+    *out = it->second;
+    return Status::Ok();
+  }
+  Status Int(const std::string& name, int64_t lo, int64_t hi, int64_t* out) {
+    known_.insert(name);
+    auto it = o_.find(name);
+    if (it == o_.end()) return Status::Ok();
+    const std::string& v = it->second;
+    int64_t n = 0;
+    auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (r.ec != std::errc() || r.ptr != v.data() + v.size() || n < lo || n > hi) {
+      return Error(name, fmt::format("must be an integer from {} to {}, not \"{}\"", lo, hi, v));
+    }
+    *out = n;
+    return Status::Ok();
+  }
+  Status Duration(const std::string& name, int64_t* out) {
+    known_.insert(name);
+    auto it = o_.find(name);
+    if (it == o_.end()) return Status::Ok();
+    DurationMs d = 0;
+    const std::string& v = it->second;
+    auto r = std::from_chars(v.data(), v.data() + v.size(), d);
+    bool plain = r.ec == std::errc() && r.ptr == v.data() + v.size();
+    if ((!plain && !ParseDuration(v, &d)) || d <= 0) {
+      return Error(name, fmt::format("must be a positive duration like 15m, not \"{}\"", v));
+    }
+    *out = d;
+    return Status::Ok();
+  }
+  std::map<std::string, std::string> Passthrough() {
+    std::map<std::string, std::string> out;
+    for (const auto& [k, v] : o_) {
+      if (k.size() > 6 && k.starts_with("kafka.")) {
+        out[k.substr(6)] = v;
+        known_.insert(k);
+      }
+    }
+    return out;
+  }
+  Status RejectUnknown() const {
+    for (const auto& [k, v] : o_) {
+      if (known_.count(k) != 0) continue;
+      std::vector<std::string> names;
+      for (const std::string& n : known_) {
+        if (!n.starts_with("kafka.")) names.push_back(n);
+      }
+      return Status::InvalidArgument(
+          fmt::format("{}: unknown option `{}` (known: {})", what_, k, fmt::join(names, ", ")));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  Status Error(const std::string& name, const std::string& problem) const {
+    return Status::InvalidArgument(fmt::format("{}: option `{}` {}", what_, name, problem));
+  }
+  std::string what_;
+  const std::map<std::string, std::string>& o_;
+  std::set<std::string> known_;
+};
+
+}  // namespace
+
+Result<TxnSinkSpec> TxnSinkSpecFor(const std::string& kind, const std::map<std::string, std::string>& options) {
+  if (kind == "kafka") {
+    Reader r("exactly-once kafka sink", options);
+    TxnSinkSpec::Kafka k;
+    std::string partitioner = "key_hash";
+    int64_t partition = 0;
+    FLOW_RETURN_IF_ERROR(r.String("brokers", &k.brokers, true));
+    FLOW_RETURN_IF_ERROR(r.String("topic", &k.sink.topic, true));
+    FLOW_RETURN_IF_ERROR(r.String("partitioner", &partitioner));
+    FLOW_RETURN_IF_ERROR(r.Int("partition", 0, std::numeric_limits<int32_t>::max(), &partition));
+    FLOW_RETURN_IF_ERROR(r.Duration("transaction_timeout", &k.transaction_timeout_ms));
+    if (partitioner != "key_hash" && partitioner != "explicit") {
+      return Status::InvalidArgument(fmt::format(
+          "exactly-once kafka sink: option `partitioner` must be one of key_hash|explicit, not \"{}\"", partitioner));
+    }
+    k.sink.partitioner = partitioner == "explicit" ? KafkaPartitioner::kExplicit : KafkaPartitioner::kKeyHash;
+    k.sink.partition = static_cast<int32_t>(partition);
+    k.properties = r.Passthrough();
+    FLOW_RETURN_IF_ERROR(r.RejectUnknown());
+    TxnSinkSpec spec;
+    spec.kafka = std::move(k);
+    return spec;
+  }
+  if (kind == "file") {
+    Reader r("exactly-once file sink", options);
+    ExactlyOnceFileSinkOptions o;
+    int64_t roll = 0, buffer = 0;
+    FLOW_RETURN_IF_ERROR(r.String("directory", &o.directory, true));
+    FLOW_RETURN_IF_ERROR(r.String("prefix", &o.prefix));
+    FLOW_RETURN_IF_ERROR(r.String("suffix", &o.suffix));
+    FLOW_RETURN_IF_ERROR(r.Int("roll_bytes", 1, std::numeric_limits<int64_t>::max(), &roll));
+    FLOW_RETURN_IF_ERROR(r.Int("buffer_bytes", 1, int64_t{1} << 30, &buffer));
+    if (roll > 0) o.roll_bytes = static_cast<uint64_t>(roll);
+    if (buffer > 0) o.buffer_bytes = static_cast<size_t>(buffer);
+    if (o.prefix.empty() || o.prefix.find('/') != std::string::npos || o.prefix[0] == '.') {
+      return Status::InvalidArgument(
+          "exactly-once file sink: option `prefix` must be a non-empty file name part not starting with '.'");
+    }
+    FLOW_RETURN_IF_ERROR(r.RejectUnknown());
+    return FileTxnSink(std::move(o));
+  }
+  return Status::InvalidArgument(fmt::format(
+      "`exactly_once` is supported by the kafka and file sinks, not by `{}`", kind));
+}
+
+}  // namespace flow::rt
