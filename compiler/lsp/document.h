@@ -42,6 +42,7 @@ struct Document {
   std::string text;
   std::shared_ptr<const Analysis> analysis;   // of `text`
   std::shared_ptr<const Analysis> last_good;  // the latest analysis that has a program
+  bool stale = false;  // `text` changed since `analysis` was made (analysis is deferred)
 };
 
 // The file path of a `file://` URI with %XX escapes decoded; other URIs are returned as they are.

@@ -90,6 +90,7 @@ void Server::Notify(const std::string& method, Json params) {
 
 int Server::Run() {
   while (!exit_) {
+    if (!transport_.HasPendingInput()) AnalyzeStale();
     ReadResult r = transport_.Read();
     switch (r.status) {
       case ReadStatus::kEof:
@@ -213,6 +214,7 @@ Json Server::DocumentRequest(const std::string& method, const Json& params, Erro
   }
   Document* doc = FindDocument(params, error);
   if (doc == nullptr) return Json();
+  if (doc->stale) Reanalyze(*doc);
   if (method == "textDocument/documentSymbol") return DocumentSymbols(*doc);
   if (method == "textDocument/formatting") {
     int tab_size = 2;
@@ -253,7 +255,14 @@ Document* Server::FindDocument(const Json& params, Error* error) {
   return &it->second;
 }
 
+void Server::AnalyzeStale() {
+  for (auto& [uri, doc] : documents_) {
+    if (doc.stale) Reanalyze(doc);
+  }
+}
+
 void Server::Reanalyze(Document& doc) {
+  doc.stale = false;
   doc.analysis = Analyze(doc.path, doc.text);
   if (doc.analysis->program) doc.last_good = doc.analysis;
   Notify("textDocument/publishDiagnostics", PublishDiagnosticsParams(doc));
@@ -307,7 +316,7 @@ void Server::HandleNotification(const std::string& method, const Json& params) {
     if (const Json* td = params.GetObject("textDocument")) {
       doc->version = td->GetInt("version").value_or(doc->version);
     }
-    Reanalyze(*doc);
+    doc->stale = true;  // analysed when the input is drained (see Run)
   } else if (method == "textDocument/didClose") {
     Error error{0, ""};
     Document* doc = FindDocument(params, &error);

@@ -9,6 +9,9 @@
 // object -> InvalidRequest (-32600); unknown request -> MethodNotFound (-32601; unknown
 // notifications are ignored); bad params -> InvalidParams (-32602); a message over the transport's
 // size limit -> InvalidRequest (id null). Logs go to stderr only.
+// Changes are coalesced: a didChange only records the new text while more input is already
+// waiting; the document is analysed (and its diagnostics published) once the input is drained,
+// or before a request reads it. So a burst of keystrokes on a large file costs one analysis.
 // Threading: single-threaded; Run blocks until exit.
 
 #include <map>
@@ -51,6 +54,8 @@ class Server {
   // The open document named by params.textDocument.uri; sets *error when missing or unknown.
   Document* FindDocument(const Json& params, Error* error);
   void Reanalyze(Document& doc);
+  // Analyses every stale document and publishes its diagnostics.
+  void AnalyzeStale();
 
   void Reply(const Json& id, Json result);
   void ReplyError(const Json& id, int code, const std::string& message);

@@ -1,5 +1,6 @@
 #include "lsp/transport.h"
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -124,6 +125,12 @@ ReadResult Transport::Read() {
   }
   r.status = ReadStatus::kOk;
   return r;
+}
+
+bool Transport::HasPendingInput() {
+  if (buf_pos_ < buf_len_) return true;
+  struct pollfd p = {in_fd_, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
 }
 
 bool Transport::Write(std::string_view body) {

@@ -35,6 +35,9 @@ class Transport {
 
   // Blocks for the next message. kEof when the input ends (also in the middle of a message).
   ReadResult Read();
+  // True when a Read would find input without waiting (buffered bytes, or the descriptor is
+  // readable now, which includes end of input).
+  bool HasPendingInput();
   // Frames and writes `body`; false when the output is closed.
   bool Write(std::string_view body);
 

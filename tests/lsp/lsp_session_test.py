@@ -392,6 +392,23 @@ r = c.request("textDocument/documentSymbol", td(URI3))
 expect("symbols of the join script", [x["name"] for x in r.get("result", [])] ==
        ["Order", "Payment", "orders", "payments", "risk", "into stdout"], r)
 
+# --- A burst of changes: every answer reflects the latest text, diagnostics end at the last version. ---
+for v in range(2, 32):
+    text = JOIN.replace("as score", f"as score{v}")
+    c.notify("textDocument/didChange", {"textDocument": {"uri": URI3, "version": v},
+                                        "contentChanges": [{"text": text}]})
+# A request right after the burst (no waiting for diagnostics) sees the last text.
+h = ask("textDocument/hover", at("as score", 5))
+expect("hover after a burst of changes sees the latest text", h and "score31: float" in h["contents"]["value"], h)
+versions = []
+while True:
+    d = c.diagnostics(URI3)
+    versions.append(d["version"])
+    if d["version"] == 31:
+        break
+expect("diagnostics versions increase and end at the last", versions == sorted(set(versions)) and d["diagnostics"] == [],
+       (versions, d))
+
 # --- Close clears diagnostics. ---
 c.notify("textDocument/didClose", td(URI))
 d = c.diagnostics(URI)
