@@ -4,6 +4,7 @@
 //   after `|`                         pipeline operators
 //   after `from` / `into` / `dead_letter`  source / sink connectors
 //   after `format`                    formats
+//   after `(` or `,` in a connector's or format's arguments: its argument names
 //   after `union` / `join`            streams
 //   after `name.`                     the fields of stream `name` (join qualifiers)
 //   in a type (param, schema field, extern fn, cast ... as)  types and schemas
@@ -19,7 +20,7 @@ namespace flow::lsp {
 namespace {
 
 // CompletionItemKind values from the protocol.
-constexpr int kItemField = 5, kItemFunction = 3, kItemModule = 9,
+constexpr int kItemField = 5, kItemProperty = 10, kItemFunction = 3, kItemModule = 9,
               kItemKeyword = 14, kItemConstant = 21, kItemStruct = 22, kItemTypeParameter = 25;
 
 constexpr const char* kKeywords[] = {
@@ -171,6 +172,42 @@ bool InTypePosition(std::string_view text, size_t word_start, char prev, const s
   return false;
 }
 
+// The connector or format whose argument list the cursor is in (`kafka(topic: "t", |`), found
+// from the innermost unclosed `(` before `pos`; null when the cursor is not in one.
+const std::vector<sema::ArgSpec>* ArgumentsAt(std::string_view text, size_t pos) {
+  int depth = 0;
+  size_t open = std::string_view::npos;
+  // Argument lists are short; a bounded scan keeps a pathological line cheap.
+  size_t stop = pos > 4096 ? pos - 4096 : 0;
+  for (size_t i = pos; i-- > stop;) {
+    if (text[i] == ')') {
+      ++depth;
+    } else if (text[i] == '(') {
+      if (depth == 0) {
+        open = i;
+        break;
+      }
+      --depth;
+    }
+  }
+  if (open == std::string_view::npos) return nullptr;
+  size_t end = open;
+  while (end > 0 && (text[end - 1] == ' ' || text[end - 1] == '\t')) --end;
+  size_t begin = end;
+  while (begin > 0 && IsWordChar(text[begin - 1])) --begin;
+  std::string callee(text.substr(begin, end - begin));
+  std::string keyword = WordBefore(text, begin);
+  if (keyword == "from" || keyword == "into" || keyword == "dead_letter") {
+    const sema::ConnectorSpec* c = sema::FindConnector(callee, keyword == "from");
+    return c ? &c->args : nullptr;
+  }
+  if (keyword == "format") {
+    const sema::FormatSpec* f = sema::FindFormat(callee);
+    return f ? &f->args : nullptr;
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 Json Completion(const Document& doc, Position pos) {
@@ -201,6 +238,18 @@ Json Completion(const Document& doc, Position pos) {
       if (it != program->streams.end()) AddFields(b, it->second.record);
     }
     return b.Finish();
+  }
+  if (prev == '(' || prev == ',') {
+    if (const std::vector<sema::ArgSpec>* args = ArgumentsAt(text, p)) {
+      for (const sema::ArgSpec& a : *args) {
+        std::string detail = a.type.ToString() + (a.required ? ", required" : ", optional");
+        std::string doc;
+        for (const std::string& choice : a.choices) doc += (doc.empty() ? "one of: `" : "`, `") + choice;
+        if (!doc.empty()) doc += "`";
+        b.Add(a.name, kItemProperty, detail, doc, a.required ? "0" : "1");
+      }
+      return b.Finish();
+    }
   }
   if (prev_word == "from" || prev_word == "into" || prev_word == "dead_letter") {
     bool source = prev_word == "from";

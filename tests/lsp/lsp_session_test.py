@@ -388,23 +388,34 @@ h = ask("textDocument/hover", at("as score", 5))
 expect("hover alias", h and "score: float" in h["contents"]["value"], h)
 labels = [i["label"] for i in ask("textDocument/completion", at("orders.order_id,", 7))["items"]]
 expect("completion after qualifier", labels == ["order_id", "total", "ts"], labels)
+labels = [i["label"] for i in ask("textDocument/completion", at("file(", 5))["items"]]
+expect("completion of a connector's arguments", labels == ["path"], labels)
+c.notify("textDocument/didChange", {"textDocument": {"uri": URI3, "version": 2}, "contentChanges": [
+    {"range": {"start": pos(*at("file(", 5)), "end": pos(*at("file(", 5))}, "text": "path: \"o\", "},
+]})
+labels = [i["label"] for i in ask("textDocument/completion", (at("file(", 0)[0], at("file(", 5)[1] + 11))["items"]]
+expect("after a `,` in connector arguments", labels == ["path"], labels)
+c.diagnostics(URI3)  # version 2, published when the completion request analysed it
+c.notify("textDocument/didChange", {"textDocument": {"uri": URI3, "version": 3}, "contentChanges": [{"text": JOIN}]})
+d = c.diagnostics(URI3)
+expect("back to the join script", d["version"] == 3 and d["diagnostics"] == [], d)
 r = c.request("textDocument/documentSymbol", td(URI3))
 expect("symbols of the join script", [x["name"] for x in r.get("result", [])] ==
        ["Order", "Payment", "orders", "payments", "risk", "into stdout"], r)
 
 # --- A burst of changes: every answer reflects the latest text, diagnostics end at the last version. ---
-for v in range(2, 32):
+for v in range(10, 42):
     text = JOIN.replace("as score", f"as score{v}")
     c.notify("textDocument/didChange", {"textDocument": {"uri": URI3, "version": v},
                                         "contentChanges": [{"text": text}]})
 # A request right after the burst (no waiting for diagnostics) sees the last text.
 h = ask("textDocument/hover", at("as score", 5))
-expect("hover after a burst of changes sees the latest text", h and "score31: float" in h["contents"]["value"], h)
+expect("hover after a burst of changes sees the latest text", h and "score41: float" in h["contents"]["value"], h)
 versions = []
 while True:
     d = c.diagnostics(URI3)
     versions.append(d["version"])
-    if d["version"] == 31:
+    if d["version"] == 41:
         break
 expect("diagnostics versions increase and end at the last", versions == sorted(set(versions)) and d["diagnostics"] == [],
        (versions, d))
