@@ -1,7 +1,10 @@
 #include "flow/runtime/state/kv_store.h"
 
+#include <rocksdb/cache.h>
 #include <rocksdb/db.h>
+#include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
+#include <rocksdb/table.h>
 #include <rocksdb/utilities/checkpoint.h>
 #include <rocksdb/write_batch.h>
 
@@ -34,6 +37,14 @@ rocksdb::Options DbOptions(const KvStoreOptions& o) {
   opt.max_background_jobs = 2;
   opt.info_log_level = rocksdb::InfoLogLevel::ERROR_LEVEL;
   opt.keep_log_file_num = 1;
+  // Cache misses are point lookups, many of keys never seen: bloom filters answer those without
+  // reading blocks. One block cache for every backend of the process.
+  static const std::shared_ptr<rocksdb::Cache> kBlockCache = rocksdb::NewLRUCache(256u << 20);
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = kBlockCache;
+  table.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+  table.cache_index_and_filter_blocks = true;
+  opt.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   return opt;
 }
 
