@@ -30,7 +30,8 @@ constexpr std::string_view kHelp =
     "Options:\n"
     "  -o, --output BINARY   the binary to write (required)\n"
     "  --debug               compile with -O0 -g instead of -O2\n"
-    "  --no-pass NAME        switch off a plan pass (chain, project); repeatable\n"
+    "  --no-pass NAME        switch off a plan pass (fold-constants, push-filters,\n"
+    "                        chain, project); repeatable\n"
     "  --keep-cpp DIR        keep the generated C++ (and the compiler log) in DIR\n"
     "  --no-cache            do not use the precompiled-header cache\n"
     "  --verbose             say whether the header cache was used, rebuilt or off\n"
@@ -96,7 +97,7 @@ int Run(const std::vector<std::string>& args) {
       bool known = false;
       for (const plan::PassInfo& p : plan::AllPasses()) known = known || name == p.name;
       if (!known)
-        return UsageError("unknown pass `" + name + "`; passes are chain and project", "build");
+        return UsageError("unknown pass `" + name + "`; passes are fold-constants, push-filters, chain and project", "build");
       disabled.insert(name);
     } else if (Is(a, "--keep-cpp")) {
       if (!TakeValue(args, &i, &keep_dir))
@@ -197,7 +198,11 @@ GeneratedJob GenerateJob(const std::string& path, const std::set<std::string>& d
     job.exit_code = 1;
     return job;
   }
-  std::string internal = plan::RunPasses(*lowered.plan, disabled_passes);
+  std::vector<plan::PassWarning> warnings;
+  std::string internal = plan::RunPasses(*lowered.plan, disabled_passes, &warnings);
+  for (const plan::PassWarning& w : warnings) {
+    std::fprintf(stderr, "%s:%u:%u: warning: %s\n", path.c_str(), w.range.line, w.range.col, w.message.c_str());
+  }
   if (!internal.empty()) {
     std::fprintf(stderr, "flowc: internal error: %s\n%s", internal.c_str(),
                  lowered.plan->ToString().c_str());

@@ -36,7 +36,7 @@ int Run(const std::vector<std::string>& args) {
       std::string name = args[++i];
       bool known = false;
       for (const plan::PassInfo& p : plan::AllPasses()) known = known || name == p.name;
-      if (!known) return UsageError("unknown pass `" + name + "`; passes are chain and project", "emit-cpp");
+      if (!known) return UsageError("unknown pass `" + name + "`; passes are fold-constants, push-filters, chain and project", "emit-cpp");
       disabled.insert(name);
     } else if (!a.empty() && a[0] == '-') {
       return UsageError("unknown option `" + a + "` for `emit-cpp`", "emit-cpp");

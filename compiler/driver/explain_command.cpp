@@ -28,7 +28,8 @@ constexpr std::string_view kHelp =
     "  --format text   an indented listing, inputs before the nodes that read them (default)\n"
     "  --format dot    a Graphviz digraph\n"
     "  --format svg    the digraph rendered by Graphviz `dot -Tsvg` (needs `dot` installed)\n"
-    "  --no-pass NAME  switch off a plan pass (chain, project); repeatable\n"
+    "  --no-pass NAME  switch off a plan pass (fold-constants, push-filters,\n"
+    "                  chain, project); repeatable\n"
     "\n"
     "Exit codes: 0 printed, 1 the script has errors or uses what flowc cannot build yet,\n"
     "2 usage error (or `dot` is not installed for --format svg).\n";
@@ -90,7 +91,7 @@ int Run(const std::vector<std::string>& args) {
       }
       bool known = false;
       for (const plan::PassInfo& p : plan::AllPasses()) known = known || name == p.name;
-      if (!known) return UsageError("unknown pass `" + name + "`; passes are chain and project", "explain");
+      if (!known) return UsageError("unknown pass `" + name + "`; passes are fold-constants, push-filters, chain and project", "explain");
       disabled.insert(name);
     } else if (!a.empty() && a[0] == '-') {
       return UsageError("unknown option `" + a + "` for `explain`", "explain");
@@ -122,7 +123,11 @@ int Run(const std::vector<std::string>& args) {
                  lowered.range.col, lowered.error.c_str());
     return 1;
   }
-  std::string internal = plan::RunPasses(*lowered.plan, disabled);
+  std::vector<plan::PassWarning> warnings;
+  std::string internal = plan::RunPasses(*lowered.plan, disabled, &warnings);
+  for (const plan::PassWarning& w : warnings) {
+    std::fprintf(stderr, "%s:%u:%u: warning: %s\n", file.c_str(), w.range.line, w.range.col, w.message.c_str());
+  }
   if (!internal.empty()) {
     std::fprintf(stderr, "flowc: internal error: %s\n%s", internal.c_str(),
                  lowered.plan->ToString().c_str());

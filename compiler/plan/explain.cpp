@@ -4,6 +4,8 @@
 #include <map>
 #include <vector>
 
+#include "plan/passes.h"
+
 namespace flow::plan {
 namespace {
 
@@ -110,6 +112,8 @@ Block Describe(const Plan& plan, const Node& n, std::string_view source) {
     for (size_t i = 0; i < c->steps.size(); ++i) {
       const ast::Op& op = *c->steps[i].op;
       std::string text = Snippet(source, op.range);
+      // A step a pass rewrote (folded, pushed through a select) no longer reads as written.
+      if (std::string built = PassBuiltStepText(plan, op); !built.empty()) text = built;
       if (text.empty()) text = StepName(op);
       b.details.push_back("step " + std::to_string(i + 1) + ": " + text + " (" + LineOf(op.range) + ")");
     }

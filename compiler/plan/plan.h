@@ -24,8 +24,11 @@ namespace flow::plan {
 
 struct Plan {
   const sema::CheckedProgram* program = nullptr;
-  // Indexed by id; a pass that removes a node leaves nullptr (ids stay stable).
+  // Indexed by id; a pass that removes a node leaves nullptr (ids stay stable unless a pass that
+  // adds nodes renumbers them, see Renumber in passes.h).
   std::vector<std::unique_ptr<Node>> nodes;
+  // Operators built by passes (folded or rewritten steps); nodes may point at them.
+  std::vector<std::unique_ptr<ast::Op>> pass_ops;
 
   template <class T>
   T* Add(std::unique_ptr<T> node) {
