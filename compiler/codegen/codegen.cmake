@@ -26,6 +26,10 @@ endforeach()
 foreach(lib ${RDKAFKA_LINK_LIBRARIES})
   string(APPEND flow_cg_deps "    \"${lib}\",\n")
 endforeach()
+# librocksdb.a is static: the compression libraries it uses must follow it on the job's link line.
+foreach(lib snappy z bz2 lz4 zstd)
+  string(APPEND flow_cg_deps "    \"-l${lib}\",\n")
+endforeach()
 string(APPEND flow_cg_deps "    \"-pthread\",\n")
 
 file(GENERATE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/generated/toolchain_config.cpp CONTENT

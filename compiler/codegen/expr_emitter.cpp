@@ -75,7 +75,14 @@ std::string ExprEmitter::Emit(const ast::Expr& e) {
       const auto* n = ast::As<ast::NameExpr>(&e);
       switch (n->target) {
         case ast::NameTarget::kParam: return scope_.params + "." + MangleIdent(n->name);
+        case ast::NameTarget::kJoinSide:
+          if (n->join_side >= 0 && static_cast<size_t>(n->join_side) < scope_.sides.size()) return scope_.sides[static_cast<size_t>(n->join_side)];
+          return scope_.record;
         case ast::NameTarget::kField:
+          if (n->join_side >= 0 && static_cast<size_t>(n->join_side) < scope_.sides.size()) {
+            return scope_.sides[static_cast<size_t>(n->join_side)] + "." + MangleIdent(n->name);
+          }
+          return scope_.record + "." + MangleIdent(n->name);
         case ast::NameTarget::kWindowField: return scope_.record + "." + MangleIdent(n->name);
         default: return Fail("this kind of name (`" + CommentText(n->name) + "`)", e);
       }

@@ -5,6 +5,7 @@
 // Unsupported constructs set `error` (first one wins) and emit a placeholder.
 
 #include <string>
+#include <vector>
 
 #include "ast/expr.h"
 #include "codegen/records.h"
@@ -16,6 +17,9 @@ struct ExprScope {
   std::string params = "P";      // the params struct
   std::string event_time = "ts"; // for aggregates that need it
   std::string flow_file;         // for run-time error locations
+  // After a join: C++ expressions of the left and right records (names sema resolved to a join
+  // side read from them). Empty: `stream.field` of a single input reads `record`.
+  std::vector<std::string> sides;
 };
 
 class ExprEmitter {

@@ -6,6 +6,7 @@
 
 #include "codegen/codegen.h"
 #include "codegen/escape.h"
+#include "codegen/aggregate_emitter.h"
 #include "codegen/expr_emitter.h"
 #include "codegen/records.h"
 #include "codegen/writer.h"
@@ -67,6 +68,8 @@ class JobEmitter {
   }
 
   std::string S(int id) const { return "s" + std::to_string(id); }
+  // Aggregates and joins are emitted by aggregate_emitter.cpp / join_emitter.cpp.
+  OpEmitContext Ops() { return OpEmitContext{w_, records_, options_, build_, error_, error_line_, serializers_}; }
   std::string Rec(const types::Type& t) const { return records_.Cpp(t); }
   std::string Name(const Node& n, const char* what) const { return CppStringLiteral(n.stream + "." + what); }
 
@@ -201,12 +204,16 @@ class JobEmitter {
       case NodeKind::kChain: return EmitChain(*plan::As<plan::ChainNode>(&n));
       case NodeKind::kKeyBy: Build("auto " + S(n.id) + " = " + S(n.inputs[0]) + ";  // key by: the next operator partitions"); return;
       case NodeKind::kWindowAggregate: {
-        const auto* a = plan::As<plan::WindowAggregateNode>(&n);
-        return EmitAggregate(n, a->key, a->aggregate, a->window);
+        OpEmitContext cx = Ops();
+        return EmitWindowAggregate(cx, *plan::As<plan::WindowAggregateNode>(&n), plan_);
       }
       case NodeKind::kRunningAggregate: {
-        const auto* a = plan::As<plan::RunningAggregateNode>(&n);
-        return EmitAggregate(n, a->key, a->aggregate, nullptr);
+        OpEmitContext cx = Ops();
+        return EmitRunningAggregate(cx, *plan::As<plan::RunningAggregateNode>(&n), plan_);
+      }
+      case NodeKind::kJoin: {
+        OpEmitContext cx = Ops();
+        return EmitJoin(cx, *plan::As<plan::JoinNode>(&n), plan_);
       }
       case NodeKind::kUnion: {
         std::string others;
@@ -383,9 +390,13 @@ class JobEmitter {
       return;
     }
     const plan::ChainStep& step = n.steps[i];
-    ExprEmitter ex = Exprs(var);
+    ExprEmitter ex = Ops().Exprs(var, step.input);  // reads both sides of a join pair
     std::string next = "r" + std::to_string(i + 1);
-    if (const auto* where = ast::As<ast::WhereOp>(step.op)) {
+    if (step.op->kind == ast::OpKind::kJoin) {
+      OpEmitContext cx = Ops();
+      EmitFlattenStep(cx, step, var, next, ind);
+      EmitSteps(n, i + 1, next, depth, in_loop);
+    } else if (const auto* where = ast::As<ast::WhereOp>(step.op)) {
       w_.FlowLine(where->range.line);
       w_.Line(ind + "if (::flow::exec::ops::IsTrue(" + ex.Emit(*where->condition) + ")) {");
       w_.CppLine();
@@ -444,129 +455,6 @@ class JobEmitter {
     w_.Line("}");
     Build("auto " + S(n.id) + " = ::flow::exec::AddChain<" + out + ">(" + S(n.inputs[0]) + ", " + Name(n, "chain") + ", [](const " + in +
           "& r, ::flow::rt::TimestampMs ts, ::flow::rt::Output<" + out + ">& out) { return " + fn + "(r, ts, out); });");
-  }
-
-  void EmitAggregate(const Node& n, const ast::KeyByOp* key, const ast::AggregateOp* agg, const ast::WindowOp* window) {
-    Header(n, std::string(window ? "window aggregate" : "running aggregate"));
-    std::string id = std::to_string(n.id);
-    const Node& input = *plan_.Get(n.inputs[0]);
-    std::string in = Rec(input.output);
-    std::string out = Rec(n.output);
-    // Key type and function.
-    std::vector<std::string> key_types;
-    if (key != nullptr) {
-      for (const auto& k : key->keys) key_types.push_back(Rec(k->type));
-    }
-    std::string key_type = key_types.empty() ? "bool" : key_types.size() == 1 ? key_types[0] : "std::tuple<" + Join(key_types) + ">";
-    w_.Line("using Key" + id + " = " + key_type + ";");
-    w_.Line("Key" + id + " KeyOf" + id + "(const " + in + "& r) {");
-    if (key == nullptr) {
-      w_.Line("  (void)r;");
-      w_.Line("  return false;  // a global aggregate: one key");
-    } else {
-      ExprEmitter ex = Exprs("r");
-      std::vector<std::string> parts;
-      for (const auto& k : key->keys) parts.push_back(ex.EmitAs(*k, k->type));
-      w_.FlowLine(key->range.line);
-      w_.Line("  return Key" + id + "(" + Join(parts) + ");");
-      w_.CppLine();
-      Take(ex);
-    }
-    w_.Line("}");
-    // Accumulator: one stdlib accumulator per aggregate item.
-    std::string acc = "Acc" + id;
-    w_.Line("struct " + acc + " {");
-    std::vector<std::string> adds;
-    ExprEmitter ex = Exprs("r");
-    for (size_t i = 0; i < agg->items.size(); ++i) {
-      const ast::Expr* e = agg->items[i].expr.get();
-      const auto* call = ast::As<ast::CallExpr>(e);
-      if (call == nullptr || call->builtin == nullptr || !call->aggregate) {
-        Unsupported("an aggregate item that is not a single aggregate call", e->range.line);
-        continue;
-      }
-      if (call->builtin->needs_event_time) {
-        Unsupported("`" + call->builtin->name + "` (needs event time in the accumulator)", e->range.line);
-        continue;
-      }
-      std::vector<types::Type> arg_types;
-      std::vector<std::string> arg_exprs;
-      for (const auto& a : call->args) {
-        arg_types.push_back(a->type);
-        arg_exprs.push_back(ex.EmitAs(*a, a->type));
-      }
-      stdlib::CallResolution res = stdlib::ResolveCallDetailed(*call->builtin, arg_types, nullptr);
-      std::string cls = stdlib::ExpandCpp(*call->builtin, arg_exprs, arg_types, res.bound_t);
-      std::string member = "a" + std::to_string(i);
-      w_.Line("  " + cls + " " + member + ";  // " + CommentText(agg->items[i].output_name));
-      std::string add = call->args.empty() || call->star ? member + ".Add();" : member + ".Add(" + arg_exprs[0] + ");";
-      adds.push_back(add);
-    }
-    Take(ex);
-    w_.Line("  void Add(const " + in + "& r) {");
-    w_.FlowLine(agg->range.line);
-    for (const std::string& a : adds) w_.Line("    " + a);
-    w_.CppLine();
-    w_.Line("  }");
-    w_.Line("  void Merge(const " + acc + "& o) {");
-    for (size_t i = 0; i < agg->items.size(); ++i) w_.Line("    a" + std::to_string(i) + ".Merge(o.a" + std::to_string(i) + ");");
-    w_.Line("  }");
-    w_.Line("  const " + acc + "& Result() const { return *this; }");
-    w_.Line("  void Serialize(::flow::rt::BinaryWriter& w) const {");
-    for (size_t i = 0; i < agg->items.size(); ++i) w_.Line("    a" + std::to_string(i) + ".Serialize(w);");
-    w_.Line("  }");
-    w_.Line("  ::flow::rt::Status Deserialize(::flow::rt::BinaryReader& rd) {");
-    for (size_t i = 0; i < agg->items.size(); ++i) w_.Line("    FLOW_RETURN_IF_ERROR(a" + std::to_string(i) + ".Deserialize(rd));");
-    w_.Line("    return ::flow::rt::Status::Ok();");
-    w_.Line("  }");
-    w_.Line("};");
-    // Output: key fields, window bounds, aggregates, in the order sema gave the output type.
-    const auto& fields = n.output.fields();
-    size_t nkeys = key != nullptr ? key->keys.size() : 0;
-    size_t nwin = window != nullptr ? 2 : 0;
-    if (fields.size() != nkeys + nwin + agg->items.size()) {
-      Unsupported("an aggregate output of unexpected shape", agg->range.line);
-      return;
-    }
-    std::string sig = window ? "const Key" + id + "& k, ::flow::rt::TimestampMs start, ::flow::rt::TimestampMs end, const " + acc + "& acc"
-                             : "const Key" + id + "& k, const " + acc + "& acc";
-    w_.Line(out + " Output" + id + "(" + sig + ") {");
-    w_.Line("  " + out + " o;");
-    if (nkeys == 0) w_.Line("  (void)k;");
-    for (size_t i = 0; i < nkeys; ++i) {
-      std::string v = nkeys == 1 ? "k" : "std::get<" + std::to_string(i) + ">(k)";
-      w_.Line("  o." + MangleIdent(fields[i].name) + " = ::flow::exec::ops::As<" + Rec(fields[i].type) + ">(" + v + ");");
-    }
-    if (window) {
-      w_.Line("  o." + MangleIdent(fields[nkeys].name) + " = start;");
-      w_.Line("  o." + MangleIdent(fields[nkeys + 1].name) + " = end;");
-    }
-    for (size_t i = 0; i < agg->items.size(); ++i) {
-      const types::Field& f = fields[nkeys + nwin + i];
-      std::string m = "acc.a" + std::to_string(i);
-      std::string v = f.type.nullable() ? "::flow::agg::NullableResult(" + m + ")" : m + ".Result()";
-      w_.Line("  o." + MangleIdent(f.name) + " = ::flow::exec::ops::As<" + Rec(f.type) + ">(" + v + ");");
-    }
-    w_.Line("  return o;");
-    w_.Line("}");
-    std::string keyed = S(n.inputs[0]) + ".KeyBy(" + CppStringLiteral(key ? Join(key->key_names) : "global") +
-                        ", ::flow::exec::KeyHashOf<Key" + id + ">(&KeyOf" + id + "))";
-    std::string parallelism = key ? "" : ", 1";
-    if (window) {
-      const ast::WindowSpec& spec = window->spec;
-      std::string cfg = "cfg" + id;
-      Build("::flow::exec::WindowConfig " + cfg + ";");
-      Build(cfg + ".size = " + Duration(spec.size) + ";");
-      Build(cfg + ".slide = " + (spec.slide ? Duration(*spec.slide) : Duration(spec.size)) + ";");
-      if (spec.lateness) Build(cfg + ".allowed_lateness = " + Duration(*spec.lateness) + ";");
-      Build("auto " + S(n.id) + " = " + keyed + ".Then<" + out + ">(" + Name(n, "window") + ", [" + cfg +
-            "] { return std::make_unique<::flow::exec::WindowAggregateAdapter<Key" + id + ", " + in + ", " + acc + ", " + out + ">>(" +
-            cfg + ", &KeyOf" + id + ", &Output" + id + "); }" + parallelism + ");");
-    } else {
-      Build("auto " + S(n.id) + " = " + keyed + ".Then<" + out + ">(" + Name(n, "aggregate") +
-            ", [] { return std::make_unique<::flow::exec::RunningAggregateAdapter<Key" + id + ", " + in + ", " + acc + ", " + out +
-            ">>(&KeyOf" + id + ", &Output" + id + "); }" + parallelism + ");");
-    }
   }
 
   void EmitSink(const plan::SinkNode& n) {
@@ -651,6 +539,7 @@ class JobEmitter {
   std::vector<std::string> build_;
   std::string error_;
   uint32_t error_line_ = 0;
+  std::set<std::string> serializers_;  // see OpEmitContext
 };
 
 }  // namespace

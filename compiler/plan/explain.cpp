@@ -55,8 +55,25 @@ std::string Parallelism(const Node& n) {
   return "job parallelism";
 }
 
+// A join key as written: `a.k` or `k`; any other expression as "expr".
+std::string KeyText(const ast::Expr* e) {
+  if (const auto* n = ast::As<ast::NameExpr>(e)) return n->name;
+  if (const auto* f = ast::As<ast::FieldExpr>(e)) {
+    if (const auto* b = ast::As<ast::NameExpr>(f->base.get())) return b->name + "." + f->field.name;
+  }
+  return "expr";
+}
+
 // How records travel from `input` to `n`.
 std::string Partitioning(const Plan& plan, const Node& n, int input) {
+  if (const auto* j = As<JoinNode>(&n)) {
+    // Both sides hash by their join keys (the same input may feed both sides: left wins).
+    const auto& keys = input == n.inputs[0] ? j->left_keys : j->right_keys;
+    std::vector<std::string> texts;
+    for (const ast::Expr* k : keys) texts.push_back(KeyText(k));
+    return std::string(input == n.inputs[0] ? "left" : "right") + ", hash by " + Join(texts, ", ");
+  }
+
   if (const auto* k = As<KeyByNode>(plan.Get(input))) {
     return "hash by " + Join(k->op->key_names, ", ");
   }
@@ -69,6 +86,7 @@ std::string StepName(const ast::Op& op) {
     case ast::OpKind::kWhere: return "where";
     case ast::OpKind::kSelect: return "select";
     case ast::OpKind::kExplode: return "explode";
+    case ast::OpKind::kJoin: return "flatten the join pair";
     default: return "?";
   }
 }
@@ -101,6 +119,9 @@ Block Describe(const Plan& plan, const Node& n, std::string_view source) {
     }
   } else if (const auto* c = As<ChainNode>(&n)) {
     what = std::to_string(c->steps.size()) + (c->steps.size() == 1 ? " step" : " steps");
+  } else if (const auto* j = As<JoinNode>(&n); j && j->op) {
+    std::string text = Snippet(source, j->op->range);
+    if (!text.empty()) what = j->Describe() + ": " + text;
   }
   b.title = "#" + std::to_string(n.id) + " " + KindName(n.kind) + " " + what;
   b.details.push_back("stream: " + n.stream + ", " + LineOf(n.range));
@@ -111,7 +132,7 @@ Block Describe(const Plan& plan, const Node& n, std::string_view source) {
   if (const auto* c = As<ChainNode>(&n)) {
     for (size_t i = 0; i < c->steps.size(); ++i) {
       const ast::Op& op = *c->steps[i].op;
-      std::string text = Snippet(source, op.range);
+      std::string text = op.kind == ast::OpKind::kJoin ? "" : Snippet(source, op.range);
       // A step a pass rewrote (folded, pushed through a select) no longer reads as written.
       if (std::string built = PassBuiltStepText(plan, op); !built.empty()) text = built;
       if (text.empty()) text = StepName(op);

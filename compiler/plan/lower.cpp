@@ -103,15 +103,23 @@ class Lowerer {
       type = plan_->Get(cur)->output;
     }
     const ast::KeyByOp* key = nullptr;
+    const ast::JoinOp* pair = nullptr;  // set while the record is that join's pair (join_node.h)
     for (size_t i = 0; i < p.ops.size() && error_.empty(); ++i) {
       const ast::Op* op = p.ops[i].get();
-      types::Type next_type = op->output;
+      if (pair != nullptr && !ReadsJoinPair(*op)) {
+        cur = FlattenPair(stream, pair, cur, type);
+        type = pair->output;
+        pair = nullptr;
+      }
+      // `where` keeps its input record (a join pair stays one).
+      types::Type next_type = op->kind == ast::OpKind::kWhere ? type : op->output;
       switch (op->kind) {
         case ast::OpKind::kWhere:
         case ast::OpKind::kSelect:
         case ast::OpKind::kExplode: {
-          auto* n = New<ChainNode>(stream, op->range, op->output, {cur});
-          n->steps.push_back(ChainStep{op, type, op->output});
+          auto* n = New<ChainNode>(stream, op->range, next_type, {cur});
+          n->steps.push_back(ChainStep{op, type, next_type});
+
           cur = n->id;
           key = nullptr;
           break;
@@ -128,14 +136,6 @@ class Lowerer {
           const ast::AggregateOp* agg = i + 1 < p.ops.size() ? ast::As<ast::AggregateOp>(p.ops[i + 1].get()) : nullptr;
           if (agg == nullptr) {
             Unsupported("a window not followed by `aggregate`", op->range);
-            break;
-          }
-          if (w->spec.shape == ast::WindowShape::kSession) {
-            Unsupported("session windows", w->spec.range);
-            break;
-          }
-          if (w->spec.processing_time) {
-            Unsupported("processing-time windows", w->spec.range);
             break;
           }
           diag::SourceRange range = op->range;
@@ -174,9 +174,29 @@ class Lowerer {
           key = nullptr;
           break;
         }
-        case ast::OpKind::kJoin:
-          Unsupported("`join`", op->keyword_range);
+        case ast::OpKind::kJoin: {
+          const auto* j = ast::As<ast::JoinOp>(op);
+          auto right = streams_.find(j->right.name);
+          if (right == streams_.end()) {
+            Unsupported("reading stream `" + j->right.name + "`", j->right.range);
+            return -1;
+          }
+          std::string what;
+          diag::SourceRange where;
+          std::unique_ptr<JoinNode> n = MakeJoinNode(*j, type, plan_->Get(right->second)->output, &what, &where);
+          if (!n) {
+            Unsupported(what, where);
+            break;
+          }
+          n->stream = stream;
+          n->range = op->range;
+          n->inputs = {cur, right->second};
+          next_type = n->output;
+          cur = plan_->Add(std::move(n))->id;
+          pair = j;
+          key = nullptr;
           break;
+        }
         case ast::OpKind::kInto: {
           auto* n = New<SinkNode>(stream, op->range, type, {cur});
           n->into = ast::As<ast::IntoOp>(op);
@@ -191,10 +211,38 @@ class Lowerer {
           break;
         }
       }
+      // Only `where` and `key by` pass a join pair on; every other operator made a new record.
+      if (op->kind != ast::OpKind::kWhere && op->kind != ast::OpKind::kKeyBy && op->kind != ast::OpKind::kJoin) pair = nullptr;
       type = next_type;
     }
+    if (pair != nullptr && error_.empty()) cur = FlattenPair(stream, pair, cur, type);
     return error_.empty() ? cur : -1;
   }
+
+  // Operators that read a join pair as it is; any other needs the merged record sema gives the
+  // join (a sink, a union, explode, a later join, `select *`).
+  static bool ReadsJoinPair(const ast::Op& op) {
+    switch (op.kind) {
+      case ast::OpKind::kWhere:
+      case ast::OpKind::kKeyBy:
+      case ast::OpKind::kWindow:
+      case ast::OpKind::kAggregate: return true;
+      case ast::OpKind::kSelect:
+        for (const ast::SelectItem& item : ast::As<ast::SelectOp>(&op)->items) {
+          if (item.star) return false;
+        }
+        return true;
+      default: return false;
+    }
+  }
+
+  // A chain step that copies the pair of `join` into the join's merged record.
+  int FlattenPair(const std::string& stream, const ast::JoinOp* join, int input, const types::Type& pair_type) {
+    auto* n = New<ChainNode>(stream, join->range, join->output, {input});
+    n->steps.push_back(ChainStep{join, pair_type, join->output});
+    return n->id;
+  }
+
 
   // The source's record type: sema types the first operator's input as the schema; read it from
   // the schema declaration named by `as`.

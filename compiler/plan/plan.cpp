@@ -12,6 +12,7 @@ const char* KindName(NodeKind kind) {
     case NodeKind::kWindowAggregate: return "window-aggregate";
     case NodeKind::kRunningAggregate: return "running-aggregate";
     case NodeKind::kUnion: return "union";
+    case NodeKind::kJoin: return "join";
     case NodeKind::kSink: return "sink";
   }
   return "?";
@@ -75,6 +76,7 @@ std::string ChainNode::Describe() const {
       case ast::OpKind::kWhere: s.append("where"); break;
       case ast::OpKind::kSelect: s.append("select"); break;
       case ast::OpKind::kExplode: s.append("explode"); break;
+      case ast::OpKind::kJoin: s.append("flatten join"); break;
       default: s.append("?"); break;
     }
   }
@@ -98,6 +100,7 @@ static std::string WindowShapeName(const ast::WindowSpec& spec) {
 
 std::string WindowAggregateNode::Describe() const {
   std::string s = WindowShapeName(window->spec);
+  if (window->spec.processing_time) s.append(" processing-time");
   s.append(key ? " keyed" : " global");
   for (const ast::NamedExpr& item : aggregate->items) s.append(" ").append(item.output_name);
   return s;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "plan/chain_node.h"
+#include "plan/join_node.h"
 #include "plan/key_by_node.h"
 #include "plan/node.h"
 #include "plan/running_aggregate_node.h"

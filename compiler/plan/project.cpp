@@ -91,6 +91,7 @@ class Projector {
           for (const auto& item : As<RunningAggregateNode>(n)->aggregate->items) ForEachName(item.expr.get(), Use());
           break;
         case NodeKind::kUnion:
+        case NodeKind::kJoin:  // both sides' records are kept whole in the join's state
         case NodeKind::kSink:
         case NodeKind::kSource: all_ = true; break;
       }

@@ -22,7 +22,7 @@ std::string Verify(const Plan& plan) {
       if (src == nullptr) return Where(*n) + " reads a missing node #" + std::to_string(in);
       if (in >= n->id) return Where(*n) + " reads node #" + std::to_string(in) + ", which comes after it";
     }
-    size_t want_inputs = n->kind == NodeKind::kSource ? 0 : 1;
+    size_t want_inputs = n->kind == NodeKind::kSource ? 0 : n->kind == NodeKind::kJoin ? 2 : 1;
     if (n->kind == NodeKind::kUnion ? n->inputs.size() < 2 : n->inputs.size() != want_inputs) {
       return Where(*n) + " has " + std::to_string(n->inputs.size()) + " inputs";
     }
@@ -33,6 +33,13 @@ std::string Verify(const Plan& plan) {
         if (c->steps.front().input != plan.Get(n->inputs[0])->output) return Where(*n) + ": first step's input type differs from its input";
         for (size_t i = 1; i < c->steps.size(); ++i) {
           if (c->steps[i].input != c->steps[i - 1].output) return Where(*n) + ": step " + std::to_string(i) + " input type differs";
+        }
+        for (const ChainStep& step : c->steps) {
+          bool flatten = step.op != nullptr && step.op->kind == ast::OpKind::kJoin;
+          if (flatten && (!IsJoinPair(step.input) || IsJoinPair(step.output))) return Where(*n) + " has a join flatten step that does not flatten a pair";
+          if (!flatten && step.op != nullptr && step.op->kind != ast::OpKind::kWhere && IsJoinPair(step.output)) {
+            return Where(*n) + " has a step other than `where` that outputs a join pair";
+          }
         }
         if (c->steps.back().output != n->output) return Where(*n) + ": output type differs from its last step";
         break;
@@ -52,6 +59,17 @@ std::string Verify(const Plan& plan) {
                                                                           : As<RunningAggregateNode>(n)->key;
         const Node* in = plan.Get(n->inputs[0]);
         if (key != nullptr && in->kind != NodeKind::kKeyBy) return Where(*n) + " is keyed but its input is no key-by";
+        break;
+      }
+      case NodeKind::kJoin: {
+        const auto* j = As<JoinNode>(n);
+        if (j->op == nullptr) return Where(*n) + " has no join operator";
+        if (j->left_keys.empty() || j->left_keys.size() != j->right_keys.size()) return Where(*n) + " has unpaired join keys";
+        if (plan.Get(n->inputs[0])->output != j->left || plan.Get(n->inputs[1])->output != j->right) {
+          return Where(*n) + ": an input's type differs from its join side";
+        }
+        if (IsJoinPair(j->left) || IsJoinPair(j->right)) return Where(*n) + " joins a join pair that was not flattened";
+        if (n->output != JoinPairType(j->left, j->right)) return Where(*n) + " does not output its join pair";
         break;
       }
       case NodeKind::kSource: {

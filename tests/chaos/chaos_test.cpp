@@ -51,7 +51,6 @@ int64_t EnvInt(const char* name, int64_t def) {
   return v != nullptr && *v != '\0' ? std::atoll(v) : def;
 }
 
-constexpr int64_t kT0 = 1700000000000;  // event time of record 0 (ms)
 constexpr int64_t kKeys = 16;
 constexpr int64_t kWindowMs = 5000;
 constexpr int kPartitions = 4;
@@ -113,6 +112,10 @@ class ChaosTest : public ::testing::Test {
     kills_ = EnvInt("FLOW_CHAOS_KILLS", 20);
     seed_ = static_cast<uint64_t>(EnvInt("FLOW_CHAOS_SEED", static_cast<int64_t>(std::random_device{}())));
     rng_.seed(seed_);
+    // Event time starts now: the sinks write it as the Kafka timestamp, and records older than
+    // the broker's retention (7 days) would be deleted as soon as their log segment rolls.
+    t0_ = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+              .count() / kWindowMs * kWindowMs;
     work_ = fs::temp_directory_path() / UniqueName("flow-chaos");
     fs::create_directories(work_);
     std::printf("chaos: seed %llu, records %lld, random kills %lld, work dir %s\n",
@@ -122,7 +125,7 @@ class ChaosTest : public ::testing::Test {
 
   // The input record i: key, value, and the window it belongs to.
   static std::string Key(int64_t i) { return fmt::format("k{}", i % kKeys); }
-  static int64_t Ts(int64_t i) { return kT0 + i; }
+  int64_t Ts(int64_t i) const { return t0_ + i; }
 
   // Produces records [from, to).
   void ProduceRange(const std::string& topic, int64_t from, int64_t to) {
@@ -335,6 +338,7 @@ class ChaosTest : public ::testing::Test {
   KafkaTestEnv env_;
   int64_t records_ = 0;
   int64_t kills_ = 0;
+  int64_t t0_ = 0;  // event time of record 0 (ms), a multiple of kWindowMs
   uint64_t seed_ = 0;
   std::mt19937_64 rng_;
   fs::path work_;

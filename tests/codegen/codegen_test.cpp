@@ -346,7 +346,7 @@ TEST(CodegenEndToEnd, UnsupportedConstructIsAnErrorWithItsLine) {
 stream a = from file(path: "a") format json as A event time ts watermark 1s
 stream b = from file(path: "b") format json as A event time ts watermark 1s
 stream j = a
-  | join b on a.k == b.k within 5s
+  | join b on a.k == b.k window session 5s
   | select a.k
 j | into stdout format json
 )");

@@ -107,10 +107,9 @@ TEST(PlanTest, UnsupportedConstructsAreReportedWithTheirRange) {
   diag::DiagnosticEngine diags;
   auto program = driver::CheckText("t.flow", R"(schema A { k: string, ts: timestamp }
 stream s = from file(path: "x") format json as A event time ts watermark 1s
-  | key by k
-  | window session 5s
-  | aggregate count() as n
-s | into stdout format json
+stream t = from file(path: "y") format json as A event time ts watermark 1s
+s | join t on s.k == t.k window session 5s
+  | into stdout format json
 )", sm, diags);
   ASSERT_TRUE(program);
   ASSERT_FALSE(diags.has_errors());

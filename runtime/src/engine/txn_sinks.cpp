@@ -21,10 +21,7 @@ namespace {
 constexpr int64_t kWriteRetryMs = 120000;
 constexpr int64_t kMaxBackoffMs = 100;
 
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+int64_t NowMs() { return SteadyNowMs(); }
 }  // namespace
 
 Status TxnSinkSubtask::Start(KafkaTransactionGroup* group, uint32_t participant, int64_t restored_id) {
@@ -275,6 +272,7 @@ void TxnSinks::OnCheckpointComplete(int64_t id) {
     std::lock_guard<std::mutex> lock(mu_);
     if (failed_ || id <= committed_) return;
   }
+  const int64_t start = SteadyNowMs();
   // Finished subtasks did not see barrier `id`: seal what they wrote since their last one.
   for (engine_detail::TxnSinkSubtask* s : subtasks_) {
     if (Status st = s->PreCommitIfFinished(id); !st.ok()) return FailWith(st);
@@ -292,6 +290,8 @@ void TxnSinks::OnCheckpointComplete(int64_t id) {
                                                     st.message())));
     }
   }
+  Log(LogLevel::kDebug, "txn", "committed",
+      {{"id", std::to_string(id)}, {"ms", std::to_string(SteadyNowMs() - start)}});
   std::lock_guard<std::mutex> lock(mu_);
   committed_ = id;
 }

@@ -2,6 +2,7 @@
 // Wraps RunningAggregateOperator (operators/running_aggregate_operator.h) into the engine's
 // OneInputOperator: unwindowed `key by k | aggregate ...`, one updated result per input record.
 // The upstream edge must be KeyBy with KeyHashOf<Key>(key_of) (window_aggregate_adapter.h).
+// The accumulator sees Stamped<In> (record + timestamp), so first/last can order by event time.
 //
 // Threading: one subtask thread.
 
@@ -13,6 +14,7 @@
 
 #include "flow/runtime/engine/operator.h"
 #include "flow/runtime/exec/collector_output.h"
+#include "flow/runtime/exec/window_aggregate_adapter.h"
 #include "flow/runtime/operators/running_aggregate_operator.h"
 
 namespace flow::exec {
@@ -20,10 +22,11 @@ namespace flow::exec {
 template <typename Key, typename In, typename Acc, typename Out>
 class RunningAggregateAdapter final : public rt::OneInputOperator<In, Out> {
  public:
-  using Op = rt::RunningAggregateOperator<Key, In, Acc, Out>;
+  using Op = rt::RunningAggregateOperator<Key, Stamped<In>, Acc, Out>;
+  using KeyFn = Key (*)(const In&);
 
-  RunningAggregateAdapter(typename Op::KeyFn key_of, typename Op::MakeOutputFn make_output)
-      : key_of_(std::move(key_of)), make_output_(std::move(make_output)) {}
+  RunningAggregateAdapter(KeyFn key_of, typename Op::MakeOutputFn make_output)
+      : key_of_(key_of), make_output_(std::move(make_output)) {}
 
   rt::Status Open(rt::OperatorContext& ctx) override {
     rt::KeyedOperatorOptions options;
@@ -31,13 +34,14 @@ class RunningAggregateAdapter final : public rt::OneInputOperator<In, Out> {
     options.max_parallelism = ctx.max_parallelism;
     rt::Status valid = options.Validate();
     if (!valid.ok()) return rt::Status::InvalidArgument(fmt::format("{}: {}", ctx.name, valid.message()));
-    op_.emplace(key_of_, make_output_, &collector_, std::move(options));
+    KeyFn key_of = key_of_;
+    op_.emplace([key_of](const Stamped<In>& s) { return key_of(*s.record); }, make_output_, &collector_,
+                std::move(options));
     return rt::Status::Ok();
   }
   rt::Status ProcessBatch(const rt::Batch<In>& batch, rt::Output<Out>& out) override {
     collector_.Bind(&out);
-    op_->ProcessBatch(std::span<const In>(batch.records.data(), batch.size()),
-                      std::span<const rt::TimestampMs>(batch.timestamps.data(), batch.size()));
+    FeedStamped(*op_, batch);
     return rt::Status::Ok();
   }
   rt::Status OnWatermark(rt::TimestampMs wm, rt::Output<Out>& out) override {
@@ -52,7 +56,7 @@ class RunningAggregateAdapter final : public rt::OneInputOperator<In, Out> {
   rt::Status RestoreState(rt::BinaryReader* in) override { return op_->RestoreState(in); }
 
  private:
-  typename Op::KeyFn key_of_;
+  KeyFn key_of_;
   typename Op::MakeOutputFn make_output_;
   OutputCollector<Out> collector_;
   std::optional<Op> op_;

@@ -4,6 +4,15 @@
 // Open, so the upstream edge must be KeyBy with the same key hash as KeyHash<Key>{}(key_of(r))
 // (see KeyHashOf below). Snapshot/restore delegate to the operator.
 //
+// The accumulator sees each record as Stamped<In> (record + its timestamp), so event-time
+// aggregates (first/last) can read the time. key_of and make_output see the plain record.
+//
+// Processing time (config.processing_time): records count at the clock's time on arrival; due
+// windows fire after every batch and on every upstream watermark (whose value is ignored, so an
+// event-time watermark never fires a clock window); end of input (kMaxWatermark) fires every
+// open window. With no input at all a window fires at the next batch or watermark: the engine
+// has no timer hook yet.
+//
 // Errors: Open fails with kInvalidArgument for invalid window sizes or lateness (naming the
 // operator). Threading: one subtask thread.
 
@@ -22,10 +31,50 @@
 namespace flow::exec {
 
 struct WindowConfig {
-  rt::DurationMs size = 0;
-  rt::DurationMs slide = 0;  // == size for tumbling windows
+  rt::DurationMs size = 0;   // tumbling/sliding size; the gap of session windows
+  rt::DurationMs slide = 0;  // == size for tumbling windows; unused for sessions
   rt::DurationMs allowed_lateness = 0;
+  bool processing_time = false;
 };
+
+// A record with the time it counts at, as the accumulators of generated jobs receive it.
+template <typename In>
+struct Stamped {
+  const In* record;
+  rt::TimestampMs ts;
+};
+
+// Shared by the window adapters: the operator options of `config` for the subtask, or an error
+// naming the operator.
+inline rt::Result<rt::KeyedOperatorOptions> WindowOptions(const WindowConfig& config,
+                                                          const rt::OperatorContext& ctx) {
+  rt::KeyedOperatorOptions options;
+  options.key_groups = {ctx.key_groups.first, ctx.key_groups.end};
+  options.max_parallelism = ctx.max_parallelism;
+  options.allowed_lateness = config.allowed_lateness;
+  if (config.processing_time) options.time_domain = rt::TimeDomain::kProcessingTime;
+  rt::Status valid = options.Validate();
+  if (!valid.ok()) return rt::Status::InvalidArgument(fmt::format("{}: {}", ctx.name, valid.message()));
+  return options;
+}
+
+// Feeds a batch to an operator taking Stamped<In>.
+template <typename Op, typename In>
+void FeedStamped(Op& op, const rt::Batch<In>& batch) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    op.ProcessElement(Stamped<In>{&batch.records[i], batch.timestamps[i]}, batch.timestamps[i]);
+  }
+}
+
+// Upstream watermark: event time passes it on; processing time only takes end of input from it.
+template <typename Op>
+void AdvanceWindows(Op& op, rt::TimestampMs wm, bool processing_time) {
+  if (!processing_time || wm == rt::kMaxWatermark) {
+    op.OnWatermark(wm);
+  } else {
+    op.OnProcessingTime();
+  }
+}
 
 // The key hash the engine's KeyBy must use so records reach the subtask owning their key group.
 template <typename Key, typename KeyFn>
@@ -36,10 +85,11 @@ auto KeyHashOf(KeyFn key_of) {
 template <typename Key, typename In, typename Acc, typename Out>
 class WindowAggregateAdapter final : public rt::OneInputOperator<In, Out> {
  public:
-  using Op = rt::WindowAggregateOperator<Key, In, Acc, Out>;
+  using Op = rt::WindowAggregateOperator<Key, Stamped<In>, Acc, Out>;
+  using KeyFn = Key (*)(const In&);
 
-  WindowAggregateAdapter(WindowConfig config, typename Op::KeyFn key_of, typename Op::MakeOutputFn make_output)
-      : config_(config), key_of_(std::move(key_of)), make_output_(std::move(make_output)) {}
+  WindowAggregateAdapter(WindowConfig config, KeyFn key_of, typename Op::MakeOutputFn make_output)
+      : config_(config), key_of_(key_of), make_output_(std::move(make_output)) {}
 
   rt::Status Open(rt::OperatorContext& ctx) override {
     auto windows = config_.slide == config_.size ? rt::SlidingWindows::Tumbling(config_.size)
@@ -47,24 +97,22 @@ class WindowAggregateAdapter final : public rt::OneInputOperator<In, Out> {
     if (!windows.ok()) {
       return rt::Status::InvalidArgument(fmt::format("{}: {}", ctx.name, windows.status().message()));
     }
-    rt::KeyedOperatorOptions options;
-    options.key_groups = {ctx.key_groups.first, ctx.key_groups.end};
-    options.max_parallelism = ctx.max_parallelism;
-    options.allowed_lateness = config_.allowed_lateness;
-    rt::Status valid = options.Validate();
-    if (!valid.ok()) return rt::Status::InvalidArgument(fmt::format("{}: {}", ctx.name, valid.message()));
-    op_.emplace(*windows, key_of_, make_output_, &collector_, std::move(options));
+    auto options = WindowOptions(config_, ctx);
+    if (!options.ok()) return options.status();
+    KeyFn key_of = key_of_;
+    op_.emplace(*windows, [key_of](const Stamped<In>& s) { return key_of(*s.record); }, make_output_, &collector_,
+                std::move(*options));
     return rt::Status::Ok();
   }
   rt::Status ProcessBatch(const rt::Batch<In>& batch, rt::Output<Out>& out) override {
     collector_.Bind(&out);
-    op_->ProcessBatch(std::span<const In>(batch.records.data(), batch.size()),
-                      std::span<const rt::TimestampMs>(batch.timestamps.data(), batch.size()));
+    FeedStamped(*op_, batch);
+    if (config_.processing_time) op_->OnProcessingTime();
     return rt::Status::Ok();
   }
   rt::Status OnWatermark(rt::TimestampMs wm, rt::Output<Out>& out) override {
     collector_.Bind(&out);
-    op_->OnWatermark(wm);
+    AdvanceWindows(*op_, wm, config_.processing_time);
     return rt::Status::Ok();
   }
   rt::Status SnapshotState(rt::BinaryWriter* out) override {
@@ -75,7 +123,7 @@ class WindowAggregateAdapter final : public rt::OneInputOperator<In, Out> {
 
  private:
   WindowConfig config_;
-  typename Op::KeyFn key_of_;
+  KeyFn key_of_;
   typename Op::MakeOutputFn make_output_;
   OutputCollector<Out> collector_;
   std::optional<Op> op_;

@@ -79,7 +79,6 @@ class SessionWindowOperator {
     if (!kg) return;
     std::vector<Session>& open = sessions_->GetOrInsert(key, *kg);
     Session merged{*t, *t + gap_, Acc{}};
-    merged.acc.Add(record);
     // Open sessions never overlap each other, so one pass finds every session the new one
     // bridges (their union is contiguous through the new record).
     auto keep = std::stable_partition(open.begin(), open.end(), [&](const Session& s) {
@@ -92,6 +91,8 @@ class SessionWindowOperator {
       timers_->Delete(key, core_.FireTime(it->end));
     }
     open.erase(keep, open.end());
+    // Added after the sessions it bridges: on equal times it is the later arrival (first/last).
+    merged.acc.Add(record);
     timers_->Register(key, core_.FireTime(merged.end));
     open.push_back(std::move(merged));
   }

@@ -1,0 +1,162 @@
+// Joins: per side a key function (and, for nullable keys, a filter: a null key matches nothing),
+// the builder of the join pair, a state Serializer for each side's record (the operators buffer
+// records in keyed state, which snapshots them), and Connect(left.KeyBy, right.KeyBy).Then(...).
+
+#include "codegen/aggregate_emitter.h"
+#include "codegen/escape.h"
+
+namespace flow::codegen {
+namespace {
+
+std::string Join(const std::vector<std::string>& parts) {
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
+  return s;
+}
+
+// Serializer<rec::X> for a record (and the records inside it), once per struct. The fields are
+// written in order with the runtime's serializers.
+void EmitSerializer(OpEmitContext& cx, const types::Type& type) {
+  if (type.kind() == types::Kind::kList) return EmitSerializer(cx, type.element());
+  if (type.kind() != types::Kind::kRecord) return;
+  std::string name = cx.records.Name(type);
+  if (!cx.serializers.insert(name).second) return;
+  for (const types::Field& f : type.fields()) EmitSerializer(cx, f.type);
+  Writer& w = cx.w;
+  std::string rec = "rec::" + name;
+  w.Line("struct Serde" + name + " {");
+  w.Line("  static void Write(::flow::rt::BinaryWriter& w, const " + rec + "& v) {");
+  if (type.fields().empty()) w.Line("    (void)w; (void)v;");
+  for (const types::Field& f : type.fields()) {
+    w.Line("    ::flow::rt::Serializer<" + cx.Rec(f.type) + ">::Write(w, v." + MangleIdent(f.name) + ");");
+  }
+  w.Line("  }");
+  w.Line("  static ::flow::rt::Status Read(::flow::rt::BinaryReader& r, " + rec + "* v) {");
+  if (type.fields().empty()) w.Line("    (void)r; (void)v;");
+  for (const types::Field& f : type.fields()) {
+    w.Line("    FLOW_RETURN_IF_ERROR(::flow::rt::Serializer<" + cx.Rec(f.type) + ">::Read(r, &v->" + MangleIdent(f.name) + "));");
+  }
+  w.Line("    return ::flow::rt::Status::Ok();");
+  w.Line("  }");
+  w.Line("};");
+  w.Line("}  // namespace flowjob");
+  w.Line("template <>");
+  w.Line("struct flow::rt::Serializer<flowjob::" + rec + "> : flowjob::Serde" + name + " {};");
+  w.Line("namespace flowjob {");
+}
+
+// `Key<id> <fn>(const <rec>& <var>)` from one side's key expressions; with `present`, also
+// `bool <fn>Present(...)`: false when a key is null.
+void EmitKeyFunction(OpEmitContext& cx, const plan::JoinNode& n, const std::vector<const ast::Expr*>& keys,
+                     const types::Type& side, const std::string& fn, const std::string& var, bool present) {
+  std::string id = std::to_string(n.id);
+  // The condition's names are marked with their side; each function reads only its own.
+  ExprScope scope;
+  scope.record = var;
+  scope.flow_file = cx.FlowFile();
+  scope.sides = {"l", "r"};
+  ExprEmitter ex(cx.records, scope);
+  std::vector<std::string> parts, checks;
+  for (const ast::Expr* k : keys) {
+    parts.push_back(ex.EmitAs(*k, k->type.AsNonNullable()));
+    if (k->type.nullable()) checks.push_back("::flow::exec::ops::Present(" + ex.Emit(*k) + ")");
+  }
+  cx.Take(ex);
+  cx.w.Line("JoinKey" + id + " " + fn + "(const " + cx.Rec(side) + "& " + var + ") {");
+  cx.w.FlowLine(n.op->condition->range.line);
+  cx.w.Line("  return JoinKey" + id + "(" + Join(parts) + ");");
+  cx.w.CppLine();
+  cx.w.Line("}");
+  if (present) {
+    cx.w.Line("bool " + fn + "Present(const " + cx.Rec(side) + "& " + var + ") {");
+    if (checks.empty()) {
+      cx.w.Line("  (void)" + var + ";");
+      cx.w.Line("  return true;");
+    } else {
+      cx.w.FlowLine(n.op->condition->range.line);
+      std::string all;
+      for (size_t i = 0; i < checks.size(); ++i) all += (i ? " && " : "") + checks[i];
+      cx.w.Line("  return " + all + ";");
+      cx.w.CppLine();
+    }
+    cx.w.Line("}");
+  }
+}
+
+}  // namespace
+
+void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n, const plan::Plan& plan) {
+  cx.Header(n, n.Describe());
+  (void)plan;
+  std::string id = std::to_string(n.id);
+  std::string l = cx.Rec(n.left), r = cx.Rec(n.right), out = cx.Rec(n.output);
+  EmitSerializer(cx, n.left);
+  EmitSerializer(cx, n.right);
+  std::vector<std::string> key_types;
+  bool nullable = false;
+  for (const ast::Expr* k : n.left_keys) key_types.push_back(cx.Rec(k->type.AsNonNullable()));
+  for (size_t i = 0; i < n.left_keys.size(); ++i) {
+    nullable = nullable || n.left_keys[i]->type.nullable() || n.right_keys[i]->type.nullable();
+  }
+  cx.w.Line("using JoinKey" + id + " = " + (key_types.size() == 1 ? key_types[0] : "std::tuple<" + Join(key_types) + ">") + ";");
+  EmitKeyFunction(cx, n, n.left_keys, n.left, "LeftKey" + id, "l", nullable);
+  EmitKeyFunction(cx, n, n.right_keys, n.right, "RightKey" + id, "r", nullable);
+  bool window = n.op->window.has_value();
+  if (window) {
+    cx.w.Line(out + " Pair" + id + "(const JoinKey" + id + "&, ::flow::rt::TimestampMs start, ::flow::rt::TimestampMs end, const " + l +
+              "& l, const " + r + "& r) {");
+    cx.w.Line("  return " + out + "{l, r, start, end};");
+  } else {
+    cx.w.Line(out + " Pair" + id + "(const JoinKey" + id + "&, const " + l + "& l, ::flow::rt::TimestampMs, const " + r +
+              "& r, ::flow::rt::TimestampMs) {");
+    cx.w.Line("  return " + out + "{l, r, 0, 0};");
+  }
+  cx.w.Line("}");
+  std::string left = "s" + std::to_string(n.inputs[0]), right = "s" + std::to_string(n.inputs[1]);
+  if (nullable) {
+    left += ".Filter(" + cx.Name(n, "join.left_key_present") + ", [](const " + l + "& x) { return LeftKey" + id + "Present(x); })";
+    right += ".Filter(" + cx.Name(n, "join.right_key_present") + ", [](const " + r + "& x) { return RightKey" + id + "Present(x); })";
+  }
+  left += ".KeyBy(\"join key\", ::flow::exec::KeyHashOf<JoinKey" + id + ">(&LeftKey" + id + "))";
+  right += ".KeyBy(\"join key\", ::flow::exec::KeyHashOf<JoinKey" + id + ">(&RightKey" + id + "))";
+  std::string types = "JoinKey" + id + ", " + l + ", " + r + ", " + out;
+  std::string connect = "auto s" + id + " = ::flow::rt::Connect(" + left + ", " + right + ").Then<" + out + ">(" + cx.Name(n, "join");
+  if (window) {
+    const ast::WindowSpec& spec = *n.op->window;
+    std::string cfg = "cfg" + id;
+    cx.Build("::flow::exec::WindowConfig " + cfg + ";");
+    cx.Build(cfg + ".size = " + OpEmitContext::Duration(spec.size) + ";");
+    cx.Build(cfg + ".slide = " + (spec.slide ? OpEmitContext::Duration(*spec.slide) : OpEmitContext::Duration(spec.size)) + ";");
+    if (spec.lateness) cx.Build(cfg + ".allowed_lateness = " + OpEmitContext::Duration(*spec.lateness) + ";");
+    cx.Build(connect + ", [" + cfg + "] { return std::make_unique<::flow::exec::WindowJoinAdapter<" + types + ">>(" + cfg + ", &LeftKey" +
+             id + ", &RightKey" + id + ", &Pair" + id + "); });");
+  } else {
+    std::string bound = "bound" + id;
+    cx.Build("const int64_t " + bound + " = " + OpEmitContext::Duration(*n.op->within) + ";");
+    cx.Build(connect + ", [" + bound + "] { return std::make_unique<::flow::exec::IntervalJoinAdapter<" + types + ">>(" + bound +
+             ", &LeftKey" + id + ", &RightKey" + id + ", &Pair" + id + "); });");
+  }
+}
+
+void EmitFlattenStep(OpEmitContext& cx, const plan::ChainStep& step, const std::string& var, const std::string& next,
+                     const std::string& indent) {
+  // sema's merged record: the left fields, then the right ones (a name the left side has gets
+  // the right stream's name as prefix), in order.
+  const types::Type& left = step.input.fields()[0].type;
+  const types::Type& right = step.input.fields()[1].type;
+  const auto& out = step.output.fields();
+  if (out.size() != left.fields().size() + right.fields().size()) {
+    cx.Unsupported("a join whose merged record has an unexpected shape", step.op->range.line);
+    return;
+  }
+  cx.w.Line(indent + cx.Rec(step.output) + " " + next + ";");
+  size_t i = 0;
+  for (const types::Field& f : left.fields()) {
+    cx.w.Line(indent + next + "." + MangleIdent(out[i++].name) + " = " + var + ".left." + MangleIdent(f.name) + ";");
+  }
+  for (const types::Field& f : right.fields()) {
+    cx.w.Line(indent + next + "." + MangleIdent(out[i++].name) + " = " + var + ".right." + MangleIdent(f.name) + ";");
+  }
+}
+
+}  // namespace flow::codegen

@@ -1,0 +1,146 @@
+// Exactly-once Kafka sinks wired into the engine, against the broker of scripts/kafka: a bounded
+// job's output is visible to read_committed readers exactly once after its final checkpoint;
+// another instance with the same job id fences the running one, which ends with kFenced (exit
+// code 3) and a message naming the job; a restored checkpoint that is not Kafka's committed one
+// is refused.
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "flow/runtime/engine/job.h"
+#include "flow/runtime/engine/txn_sink.h"
+#include "kafka/kafka_test_env.h"
+
+namespace flow::rt {
+namespace {
+
+namespace fs = std::filesystem;
+using test::Isolation;
+using test::KafkaTestEnv;
+using test::Millis;
+using test::UniqueName;
+
+struct Rec {
+  int64_t i = 0;
+};
+
+class TxnEngineKafkaTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(env_.CheckReachable().ok()) << "start the broker: scripts/kafka start";
+    dir_ = fs::temp_directory_path() / UniqueName("flow-txn-engine-kafka");
+    fs::create_directories(dir_);
+    auto topic = env_.CreateUniqueTopic("txn-engine-out", 3);
+    ASSERT_TRUE(topic.ok()) << topic.status().ToString();
+    topic_ = *topic;
+    job_id_ = UniqueName("txn-engine");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Generator 0..n-1 (parallelism 2; `pause_ms` every 100 records) -> exactly-once Kafka sink.
+  Status Run(int64_t n, int pause_ms, std::atomic<Job*>* running = nullptr) {
+    JobOptions o;
+    o.parallelism = 2;
+    o.job_id = job_id_;
+    o.checkpoint.state_dir = (dir_ / "state").string();
+    o.checkpoint.interval_ms = 50;
+    o.checkpoint.options.interval_ms = 50;
+    o.checkpoint.restart.max_attempts = 0;
+    Job job(o);
+    auto gen = [n, pause_ms](uint64_t index, Rec* r) {
+      if (static_cast<int64_t>(index) >= n) return false;
+      if (pause_ms > 0 && index % 100 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+      r->i = static_cast<int64_t>(index);
+      return true;
+    };
+    auto s = job.Source<Rec>("gen", GeneratorSourceFactory<Rec>(gen), WatermarkSpec{.mode = TimeMode::kNone});
+    ExactlyOnceSink<Rec>(s, job, "out", KafkaTxnSink(env_.brokers(), {.topic = topic_}),
+                         [](const Rec& r, std::string* key, std::string* payload) {
+                           *key = std::to_string(r.i % 7);
+                           *payload = std::to_string(r.i);
+                         });
+    if (running) running->store(&job);
+    Status st = job.Execute();
+    if (running) running->store(nullptr);
+    return st;
+  }
+
+  std::map<std::string, int> Committed() {
+    std::map<std::string, int> m;
+    auto got = env_.ConsumeToEnd(topic_, Isolation::kReadCommitted);
+    EXPECT_TRUE(got.ok()) << got.status().ToString();
+    if (got.ok()) {
+      for (const auto& r : *got) ++m[r.value];
+    }
+    return m;
+  }
+
+  KafkaTestEnv env_;
+  fs::path dir_;
+  std::string topic_;
+  std::string job_id_;
+};
+
+TEST_F(TxnEngineKafkaTest, BoundedJobIsVisibleExactlyOnceAfterItsFinalCheckpoint) {
+  Status st = Run(3000, 1);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  auto m = Committed();
+  ASSERT_EQ(m.size(), 3000u);
+  for (int64_t i = 0; i < 3000; ++i) ASSERT_EQ(m[std::to_string(i)], 1) << "record " << i;
+  // Running the finished job again restores its final checkpoint: nothing more is written.
+  st = Run(3000, 0);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(Committed().size(), 3000u);
+  size_t total = 0;
+  for (const auto& [v, c] : Committed()) total += static_cast<size_t>(c);
+  EXPECT_EQ(total, 3000u);
+}
+
+TEST_F(TxnEngineKafkaTest, AnotherInstanceFencesTheRunningJob) {
+  std::atomic<Job*> running{nullptr};
+  Status result;
+  std::thread t([&] { result = Run(1000000, 5, &running); });
+  // Wait until it committed something, then start a second producer with the same job id.
+  for (int i = 0; i < 600 && Committed().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  KafkaTransactionOptions o;
+  o.brokers = env_.brokers();
+  o.job_id = job_id_;
+  o.checkpoints.interval_ms = 50;
+  auto other = KafkaTransactionGroup::Start(o, 1);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  for (int i = 0; i < 600 && running.load() != nullptr && result.ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (Job* j = running.load()) j->RequestStop();
+  t.join();
+  EXPECT_EQ(result.code(), StatusCode::kFenced) << result.ToString();
+  EXPECT_NE(result.message().find(job_id_), std::string::npos) << result.message();
+  EXPECT_NE(result.message().find("took over"), std::string::npos) << result.message();
+}
+
+TEST_F(TxnEngineKafkaTest, RestoreOfAnotherCheckpointThanKafkasIsRefused) {
+  ASSERT_TRUE(Run(500, 0).ok());
+  // Kafka committed the final checkpoint; asking for nothing would replay everything again.
+  JobOptions o;
+  o.job_id = job_id_;
+  o.checkpoint.state_dir = (dir_ / "state").string();
+  o.checkpoint.restore = "none";
+  Job job(o);
+  auto s = job.Source<Rec>("gen", GeneratorSourceFactory<Rec>([](uint64_t i, Rec*) { return i < 1; }),
+                           WatermarkSpec{.mode = TimeMode::kNone});
+  ExactlyOnceSink<Rec>(s, job, "out", KafkaTxnSink(env_.brokers(), {.topic = topic_}),
+                       [](const Rec&, std::string*, std::string*) {});
+  Status st = job.Execute();
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("--restore none"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("new --job-id"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace flow::rt
