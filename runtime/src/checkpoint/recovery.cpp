@@ -167,7 +167,9 @@ Result<std::vector<std::vector<RestorePiece>>> PlanKeyedRestore(const Checkpoint
   std::vector<std::vector<RestorePiece>> out(new_parallelism);
   std::vector<const OperatorSnapshot*> owner(max_p, nullptr);
   bool keyed = false;
+  bool some_finished = false;
   for (const OperatorSnapshot* s : SnapshotsOf(m, operator_name)) {
+    some_finished = some_finished || s->finished;
     if (s->key_group_end <= s->key_group_first) continue;
     keyed = true;
     for (uint32_t g = s->key_group_first; g < s->key_group_end; ++g) {
@@ -182,6 +184,9 @@ Result<std::vector<std::vector<RestorePiece>>> PlanKeyedRestore(const Checkpoint
   if (!keyed) return out;
   for (uint32_t g = 0; g < max_p; ++g) {
     const OperatorSnapshot* s = owner[g];
+    // A finished subtask reports no key groups: all input had ended, so its groups get no more
+    // records and start empty.
+    if (s == nullptr && some_finished) continue;
     if (s == nullptr) {
       return Status::Corruption("checkpoint " + std::to_string(m.checkpoint_id) + ": key group " +
                                 std::to_string(g) + " of " + std::string(operator_name) + " is in no snapshot");

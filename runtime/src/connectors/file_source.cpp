@@ -18,6 +18,8 @@ namespace flow::rt {
 namespace {
 
 constexpr uint8_t kPositionVersion = 1;
+// Version 1 plus the state of later files (after a restore at another parallelism).
+constexpr uint8_t kPositionVersionRescaled = 2;
 
 bool HasGlobChars(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
@@ -103,8 +105,19 @@ Status FileSource::Open(uint32_t subtask, uint32_t parallelism) {
 }
 
 size_t FileSource::NextAssigned(size_t index) const {
-  while (index < files_.size() && index % parallelism_ != subtask_) ++index;
+  while (index < files_.size() && (index % parallelism_ != subtask_ || IsResumedDone(index))) ++index;
   return index;
+}
+
+bool FileSource::IsResumedDone(size_t index) const {
+  auto it = resume_.find(index);
+  return it != resume_.end() && it->second.done;
+}
+
+Status FileSource::OpenAssigned(size_t index) {
+  auto it = resume_.find(index);
+  if (it != resume_.end()) return OpenFile(index, it->second.offset, it->second.next_line);
+  return OpenFile(index, 0, 1);
 }
 
 std::vector<std::string> FileSource::assigned_files() const {
@@ -227,7 +240,7 @@ Result<PollResult> FileSource::Poll(std::vector<RawRecord>* out, size_t max_reco
       current_ = files_.size();
       break;
     }
-    FLOW_RETURN_IF_ERROR(OpenFile(next, 0, 1));
+    FLOW_RETURN_IF_ERROR(OpenAssigned(next));
   }
   if (appended > 0) return PollResult::kRecords;
   return current_ >= files_.size() ? PollResult::kEnd : PollResult::kRecords;
@@ -241,7 +254,10 @@ std::string FileSource::Locate(const RawRecord& record) const {
 
 Status FileSource::SnapshotPosition(BinaryWriter* out) const {
   if (!opened_) return Status::Internal("file source: SnapshotPosition before Open");
-  out->PutU8(kPositionVersion);
+  // Version 1 unless a rescaled restore left state for files after the current one.
+  bool later = !resume_.empty() && current_ < files_.size() && resume_.rbegin()->first > current_;
+  const uint8_t version = later ? kPositionVersionRescaled : kPositionVersion;
+  out->PutU8(version);
   out->PutU32(subtask_);
   out->PutU32(parallelism_);
   bool done = current_ >= files_.size();
@@ -251,47 +267,142 @@ Status FileSource::SnapshotPosition(BinaryWriter* out) const {
   out->PutString(files_[current_]);
   out->PutU64(reader_->position());
   out->PutI64(reader_->next_line());
+  if (version == kPositionVersionRescaled) {
+    // Files after the current one that a rescaled restore left done or partly read.
+    uint32_t n = 0;
+    for (const auto& [index, r] : resume_) n += index > current_ ? 1 : 0;
+    out->PutU32(n);
+    for (const auto& [index, r] : resume_) {
+      if (index <= current_) continue;
+      out->PutU64(index);
+      out->PutString(files_[index]);
+      out->PutBool(r.done);
+      out->PutU64(r.offset);
+      out->PutI64(r.next_line);
+    }
+  }
   return Status::Ok();
+}
+
+Result<FileSource::DecodedPosition> FileSource::DecodePosition(BinaryReader* in) const {
+  DecodedPosition d;
+  uint8_t version;
+  FLOW_RETURN_IF_ERROR(in->GetU8(&version));
+  if (version != kPositionVersion && version != kPositionVersionRescaled) {
+    return Status::Corruption(fmt::format("file source position: unknown version {}", version));
+  }
+  FLOW_RETURN_IF_ERROR(in->GetU32(&d.subtask));
+  FLOW_RETURN_IF_ERROR(in->GetU32(&d.parallelism));
+  FLOW_RETURN_IF_ERROR(in->GetBool(&d.done));
+  if (d.parallelism == 0 || d.subtask >= d.parallelism) {
+    return Status::Corruption(fmt::format("file source position: subtask {} of parallelism {}",
+                                          d.subtask, d.parallelism));
+  }
+  if (d.done) return d;
+  auto check = [&](uint64_t index, const std::string& path) -> Status {
+    if (index >= files_.size() || files_[index] != path) {
+      return Status::NotFound(fmt::format(
+          "file source: restored file '{}' (index {}) is not in the current file list", path,
+          index));
+    }
+    if (index % d.parallelism != d.subtask) {
+      return Status::Corruption("file source position: file not assigned to the subtask");
+    }
+    return Status::Ok();
+  };
+  std::string path;
+  FLOW_RETURN_IF_ERROR(in->GetU64(&d.current));
+  FLOW_RETURN_IF_ERROR(in->GetString(&path));
+  FLOW_RETURN_IF_ERROR(in->GetU64(&d.offset));
+  FLOW_RETURN_IF_ERROR(in->GetI64(&d.next_line));
+  FLOW_RETURN_IF_ERROR(check(d.current, path));
+  if (d.next_line < 1) return Status::Corruption("file source position: line number < 1");
+  if (version == kPositionVersionRescaled) {
+    uint32_t n;
+    FLOW_RETURN_IF_ERROR(in->GetU32(&n));
+    for (uint32_t i = 0; i < n; ++i) {
+      uint64_t index;
+      Resume r;
+      FLOW_RETURN_IF_ERROR(in->GetU64(&index));
+      FLOW_RETURN_IF_ERROR(in->GetString(&path));
+      FLOW_RETURN_IF_ERROR(in->GetBool(&r.done));
+      FLOW_RETURN_IF_ERROR(in->GetU64(&r.offset));
+      FLOW_RETURN_IF_ERROR(in->GetI64(&r.next_line));
+      FLOW_RETURN_IF_ERROR(check(index, path));
+      if (index <= d.current || r.next_line < 1) {
+        return Status::Corruption("file source position: bad entry for a later file");
+      }
+      d.later[index] = r;
+    }
+  }
+  return d;
 }
 
 Status FileSource::RestorePosition(BinaryReader* in) {
   if (!opened_) return Status::Internal("file source: RestorePosition before Open");
-  uint8_t version;
-  uint32_t subtask, parallelism;
-  bool done;
-  FLOW_RETURN_IF_ERROR(in->GetU8(&version));
-  if (version != kPositionVersion) {
-    return Status::Corruption(fmt::format("file source position: unknown version {}", version));
-  }
-  FLOW_RETURN_IF_ERROR(in->GetU32(&subtask));
-  FLOW_RETURN_IF_ERROR(in->GetU32(&parallelism));
-  FLOW_RETURN_IF_ERROR(in->GetBool(&done));
-  if (subtask != subtask_ || parallelism != parallelism_) {
+  Result<DecodedPosition> d = DecodePosition(in);
+  if (!d.ok()) return d.status();
+  if (d->subtask != subtask_ || d->parallelism != parallelism_) {
     return Status::InvalidArgument(fmt::format(
-        "file source: position of subtask {}/{} cannot be restored into subtask {}/{}", subtask,
-        parallelism, subtask_, parallelism_));
+        "file source: position of subtask {}/{} cannot be restored into subtask {}/{}",
+        d->subtask, d->parallelism, subtask_, parallelism_));
   }
-  if (done) {
+  if (d->done) {
     CloseFile();
     current_ = files_.size();
     return Status::Ok();
   }
-  uint64_t index, offset;
-  int64_t next_line;
-  std::string path;
-  FLOW_RETURN_IF_ERROR(in->GetU64(&index));
-  FLOW_RETURN_IF_ERROR(in->GetString(&path));
-  FLOW_RETURN_IF_ERROR(in->GetU64(&offset));
-  FLOW_RETURN_IF_ERROR(in->GetI64(&next_line));
-  if (index >= files_.size() || files_[index] != path) {
-    return Status::NotFound(fmt::format(
-        "file source: restored file '{}' (index {}) is not in the current file list", path,
-        index));
+  resume_ = std::move(d->later);
+  return OpenFile(d->current, d->offset, d->next_line);
+}
+
+Status FileSource::RestoreRescaled(const std::vector<OldSourcePosition>& old,
+                                   uint32_t old_parallelism) {
+  if (!opened_) return Status::Internal("file source: RestoreRescaled before Open");
+  if (old.size() != old_parallelism || old_parallelism == 0) {
+    return Status::Internal("file source: RestoreRescaled needs one position per old subtask");
   }
-  if (index % parallelism_ != subtask_ || next_line < 1) {
-    return Status::Corruption("file source position: file not assigned to this subtask");
+  // Old subtask s owned files i with i % old_parallelism == s; each file's state comes from its
+  // old owner, and the file goes to its new owner (i % parallelism_).
+  std::vector<DecodedPosition> decoded(old_parallelism);
+  for (uint32_t s = 0; s < old_parallelism; ++s) {
+    if (old[s].finished) {
+      decoded[s].subtask = s;
+      decoded[s].parallelism = old_parallelism;
+      decoded[s].done = true;
+      continue;
+    }
+    BinaryReader reader(old[s].position);
+    Result<DecodedPosition> d = DecodePosition(&reader);
+    if (!d.ok()) return d.status();
+    if (d->subtask != s || d->parallelism != old_parallelism) {
+      return Status::Corruption(fmt::format(
+          "file source position of old subtask {} says subtask {}/{}", s, d->subtask,
+          d->parallelism));
+    }
+    decoded[s] = std::move(*d);
   }
-  return OpenFile(index, offset, next_line);
+  resume_.clear();
+  for (size_t i = subtask_; i < files_.size(); i += parallelism_) {
+    const DecodedPosition& d = decoded[i % old_parallelism];
+    Resume r;
+    if (d.done || i < d.current) {
+      r.done = true;
+    } else if (i == d.current) {
+      r.offset = d.offset;
+      r.next_line = d.next_line;
+    } else if (auto it = d.later.find(i); it != d.later.end()) {
+      r = it->second;
+    } else {
+      continue;  // not started
+    }
+    resume_[i] = r;
+  }
+  CloseFile();
+  size_t first = NextAssigned(0);
+  if (first < files_.size()) return OpenAssigned(first);
+  current_ = files_.size();
+  return Status::Ok();
 }
 
 Status FileSource::Close() {

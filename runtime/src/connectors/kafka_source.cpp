@@ -276,6 +276,17 @@ Status KafkaSource::RestorePosition(BinaryReader* in) {
   return Status::Ok();
 }
 
+// Partitions are owned by partition number (p % parallelism), so every old subtask's offsets
+// are offered and each partition's offset lands in exactly one new subtask.
+Status KafkaSource::RestoreRescaled(const std::vector<OldSourcePosition>& old, uint32_t) {
+  for (const OldSourcePosition& o : old) {
+    if (o.finished || o.position.empty()) continue;
+    BinaryReader reader(o.position);
+    FLOW_RETURN_IF_ERROR(RestorePosition(&reader));
+  }
+  return Status::Ok();
+}
+
 Status KafkaSource::CommitOffsets() {
   if (rk_ == nullptr || next_offsets_.empty()) return Status::Ok();
   rd_kafka_topic_partition_list_t* list =

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -241,7 +242,11 @@ Status Job::Build(Runtime* rt) {
                              });
         rt->gates.push_back(gate);
         Metric* wm = metrics_.Gauge(kMetricWatermark, "Current input watermark (ms since epoch)", labels);
-        task = std::make_unique<InputTask>(node.name, j, std::move(gates[v][j]), std::move(bindings), driver[v][j], wm);
+        auto input = std::make_unique<InputTask>(node.name, j, std::move(gates[v][j]), std::move(bindings),
+                                                 driver[v][j], wm);
+        input->SetAlignmentMetric(
+            metrics_.Gauge(kMetricAlignmentMs, "Duration of the last checkpoint barrier alignment (ms)", labels));
+        task = std::move(input);
       }
       task->SetMembers(std::move(members[v][j]));
       rt->tasks.push_back(std::move(task));
@@ -252,12 +257,68 @@ Status Job::Build(Runtime* rt) {
 
 void Job::RequestStop() { control_.stop.store(true); }
 
+namespace {
+bool IsRetriable(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kIoError:      // a file system or network hiccup
+    case StatusCode::kUnavailable:  // a broker or service not reachable right now
+    case StatusCode::kTimedOut:
+    case StatusCode::kAborted:      // e.g. too many failed checkpoints in a row
+      return true;
+    default:  // bad input or configuration, corruption, fencing, our own bugs: the same again
+      return false;
+  }
+}
+}  // namespace
+
 Status Job::Execute() {
   {
     std::lock_guard<std::mutex> lock(run_mu_);
     if (ran_) return Status::Internal("Job::Execute called twice");
     ran_ = true;
   }
+  const CheckpointFlags flags = options_.checkpoint;
+  // Without a state dir a restart would replay every source from its start: fail instead.
+  const bool can_restart = !flags.state_dir.empty() && flags.restart.max_attempts > 0 && flags.restart.Validate().ok();
+  RestartBackoff backoff(can_restart ? flags.restart : RestartPolicyOptions{});
+  Metric* restarts = metrics_.Counter(kMetricRestarts, "In-process restarts of the job after a failure", {});
+  while (true) {
+    bool completed = false;
+    Status s = ExecuteOnce(&completed);
+    if (s.ok() || !can_restart) return s;
+    if (!IsRetriable(s)) {
+      Log(LogLevel::kError, "engine", "not restarting: the error is not retriable", {{"error", s.ToString()}});
+      return s;
+    }
+    if (control_.stop.load() || StopSignalReceived()) return s;
+    // A checkpoint completed since the last restart: the job was healthy, forget old failures.
+    if (completed) backoff.Reset();
+    std::optional<DurationMs> delay = backoff.NextDelay();
+    if (!delay) {
+      Log(LogLevel::kError, "engine", "restart attempts exhausted",
+          {{"attempts", std::to_string(flags.restart.max_attempts)}, {"error", s.ToString()}});
+      return Status(s.code(), fmt::format("{} (gave up after {} restarts)", s.message(), flags.restart.max_attempts));
+    }
+    // From now on restore the newest checkpoint of the state dir, not a --restore PATH given at start.
+    if (completed) options_.checkpoint.restore.clear();
+    restarts->Add(1);
+    Log(LogLevel::kWarn, "engine", "restarting job",
+        {{"reason", s.ToString()},
+         {"attempt", fmt::format("{}/{}", backoff.attempts(), flags.restart.max_attempts)},
+         {"delay_ms", std::to_string(*delay)}});
+    const int64_t until = SteadyNowMs() + *delay;
+    while (SteadyNowMs() < until && !control_.stop.load() && !StopSignalReceived()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(20, until - SteadyNowMs() + 1)));
+    }
+    if (control_.stop.load() || StopSignalReceived()) {
+      Log(LogLevel::kInfo, "engine", "stop requested while waiting to restart");
+      return Status::Ok();
+    }
+    control_.cancel.store(false);
+  }
+}
+
+Status Job::ExecuteOnce(bool* checkpoint_completed) {
   Runtime rt;
   Status built;
   try {
@@ -306,7 +367,11 @@ Status Job::Execute() {
   for (auto& th : threads) th.join();
   if (rt.checkpoint_timer) rt.checkpoint_timer->Stop();
   if (rt.txn) rt.txn->Finish(rt.coordinator.get(), rt.error.ok() && !control_.stop.load());  // final commit
-  if (rt.coordinator) rt.coordinator->JobFinishing();
+  if (rt.coordinator) {
+    rt.coordinator->JobFinishing();
+    const int64_t first_id = rt.restore ? rt.restore->metadata.checkpoint_id + 1 : 1;
+    *checkpoint_completed = rt.coordinator->LastCompletedId() >= first_id;
+  }
   server.Stop();
   bound_port_ = 0;
   size_t max_depth = 0;

@@ -32,19 +32,18 @@ std::string EdgePart(const engine_detail::EdgeBase& e, const std::string& from, 
   return fmt::format("edge:{}->{}:{}:{}", from, to, e.input_index, how);
 }
 
-// Restoring at another parallelism needs PlanKeyedRestore and split reassignment: not yet done.
-Status CheckSameParallelism(const CheckpointMetadata& m, const JobCheckpointInfo& job, const std::string& where) {
+// "count 4->2, events 4->2" for the operators whose parallelism changed; "no" when none did.
+// Keyed state is redistributed by key group (Task::RestoreMembers), source positions by the
+// source's split rules (SourceFunction::RestoreRescaled).
+std::string RescaledOperators(const CheckpointMetadata& m, const JobCheckpointInfo& job) {
+  std::string out;
   for (const OperatorParallelism& now : job.operators) {
     for (const OperatorParallelism& then : m.operators) {
-      if (then.name == now.name && then.parallelism != now.parallelism) {
-        return Status::InvalidArgument(fmt::format(
-            "{}: operator '{}' had parallelism {} and now has {}; restoring at another parallelism is not "
-            "supported yet (run with the checkpoint's parallelism, or --restore none)",
-            where, now.name, then.parallelism, now.parallelism));
-      }
+      if (then.name != now.name || then.parallelism == now.parallelism) continue;
+      out += fmt::format("{}{} {}->{}", out.empty() ? "" : ", ", now.name, then.parallelism, now.parallelism);
     }
   }
-  return Status::Ok();
+  return out.empty() ? "no" : out;
 }
 
 }  // namespace
@@ -81,11 +80,12 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
   for (const std::string& w : selection->warnings) Log(LogLevel::kWarn, "checkpoint", w);
   int64_t first_id = 1;
   if (selection->point) {
-    FLOW_RETURN_IF_ERROR(CheckSameParallelism(selection->point->metadata, info, selection->point->path));
     rt->restore = std::move(selection->point);
     first_id = rt->restore->metadata.checkpoint_id + 1;
     Log(LogLevel::kInfo, "checkpoint", "restoring",
-        {{"path", rt->restore->path}, {"id", std::to_string(rt->restore->metadata.checkpoint_id)}});
+        {{"path", rt->restore->path},
+         {"id", std::to_string(rt->restore->metadata.checkpoint_id)},
+         {"rescaled", RescaledOperators(rt->restore->metadata, info)}});
   }
 
   if (rt->storage && flags.options.interval_ms > 0) {

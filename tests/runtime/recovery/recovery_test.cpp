@@ -174,13 +174,15 @@ TEST_F(RecoveryTest, SurvivesKillsAtRandomMoments) {
   CheckOutput();
 }
 
-TEST_F(RecoveryTest, RefusesToRestoreAtAnotherParallelism) {
+// The generator source has no split rule for another parallelism: the restore is refused with
+// an error that says so (keyed state alone would rescale).
+TEST_F(RecoveryTest, RefusesToRescaleAGeneratorSource) {
   RunResult first = RunOnce("after-metadata:1", 0);
   ASSERT_TRUE(first.killed) << first.log;
   size_t before = OutputLines();
   RunResult other = RunOnce("", 0, "3");
   EXPECT_EQ(other.exit_code, 1) << other.log;
-  EXPECT_NE(other.log.find("not supported yet"), std::string::npos) << other.log;
+  EXPECT_NE(other.log.find("cannot restore positions taken at parallelism 2"), std::string::npos) << other.log;
   EXPECT_EQ(OutputLines(), before) << "the refused run processed data";
   // The original parallelism still recovers.
   RunToCompletionFromCheckpoint();

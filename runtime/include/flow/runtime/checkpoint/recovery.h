@@ -67,7 +67,8 @@ struct RestorePiece {
 // pieces it must read, ordered by key group then file. Key groups go to
 // SubtaskForKeyGroup(g, max_parallelism, new_parallelism). An operator without keyed snapshots
 // gives empty lists. InvalidArgument: new_parallelism 0 or > max_parallelism. Corruption: two
-// snapshots claim the same key group, or some key group is in none.
+// snapshots claim the same key group, or some key group is in none (unless a subtask of the
+// operator had finished: a finished snapshot has no key groups, and its groups start empty).
 Result<std::vector<std::vector<RestorePiece>>> PlanKeyedRestore(const CheckpointMetadata& m,
                                                                 std::string_view operator_name,
                                                                 uint32_t new_parallelism);

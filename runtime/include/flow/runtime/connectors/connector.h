@@ -35,6 +35,14 @@ enum class PollResult {
   kEnd,      // bounded input exhausted; no further records will ever come
 };
 
+// The position one subtask of an earlier run snapshotted, for restoring at another parallelism
+// (RawSource::RestoreRescaled, SourceFunction::RestoreRescaled).
+struct OldSourcePosition {
+  uint32_t subtask = 0;
+  bool finished = false;  // that subtask had read all its input: none of its splits is left
+  std::string position;   // its SnapshotPosition bytes (empty when finished)
+};
+
 class RawSource {
  public:
   virtual ~RawSource() = default;
@@ -51,6 +59,15 @@ class RawSource {
   // offset), for checkpoints; RestorePosition seeks back to a snapshotted position.
   [[nodiscard]] virtual Status SnapshotPosition(BinaryWriter* out) const = 0;
   [[nodiscard]] virtual Status RestorePosition(BinaryReader* in) = 0;
+  // Restoring a checkpoint taken at `old_parallelism` (!= the parallelism given to Open): `old`
+  // holds every old subtask's position; the source takes the splits it owns now, so that across
+  // all new subtasks every split's position is restored exactly once. After Open, before Poll.
+  // Default: InvalidArgument (this source cannot be rescaled).
+  [[nodiscard]] virtual Status RestoreRescaled(const std::vector<OldSourcePosition>& old,
+                                               uint32_t old_parallelism) {
+    return Status::InvalidArgument("this source cannot restore positions taken at parallelism " +
+                                   std::to_string(old_parallelism) + " into another parallelism");
+  }
   [[nodiscard]] virtual Status Close() = 0;
 };
 

@@ -12,6 +12,10 @@
 // parallelism and subtask; it continues exactly after the last record returned before the
 // snapshot. Restoring when the file list changed so that the path no longer has the same index is
 // kNotFound; another parallelism or subtask is kInvalidArgument.
+// Rescaling (RestoreRescaled): file i's state (done, read up to a byte offset, not started) comes
+// from its old owner (i % old parallelism) and the file goes to its new owner (i % parallelism),
+// so every file is resumed exactly once. A subtask may then hold several partly read files; its
+// position (version 2) also lists the later files that are done or partly read.
 // Poll reads local files blocking and ignores timeout_ms; payloads stay valid until the next Poll.
 // Errors: a path that matches nothing is kNotFound naming the path; a line longer than
 // max_line_bytes is kInvalidArgument "file <path> line <n>: line longer than <max> bytes"; read
@@ -20,6 +24,7 @@
 // Threading: one instance per subtask, used by one thread at a time.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -62,6 +67,7 @@ class FileSource final : public RawSource {
   std::string Locate(const RawRecord& record) const override;
   Status SnapshotPosition(BinaryWriter* out) const override;
   Status RestorePosition(BinaryReader* in) override;
+  Status RestoreRescaled(const std::vector<OldSourcePosition>& old, uint32_t old_parallelism) override;
   Status Close() override;
 
   // All files matched by the path (sorted), and those assigned to this subtask. After Open.
@@ -78,6 +84,25 @@ class FileSource final : public RawSource {
   void CloseFile();
   size_t NextAssigned(size_t index) const;
 
+  // Where a file resumes after a rescaled restore (absent: from its start).
+  struct Resume {
+    bool done = false;
+    uint64_t offset = 0;
+    int64_t next_line = 1;
+  };
+  struct DecodedPosition {
+    uint32_t subtask = 0;
+    uint32_t parallelism = 1;
+    bool done = false;
+    uint64_t current = 0;
+    uint64_t offset = 0;
+    int64_t next_line = 1;
+    std::map<size_t, Resume> later;
+  };
+  Result<DecodedPosition> DecodePosition(BinaryReader* in) const;
+  bool IsResumedDone(size_t index) const;
+  Status OpenAssigned(size_t index);
+
   FileSourceOptions options_;
   uint32_t subtask_ = 0;
   uint32_t parallelism_ = 1;
@@ -88,6 +113,7 @@ class FileSource final : public RawSource {
   std::vector<std::string> header_;
   std::string replay_line_;  // line 1 to return first after a restore (replay option)
   bool replay_pending_ = false;
+  std::map<size_t, Resume> resume_;  // by file index; set by a restore
   bool opened_ = false;
 };
 

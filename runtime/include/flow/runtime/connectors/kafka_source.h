@@ -67,6 +67,7 @@ class KafkaSource final : public RawSource {
   std::string Locate(const RawRecord& record) const override;
   Status SnapshotPosition(BinaryWriter* out) const override;
   Status RestorePosition(BinaryReader* in) override;
+  Status RestoreRescaled(const std::vector<OldSourcePosition>& old, uint32_t old_parallelism) override;
   Status Close() override;
 
   // Commits the current positions to the consumer group (synchronously), for lag monitoring.

@@ -52,7 +52,7 @@ enum class ElementKind : uint8_t {
   kIdle,              // the sending subtask has no data for now; exclude it from watermarks
   kActive,            // the sending subtask has data again
   kBarrier,           // value = checkpoint id
-  kCancelCheckpoint,  // value = checkpoint id; hook for aborting an alignment (later stage)
+  kCancelCheckpoint,  // value = checkpoint id: an upstream task abandoned its alignment
   kEnd,               // value = 1: input exhausted (drained); 0: stopped on request
 };
 

@@ -60,6 +60,7 @@ class OneInputDriver final : public BatchConsumer<In> {
   }
   Status OnIdle(bool idle) override { return next_ ? next_->OnIdle(idle) : Status::Ok(); }
   Status OnBarrier(int64_t id) override { return next_ ? next_->OnBarrier(id) : Status::Ok(); }
+  Status OnCancelCheckpoint(int64_t id) override { return next_ ? next_->OnCancelCheckpoint(id) : Status::Ok(); }
   Status OnEnd(bool drained) override {
     FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return op_->Finish(out_); }));
     FLOW_RETURN_IF_ERROR(FlushOut());
@@ -130,6 +131,7 @@ class TwoInputDriver final : public BatchConsumer<In1> {
   }
   Status OnIdle(bool idle) override { return next_ ? next_->OnIdle(idle) : Status::Ok(); }
   Status OnBarrier(int64_t id) override { return next_ ? next_->OnBarrier(id) : Status::Ok(); }
+  Status OnCancelCheckpoint(int64_t id) override { return next_ ? next_->OnCancelCheckpoint(id) : Status::Ok(); }
   Status OnEnd(bool drained) override {
     FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return op_->Finish(out_); }));
     FLOW_RETURN_IF_ERROR(FlushOut());

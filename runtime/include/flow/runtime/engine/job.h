@@ -151,7 +151,10 @@ class Job {
 
   // Runs until every source is exhausted, RequestStop, or a failure. Returns the first task error
   // (kCancelled errors caused by the cancellation itself are not reported); OK when stopped.
-  // Call once.
+  // With a state dir, a retriable failure (IoError, Unavailable, TimedOut, Aborted — e.g. too
+  // many failed checkpoints) restarts the job in-process after the RestartBackoff delay
+  // (--restart-attempts, --restart-delay, ...), restoring the newest complete checkpoint; the
+  // error is returned when it is not retriable or the attempts are exhausted. Call once.
   Status Execute();
   // Execute + logs the error; returns the exit code (0 ok/stopped, 1 failed, 3 fenced).
   int Run();
@@ -186,6 +189,8 @@ class Job {
   struct Runtime;
   void AddEdgeBase(std::unique_ptr<engine_detail::EdgeBase> edge);
   Status Build(Runtime* rt);
+  // One run of the graph; *checkpoint_completed: a checkpoint completed during it.
+  Status ExecuteOnce(bool* checkpoint_completed);
   // With a state dir or --restore: opens the storage, picks the checkpoint to restore and (when
   // checkpoints are on) creates the coordinator; hands each task its part (job_checkpoints.cpp).
   Status PrepareCheckpoints(Runtime* rt);

@@ -97,5 +97,7 @@ inline constexpr std::string_view kMetricQueueDepth = "flow_input_queue_depth";
 inline constexpr std::string_view kMetricQueueCapacity = "flow_input_queue_capacity";
 inline constexpr std::string_view kMetricBackpressure = "flow_backpressure_ms_total";
 inline constexpr std::string_view kMetricDecodeErrors = "flow_decode_errors_total";
+inline constexpr std::string_view kMetricAlignmentMs = "flow_checkpoint_alignment_ms";
+inline constexpr std::string_view kMetricRestarts = "flow_job_restarts_total";
 
 }  // namespace flow::rt

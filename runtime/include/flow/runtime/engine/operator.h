@@ -124,6 +124,9 @@ class Consumer {
   [[nodiscard]] virtual Status OnWatermark(TimestampMs wm) = 0;
   [[nodiscard]] virtual Status OnIdle(bool idle) = 0;
   [[nodiscard]] virtual Status OnBarrier(int64_t checkpoint_id) = 0;
+  // Checkpoint `checkpoint_id` was abandoned upstream (its alignment aborted): plumbing passes the
+  // marker on so downstream tasks stop aligning it. Operators and sinks ignore it.
+  [[nodiscard]] virtual Status OnCancelCheckpoint(int64_t checkpoint_id) { return Status::Ok(); }
   // drained: true at real end of input, false when the job was stopped on request.
   [[nodiscard]] virtual Status OnEnd(bool drained) = 0;
   virtual void Close() {}

@@ -38,6 +38,9 @@ class FanOut final : public BatchConsumer<T> {
   Status OnWatermark(TimestampMs wm) override { return All([&](Consumer* c) { return c->OnWatermark(wm); }); }
   Status OnIdle(bool idle) override { return All([&](Consumer* c) { return c->OnIdle(idle); }); }
   Status OnBarrier(int64_t id) override { return All([&](Consumer* c) { return c->OnBarrier(id); }); }
+  Status OnCancelCheckpoint(int64_t id) override {
+    return All([&](Consumer* c) { return c->OnCancelCheckpoint(id); });
+  }
   Status OnEnd(bool drained) override { return All([&](Consumer* c) { return c->OnEnd(drained); }); }
 
  private:
@@ -68,6 +71,7 @@ class ChannelWriter : public BatchConsumer<T> {
   Status OnWatermark(TimestampMs wm) override { return Control(ElementKind::kWatermark, wm); }
   Status OnIdle(bool idle) override { return Control(idle ? ElementKind::kIdle : ElementKind::kActive, 0); }
   Status OnBarrier(int64_t id) override { return Control(ElementKind::kBarrier, id); }
+  Status OnCancelCheckpoint(int64_t id) override { return Control(ElementKind::kCancelCheckpoint, id); }
   Status OnEnd(bool drained) override { return Control(ElementKind::kEnd, drained ? 1 : 0); }
 
  protected:

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -33,6 +34,14 @@ class SourceFunction {
   virtual const std::vector<int32_t>* LastSplits() const { return nullptr; }
   [[nodiscard]] virtual Status SnapshotPosition(BinaryWriter* out) const { return Status::Ok(); }
   [[nodiscard]] virtual Status RestorePosition(BinaryReader* in) { return Status::Ok(); }
+  // Restoring a checkpoint taken at `old_parallelism` (!= this run's): `old` holds every old
+  // subtask's position; the source takes the splits it owns now, so that across all new subtasks
+  // every split position is restored exactly once. Called after Open, before the first poll.
+  // Default: InvalidArgument (the source cannot be rescaled).
+  [[nodiscard]] virtual Status RestoreRescaled(const std::vector<OldSourcePosition>& old, uint32_t old_parallelism) {
+    return Status::InvalidArgument("this source cannot restore positions taken at parallelism " +
+                                   std::to_string(old_parallelism) + " into another parallelism");
+  }
   [[nodiscard]] virtual Status Close() { return Status::Ok(); }
 };
 

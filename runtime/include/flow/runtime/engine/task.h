@@ -4,6 +4,7 @@
 // channel watermarks, aligns checkpoint barriers and detects end of input. Both push into the
 // chain's first consumer (direct calls; chained operators share the thread).
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -14,6 +15,8 @@
 #include <type_traits>
 #include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "flow/runtime/checkpoint/checkpoint_storage.h"
 #include "flow/runtime/checkpoint/coordinator.h"
@@ -63,11 +66,21 @@ class Task {
   // `forward` (which passes the barrier downstream; sinks flush there), then writes the snapshot
   // files and acknowledges. A failed snapshot or write declines the checkpoint without failing
   // the job; only `forward`'s error is returned. Without checkpointing it only calls `forward`.
-  Status Checkpoint(int64_t id, const std::string* source_position, const std::function<Status()>& forward);
+  // `alignment_ms`: how long the input task waited for the barrier on all channels (stats, log).
+  Status Checkpoint(int64_t id, const std::string* source_position, const std::function<Status()>& forward,
+                    DurationMs alignment_ms = 0);
+  // Tells the coordinator (when there is one) that this task cannot take checkpoint `id`.
+  void DeclineCheckpoint(int64_t id, const std::string& why);
+  // Id of the restored checkpoint, 0 on a fresh start.
+  int64_t restored_checkpoint_id() const;
   // The restored snapshot of (operator, subtask) that is not `finished`; null when there is
   // none (the subtask had finished before that checkpoint) or nothing is restored.
   const OperatorSnapshot* RestoredSnapshot(const std::string& op, uint32_t subtask) const;
   bool restoring() const { return checkpointing_.restore != nullptr; }
+  // The parallelism `op` had in the restored checkpoint; 0 when unknown or nothing is restored.
+  uint32_t RestoredParallelism(const std::string& op) const;
+  // Sources restored at another parallelism: every old subtask's position, by old subtask.
+  std::vector<OldSourcePosition> RestoredSourcePositions(const std::string& op, uint32_t old_parallelism) const;
   // The loop drained its whole input (not stopped): the coordinator hears TaskFinished.
   void MarkInputFinished() { input_finished_ = true; }
 
@@ -118,21 +131,21 @@ class InputTask final : public Task {
       : Task(std::move(name), subtask), gate_(std::move(gate)), bindings_(std::move(bindings)), head_(head),
         watermark_(watermark) {}
   InputGate* gate() { return gate_.get(); }
+  // Gauge set to the duration of each completed alignment (ms); optional.
+  void SetAlignmentMetric(Metric* m) { alignment_ms_ = m; }
 
  protected:
+  // Reads the gate and feeds every element to a BarrierAligner (aligned checkpoints: a channel
+  // that delivered barrier N is blocked until N arrived on every live channel), executing its
+  // actions in order; an aborted alignment declines N and forwards a cancel marker downstream.
   Status Loop() override;
 
  private:
-  Status TryCompleteAlignment();
-
   std::unique_ptr<InputGate> gate_;
   std::vector<std::unique_ptr<ChannelBindingBase>> bindings_;
   Consumer* head_;
   Metric* watermark_;
-  // Barrier alignment: channels that delivered the pending barrier are blocked until all did.
-  int64_t pending_barrier_ = -1;
-  std::vector<bool> barrier_seen_;
-  std::vector<bool> ended_;
+  Metric* alignment_ms_ = nullptr;
 };
 
 // Placeholder for "use the timestamps the source provides".
@@ -162,7 +175,20 @@ class SourceTask final : public Task {
     FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return source_->Open(ctx_); }));
     opened_ = true;
     bool finished_before = false;
-    if (restoring()) {
+    const uint32_t old_parallelism = RestoredParallelism(ctx_.name);
+    if (restoring() && old_parallelism != 0 && old_parallelism != ctx_.parallelism) {
+      // Rescaled: the source redistributes the old subtasks' splits by its own rules.
+      std::vector<OldSourcePosition> old = RestoredSourcePositions(ctx_.name, old_parallelism);
+      finished_before = std::all_of(old.begin(), old.end(), [](const OldSourcePosition& p) { return p.finished; });
+      if (!finished_before) {
+        Status s = engine_detail::CallUser(ctx_, [&] { return source_->RestoreRescaled(old, old_parallelism); });
+        if (!s.ok()) {
+          return Status(s.code(), fmt::format("restoring at parallelism {} a checkpoint taken at {}: {} (run with "
+                                              "--parallelism {}, or --restore none)",
+                                              ctx_.parallelism, old_parallelism, s.message(), old_parallelism));
+        }
+      }
+    } else if (restoring()) {
       // No snapshot of this subtask: it had finished before the checkpoint, so it is not rerun.
       const OperatorSnapshot* snap = RestoredSnapshot(ctx_.name, ctx_.subtask);
       finished_before = snap == nullptr;

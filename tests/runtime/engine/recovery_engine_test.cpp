@@ -1,0 +1,383 @@
+// Recovery inside the engine: in-process restart after a retriable failure (restoring the last
+// checkpoint), no restart for non-retriable errors, giving up after the configured attempts, and
+// restoring a checkpoint at another parallelism (keyed state by key group, source splits by the
+// source's rules), compared with references computed here.
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "flow/runtime/common/key_group.h"
+#include "flow/runtime/engine/job.h"
+#include "test_util.h"
+
+namespace flow::rt {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint32_t kSplits = 12;
+constexpr int64_t kPerSplit = 2000;
+constexpr int64_t kKeys = 53;
+
+// The value of record `i` of split `s` (its key is value % kKeys).
+int64_t ValueOf(uint32_t s, int64_t i) { return static_cast<int64_t>(s) * 1000003 + i * 7; }
+
+// A source of kSplits splits; split s belongs to subtask s % parallelism. Position: per owned
+// split, the next index. Rescaling takes each split's index from whichever old subtask owned it.
+class SplitSource final : public SourceFunction<int64_t> {
+ public:
+  SplitSource(uint32_t subtask, uint32_t parallelism, int sleep_every) : sleep_every_(sleep_every) {
+    for (uint32_t s = subtask; s < kSplits; s += parallelism) next_[s] = 0;
+  }
+  Result<PollResult> PollBatch(Batch<int64_t>& out, size_t max) override {
+    size_t n = 0;
+    for (auto& [split, next] : next_) {
+      while (next < kPerSplit && n < std::min<size_t>(max, 16)) {
+        out.Add(ValueOf(split, next), kNoEventTime);
+        ++next;
+        ++n;
+      }
+    }
+    if (sleep_every_ > 0 && ++polls_ % sleep_every_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (auto& [split, next] : next_) {
+      if (next < kPerSplit) return PollResult::kRecords;
+    }
+    return PollResult::kEnd;
+  }
+  Status SnapshotPosition(BinaryWriter* out) const override {
+    out->PutU32(static_cast<uint32_t>(next_.size()));
+    for (const auto& [split, next] : next_) {
+      out->PutU32(split);
+      out->PutI64(next);
+    }
+    return Status::Ok();
+  }
+  Status RestorePosition(BinaryReader* in) override {
+    uint32_t n = 0;
+    FLOW_RETURN_IF_ERROR(in->GetU32(&n));
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t split = 0;
+      int64_t next = 0;
+      FLOW_RETURN_IF_ERROR(in->GetU32(&split));
+      FLOW_RETURN_IF_ERROR(in->GetI64(&next));
+      if (auto it = next_.find(split); it != next_.end()) it->second = next;
+    }
+    return Status::Ok();
+  }
+  Status RestoreRescaled(const std::vector<OldSourcePosition>& old, uint32_t old_parallelism) override {
+    for (const OldSourcePosition& o : old) {
+      if (o.finished) {
+        for (uint32_t s = o.subtask; s < kSplits; s += old_parallelism) {
+          if (auto it = next_.find(s); it != next_.end()) it->second = kPerSplit;
+        }
+        continue;
+      }
+      BinaryReader r(o.position);
+      FLOW_RETURN_IF_ERROR(RestorePosition(&r));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  std::map<uint32_t, int64_t> next_;
+  int sleep_every_;
+  uint64_t polls_ = 0;
+};
+
+uint64_t KeyHash(int64_t v) { return StableHash(v % kKeys); }
+
+struct Results {
+  std::mutex mu;
+  std::map<int64_t, int64_t> counts;  // key -> final count, from every subtask's Finish
+};
+
+// Keyed running count; the map is its state. RestoreState keeps only the owned key groups.
+// `fail`: returns this status once (shared flag) after `fail_after` records of the first run.
+class KeyedCount final : public OneInputOperator<int64_t, int64_t> {
+ public:
+  KeyedCount(Results* results, std::atomic<int>* fail_budget, Status fail, int64_t fail_after)
+      : results_(results), fail_budget_(fail_budget), fail_(std::move(fail)), fail_after_(fail_after) {}
+  Status Open(OperatorContext& ctx) override {
+    ctx_ = &ctx;
+    return Status::Ok();
+  }
+  Status ProcessBatch(const Batch<int64_t>& batch, Output<int64_t>&) override {
+    for (int64_t v : batch.records) ++counts_[v % kKeys];
+    seen_ += static_cast<int64_t>(batch.size());
+    if (fail_budget_ != nullptr && seen_ >= fail_after_ && fail_budget_->load() > 0) {
+      fail_budget_->fetch_sub(1);
+      return fail_;
+    }
+    return Status::Ok();
+  }
+  Status SnapshotState(BinaryWriter* out) override {
+    out->PutU64(counts_.size());
+    for (const auto& [k, c] : counts_) {
+      out->PutI64(k);
+      out->PutI64(c);
+    }
+    return Status::Ok();
+  }
+  Status RestoreState(BinaryReader* in) override {
+    uint64_t n = 0;
+    FLOW_RETURN_IF_ERROR(in->GetU64(&n));
+    for (uint64_t i = 0; i < n; ++i) {
+      int64_t k = 0, c = 0;
+      FLOW_RETURN_IF_ERROR(in->GetI64(&k));
+      FLOW_RETURN_IF_ERROR(in->GetI64(&c));
+      if (ctx_->key_groups.Contains(KeyGroupForHash(StableHash(k), ctx_->max_parallelism))) counts_[k] += c;
+    }
+    return Status::Ok();
+  }
+  Status Finish(Output<int64_t>&) override {
+    std::lock_guard<std::mutex> lock(results_->mu);
+    for (const auto& [k, c] : counts_) results_->counts[k] += c;
+    return Status::Ok();
+  }
+
+ private:
+  Results* results_;
+  std::atomic<int>* fail_budget_;
+  Status fail_;
+  int64_t fail_after_;
+  OperatorContext* ctx_ = nullptr;
+  std::unordered_map<int64_t, int64_t> counts_;
+  int64_t seen_ = 0;
+};
+
+std::map<int64_t, int64_t> Reference() {
+  std::map<int64_t, int64_t> ref;
+  for (uint32_t s = 0; s < kSplits; ++s) {
+    for (int64_t i = 0; i < kPerSplit; ++i) ++ref[ValueOf(s, i) % kKeys];
+  }
+  return ref;
+}
+
+struct RunSpec {
+  uint32_t parallelism = 4;
+  CheckpointFlags flags;
+  std::atomic<int>* fail_budget = nullptr;
+  Status fail = Status::Ok();
+  int64_t fail_after = 0;
+  int sleep_every = 2;
+};
+
+// Runs split source -> key by -> KeyedCount; fills *results from Finish; *restarts from metrics.
+Status RunKeyedJob(const RunSpec& spec, Results* results, int64_t* restarts, Job** running = nullptr) {
+  JobOptions options;
+  options.parallelism = spec.parallelism;
+  options.checkpoint = spec.flags;
+  Job job(options);
+  if (running != nullptr) *running = &job;
+  const int sleep_every = spec.sleep_every;
+  job.Source<int64_t>("splits",
+                      [sleep_every](uint32_t s, uint32_t p) { return std::make_unique<SplitSource>(s, p, sleep_every); },
+                      WatermarkSpec{.mode = TimeMode::kNone})
+      .KeyBy("key", [](const int64_t& v) { return KeyHash(v); })
+      .Then<int64_t>("count",
+                     [results, spec] {
+                       return std::make_unique<KeyedCount>(results, spec.fail_budget, spec.fail, spec.fail_after);
+                     })
+      .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()), 1);
+  Status s = testing::ExecuteWithWatchdog(job);
+  if (restarts != nullptr) *restarts = job.metrics().Sum(kMetricRestarts);
+  return s;
+}
+
+class EngineRecoveryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("flow_engine_recovery_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  CheckpointFlags Flags() const {
+    CheckpointFlags f;
+    f.state_dir = dir_.string();
+    f.options.interval_ms = 20;
+    f.restart.initial_delay_ms = 10;
+    f.restart.max_delay_ms = 40;
+    f.restart.max_attempts = 3;
+    return f;
+  }
+  fs::path dir_;
+};
+
+TEST_F(EngineRecoveryTest, RetriableFailureRestartsInProcessFromTheLastCheckpoint) {
+  RunSpec spec;
+  spec.flags = Flags();
+  std::atomic<int> budget{1};
+  spec.fail_budget = &budget;
+  spec.fail = Status::Unavailable("service went away");
+  spec.fail_after = kSplits * kPerSplit / 8;  // per subtask: about half of its records
+  Results results;
+  int64_t restarts = -1;
+  Status s = RunKeyedJob(spec, &results, &restarts);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(budget.load(), 0) << "the failure was never injected";
+  EXPECT_EQ(restarts, 1);
+  // Counts are exact: the restarted run restored state and source positions of one checkpoint
+  // (a restart from scratch keeps no state, a lost position would count records twice).
+  EXPECT_EQ(results.counts, Reference());
+}
+
+TEST_F(EngineRecoveryTest, NonRetriableFailureDoesNotRestart) {
+  RunSpec spec;
+  spec.flags = Flags();
+  std::atomic<int> budget{1};
+  spec.fail_budget = &budget;
+  spec.fail = Status::InvalidArgument("bad record");
+  spec.fail_after = 100;
+  Results results;
+  int64_t restarts = -1;
+  Status s = RunKeyedJob(spec, &results, &restarts);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("bad record"), std::string::npos) << s.ToString();
+  EXPECT_EQ(restarts, 0);
+}
+
+TEST_F(EngineRecoveryTest, GivesUpAfterTheConfiguredAttempts) {
+  RunSpec spec;
+  spec.flags = Flags();
+  spec.flags.restart.max_attempts = 2;
+  std::atomic<int> budget{1000};  // fails on every run
+  spec.fail_budget = &budget;
+  spec.fail = Status::IoError("disk on fire");
+  spec.fail_after = 1;
+  Results results;
+  int64_t restarts = -1;
+  Status s = RunKeyedJob(spec, &results, &restarts);
+  EXPECT_EQ(s.code(), StatusCode::kIoError) << s.ToString();
+  EXPECT_NE(s.message().find("gave up after 2 restarts"), std::string::npos) << s.ToString();
+  EXPECT_EQ(restarts, 2);
+}
+
+TEST_F(EngineRecoveryTest, WithoutStateDirAFailureIsFinal) {
+  RunSpec spec;
+  std::atomic<int> budget{1};
+  spec.fail_budget = &budget;
+  spec.fail = Status::Unavailable("gone");
+  spec.fail_after = 1;
+  Results results;
+  int64_t restarts = -1;
+  Status s = RunKeyedJob(spec, &results, &restarts);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+  EXPECT_EQ(restarts, 0);
+}
+
+// The newest complete checkpoint under dir, taken while the source still ran.
+std::string NewestCheckpoint(const fs::path& dir) {
+  int64_t best = -1;
+  std::string path;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("chk-", 0) != 0 || !fs::exists(e.path() / "_metadata")) continue;
+    int64_t id = std::stoll(name.substr(4));
+    if (id > best) {
+      best = id;
+      path = e.path().string();
+    }
+  }
+  return path;
+}
+
+class RescaleTest : public EngineRecoveryTest, public ::testing::WithParamInterface<uint32_t> {};
+
+TEST_P(RescaleTest, RestoresKeyedStateAndSplitsAtAnotherParallelism) {
+  // Run at parallelism 4 with checkpoints; stop it once a few checkpoints completed mid-run.
+  RunSpec first;
+  first.flags = Flags();
+  first.flags.retained = 1000;
+  first.sleep_every = 1;
+  Results ignored;
+  Job* job = nullptr;
+  std::atomic<bool> done{false};
+  std::thread stopper([&] {
+    while (!done.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      if (fs::exists(dir_ / "chk-3" / "_metadata")) {
+        job->RequestStop();
+        return;
+      }
+    }
+  });
+  Status s = RunKeyedJob(first, &ignored, nullptr, &job);
+  done.store(true);
+  stopper.join();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  std::string checkpoint = NewestCheckpoint(dir_);
+  ASSERT_FALSE(checkpoint.empty());
+
+  // Restore it at the new parallelism: counts per key must be exact.
+  RunSpec second;
+  second.parallelism = GetParam();
+  second.flags.restore = checkpoint;
+  second.sleep_every = 0;
+  Results results;
+  s = RunKeyedJob(second, &results, nullptr);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(results.counts, Reference()) << "restored " << checkpoint << " at parallelism " << GetParam();
+}
+
+INSTANTIATE_TEST_SUITE_P(Parallelism, RescaleTest, ::testing::Values(2u, 8u, 4u));
+
+TEST_F(EngineRecoveryTest, SourceThatCannotRescaleGivesAClearError) {
+  CheckpointFlags flags = Flags();
+  flags.restart.max_attempts = 0;
+  std::string checkpoint;
+  {
+    JobOptions options;
+    options.parallelism = 2;
+    options.checkpoint = flags;
+    Job job(options);
+    auto gen = [](uint64_t i, int64_t* out) {
+      if (i >= 200000) return false;
+      if (i % 20 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      *out = static_cast<int64_t>(i);
+      return true;
+    };
+    job.Source<int64_t>("numbers", GeneratorSourceFactory<int64_t>(gen), WatermarkSpec{.mode = TimeMode::kNone})
+        .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()));
+    std::thread stopper([&] {
+      for (int i = 0; i < 2000 && !fs::exists(dir_ / "chk-2" / "_metadata"); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      job.RequestStop();
+    });
+    ASSERT_TRUE(testing::ExecuteWithWatchdog(job).ok());
+    stopper.join();
+    checkpoint = NewestCheckpoint(dir_);
+  }
+  ASSERT_FALSE(checkpoint.empty());
+  JobOptions options;
+  options.parallelism = 3;
+  options.checkpoint.restore = checkpoint;
+  Job job(options);
+  auto gen = [](uint64_t i, int64_t* out) {
+    *out = static_cast<int64_t>(i);
+    return i < 4000;
+  };
+  job.Source<int64_t>("numbers", GeneratorSourceFactory<int64_t>(gen), WatermarkSpec{.mode = TimeMode::kNone})
+      .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()));
+  Status s = testing::ExecuteWithWatchdog(job);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("cannot restore positions taken at parallelism 2"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("--parallelism 2"), std::string::npos) << s.ToString();
+}
+
+}  // namespace
+}  // namespace flow::rt
