@@ -113,9 +113,10 @@ Result<std::unique_ptr<KeyedStateBackend>> KeyedStateBackend::Make(KeyGroupSpan 
     return Status::InvalidArgument("key-group range " + range.ToString() + " is empty or beyond max parallelism " +
                                    std::to_string(max_parallelism));
   }
-  if (max_parallelism > (1u << 16)) {
+  // Key groups are a 2-byte key prefix and scans end at the prefix of group + 1.
+  if (max_parallelism > (1u << 15)) {
     return Status::InvalidArgument("max parallelism " + std::to_string(max_parallelism) +
-                                   " does not fit the 2-byte key-group prefix");
+                                   " is above 32768 (the key-group prefix is 2 bytes)");
   }
   std::unique_ptr<KeyedStateBackend> b(new KeyedStateBackend(range, max_parallelism, std::move(clock), options));
   if (b->options_.kind == StateBackendKind::kRocksDb) FLOW_RETURN_IF_ERROR(b->OpenStore());

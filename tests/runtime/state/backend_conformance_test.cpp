@@ -186,6 +186,7 @@ TEST_P(BackendTest, RescaleMovesEveryKeyToItsOwner) {
     Reference ref;
     test::MemoryFiles files;
     std::vector<StoredFile> handles;
+    std::vector<std::string> full_snapshots;
     for (uint32_t sub = 0; sub < from; ++sub) {
       States s(GetParam(), KeyGroupSpan::ForSubtask(sub, from));
       // Each old subtask only gets the keys it owns (as the engine routes them).
@@ -209,6 +210,9 @@ TEST_P(BackendTest, RescaleMovesEveryKeyToItsOwner) {
       auto w = test::SnapshotNow(s.backend.get(), 1, "op-" + std::to_string(sub), &files);
       ASSERT_FALSE(w.empty());
       handles.push_back(w[0]);
+      BinaryWriter full;  // the portable format the engine writes today
+      s.backend->SnapshotState(&full);
+      full_snapshots.push_back(full.Release());
     }
     size_t total = 0;
     for (uint32_t sub = 0; sub < to; ++sub) {
@@ -216,6 +220,12 @@ TEST_P(BackendTest, RescaleMovesEveryKeyToItsOwner) {
       for (const StoredFile& h : handles) ASSERT_TRUE(n.backend->RestoreFrom(h, &files).ok());
       ExpectHolds(&n, ref);
       total += n.backend->TotalEntries();
+      States f(GetParam(), KeyGroupSpan::ForSubtask(sub, to));
+      for (const std::string& bytes : full_snapshots) {
+        BinaryReader r(bytes);
+        ASSERT_TRUE(f.backend->RestoreState(&r).ok());
+      }
+      ExpectHolds(&f, ref);
     }
     EXPECT_EQ(total, ref.values.size() + ref.lists.size() + ref.maps.size() + ref.timers.size())
         << from << " -> " << to;
@@ -304,6 +314,15 @@ TEST(StateBackendOptionsTest, ParsesKinds) {
   auto bad = ParseStateBackendKind("rocks");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("'rocks'"), std::string::npos);
+}
+
+TEST(StateBackendOptionsTest, MaxParallelismBeyondTheKeyPrefixIsRefused) {
+  StateBackendOptions o;
+  o.kind = StateBackendKind::kRocksDb;
+  auto b = KeyedStateBackend::Make(KeyGroupSpan::All(1u << 16), 1u << 16, nullptr, o);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(b.status().message().find("32768"), std::string::npos);
 }
 
 TEST(StateBackendOptionsTest, UnwritableLocalDirIsAnError) {
