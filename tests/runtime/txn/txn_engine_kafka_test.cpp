@@ -4,15 +4,20 @@
 // code 3) and a message naming the job; a restored checkpoint that is not Kafka's committed one
 // is refused.
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
 
+#include "flow/runtime/checkpoint/fault_injection.h"
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/txn_sink.h"
 #include "kafka/kafka_test_env.h"
@@ -101,6 +106,63 @@ TEST_F(TxnEngineKafkaTest, BoundedJobIsVisibleExactlyOnceAfterItsFinalCheckpoint
   for (const auto& [v, c] : Committed()) total += static_cast<size_t>(c);
   EXPECT_EQ(total, 3000u);
 }
+
+// One job, a Kafka and a file exactly-once sink on the same stream, killed (forked child) during
+// the Kafka commit and right after it: after a rerun both outputs hold every record once.
+class TxnEngineMixedKillTest : public TxnEngineKafkaTest, public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(TxnEngineMixedKillTest, BothOutputsExactAfterAKillAndARerun) {
+  const int64_t n = 4000;
+  auto run = [&]() {
+    JobOptions o;
+    o.parallelism = 2;
+    o.job_id = job_id_;
+    o.checkpoint.state_dir = (dir_ / "state").string();
+    o.checkpoint.interval_ms = 50;
+    o.checkpoint.options.interval_ms = 50;
+    o.checkpoint.restart.max_attempts = 0;
+    Job job(o);
+    auto gen = [n](uint64_t index, Rec* r) {
+      if (static_cast<int64_t>(index) >= n) return false;
+      if (index % 100 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      r->i = static_cast<int64_t>(index);
+      return true;
+    };
+    auto s = job.Source<Rec>("gen", GeneratorSourceFactory<Rec>(gen), WatermarkSpec{.mode = TimeMode::kNone});
+    auto encode = [](const Rec& r, std::string*, std::string* payload) { *payload = std::to_string(r.i); };
+    ExactlyOnceSink<Rec>(s, job, "kafka", KafkaTxnSink(env_.brokers(), {.topic = topic_}), encode);
+    ExactlyOnceSink<Rec>(s, job, "files", FileTxnSink({.directory = (dir_ / "out").string()}), encode);
+    return job.Execute();
+  };
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (!ConfigureFaults(GetParam()).ok()) ::_exit(70);
+    ::_exit(run().ok() ? 0 : 71);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << GetParam() << " not reached, status " << status;
+  Status st = run();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  auto kafka = Committed();
+  std::map<std::string, int> files;
+  for (const auto& e : fs::directory_iterator(dir_ / "out")) {
+    if (e.path().filename().string()[0] == '.') continue;
+    std::ifstream in(e.path());
+    std::string line;
+    while (std::getline(in, line)) ++files[line];
+  }
+  ASSERT_EQ(kafka.size(), static_cast<size_t>(n));
+  ASSERT_EQ(files.size(), static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(kafka[std::to_string(i)], 1) << "kafka record " << i;
+    ASSERT_EQ(files[std::to_string(i)], 1) << "file record " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Faults, TxnEngineMixedKillTest,
+                         ::testing::Values("during-commit:3", "after-commit-before-cleanup:3", "after-metadata:4"));
 
 TEST_F(TxnEngineKafkaTest, AnotherInstanceFencesTheRunningJob) {
   std::atomic<Job*> running{nullptr};
