@@ -83,10 +83,10 @@ std::string DiffHint(std::string_view before, std::string_view after) {
       if (i < n && j < m && a[prefix + i] == b[prefix + j]) {
         edits.emplace_back(' ', a[prefix + i]);
         ++i, ++j;
-      } else if (j < m && (i == n || lcs[i][j + 1] >= lcs[i + 1][j])) {
-        edits.emplace_back('+', b[prefix + j++]);
-      } else {
+      } else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) {
         edits.emplace_back('-', a[prefix + i++]);
+      } else {
+        edits.emplace_back('+', b[prefix + j++]);
       }
     }
   } else {

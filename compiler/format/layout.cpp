@@ -59,25 +59,46 @@ void Layout::Soft(int level, int indent) {
 }
 
 void Layout::Anchor(uint32_t offset) {
-  if (measuring_) return;
+  if (measuring_) {
+    measure_anchor_ = std::max(measure_anchor_, offset);
+    return;
+  }
   while (next_comment_ < comments_.size() && comments_[next_comment_].begin < offset)
     PlaceComment(comments_[next_comment_++]);
 }
 
 bool Layout::HasCommentIn(uint32_t begin, uint32_t end) const {
-  for (const Comment& c : comments_)
-    if (c.begin >= begin && c.begin < end) return true;
-  return false;
+  size_t i = FirstCommentFrom(begin);
+  return i < comments_.size() && comments_[i].begin < end;
+}
+
+size_t Layout::FirstCommentFrom(uint32_t offset) const {
+  return static_cast<size_t>(
+      std::lower_bound(comments_.begin(), comments_.end(), offset,
+                       [](const Comment& c, uint32_t o) { return c.begin < o; }) -
+      comments_.begin());
+}
+
+int Layout::TrailingCommentsWidth(uint32_t begin, uint32_t end) const {
+  int width = 0;
+  for (size_t i = FirstCommentFrom(begin); i < comments_.size() && comments_[i].begin < end; ++i) {
+    if (!comments_[i].own_line)
+      width += 2 + Width(std::string_view(comments_[i].text).substr(0, comments_[i].text.find('\n')));
+  }
+  return width;
 }
 
 void Layout::PlaceComment(const Comment& c) {
   bool line_empty = !in_line_ || std::none_of(pieces_.begin(), pieces_.end(), IsVisibleText);
+  if (c.block && !line_empty && (!c.own_line || c.code_after)) {
+    // `/* ... */` before code stays inline (also when it began a line: the line may have been
+    // broken right before it).
+    Text(" " + c.text + " ");
+    return;
+  }
   if (!c.own_line) {
-    if (c.block && !line_empty) {
-      // `/* ... */` between tokens of one line stays inline.
-      Text(" " + c.text + " ");
-    } else if (line_empty) {
-      AttachTrailing(c.text);
+    if (line_empty) {
+      AttachTrailing(c.text, in_line_ ? indent_ : 0);
     } else {
       pieces_.push_back({PieceKind::kTrailing, c.text});
     }
@@ -93,9 +114,16 @@ void Layout::PlaceComment(const Comment& c) {
   PushCommentLines(c.text, in_line_ ? indent_ : 0);
 }
 
-void Layout::AttachTrailing(const std::string& text) {
-  if (lines_.empty()) {
-    PushLine(text);
+void Layout::AttachTrailing(const std::string& text, int own_line_indent) {
+  auto ends_in_line_comment = [](const Line& l) {
+    if (!l.trailing.empty()) return l.trailing.compare(0, 2, "//") == 0;
+    size_t start = l.text.find_first_not_of(' ');
+    return start != std::string::npos && l.text.compare(start, 2, "//") == 0;
+  };
+  if (lines_.empty() || ends_in_line_comment(lines_.back())) {
+    // Nothing can follow a line comment on its line: this one gets its own line, where a second
+    // pass (seeing it alone on its line) puts it too.
+    PushCommentLines(text, own_line_indent);
     return;
   }
   Line& last = lines_.back();
@@ -135,7 +163,7 @@ void Layout::FinishLine() {
   bool any_text = std::any_of(pieces_.begin(), pieces_.end(), IsVisibleText);
   if (!any_text) {
     for (const Piece& p : pieces_) {
-      if (p.kind == PieceKind::kTrailing) AttachTrailing(p.text);
+      if (p.kind == PieceKind::kTrailing) AttachTrailing(p.text, indent_);
       if (p.kind == PieceKind::kOwnLine) PushCommentLines(p.text, indent_);
     }
     pieces_.clear();
@@ -191,7 +219,7 @@ void Layout::FinishLine() {
           PushLine(cur, p.text);
           fresh(cont_indent_);
         } else {
-          AttachTrailing(p.text);
+          AttachTrailing(p.text, cont_indent_);
         }
         break;
       case PieceKind::kOwnLine:
@@ -244,14 +272,18 @@ std::string Layout::Finish() {
   return out;
 }
 
-int Layout::Measure(const std::function<void()>& emit) {
+int Layout::Measure(const std::function<void()>& emit, uint32_t* last_anchor) {
   bool was = measuring_;
   std::string saved = std::move(measure_text_);
+  uint32_t saved_anchor = measure_anchor_;
   measuring_ = true;
   measure_text_.clear();
+  measure_anchor_ = 0;
   emit();
   std::string text = std::move(measure_text_);
+  if (last_anchor != nullptr) *last_anchor = measure_anchor_;
   measure_text_ = std::move(saved);
+  measure_anchor_ = std::max(saved_anchor, measure_anchor_);
   measuring_ = was;
   if (text.find('\n') != std::string::npos) return kHuge;
   return Width(text);

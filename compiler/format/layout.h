@@ -44,11 +44,16 @@ class Layout {
 
   bool measuring() const { return measuring_; }
   // Width of `emit` rendered on one line without comments; a huge value if it needs a line break.
-  int Measure(const std::function<void()>& emit);
+  // `last_anchor`, when given, receives the largest offset `emit` anchored at: comments before it
+  // are placed inside what `emit` prints, later ones after it.
+  int Measure(const std::function<void()>& emit, uint32_t* last_anchor = nullptr);
   // Width of the current logical line so far, rendered flat.
   int CurrentWidth() const;
   // True when a comment starts inside [begin, end).
   bool HasCommentIn(uint32_t begin, uint32_t end) const;
+  // Width the comments in [begin, end) that are not on their own source line add to the line
+  // they trail (each with its two spaces).
+  int TrailingCommentsWidth(uint32_t begin, uint32_t end) const;
   int indent_unit() const { return options_.indent; }
   int max_width() const { return options_.max_width; }
 
@@ -67,9 +72,11 @@ class Layout {
 
   static bool IsVisibleText(const Piece& p);
   void PlaceComment(const Comment& c);
+  // Index of the first comment starting at or after `offset`.
+  size_t FirstCommentFrom(uint32_t offset) const;
   void PushCommentLines(const std::string& text, int indent);
   void PushLine(std::string text, std::string trailing = {});
-  void AttachTrailing(const std::string& text);
+  void AttachTrailing(const std::string& text, int own_line_indent);
 
   std::string_view source_;
   std::vector<Comment> comments_;
@@ -84,6 +91,7 @@ class Layout {
 
   bool measuring_ = false;
   std::string measure_text_;
+  uint32_t measure_anchor_ = 0;
 };
 
 // Display width of UTF-8 text (code points).

@@ -3,6 +3,7 @@
 // Literals are printed as written (their source text), names and keywords canonically, and
 // parentheses only where precedence needs them. The layout rules are listed in docs/compiler.md.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -19,7 +20,7 @@ class Printer {
 
  private:
   // printer_decl.cpp
-  void Decl(const ast::Decl& d, bool first);
+  void Decl(const ast::Decl& d);
   void Schema(const ast::SchemaDecl& s);
   void Type(const ast::TypeRef& t);
   void Ident(const ast::Ident& id);
@@ -53,6 +54,7 @@ class Printer {
 
   std::string_view src_;
   Layout& out_;
+  uint32_t next_decl_begin_ = UINT32_MAX;  // where the statement after the current one starts
   int nest_ = 0;  // expressions entered: their line breaks are taken after those between items
 };
 

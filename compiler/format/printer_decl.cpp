@@ -6,15 +6,16 @@
 namespace flow::format {
 
 void Printer::Program(const ast::Program& program) {
-  bool first = true;
-  for (const ast::DeclPtr& d : program.decls) {
-    Decl(*d, first);
-    first = false;
+  for (size_t i = 0; i < program.decls.size(); ++i) {
+    next_decl_begin_ = i + 1 < program.decls.size() ? program.decls[i + 1]->range.begin : UINT32_MAX;
+    Decl(*program.decls[i]);
   }
 }
 
-void Printer::Decl(const ast::Decl& d, bool first) {
-  bool blank = !first && BlankLineBefore(src_, d.range.begin);
+void Printer::Decl(const ast::Decl& d) {
+  // An empty line above the first statement only survives below a leading comment (Layout
+  // never starts the output with one).
+  bool blank = BlankLineBefore(src_, d.range.begin);
   out_.StartLine(0, I(2), blank, /*top_level=*/true);
   out_.Anchor(d.range.begin);
   switch (d.kind) {
@@ -93,7 +94,7 @@ void Printer::Schema(const ast::SchemaDecl& s) {
     out_.Text(s.fields.empty() ? "}" : " }");
   };
   if (s.fields.empty() ||
-      (written_flat && !out_.HasCommentIn(static_cast<uint32_t>(open), s.range.end) &&
+      (written_flat && !out_.HasCommentIn(s.name.range.end, s.range.end) &&
        out_.CurrentWidth() + out_.Measure(flat) <= out_.max_width())) {
     flat();
     return;

@@ -1,8 +1,14 @@
 // Pipelines: the head, source clauses and one `| operator` per line.
+#include <algorithm>
+#include <cstdint>
+
 #include "format/printer.h"
 
 namespace flow::format {
 
+// Layout decisions look only at widths and at comments that stay where they are when the output
+// is formatted again (those before the last anchored piece of a construct stay inside it), so a
+// second pass makes the same decisions.
 void Printer::Pipeline(const ast::Pipeline& p) {
   const int prefix = out_.CurrentWidth();
   auto head_flat = [&] {
@@ -13,15 +19,20 @@ void Printer::Pipeline(const ast::Pipeline& p) {
       Ident(*p.head);
     }
   };
+  uint32_t head_last = 0;
+  const int head_width = out_.Measure(head_flat, &head_last);
+  const uint32_t after_head = p.ops.empty() ? next_decl_begin_ : p.ops[0]->range.begin;
   // A source with `on error` or with comments inside gets one line per clause.
   const bool source_breaks =
-      p.source && (p.source->on_error.has_value() ||
-                   out_.HasCommentIn(p.source->range.begin, p.source->range.end));
-  const int head_width = out_.Measure(head_flat);
+      p.source && (p.source->on_error.has_value() || out_.HasCommentIn(p.source->range.begin, head_last));
   // `words | into stdout`: a single operator stays on the head's line when everything fits.
-  if (p.ops.size() <= 1 && !source_breaks) {
+  if (p.ops.size() <= 1 && !source_breaks && !out_.HasCommentIn(head_last, after_head)) {
     int width = prefix + head_width;
-    if (!p.ops.empty()) width += 3 + out_.Measure([&] { Op(*p.ops[0]); });
+    if (!p.ops.empty()) {
+      uint32_t op_last = 0;
+      width += 3 + out_.Measure([&] { Op(*p.ops[0]); }, &op_last);
+      width += out_.TrailingCommentsWidth(op_last, next_decl_begin_);
+    }
     if (width <= out_.max_width()) {
       head_flat();
       if (!p.ops.empty()) {
@@ -32,7 +43,9 @@ void Printer::Pipeline(const ast::Pipeline& p) {
     }
   }
   if (p.source) {
-    if (!source_breaks && prefix + head_width <= out_.max_width()) {
+    // A comment trailing the head counts: moving the clauses onto its line would push it out.
+    int trailing = out_.TrailingCommentsWidth(head_last, after_head);
+    if (!source_breaks && prefix + head_width + trailing <= out_.max_width()) {
       head_flat();
     } else {
       SourceHead(*p.source);
@@ -81,8 +94,12 @@ void Printer::SourceClauses(const ast::Source& s, bool flat) {
     return;
   }
   if (s.format || s.schema) {
-    if (out_.HasCommentIn(s.range.begin, s.range.end) ||
-        out_.CurrentWidth() + out_.Measure(format_as) > out_.max_width())
+    // Its own line when it does not fit or when comments will be placed before or inside it.
+    uint32_t connector_last = 0, clauses_last = 0;
+    out_.Measure([&] { Connector(s.connector); }, &connector_last);
+    int width = out_.Measure(format_as, &clauses_last);
+    if (out_.HasCommentIn(connector_last, clauses_last) ||
+        out_.CurrentWidth() + width > out_.max_width())
       out_.StartLine(I(1), I(2));
     format_as();
   }

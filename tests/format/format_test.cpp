@@ -130,6 +130,63 @@ TEST(Format, FrontendTestProgramsAreStableAndKeepTheirMeaning) {
   }
 }
 
+// Candidate places for an extra comment: blanks and the insides of brackets, outside strings
+// and comments.
+std::vector<size_t> CommentSlots(const std::string& text) {
+  std::vector<size_t> slots;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (text.compare(i, 2, "//") == 0) {
+      i = std::min(text.find('\n', i), text.size());
+    } else if (text.compare(i, 2, "/*") == 0) {
+      i = text.find("*/", i + 2) + 1;
+    } else if (c == ' ' || c == '\n' || c == '(' || c == ',' || c == '[') {
+      slots.push_back(c == ' ' || c == '\n' ? i : i + 1);
+    } else if (c == ')' || c == ']') {
+      slots.push_back(i);
+    }
+  }
+  return slots;
+}
+
+// A comment at every place of every golden input and example: all are kept, the meaning is
+// unchanged and a second pass changes nothing.
+TEST(Format, ACommentAnywhereIsKeptAndStable) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(fs::path(FLOW_SOURCE_DIR) / "tests/format/golden"))
+    if (e.path().string().find(".in.flow") != std::string::npos) files.push_back(e.path());
+  for (const char* sub : {"examples", "bench/nexmark"})
+    for (const auto& e : fs::recursive_directory_iterator(fs::path(FLOW_SOURCE_DIR) / sub))
+      if (e.path().extension() == ".flow") files.push_back(e.path());
+  size_t tried = 0;
+  for (const fs::path& file : files) {
+    std::string text = ReadText(file);
+    std::vector<size_t> slots = CommentSlots(text);
+    // The leading blank keeps `/` + `//` from lexing as one comment.
+    const char* kinds[] = {" /* c */", " // c\n", "\n// own\n", "\n/* own */\n"};
+    for (size_t k = 0; k < slots.size(); ++k) {
+      // Each place gets one kind, rotating, so every kind meets every sort of place.
+      for (const char* comment : {kinds[tried % 4]}) {
+        std::string input = text;
+        input.insert(slots[k], comment);
+        ExpectSound(input, file.filename().string() + " with " + comment + " at byte " +
+                               std::to_string(slots[k]));
+        ++tried;
+        if (::testing::Test::HasFailure()) return;  // one clear report is enough
+      }
+    }
+  }
+  EXPECT_GE(tried, 500u);
+}
+
 TEST(Format, MinimalParentheses) {
   struct Case {
     const char* in;
