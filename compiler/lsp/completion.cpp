@@ -23,6 +23,9 @@ namespace {
 constexpr int kItemField = 5, kItemProperty = 10, kItemFunction = 3, kItemModule = 9,
               kItemKeyword = 14, kItemConstant = 21, kItemStruct = 22, kItemTypeParameter = 25;
 
+// Above this many bytes before the cursor, completion does not re-analyse a repaired prefix.
+constexpr size_t kMaxRepairBytes = size_t{1} << 20;
+
 constexpr const char* kKeywords[] = {
     "param", "schema", "stream", "extern", "fn", "from", "format", "as", "event", "time",
     "watermark", "idle", "on", "error", "fail", "skip", "dead_letter", "where", "key", "by",
@@ -288,12 +291,21 @@ Json Completion(const Document& doc, Position pos) {
     return b.Finish();
   }
 
-  if (program) {
-    const Analysis* a = doc.analysis && doc.analysis->program ? doc.analysis.get() : doc.last_good.get();
-    // Offsets of the last good analysis match the current text up to the first edit, which is
-    // usually right at the cursor.
-    AddFields(b, RecordAt(*a->program, static_cast<uint32_t>(offset), text));
+  // The record at the cursor. While the text does not parse, first try the text up to the last
+  // `|` before the cursor (dropping the step being typed); its offsets are those of the current
+  // text. Else the last analysis that parsed, whose offsets match up to the first edit (usually
+  // near the cursor).
+  const Analysis* fields_from = doc.analysis && doc.analysis->program ? doc.analysis.get() : nullptr;
+  std::shared_ptr<const Analysis> repaired;
+  if (fields_from == nullptr) {
+    size_t bar = word_start == 0 ? std::string_view::npos : text.rfind('|', word_start - 1);
+    if (bar != std::string_view::npos && bar <= kMaxRepairBytes) {
+      repaired = Analyze(doc.path, std::string(text.substr(0, bar)));
+      if (repaired->program) fields_from = repaired.get();
+    }
   }
+  if (fields_from == nullptr && doc.last_good) fields_from = doc.last_good.get();
+  if (fields_from) AddFields(b, RecordAt(*fields_from->program, static_cast<uint32_t>(offset), text));
   AddParams(b, program, false);
   AddFunctions(b, program);
   AddStreams(b, program);
