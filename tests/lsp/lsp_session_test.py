@@ -294,12 +294,16 @@ r = c.request("textDocument/formatting", {**td(URI), "options": {"tabSize": 2, "
 edits = r.get("result")
 if fmt.returncode == 0:
     expected = fmt.stdout.decode()
-    if expected == UNFORMATTED:
-        expect("formatting: already canonical -> no edits", edits == [], r)
-    else:
-        expect("formatting: one whole-document edit", isinstance(edits, list) and len(edits) == 1
-               and edits[0]["range"]["start"] == pos(0, 0) and edits[0]["range"]["end"] == pos(4, 0)
-               and edits[0]["newText"] == expected, r)
+    expect("test setup: the text is not in the canonical layout", expected != UNFORMATTED, expected)
+    expect("formatting: one whole-document edit", isinstance(edits, list) and len(edits) == 1
+           and edits[0]["range"]["start"] == pos(0, 0) and edits[0]["range"]["end"] == pos(4, 0)
+           and edits[0]["newText"] == expected, r)
+    # Formatting what is already formatted changes nothing.
+    c.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 7},
+                                        "contentChanges": [{"text": expected}]})
+    c.diagnostics(URI)
+    r = c.request("textDocument/formatting", {**td(URI), "options": {"tabSize": 2, "insertSpaces": True}})
+    expect("formatting canonical text: no edits", r.get("result") == [], r)
 else:
     failures.append(f"flowc fmt - failed: {fmt.stderr.decode()}")
 c.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 8},
