@@ -200,7 +200,7 @@ TEST(RocksDbBackendTest, CorruptSstOrSnapshotFileIsAClearError) {
   EXPECT_NE(s.message().find("--state-backend rocksdb"), std::string::npos) << s.ToString();
 }
 
-// A sink that blocks every write until released: the writer thread is "still writing".
+// A sink that blocks every write until released, and can fail the snapshot's own file.
 class SlowSink final : public SnapshotFileSink {
  public:
   explicit SlowSink(test::MemoryFiles* inner) : inner_(inner), gate_(release_.get_future().share()) {}
@@ -238,19 +238,26 @@ TEST_P(AsyncSnapshotTest, ProcessingContinuesWhileTheWriterIsSlow) {
   for (int64_t k = 0; k < 1000; ++k) at_barrier[k] = 5;
 
   test::MemoryFiles files;
-  SlowSink slow(&files);
+  // The backend's write hook holds the writer thread before its first file until released.
+  std::promise<void> release;
+  std::shared_future<void> gate = release.get_future().share();
+  std::atomic<bool> entered{false};
+  b->SetWriteHookForTest([&](const std::string&) {
+    entered = true;
+    gate.wait();
+  });
   AsyncSnapshotWriter writer;
   std::promise<Result<std::vector<StoredFile>>> done;
   auto pending = b->SnapshotAsync(1, "op-0.snap");
   ASSERT_TRUE(pending.ok());
-  writer.Submit(std::move(pending).value(), &slow,
+  writer.Submit(std::move(pending).value(), &files,
                 [&done](Result<std::vector<StoredFile>> r) { done.set_value(std::move(r)); });
-  while (!slow.entered) std::this_thread::yield();
+  while (!entered) std::this_thread::yield();
   // The writer is blocked inside the sink; the task keeps processing records meanwhile.
   for (int64_t k = 0; k < 20'000; ++k) counts->GetOrInsert(k % 3000) += 100;
   EXPECT_EQ(writer.pending(), 1u);
   EXPECT_EQ(*counts->Get(7), 5 + 700);
-  slow.Release();
+  release.set_value();
   auto result = done.get_future().get();
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   writer.Drain();
