@@ -2,6 +2,7 @@
 // stream's record, a param's type, a schema, a function's signature and doc line from the stdlib
 // registry, an extern fn's declaration, or the record an operator produces.
 #include "lsp/features.h"
+#include "sema/connectors.h"
 
 namespace flow::lsp {
 
@@ -36,6 +37,24 @@ std::string ExternText(const ast::ExternFnDecl& fn) {
   return out + " from " + header;
 }
 
+std::string ArgsText(const std::vector<sema::ArgSpec>& args) {
+  std::string out;
+  for (const sema::ArgSpec& a : args) {
+    out += (out.empty() ? "" : ", ") + a.name + (a.required ? "" : "?") + ": " + a.type.ToString();
+  }
+  return out;
+}
+
+std::string ChoicesText(const std::vector<sema::ArgSpec>& args) {
+  std::string out;
+  for (const sema::ArgSpec& a : args) {
+    if (a.choices.empty()) continue;
+    out += "\n\n`" + a.name + "`: one of";
+    for (const std::string& c : a.choices) out += " `" + c + "`";
+  }
+  return out;
+}
+
 std::string HoverText(const Occurrence& o) {
   auto type_or_unknown = [](const types::Type& t) {
     return t.is_error() ? std::string("(unknown: the definition has errors)") : t.ToString();
@@ -63,6 +82,22 @@ std::string HoverText(const Occurrence& o) {
       text += fn.summary;
       if (!fn.example.empty()) text += "\n\nExample: `" + fn.example + "`";
       return text;
+    }
+    case SymbolKind::kConnector: {
+      const sema::ConnectorSpec* c = sema::FindConnector(o.name, o.owner == "source");
+      if (c == nullptr) return "";
+      std::string text = Code(c->name + "(" + ArgsText(c->args) + ")") + "\n\n" + o.owner +
+                         " connector (`?`: optional)" + ChoicesText(c->args);
+      if (c->source && c->schema == sema::Need::kRequired) text += "\n\nneeds `as Schema`";
+      if (!c->source && c->exactly_once) text += "\n\nsupports `exactly_once`";
+      if (!c->example.empty()) text += "\n\nExample: `" + c->example + "`";
+      return text;
+    }
+    case SymbolKind::kFormat: {
+      const sema::FormatSpec* f = sema::FindFormat(o.name);
+      if (f == nullptr) return "";
+      return Code("format " + f->name + (f->args.empty() ? "" : "(" + ArgsText(f->args) + ")")) +
+             "\n\nrecord format" + ChoicesText(f->args);
     }
     case SymbolKind::kOperator:
       if (o.type.is_error()) return "";

@@ -121,6 +121,17 @@ class Collector {
         it->second.decl->name.range;
   }
 
+  void Connector(const ast::ConnectorCall& c, bool source) {
+    Add(SymbolKind::kConnector, c.name.name, c.name.range, Type::Error()).owner = source ? "source" : "sink";
+    Args(c.args);
+  }
+
+  void Format(const std::optional<ast::FormatClause>& f) {
+    if (!f) return;
+    Add(SymbolKind::kFormat, f->name.name, f->name.range, Type::Error());
+    Args(f->args);
+  }
+
   void Args(const std::vector<ast::NamedArg>& args) {
     for (const ast::NamedArg& a : args) Expr(a.value.get(), Type::Error());
   }
@@ -149,8 +160,8 @@ class Collector {
     Type input = HeadRecord(p_, pl);
     if (pl.source) {
       const ast::Source& s = *pl.source;
-      Args(s.connector.args);
-      if (s.format) Args(s.format->args);
+      Connector(s.connector, /*source=*/true);
+      Format(s.format);
       if (s.schema) {
         auto it = p_.schemas.find(s.schema->name);
         if (it != p_.schemas.end()) {
@@ -164,8 +175,8 @@ class Collector {
         if (s.event_time->idle) Duration(*s.event_time->idle);
       }
       if (s.on_error && s.on_error->sink) {
-        Args(s.on_error->sink->args);
-        if (s.on_error->format) Args(s.on_error->format->args);
+        Connector(*s.on_error->sink, /*source=*/false);
+        Format(s.on_error->format);
       }
     }
     if (pl.head) StreamReference(*pl.head);
@@ -219,8 +230,8 @@ class Collector {
         }
         case ast::OpKind::kInto: {
           const auto& into = static_cast<const ast::IntoOp&>(*op);
-          Args(into.sink.args);
-          if (into.format) Args(into.format->args);
+          Connector(into.sink, /*source=*/false);
+          Format(into.format);
           break;
         }
       }

@@ -28,7 +28,9 @@ enum class SymbolKind {
   kStream,
   kExternFn,
   kFunction,  // a stdlib function or aggregate
-  kOperator,  // a pipeline operator keyword: its type is the record it produces
+  kOperator,   // a pipeline operator keyword: its type is the record it produces
+  kConnector,  // a connector name; `owner` is "source" or "sink"
+  kFormat,     // a format name
 };
 
 struct Occurrence {

@@ -392,6 +392,14 @@ h = ask("textDocument/hover", at("as score", 5))
 expect("hover alias", h and "score: float" in h["contents"]["value"], h)
 labels = [i["label"] for i in ask("textDocument/completion", at("orders.order_id,", 7))["items"]]
 expect("completion after qualifier", labels == ["order_id", "total", "ts"], labels)
+h = ask("textDocument/hover", at("file(", 1))
+expect("hover source connector", h and "file(path: string)" in h["contents"]["value"]
+       and "source connector" in h["contents"]["value"], h)
+h = ask("textDocument/hover", at("stdout", 2))
+expect("hover sink connector", h and "stdout(" in h["contents"]["value"]
+       and "sink connector" in h["contents"]["value"], h)
+h = ask("textDocument/hover", at("json", 1))
+expect("hover format", h and "format json" in h["contents"]["value"], h)
 labels = [i["label"] for i in ask("textDocument/completion", at("file(", 5))["items"]]
 expect("completion of a connector's arguments", labels == ["path"], labels)
 c.notify("textDocument/didChange", {"textDocument": {"uri": URI3, "version": 2}, "contentChanges": [
