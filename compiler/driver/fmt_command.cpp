@@ -24,8 +24,8 @@ constexpr std::string_view kHelp =
     "Usage: flowc fmt [options] PATH...\n"
     "\n"
     "Rewrites each script in the canonical layout (see docs/compiler.md). A PATH may be a .flow\n"
-    "file, a directory (every *.flow file below it, recursively) or `-` (read stdin, write the\n"
-    "formatted script to stdout). Files are only written when their layout changes. A script with\n"
+    "file, a directory (every *.flow file below it, recursively, skipping hidden directories) or\n"
+    "`-` (read stdin, write the formatted script to stdout). Files are only written when their layout changes. A script with\n"
     "syntax errors is never rewritten: its errors are printed as `flowc check` prints them.\n"
     "\n"
     "Options:\n"
@@ -134,8 +134,13 @@ bool CollectDir(const std::string& dir, std::vector<std::string>* files) {
   auto it = std::filesystem::recursive_directory_iterator(
       dir, std::filesystem::directory_options::skip_permission_denied, ec);
   for (; !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file(ec) && it->path().extension() == ".flow")
+    std::string name = it->path().filename().string();
+    bool hidden = name.size() > 1 && name[0] == '.';
+    if (it->is_directory(ec)) {
+      if (hidden) it.disable_recursion_pending();  // .git and the like
+    } else if (!hidden && it->is_regular_file(ec) && it->path().extension() == ".flow") {
       found.push_back(it->path().string());
+    }
   }
   if (ec) {
     std::fprintf(stderr, "flowc: error: cannot list `%s`: %s\n", dir.c_str(),
@@ -147,8 +152,15 @@ bool CollectDir(const std::string& dir, std::vector<std::string>* files) {
   return true;
 }
 
-// Replaces `path` by `text` through a temporary file in the same directory, keeping its mode.
-bool WriteInPlace(const std::string& path, const std::string& text) {
+// Replaces `path` by `text` through a temporary file in the same directory, keeping its mode. A
+// symbolic link is followed: its target is rewritten and the link stays.
+bool WriteInPlace(const std::string& given, const std::string& text) {
+  std::error_code ec;
+  std::string path = given;
+  if (std::filesystem::is_symlink(given, ec)) {
+    std::filesystem::path target = std::filesystem::canonical(given, ec);
+    if (!ec) path = target.string();
+  }
   struct stat st;
   mode_t mode = ::stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0644;
   std::string tmp = path + ".fmt-tmp-" + std::to_string(::getpid());

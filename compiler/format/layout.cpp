@@ -153,7 +153,8 @@ void Layout::PushCommentLines(const std::string& text, int indent) {
 }
 
 void Layout::PushLine(std::string text, std::string trailing) {
-  while (!text.empty() && text.back() == ' ') text.pop_back();
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\r' || text.back() == '\t'))
+    text.pop_back();
   lines_.push_back({std::move(text), std::move(trailing)});
 }
 

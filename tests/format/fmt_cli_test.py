@@ -84,6 +84,7 @@ def test_directory(tmp):
     write(os.path.join(root, "a.flow"), UNFORMATTED)
     write(os.path.join(root, "sub", "deeper", "b.flow"), UNFORMATTED)
     write(os.path.join(root, "notes.txt"), UNFORMATTED)
+    write(os.path.join(root, ".hidden", "c.flow"), UNFORMATTED)
     r = run(["fmt", "--check", root])
     expect(r.returncode == 1 and r.stdout.count("would be reformatted") == 2,
            f"--check DIR lists both scripts: {r.stdout}")
@@ -93,6 +94,16 @@ def test_directory(tmp):
     expect(read(os.path.join(root, "sub", "deeper", "b.flow")) == FORMATTED,
            "fmt DIR formats nested scripts")
     expect(read(os.path.join(root, "notes.txt")) == UNFORMATTED, "fmt DIR skips other files")
+    expect(read(os.path.join(root, ".hidden", "c.flow")) == UNFORMATTED,
+           "fmt DIR skips hidden directories")
+    # A symbolic link: the target is rewritten, the link stays a link.
+    target = os.path.join(tmp, "target.flow")
+    link = os.path.join(tmp, "link.flow")
+    write(target, UNFORMATTED)
+    os.symlink(target, link)
+    r = run(["fmt", link])
+    expect(r.returncode == 0 and os.path.islink(link) and read(target) == FORMATTED,
+           f"fmt through a symlink rewrites its target: {r.stderr}")
 
 
 def test_syntax_error(tmp):

@@ -123,11 +123,33 @@ TEST(Format, ExamplesAndBenchmarksAreStableAndKeepTheirMeaning) {
   EXPECT_GE(count, 15u);
 }
 
-TEST(Format, FrontendTestProgramsAreStableAndKeepTheirMeaning) {
-  for (const char* name : {"ok_constructs.flow", "ok_contract.flow", "ok_unused_stream_warning.flow"}) {
-    fs::path p = fs::path(FLOW_SOURCE_DIR) / "tests/frontend" / name;
-    ExpectSound(ReadText(p), name);
+// Every script of the front-end and editor tests: formatted soundly when it parses, refused (with
+// the parser's errors and no text) exactly when the parser reports errors.
+TEST(Format, EveryTestScriptIsFormattedOrRefused) {
+  size_t formatted = 0, refused = 0;
+  for (const char* sub : {"tests/frontend", "editors/tests/fixtures"}) {
+    fs::path dir = fs::path(FLOW_SOURCE_DIR) / sub;
+    if (!fs::exists(dir)) continue;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (entry.path().extension() != ".flow") continue;
+      std::string text = ReadText(entry.path());
+      diag::SourceManager sm;
+      diag::DiagnosticEngine diags;
+      (void)parse::Parse(sm, sm.AddFile("t.flow", text), diags);
+      FormatResult r = FormatSource("t.flow", text);
+      EXPECT_EQ(r.ok, !diags.has_errors()) << entry.path();
+      if (r.ok) {
+        ExpectSound(text, entry.path().string());
+        ++formatted;
+      } else {
+        EXPECT_TRUE(r.text.empty()) << entry.path();
+        EXPECT_NE(r.diagnostics.find("t.flow:"), std::string::npos) << entry.path();
+        ++refused;
+      }
+    }
   }
+  EXPECT_GE(formatted, 30u);
+  EXPECT_GE(refused, 5u);
 }
 
 // Candidate places for an extra comment: blanks and the insides of brackets, outside strings
@@ -351,6 +373,25 @@ TEST(Format, SyntaxErrorsAreReportedNotFormatted) {
     EXPECT_TRUE(b.text.empty()) << bad;
     EXPECT_NE(b.diagnostics.find("bad.flow:"), std::string::npos) << bad;
   }
+}
+
+TEST(Format, LineEndingsAndTabs) {
+  EXPECT_EQ(Format("param a: int = 1 // one\r\n\r\n\r\n/* two\r\n   lines */\r\nparam\tb: int = 2\r\n"),
+            "param a: int = 1  // one\n\n/* two\n   lines */\nparam b: int = 2\n");
+  ExpectSound("s |\twhere a\r\n\t| into stdout // x\r\n", "crlf");
+}
+
+TEST(Format, DeepAndLargePrograms) {
+  // An expression as deep as the parser allows, and many statements.
+  std::string deep = "param x: int = 1";
+  for (int i = 0; i < 900; ++i) deep += " + " + std::to_string(i);
+  std::string out = Format(deep + "\n");
+  EXPECT_EQ(out, deep + "\n");  // one line: no break inside a param's expression is needed
+  std::string many;
+  for (int i = 0; i < 5000; ++i)
+    many += "stream s" + std::to_string(i) + " = from stdin() format raw as L // c" +
+            std::to_string(i) + "\n";
+  ExpectSound(many, "5000 streams");
 }
 
 TEST(Format, EmptyInput) {
