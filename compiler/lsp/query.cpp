@@ -1,6 +1,7 @@
 #include "lsp/query.h"
 
 #include <algorithm>
+#include <map>
 
 #include "sema/connectors.h"
 
@@ -92,9 +93,9 @@ class Collector {
       Occurrence& o = Add(SymbolKind::kStream, stream->name.name, stream->name.range, record);
       o.definition = stream->name.range;
       o.is_declaration = true;
-      Pipeline(stream->pipeline);
+      stream_defs_[stream->name.name] = Pipeline(stream->pipeline);
     } else if (auto* stmt = ast::As<ast::PipelineStmt>(&d)) {
-      Pipeline(stmt->pipeline);
+      (void)Pipeline(stmt->pipeline);
     }
   }
 
@@ -156,8 +157,46 @@ class Collector {
     }
   }
 
-  void Pipeline(const ast::Pipeline& pl) {
+  // Where each field of a record was introduced (a schema field, a select/aggregate alias, an
+  // explode alias), followed through the pipeline so a use can jump to it.
+  using FieldDefs = std::map<std::string, diag::SourceRange>;
+
+  FieldDefs HeadDefs(const ast::Pipeline& pl) {
+    FieldDefs defs;
+    if (pl.head) {
+      auto it = stream_defs_.find(pl.head->name);
+      if (it != stream_defs_.end()) defs = it->second;
+    } else if (pl.source && pl.source->schema) {
+      auto it = p_.schemas.find(pl.source->schema->name);
+      if (it != p_.schemas.end()) {
+        for (const ast::FieldDecl& f : it->second->fields) defs.emplace(f.name.name, f.name.range);
+      }
+    }
+    return defs;
+  }
+
+  // The definitions of a select's or aggregate's output: aliases, and plain fields (and `*`)
+  // passed through from the input.
+  FieldDefs ProjectDefs(const std::vector<const ast::NamedExpr*>& items, bool star, bool keep_keys) {
+    FieldDefs out;
+    if (star || keep_keys) out = defs_;
+    for (const ast::NamedExpr* item : items) {
+      if (item->alias) {
+        out[item->alias->name] = item->alias->range;
+        continue;
+      }
+      std::string name;
+      if (auto* n = ast::As<ast::NameExpr>(item->expr.get())) name = n->name;
+      if (auto* f = ast::As<ast::FieldExpr>(item->expr.get())) name = f->field.name;
+      auto it = defs_.find(name);
+      if (!name.empty() && it != defs_.end()) out[name] = it->second;
+    }
+    return out;
+  }
+
+  FieldDefs Pipeline(const ast::Pipeline& pl) {
     Type input = HeadRecord(p_, pl);
+    defs_ = HeadDefs(pl);
     if (pl.source) {
       const ast::Source& s = *pl.source;
       Connector(s.connector, /*source=*/true);
@@ -196,14 +235,20 @@ class Collector {
           for (const ast::NamedExpr& i : static_cast<const ast::AggregateOp&>(*op).items)
             items.push_back(&i);
           Items(items, input, op->output);
+          FieldDefs next = ProjectDefs(items, false, /*keep_keys=*/true);
+          defs_ = std::move(next);
           break;
         }
         case ast::OpKind::kSelect: {
           std::vector<const ast::NamedExpr*> items;
+          bool star = false;
           for (const ast::SelectItem& i : static_cast<const ast::SelectOp&>(*op).items) {
             if (!i.star) items.push_back(&i.item);
+            star |= i.star;
           }
           Items(items, input, op->output);
+          FieldDefs next = ProjectDefs(items, star, false);
+          defs_ = std::move(next);
           break;
         }
         case ast::OpKind::kExplode: {
@@ -215,6 +260,7 @@ class Collector {
               Add(SymbolKind::kField, ex.alias.name, ex.alias.range, f ? f->type : Type::Error());
           o.definition = ex.alias.range;
           o.is_declaration = true;
+          defs_[ex.alias.name] = ex.alias.range;
           break;
         }
         case ast::OpKind::kUnion:
@@ -223,6 +269,9 @@ class Collector {
         case ast::OpKind::kJoin: {
           const auto& j = static_cast<const ast::JoinOp&>(*op);
           StreamReference(j.right);
+          if (auto it = stream_defs_.find(j.right.name); it != stream_defs_.end()) {
+            defs_.insert(it->second.begin(), it->second.end());  // the left side wins on a clash
+          }
           Expr(j.condition.get(), op->output);
           if (j.within) Duration(*j.within);
           if (j.window) Window(*j.window);
@@ -237,6 +286,12 @@ class Collector {
       }
       input = op->output;
     }
+    // Fields whose name left the record (not in the output type) have no definition any more.
+    FieldDefs out;
+    for (auto& [name, range] : defs_) {
+      if (input.kind() == types::Kind::kRecord && input.FindField(name)) out.emplace(name, range);
+    }
+    return out;
   }
 
   void Expr(const ast::Expr* e, const Type& input) {
@@ -250,6 +305,10 @@ class Collector {
           Occurrence& o = Add(SymbolKind::kField, n.name, n.range, n.type);
           if (input.kind() == types::Kind::kRecord) o.owner = input.record_name();
           o.definition = SchemaFieldDef(input, n.name);
+          if (!o.definition) {
+            auto it = defs_.find(n.name);
+            if (it != defs_.end()) o.definition = it->second;
+          }
         } else if (n.target == ast::NameTarget::kWindowField) {
           Add(SymbolKind::kField, n.name, n.range, n.type).owner = "window";
         } else if (n.target == ast::NameTarget::kParam) {
@@ -276,6 +335,11 @@ class Collector {
         if (auto* qualifier = ast::As<ast::NameExpr>(f.base.get());
             qualifier && qualifier->target == ast::NameTarget::kJoinSide) {
           o.owner = qualifier->name;
+          auto side = stream_defs_.find(qualifier->name);
+          if (!o.definition && side != stream_defs_.end()) {
+            auto it = side->second.find(f.field.name);
+            if (it != side->second.end()) o.definition = it->second;
+          }
         }
         return;
       }
@@ -335,6 +399,8 @@ class Collector {
 
   const sema::CheckedProgram& p_;
   std::vector<Occurrence> out_;
+  std::map<std::string, FieldDefs> stream_defs_;  // each stream's output fields
+  FieldDefs defs_;                                // the fields flowing at the current point
 };
 
 // The pipeline of a top-level statement, or null for declarations.

@@ -14,7 +14,8 @@ constexpr std::string_view kScript =
     "stream big = from file(path: \"o.jsonl\") format json as Order\n"
     "  | where amount > min_amount\n"
     "  | select id, amount * 2.0 as doubled\n"
-    "big | into stdout format json\n";
+    "big | into stdout format json\n"
+    "big | where doubled > 1.0 and id != \"\" | into stdout format json\n";
 
 uint32_t OffsetOf(std::string_view needle, size_t nth = 0) {
   size_t at = 0;
@@ -67,6 +68,22 @@ TEST(LspQuery, FindsUsesWithTypesAndDefinitions) {
 
   // Nothing at a comment-free blank spot between statements.
   EXPECT_EQ(FindOccurrence(a->occurrences, OffsetOf("= 10.0") + 1), nullptr);
+}
+
+TEST(LspQuery, FieldDefinitionsFollowThePipeline) {
+  auto a = Analyze("q.flow", std::string(kScript));
+  ASSERT_NE(a->program, nullptr);
+  ASSERT_TRUE(a->diagnostics.empty()) << a->diagnostics[0].message;
+  // `doubled` read from stream big: the select alias that introduced it.
+  const Occurrence* o = FindOccurrence(a->occurrences, OffsetOf("doubled >") + 1);
+  ASSERT_NE(o, nullptr);
+  ASSERT_TRUE(o->definition.has_value());
+  EXPECT_EQ(o->definition->begin, OffsetOf("doubled\n"));
+  // `id` passed through the select unchanged: still the schema's field.
+  o = FindOccurrence(a->occurrences, OffsetOf("id !=") + 1);
+  ASSERT_NE(o, nullptr);
+  ASSERT_TRUE(o->definition.has_value());
+  EXPECT_EQ(o->definition->begin, OffsetOf("id: string"));
 }
 
 TEST(LspQuery, RecordAtFollowsThePipeline) {
