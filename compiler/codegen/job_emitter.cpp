@@ -9,6 +9,8 @@
 #include "codegen/aggregate_emitter.h"
 #include "codegen/expr_emitter.h"
 #include "codegen/records.h"
+#include "codegen/sink_emitter.h"
+#include "codegen/source_emitter.h"
 #include "codegen/writer.h"
 #include "stdlib/registry/registry.h"
 
@@ -68,6 +70,8 @@ class JobEmitter {
   }
 
   std::string S(int id) const { return "s" + std::to_string(id); }
+  // Sources and sinks are emitted by source_emitter.cpp / sink_emitter.cpp.
+  IoEmitContext Io() { return IoEmitContext{w_, records_, options_, build_, error_, error_line_}; }
   // Aggregates and joins are emitted by aggregate_emitter.cpp / join_emitter.cpp.
   OpEmitContext Ops() { return OpEmitContext{w_, records_, options_, build_, error_, error_line_, serializers_}; }
   std::string Rec(const types::Type& t) const { return records_.Cpp(t); }
@@ -200,7 +204,7 @@ class JobEmitter {
   // ---- nodes ----
   void EmitNode(const Node& n) {
     switch (n.kind) {
-      case NodeKind::kSource: return EmitSource(*plan::As<plan::SourceNode>(&n));
+      case NodeKind::kSource: return EmitSource(Io(), *plan::As<plan::SourceNode>(&n));
       case NodeKind::kChain: return EmitChain(*plan::As<plan::ChainNode>(&n));
       case NodeKind::kKeyBy: Build("auto " + S(n.id) + " = " + S(n.inputs[0]) + ";  // key by: the next operator partitions"); return;
       case NodeKind::kWindowAggregate: {
@@ -221,7 +225,7 @@ class JobEmitter {
         Build("auto " + S(n.id) + " = " + S(n.inputs[0]) + ".Union(" + Name(n, "union") + ", {" + others + "});");
         return;
       }
-      case NodeKind::kSink: return EmitSink(*plan::As<plan::SinkNode>(&n));
+      case NodeKind::kSink: return EmitSink(Io(), *plan::As<plan::SinkNode>(&n));
     }
   }
 
@@ -234,152 +238,6 @@ class JobEmitter {
   std::string Duration(const ast::DurationRef& d) const {
     if (d.is_param) return "P." + MangleIdent(d.param);
     return "int64_t{" + std::to_string(d.millis) + "}";
-  }
-
-  std::string ConnectorOptions(const ast::ConnectorCall& c, bool sink) {
-    std::string s = "{";
-    ExprEmitter ex = Exprs("");
-    for (const ast::NamedArg& a : c.args) {
-      std::string key = a.name.name;
-      if (sink && c.name.name == "file" && key == "path") key = "directory";
-      const auto* bare = ast::As<ast::NameExpr>(a.value.get());
-      if (bare != nullptr && bare->target != ast::NameTarget::kParam) {
-        s += "{" + CppStringObject(key) + ", " + CppStringObject(bare->name) + "}, ";  // `kind: bid`
-        continue;
-      }
-      s += "{" + CppStringObject(key) + ", ::flow::exec::OptionText(" + ex.EmitAs(*a.value, a.value->type.AsNonNullable()) + ")}, ";
-    }
-    Take(ex);
-    return s + "}";
-  }
-
-  // nexmark(kind: ...): the generator's events converted field by field (the built-in schemas
-  // use the generator's member names).
-  bool EmitNexmarkFactory(const plan::SourceNode& n, const std::string& factory) {
-    std::string rec = Rec(n.output);
-    const std::string& name = n.output.record_name();
-    std::string member = name == "Bid" ? "bid" : name == "Auction" ? "auction" : name == "Person" ? "person" : "";
-    if (member.empty()) {
-      Unsupported("a nexmark source whose `kind` is not a literal", n.source->range.line);
-      return false;
-    }
-    std::string fn = "FromNexmark" + std::to_string(n.id);
-    w_.Line("void " + fn + "(::flow::rt::NexmarkEvent& e, " + rec + "* out) {");
-    for (const types::Field& f : n.output.fields()) {
-      if (!n.decoded.count(f.name)) continue;
-      w_.Line("  out->" + MangleIdent(f.name) + " = std::move(e." + member + "." + f.name + ");");
-    }
-    w_.Line("}");
-    std::string args = "args" + std::to_string(n.id);
-    Build("auto " + args + " = ::flow::rt::ParseNexmarkArgs(" + ConnectorOptions(n.source->connector, false) + ");");
-    Build("if (!" + args + ".ok()) return " + args + ".status();");
-    Build("auto " + factory + " = ::flow::rt::NexmarkSourceFactory<" + rec + ">(" + args + "->config, " + args + "->kind, &" + fn + ");");
-    Build("if (!" + factory + ".ok()) return " + factory + ".status();");
-    return true;
-  }
-
-  void EmitSource(const plan::SourceNode& n) {
-    Header(n, "source " + CommentText(n.source->connector.name.name));
-    std::string rec = Rec(n.output);
-    if (n.source->connector.name.name == "nexmark") {
-      if (!EmitNexmarkFactory(n, "source" + std::to_string(n.id))) return;
-      EmitSourceNode(n, rec, "source" + std::to_string(n.id));
-      return;
-    }
-    std::string fn = "Decode" + std::to_string(n.id);
-    // Only the projected fields are in the table; the others keep their defaults.
-    std::vector<const types::Field*> fields;
-    for (const types::Field& f : n.output.fields()) {
-      if (n.decoded.count(f.name)) fields.push_back(&f);
-    }
-    std::string names, required;
-    for (size_t i = 0; i < fields.size(); ++i) {
-      names += (i ? ", " : "") + CppStringLiteral(fields[i]->name);
-      required += std::string(i ? ", " : "") + (fields[i]->type.nullable() ? "false" : "true");
-    }
-    std::string cnt = std::to_string(fields.size());
-    std::string table = "kDecoded" + std::to_string(n.id);
-    bool raw = n.source->format && n.source->format->name.name == "raw";
-    if (raw) {
-      const auto& all = n.output.fields();
-      if (all.size() != 1 || all[0].type.kind() != types::Kind::kString) {
-        Unsupported("`format raw` needs a schema with one string field", n.source->range.line);
-        return;
-      }
-      w_.Line("::flow::rt::Status " + fn + "(const ::flow::rt::RawRecord& raw, " + rec + "* out) {");
-      w_.Line("  out->" + MangleIdent(all[0].name) + ".assign(raw.payload.data(), raw.payload.size());");
-      w_.Line("  return ::flow::rt::Status::Ok();");
-      w_.Line("}");
-    } else if (fields.empty()) {
-      w_.Line("::flow::rt::Status " + fn + "(::flow::rt::JsonDecoder& d, std::string_view payload, " + rec + "* out) {");
-      w_.Line("  (void)out;");
-      w_.Line("  FLOW_RETURN_IF_ERROR(d.Begin(payload));");
-      w_.Line("  std::string_view key;");
-      w_.Line("  while (d.NextField(&key)) {}");
-      w_.Line("  return d.End();");
-      w_.Line("}");
-    } else {
-      w_.Line("inline constexpr ::flow::rt::JsonFieldTable<" + cnt + "> " + table + "{{" + names + "}, {" + required + "}};");
-      w_.Line("::flow::rt::Status " + fn + "(::flow::rt::JsonDecoder& d, std::string_view payload, " + rec + "* out) {");
-      w_.Line("  FLOW_RETURN_IF_ERROR(d.Begin(payload));");
-      w_.Line("  std::bitset<" + cnt + "> seen;");
-      w_.Line("  std::string_view key;");
-      w_.Line("  while (d.NextField(&key)) {");
-      w_.Line("    switch (" + table + ".Find(key)) {");
-      for (size_t i = 0; i < fields.size(); ++i) {
-        std::string idx = std::to_string(i);
-        w_.Line("      case " + idx + ": FLOW_RETURN_IF_ERROR(d.Read<" + records_.JsonCodec(fields[i]->type) + ">(" + table +
-                ".names[" + idx + "], &out->" + MangleIdent(fields[i]->name) + ")); seen.set(" + idx + "); break;");
-      }
-      w_.Line("      default: break;");
-      w_.Line("    }");
-      w_.Line("  }");
-      w_.Line("  FLOW_RETURN_IF_ERROR(d.End());");
-      for (size_t i = 0; i < fields.size(); ++i) {
-        if (fields[i]->type.nullable()) {
-          w_.Line("  if (!seen[" + std::to_string(i) + "]) out->" + MangleIdent(fields[i]->name) + ".reset();");
-        }
-      }
-      w_.Line("  return d.CheckRequired(" + table + ", seen);");
-      w_.Line("}");
-    }
-    const ast::Source& src = *n.source;
-    std::string spec = "spec" + std::to_string(n.id);
-    std::string factory = "source" + std::to_string(n.id);
-    Build("::flow::rt::DecodeErrorHandling errors" + std::to_string(n.id) + ";");
-    if (src.on_error && src.on_error->kind == ast::ErrorPolicyKind::kSkip) {
-      Build("errors" + std::to_string(n.id) + ".policy = ::flow::rt::DecodeErrorPolicy::kSkip;");
-    }
-    Build("auto " + factory + " = ::flow::exec::" + std::string(raw ? "MakeDecodedSource<" : "MakeJsonSource<") + rec + ">(" + CppStringObject(src.connector.name.name) + ", " +
-          ConnectorOptions(src.connector, false) + ", &" + fn + ", errors" + std::to_string(n.id) + ");");
-    Build("if (!" + factory + ".ok()) return " + factory + ".status();");
-    EmitSourceNode(n, rec, factory);
-  }
-
-  // The job.Source call with watermarks and the event-time function.
-  void EmitSourceNode(const plan::SourceNode& n, const std::string& rec, const std::string& factory) {
-    const ast::Source& src = *n.source;
-    std::string spec = "spec" + std::to_string(n.id);
-    Build("::flow::rt::WatermarkSpec " + spec + ";");
-    std::string parallelism = src.connector.name.name == "stdin" ? "1" : "0";
-    if (src.event_time) {
-      std::string ts = "EventTime" + std::to_string(n.id);
-      ExprEmitter ex = Exprs("r");
-      w_.Line("::flow::rt::TimestampMs " + ts + "(const " + rec + "& r) {");
-      w_.FlowLine(src.event_time->range.line);
-      w_.Line("  return ::flow::exec::ops::As<int64_t>(" + ex.Emit(*src.event_time->expr) + ");");
-      w_.CppLine();
-      w_.Line("}");
-      Take(ex);
-      Build(spec + ".max_out_of_orderness = " + Duration(src.event_time->watermark) + ";");
-      if (src.event_time->idle) Build(spec + ".idle_timeout = " + Duration(*src.event_time->idle) + ";");
-      Build("auto " + S(n.id) + " = job.Source<" + rec + ">(" + Name(n, "source") + ", std::move(*" + factory + "), " + spec +
-            ", " + parallelism + ", [](const " + rec + "& r) { return " + ts + "(r); });");
-    } else {
-      Build(spec + ".mode = ::flow::rt::TimeMode::kNone;");
-      Build("auto " + S(n.id) + " = job.Source<" + rec + ">(" + Name(n, "source") + ", std::move(*" + factory + "), " + spec +
-            ", " + parallelism + ");");
-    }
   }
 
   // Steps from `i` on, applied to record variable `var` (of type steps[i].input).
@@ -455,64 +313,6 @@ class JobEmitter {
     w_.Line("}");
     Build("auto " + S(n.id) + " = ::flow::exec::AddChain<" + out + ">(" + S(n.inputs[0]) + ", " + Name(n, "chain") + ", [](const " + in +
           "& r, ::flow::rt::TimestampMs ts, ::flow::rt::Output<" + out + ">& out) { return " + fn + "(r, ts, out); });");
-  }
-
-  void EmitSink(const plan::SinkNode& n) {
-    Header(n, "sink " + CommentText(n.into->sink.name.name));
-    std::string rec = Rec(n.output);
-    std::string codec = records_.JsonCodec(n.output);
-    std::string factory = "sink" + std::to_string(n.id);
-    std::string format = n.into->format ? n.into->format->name.name : "json";
-    std::string head = "auto " + factory + " = ::flow::exec::";
-    std::string args = "(" + CppStringObject(n.into->sink.name.name) + ", " + ConnectorOptions(n.into->sink, true) + ", ";
-    if (format == "csv") {
-      if (n.into->format && !n.into->format->args.empty()) {
-        Unsupported("`format csv(...)` options on a sink", n.into->format->range.line);
-        return;
-      }
-      std::string fn = "EncodeCsv" + std::to_string(n.id);
-      w_.Line("void " + fn + "(const " + rec + "& r, ::flow::rt::CsvEncoder* e) {");
-      for (const types::Field& f : n.output.fields()) {
-        std::string c = CsvCodec(f.type);
-        if (c.empty()) {
-          Unsupported("a " + f.type.ToString() + " field in `format csv`", n.range.line);
-          return;
-        }
-        w_.Line("  e->Field<" + c + ">(r." + MangleIdent(f.name) + ");");
-      }
-      w_.Line("}");
-      Build(head + "MakeCsvSink<" + rec + ">" + args + "&" + fn + ");");
-    } else if (format == "raw") {
-      const auto& all = n.output.fields();
-      if (all.size() != 1 || all[0].type.kind() != types::Kind::kString) {
-        Unsupported("`format raw` needs a record with one string field", n.range.line);
-        return;
-      }
-      std::string v = "r." + MangleIdent(all[0].name);
-      std::string value = all[0].type.nullable() ? "(" + v + " ? *" + v + " : std::string())" : v;
-      Build(head + "MakeEncodedSink<" + rec + ">" + args + "[](const " + rec +
-            "& r, std::string*, std::string* payload) { payload->assign(" + value + "); });");
-    } else {
-      Build(head + "MakeJsonSink<" + rec + ">" + args + "[](const " + rec + "& r, ::flow::rt::JsonEncoder* e) { " + codec +
-            "::Write(r, e); });");
-    }
-    Build("if (!" + factory + ".ok()) return " + factory + ".status();");
-    Build(S(n.inputs[0]) + ".Sink(" + Name(n, "sink") + ", std::move(*" + factory + "));");
-  }
-
-  static std::string CsvCodec(const types::Type& t) {
-    std::string base;
-    switch (t.kind()) {
-      case types::Kind::kBool: base = "::flow::rt::CsvBool"; break;
-      case types::Kind::kInt: base = "::flow::rt::CsvInt"; break;
-      case types::Kind::kFloat: base = "::flow::rt::CsvFloat"; break;
-      case types::Kind::kString: base = "::flow::rt::CsvString"; break;
-      case types::Kind::kBytes: base = "::flow::rt::CsvBytes"; break;
-      case types::Kind::kTimestamp: base = "::flow::rt::CsvTimestamp"; break;
-      case types::Kind::kDuration: base = "::flow::rt::CsvDuration"; break;
-      default: return "";
-    }
-    return t.nullable() ? "::flow::rt::CsvNullable<" + base + ">" : base;
   }
 
   void EmitBuild() {

@@ -73,18 +73,9 @@ class Lowerer {
     types::Type type;
     if (p.source) {
       const ast::Source& src = *p.source;
-      const std::string& kind = src.connector.name.name;
-      if (kind != "file" && kind != "stdin" && kind != "nexmark") {
-        Unsupported("the `" + kind + "` source", src.connector.range);
-        return -1;
-      }
-      std::string format = src.format ? src.format->name.name : (kind == "nexmark" ? "none" : "");
-      if (format != "json" && format != "raw" && !(kind == "nexmark" && format == "none")) {
-        Unsupported("`format " + format + "` on a source", src.format ? src.format->range : src.range);
-        return -1;
-      }
-      if (src.on_error && src.on_error->kind == ast::ErrorPolicyKind::kDeadLetter) {
-        Unsupported("`on error dead_letter`", src.on_error->range);
+      diag::SourceRange where;
+      if (std::string what = UnsupportedSource(src, &where); !what.empty()) {
+        Unsupported(what, where);
         return -1;
       }
       // The schema type is the record type before the first operator.
@@ -200,13 +191,10 @@ class Lowerer {
         case ast::OpKind::kInto: {
           auto* n = New<SinkNode>(stream, op->range, type, {cur});
           n->into = ast::As<ast::IntoOp>(op);
-          const std::string& kind = n->into->sink.name.name;
-          std::string format = n->into->format ? n->into->format->name.name : "json";
-          if (kind != "stdout" && kind != "file" && kind != "blackhole") {
-            Unsupported("the `" + kind + "` sink", n->into->sink.range);
-          } else if (format != "json" && format != "csv" && format != "raw") {
-            Unsupported("`format " + format + "` on a sink", n->into->format->range);
-          }
+          n->delivery = n->into->delivery;
+          diag::SourceRange where;
+          if (std::string what = UnsupportedSink(*n->into, &where); !what.empty()) Unsupported(what, where);
+          ResolveSinkKey(*plan_, n);
           cur = n->id;
           break;
         }

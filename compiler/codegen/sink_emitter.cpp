@@ -1,0 +1,146 @@
+// Sinks: one encode function per sink (payload in the sink's format, and for Kafka the message
+// key) and one MakeSink call carrying the delivery guarantee.
+//
+// The key (Kafka only) is the stream's key (plan/sink_node.h): one `string` key is its bytes as
+// they are; any other key (one non-string value, or several values) is its CSV text
+// ("7", "eu,42"). A null single string key means no key.
+
+#include "codegen/escape.h"
+#include "codegen/sink_emitter.h"
+
+namespace flow::codegen {
+namespace {
+
+class SinkEmitter {
+ public:
+  SinkEmitter(IoEmitContext& cx, const plan::SinkNode& n)
+      : cx_(cx), n_(n), id_(std::to_string(n.id)), rec_(cx.records.Cpp(n.output)), kind_(n.into->sink.name.name) {}
+
+  void Run() {
+    cx_.Header(n_, "sink " + CommentText(kind_));
+    std::string format = n_.into->format ? n_.into->format->name.name : "json";
+    std::string fn = "Encode" + id_;
+    cx_.w.Line("void " + fn + "(const " + rec_ + "& r, ::flow::exec::SinkEncoders& e, std::string* key, std::string* payload) {");
+    bool ok = format == "csv" ? Csv() : format == "raw" ? Raw() : Json();
+    if (!ok) {
+      cx_.w.Line("}");
+      return;
+    }
+    if (kind_ == "kafka") {
+      Key();
+    } else {
+      cx_.w.Line("  (void)key;");
+    }
+    cx_.w.Line("}");
+    std::string factory = "sink" + id_;
+    std::string kind = CppStringObject(kind_);
+    std::string delivery = n_.delivery == ast::Delivery::kExactlyOnce ? "::flow::exec::Delivery::kExactlyOnce"
+                                                                      : "::flow::exec::Delivery::kAtLeastOnce";
+    cx_.Build("auto " + factory + " = ::flow::exec::MakeSink<" + rec_ + ">(" + kind + ", ::flow::exec::SinkOptions(" + kind + ", " +
+              cx_.ConnectorOptions(n_.into->sink, true) + "), " + delivery + ", &" + fn + ");");
+    cx_.Build("if (!" + factory + ".ok()) return " + factory + ".status();");
+    cx_.Build("s" + std::to_string(n_.inputs[0]) + ".Sink(" + cx_.Name(n_, "sink") + ", std::move(*" + factory + "));");
+  }
+
+ private:
+  bool Json() {
+    cx_.w.Line("  e.json.Clear();");
+    cx_.w.Line("  " + cx_.records.JsonCodec(n_.output) + "::Write(r, &e.json);");
+    cx_.w.Line("  payload->assign(e.json.view());");
+    return true;
+  }
+
+  bool Csv() {
+    if (n_.into->format) {
+      for (const ast::NamedArg& a : n_.into->format->args) {
+        if (a.name.name != "delimiter") {
+          cx_.Unsupported("`format csv(" + a.name.name + ": ...)` on a sink", a.name.range.line);
+          return false;
+        }
+        // Encoders are made per subtask with the default delimiter; the first record sets this one.
+        ExprEmitter ex = cx_.Exprs("");
+        std::string d = ex.EmitAs(*a.value, types::Type::String());
+        cx_.Take(ex);
+        cx_.w.Line("  static const char kDelimiter = [] { auto d = ::flow::exec::CsvDelimiter(" + d + "); return d.ok() ? *d : ','; }();");
+        cx_.w.Line("  if (!e.initialized) e.csv = ::flow::rt::CsvEncoder(kDelimiter);");
+        cx_.w.Line("  e.initialized = true;");
+        std::string check = "delimiter" + id_;
+        cx_.Build("auto " + check + " = ::flow::exec::CsvDelimiter(" + d + ");");
+        cx_.Build("if (!" + check + ".ok()) return " + check + ".status();");
+      }
+    }
+    cx_.w.Line("  e.csv.Clear();");
+    for (const types::Field& f : n_.output.fields()) {
+      std::string c = CsvCodec(f.type);
+      if (c.empty()) {
+        cx_.Unsupported("a " + f.type.ToString() + " field (`" + f.name + "`) in `format csv`", n_.range.line);
+        return false;
+      }
+      cx_.w.Line("  e.csv.Field<" + c + ">(r." + MangleIdent(f.name) + ");");
+    }
+    cx_.w.Line("  payload->assign(e.csv.view());");
+    return true;
+  }
+
+  bool Raw() {
+    const auto& all = n_.output.fields();
+    if (all.size() != 1 || all[0].type.kind() != types::Kind::kString) {
+      cx_.Unsupported("`format raw` needs a record with one string field", n_.range.line);
+      return false;
+    }
+    std::string v = "r." + MangleIdent(all[0].name);
+    cx_.w.Line("  (void)e;");
+    cx_.w.Line("  payload->assign(" + (all[0].type.nullable() ? "(" + v + " ? *" + v + " : std::string())" : v) + ");");
+    return true;
+  }
+
+  // The message key: values of the key fields or of the `key by` expressions.
+  void Key() {
+    std::vector<std::pair<std::string, types::Type>> parts;  // C++ expression, type
+    ExprEmitter ex = cx_.Exprs("r");
+    if (n_.key_by != nullptr) {
+      cx_.w.FlowLine(n_.key_by->range.line);
+      for (const auto& k : n_.key_by->keys) parts.emplace_back(ex.EmitAs(*k, k->type), k->type);
+    } else {
+      for (const std::string& name : n_.key_fields) {
+        const types::Field* f = n_.output.FindField(name);
+        if (f != nullptr) parts.emplace_back("r." + MangleIdent(f->name), f->type);
+      }
+    }
+    cx_.Take(ex);
+    if (parts.empty()) {
+      cx_.w.Line("  key->clear();  // the stream is not keyed");
+    } else if (parts.size() == 1 && parts[0].second.kind() == types::Kind::kString) {
+      const std::string& v = parts[0].first;
+      if (parts[0].second.nullable()) {
+        cx_.w.Line("  { const auto& k = " + v + "; if (k) key->assign(*k); else key->clear(); }");
+      } else {
+        cx_.w.Line("  key->assign(" + v + ");");
+      }
+    } else {
+      cx_.w.Line("  e.key.Clear();");
+      for (const auto& [v, t] : parts) {
+        std::string c = CsvCodec(t);
+        if (c.empty()) {
+          cx_.Unsupported("a " + t.ToString() + " value in a Kafka message key", n_.range.line);
+          return;
+        }
+        cx_.w.Line("  e.key.Field<" + c + ">(" + v + ");");
+      }
+      cx_.w.Line("  key->assign(e.key.view());");
+    }
+    cx_.w.CppLine();
+  }
+
+  IoEmitContext& cx_;
+  const plan::SinkNode& n_;
+  std::string id_;
+  std::string rec_;
+  std::string kind_;
+};
+
+}  // namespace
+
+void EmitSink(IoEmitContext cx, const plan::SinkNode& n) { SinkEmitter(cx, n).Run(); }
+
+}  // namespace flow::codegen

@@ -1,0 +1,54 @@
+#pragma once
+// The io parts of the job file: a decoder and a job.Source call per source node
+// (source_emitter.cpp), an encoder and a Sink call per sink node (sink_emitter.cpp). The job
+// emitter hands them an IoEmitContext: where to write functions, the record types, and the lines
+// of Build(). Unsupported constructs set the context's error (the first one wins).
+//
+// One factory call per connector kind: sources use ::flow::exec::Make*Source (exec/io.h) and the
+// generator factories; sinks use ::flow::exec::Make*Sink with the node's delivery guarantee.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/codegen.h"
+#include "codegen/expr_emitter.h"
+#include "codegen/records.h"
+#include "codegen/writer.h"
+#include "plan/plan.h"
+
+namespace flow::codegen {
+
+struct IoEmitContext {
+  Writer& w;
+  const RecordTypes& records;
+  const GenerateOptions& options;
+  std::vector<std::string>& build;  // statements of Build(Job& job), in order
+  std::string& error;
+  uint32_t& error_line;
+
+  void Build(const std::string& line) { build.push_back(line); }
+  void Unsupported(const std::string& what, uint32_t line) {
+    if (!error.empty()) return;
+    error = what;
+    error_line = line;
+  }
+  ExprEmitter Exprs(const std::string& record) const;
+  void Take(const ExprEmitter& e) {
+    if (!e.error().empty()) Unsupported(e.error(), e.error_line());
+  }
+  // "// stream: what (file.flow line N)" before a node's functions.
+  void Header(const plan::Node& n, const std::string& what);
+  // A duration argument as a C++ int64_t expression (literal or param).
+  static std::string Duration(const ast::DurationRef& d);
+  // The connector arguments as a ConnectorOptions initializer, every value as text.
+  std::string ConnectorOptions(const ast::ConnectorCall& c, bool sink);
+  std::string Name(const plan::Node& n, const char* what) const;
+};
+
+// The CSV codec (formats/csv_decoder.h) of a scalar type, or "" (lists, records).
+std::string CsvCodec(const types::Type& t);
+
+void EmitSource(IoEmitContext cx, const plan::SourceNode& n);
+
+}  // namespace flow::codegen

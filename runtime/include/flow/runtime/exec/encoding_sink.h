@@ -1,0 +1,59 @@
+#pragma once
+// Typed sinks over the byte-level connectors (stdout, file, blackhole, kafka) for generated code.
+// One generated function per sink encodes a record into its message key and payload:
+//
+//   void EncodeOut(const Out& r, SinkEncoders& e, std::string* key, std::string* payload);
+//
+// using the subtask's encoders in `e` (JSON or CSV payload; `e.key` for a CSV-encoded key of
+// several fields). The key is used by sinks that have one (Kafka: it picks the partition with the
+// Java client's murmur2 hash); an empty key means none.
+//
+// Delivery: kAtLeastOnce flushes at every checkpoint and at the end of input and waits for the
+// connector's acknowledgements (Kafka: every record acked). kExactlyOnce is where transactional
+// sinks plug in; until then MakeSink rejects it with kInvalidArgument naming the sink.
+// Errors: bad options are kInvalidArgument naming the connector and option, before the job starts.
+// Threading: one encoder set per subtask.
+
+#include <string>
+#include <utility>
+
+#include "flow/runtime/engine/raw_adapters.h"
+#include "flow/runtime/exec/io.h"
+#include "flow/runtime/formats/csv_encoder.h"
+#include "flow/runtime/formats/json_encoder.h"
+
+namespace flow::exec {
+
+enum class Delivery { kAtLeastOnce, kExactlyOnce };
+
+struct SinkEncoders {
+  rt::JsonEncoder json;
+  rt::CsvEncoder csv;
+  rt::CsvEncoder key;
+  bool initialized = false;  // for the generated code's one-time setup (a CSV delimiter)
+};
+
+template <typename T, typename Fn>
+class EncodeRecord {
+ public:
+  explicit EncodeRecord(Fn fn) : fn_(std::move(fn)) {}
+  void operator()(const T& record, std::string* key, std::string* payload) { fn_(record, encoders_, key, payload); }
+
+ private:
+  Fn fn_;
+  SinkEncoders encoders_;
+};
+
+// The raw sink factory for `kind` with `options` (checked now) and the delivery guarantee.
+[[nodiscard]] rt::Result<rt::RawSinkFactory> RawSinkFactoryFor(std::string kind, rt::ConnectorOptions options,
+                                                               Delivery delivery);
+
+template <typename T, typename Fn>
+[[nodiscard]] rt::Result<rt::SinkFactory<T>> MakeSink(std::string kind, rt::ConnectorOptions options, Delivery delivery,
+                                                      Fn encode) {
+  auto raw = RawSinkFactoryFor(std::move(kind), std::move(options), delivery);
+  if (!raw.ok()) return raw.status();
+  return rt::RawSinkAdapter<T>(std::move(*raw), EncodeRecord<T, Fn>(std::move(encode)));
+}
+
+}  // namespace flow::exec

@@ -1,0 +1,87 @@
+#pragma once
+// Per-subtask decoders for DecodingSource (decoding_source.h), one per source format. Each wraps
+// a generated per-schema function and owns the parser state that function needs:
+//
+//   json: Status fn(JsonDecoder&, std::string_view payload, T*)
+//   csv:  Status fn(CsvDecoder&, T*)            after the decoder parsed the record
+//   raw:  Status fn(const RawRecord&, T*)
+//
+// CSV columns: `names` are all schema fields in order (field i = column i without a header; with
+// a header, found by name in each file's line 1); fn reads only the fields the job uses.
+// Threading: one decoder per subtask.
+
+#include <span>
+#include <string_view>
+#include <utility>
+
+#include "flow/runtime/connectors/connector.h"
+#include "flow/runtime/formats/csv_decoder.h"
+#include "flow/runtime/formats/json_decoder.h"
+
+namespace flow::exec {
+
+template <typename T, typename Fn>
+class JsonRecordDecoder {
+ public:
+  explicit JsonRecordDecoder(Fn fn) : fn_(std::move(fn)) {}
+  rt::Result<bool> operator()(const rt::RawRecord& record, T* out) {
+    FLOW_RETURN_IF_ERROR(fn_(decoder_, record.payload, out));
+    return true;
+  }
+
+ private:
+  Fn fn_;
+  rt::JsonDecoder decoder_;
+};
+
+struct CsvFormat {
+  bool header = false;    // Default: false (columns by position)
+  char delimiter = ',';   // Default: ','
+};
+
+// The delimiter argument of `format csv(delimiter: ...)`: exactly one byte that is not a quote,
+// CR or LF. kInvalidArgument otherwise.
+[[nodiscard]] rt::Result<char> CsvDelimiter(std::string_view text);
+
+template <typename T, typename Fn>
+class CsvRecordDecoder {
+ public:
+  CsvRecordDecoder(Fn fn, CsvFormat format, std::span<const std::string_view> names, std::span<const bool> required)
+      : fn_(std::move(fn)), header_(format.header), decoder_(format.delimiter) {
+    if (header_) {
+      decoder_.UseHeaderRows(names, required);
+    } else {
+      decoder_.BindPositions(names);
+    }
+  }
+  rt::Result<bool> operator()(const rt::RawRecord& record, T* out) {
+    if (header_) {
+      auto is_header = decoder_.ConsumeHeader(record.payload, record.offset);
+      if (!is_header.ok()) return is_header.status();
+      if (*is_header) return false;
+    }
+    FLOW_RETURN_IF_ERROR(decoder_.Parse(record.payload, record.offset));
+    FLOW_RETURN_IF_ERROR(fn_(decoder_, out));
+    return true;
+  }
+
+ private:
+  Fn fn_;
+  bool header_;
+  rt::CsvDecoder decoder_;
+};
+
+template <typename T, typename Fn>
+class RawRecordDecoder {
+ public:
+  explicit RawRecordDecoder(Fn fn) : fn_(std::move(fn)) {}
+  rt::Result<bool> operator()(const rt::RawRecord& record, T* out) {
+    FLOW_RETURN_IF_ERROR(fn_(record, out));
+    return true;
+  }
+
+ private:
+  Fn fn_;
+};
+
+}  // namespace flow::exec

@@ -1,0 +1,195 @@
+// flowc build with Kafka sources and sinks against the real broker (LABEL kafka): topics are
+// created here, input is produced and output read back with the test env's own clients, and
+// results are compared with references computed here.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "io_test_util.h"
+#include "kafka/kafka_test_env.h"
+
+namespace flow::codegen_io_test {
+namespace {
+
+using codegen_test::BuildJob;
+using codegen_test::JsonString;
+using codegen_test::Rfc3339;
+using codegen_test::ScratchDir;
+using codegen_test::Sorted;
+using codegen_test::WriteText;
+using test::Isolation;
+using test::KafkaRecord;
+using test::KafkaTestEnv;
+
+constexpr int64_t kT0 = 1772323200000;  // 2026-03-01T00:00:00Z
+constexpr int64_t kWindow = 10000;
+
+std::string Build(const std::string& dir, const std::string& script) {
+  WriteText(dir + "/job.flow", script);
+  Ran built = BuildJob(dir + "/job.flow", dir + "/job");
+  EXPECT_EQ(built.exit_code, 0) << built.err;
+  return dir + "/job";
+}
+
+std::string ClickJson(const std::string& user, int64_t ts, int64_t n) {
+  return "{\"user\":" + JsonString(user) + ",\"n\":" + std::to_string(n) + ",\"ts\":" + JsonString(Rfc3339(ts)) + "}";
+}
+
+class CodegenIoKafka : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    rt::Status s = env_.CheckReachable();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  KafkaTestEnv env_;
+};
+
+// Out-of-order JSON clicks in 4 partitions -> keyed tumbling count and sum -> Kafka, at
+// parallelism 1 and 4. Every record is within the watermark bound of its partition, so the output
+// is exactly the reference; one far-future record per partition moves the watermark past every
+// data window. Output messages are keyed by the user and land in the Java partitioner's partition.
+TEST_F(CodegenIoKafka, WindowedCountFromFourPartitionsMatchesReference) {
+  std::string dir = ScratchDir("kafka_window");
+  std::string bin = Build(dir, R"(
+param input: string
+param output: string
+param brokers: string = "127.0.0.1:9092"
+schema Click { user: string, ts: timestamp, n: int }
+from kafka(topic: input, brokers: brokers, group: "codegen-io", start: earliest) format json as Click
+  event time ts watermark 5s
+  | key by user
+  | window tumbling 10s
+  | aggregate count() as clicks, sum(n) as total
+  | into kafka(topic: output, brokers: brokers) format json
+)");
+  auto input = env_.CreateUniqueTopic("cgio-clicks", 4);
+  ASSERT_TRUE(input.ok()) << input.status().ToString();
+  std::vector<KafkaRecord> records;
+  // (user, window start) -> (count, sum), computed from the records as they are produced.
+  std::map<std::pair<std::string, int64_t>, std::pair<int64_t, int64_t>> want;
+  uint64_t rng = 12345;
+  auto next = [&rng](uint64_t bound) {
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (rng >> 33) % bound;
+  };
+  for (int32_t p = 0; p < 4; ++p) {
+    for (int64_t j = 0; j < 60; ++j) {
+      // At most 4 s behind the partition's largest time so far: never late with watermark 5s.
+      int64_t ts = kT0 + j * 700 - static_cast<int64_t>(next(4001));
+      std::string user = "u" + std::to_string(next(6));
+      int64_t n = static_cast<int64_t>(next(10));
+      records.push_back(KafkaRecord{p, "", ClickJson(user, ts, n)});
+      auto& agg = want[{user, ts - ((ts % kWindow) + kWindow) % kWindow}];
+      agg.first += 1;
+      agg.second += n;
+    }
+    records.push_back(KafkaRecord{p, "", ClickJson("flush", kT0 + 3600000, 0)});
+  }
+  ASSERT_TRUE(env_.Produce(*input, records).ok());
+  std::vector<std::string> want_lines;
+  for (const auto& [key, agg] : want) {
+    want_lines.push_back("{\"user\":" + JsonString(key.first) + ",\"window_start\":" + JsonString(Rfc3339(key.second)) +
+                         ",\"window_end\":" + JsonString(Rfc3339(key.second + kWindow)) + ",\"clicks\":" +
+                         std::to_string(agg.first) + ",\"total\":" + std::to_string(agg.second) + "}");
+  }
+  for (int parallelism : {1, 4}) {
+    SCOPED_TRACE("parallelism " + std::to_string(parallelism));
+    auto output = env_.CreateUniqueTopic("cgio-counts", 3);
+    ASSERT_TRUE(output.ok()) << output.status().ToString();
+    Background job({bin, "--set", "input=" + *input, "--set", "output=" + *output, "--set", "brokers=" + env_.brokers(),
+                    "--parallelism", std::to_string(parallelism), "--progress-interval", "0"},
+                   dir);
+    auto got = env_.ConsumeCount(*output, want_lines.size(), Isolation::kReadCommitted, test::Millis(180000));
+    std::string err = job.Err();
+    job.Stop(30);
+    ASSERT_TRUE(got.ok()) << got.status().ToString() << "\n" << err;
+    // Nothing beyond the reference arrives (read again after the job stopped).
+    auto all = env_.ConsumeToEnd(*output, Isolation::kReadCommitted);
+    ASSERT_TRUE(all.ok()) << all.status().ToString();
+    std::vector<std::string> lines;
+    for (const KafkaRecord& r : *all) {
+      lines.push_back(r.value);
+      std::string user = r.value.substr(9, r.value.find('"', 9) - 9);
+      EXPECT_EQ(r.key, user) << r.value;
+      EXPECT_EQ(r.partition, JavaPartition(r.key, 3)) << r.key;
+    }
+    EXPECT_EQ(Sorted(lines), Sorted(want_lines));
+  }
+}
+
+// CSV (positional) from Kafka to Kafka; an unreachable broker on either side fails the job with
+// exit code 1 and a message naming the brokers, well before the test's time limit.
+TEST_F(CodegenIoKafka, CsvThroughKafkaAndBrokerDownIsAClearError) {
+  std::string dir = ScratchDir("kafka_csv");
+  std::string bin = Build(dir, R"(
+param input: string
+param output: string
+param in_brokers: string
+param out_brokers: string
+schema P { id: string, v: int, tag: string? }
+from kafka(topic: input, brokers: in_brokers) format csv as P
+  on error skip
+  | where v > 0
+  | key by id
+  | into kafka(topic: output, brokers: out_brokers) format csv
+)");
+  auto input = env_.CreateUniqueTopic("cgio-csv-in", 2);
+  auto output = env_.CreateUniqueTopic("cgio-csv-out", 2);
+  ASSERT_TRUE(input.ok() && output.ok());
+  ASSERT_TRUE(env_.Produce(*input, {{0, "", "a,1,\"x,y\""}, {1, "", "b,-2,"}, {1, "", "c,oops,"}, {0, "", "\"d\"\"\",3,\"\""}}).ok());
+  std::vector<std::string> common = {bin, "--set", "input=" + *input, "--set", "output=" + *output, "--progress-interval", "0"};
+  {
+    std::vector<std::string> argv = common;
+    argv.insert(argv.end(), {"--set", "in_brokers=" + env_.brokers(), "--set", "out_brokers=" + env_.brokers()});
+    Background job(argv, dir);
+    auto got = env_.ConsumeCount(*output, 2, Isolation::kReadCommitted, test::Millis(120000));
+    std::string err = job.Err();
+    job.Stop(30);
+    ASSERT_TRUE(got.ok()) << got.status().ToString() << "\n" << err;
+    std::vector<std::tuple<std::string, std::string, int32_t>> seen;
+    for (const KafkaRecord& r : *got) seen.emplace_back(r.key, r.value, r.partition);
+    std::sort(seen.begin(), seen.end());
+    ASSERT_EQ(seen.size(), 2u);
+    EXPECT_EQ(seen[0], std::make_tuple(std::string("a"), std::string("a,1,\"x,y\""), JavaPartition("a", 2)));
+    EXPECT_EQ(seen[1], std::make_tuple(std::string("d\""), std::string("\"d\"\"\",3,\"\""), JavaPartition("d\"", 2)));
+    EXPECT_NE(err.find("skipped undecodable record"), std::string::npos) << err;
+    EXPECT_NE(err.find("kafka topic " + *input + " partition 1 offset 1"), std::string::npos) << err;
+  }
+  for (bool source_down : {true, false}) {
+    SCOPED_TRACE(source_down ? "source broker down" : "sink broker down");
+    std::vector<std::string> argv = common;
+    std::string down = "127.0.0.1:1";
+    argv.insert(argv.end(), {"--set", "in_brokers=" + (source_down ? down : env_.brokers()), "--set",
+                             "out_brokers=" + (source_down ? env_.brokers() : down)});
+    Ran ran = RunLimited(argv, 150);  // 124 (killed at the limit) would be a hang
+    EXPECT_EQ(ran.exit_code, 1) << ran.err;
+    EXPECT_NE(ran.err.find(down), std::string::npos) << ran.err;
+  }
+}
+
+// `on error fail` (the default) on a Kafka source: exit 1 naming topic, partition and offset.
+TEST_F(CodegenIoKafka, MalformedRecordFailsNamingPartitionAndOffset) {
+  std::string dir = ScratchDir("kafka_fail");
+  std::string bin = Build(dir, R"(
+param input: string
+param brokers: string
+schema A { x: int }
+from kafka(topic: input, brokers: brokers) format json as A | into stdout format json
+)");
+  auto input = env_.CreateUniqueTopic("cgio-bad", 2);
+  ASSERT_TRUE(input.ok()) << input.status().ToString();
+  ASSERT_TRUE(env_.Produce(*input, {{1, "", "{\"x\":1}"}, {1, "", "{\"x\":\"one\"}"}}).ok());
+  Ran ran = RunLimited({bin, "--set", "input=" + *input, "--set", "brokers=" + env_.brokers()}, 150);
+  EXPECT_EQ(ran.exit_code, 1) << ran.err;
+  EXPECT_NE(ran.err.find("cannot decode source at job.flow:5 kafka topic " + *input + " partition 1 offset 1"), std::string::npos)
+      << ran.err;
+}
+
+}  // namespace
+}  // namespace flow::codegen_io_test

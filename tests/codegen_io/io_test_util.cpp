@@ -1,0 +1,117 @@
+#include "io_test_util.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+extern char** environ;
+
+namespace flow::codegen_io_test {
+namespace fs = std::filesystem;
+
+Ran RunLimited(const std::vector<std::string>& argv, int seconds) {
+  std::vector<std::string> limited = {"/usr/bin/timeout", "-k", "5", std::to_string(seconds)};
+  limited.insert(limited.end(), argv.begin(), argv.end());
+  return codegen_test::RunCmd(limited);
+}
+
+Background::Background(const std::vector<std::string>& argv, const std::string& dir)
+    : out_path_(dir + "/bg.out"), err_path_(dir + "/bg.err") {
+  int out_fd = ::open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  int err_fd = ::open(err_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
+  posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
+  std::vector<std::string> copy = argv;
+  std::vector<char*> args;
+  for (std::string& a : copy) args.push_back(a.data());
+  args.push_back(nullptr);
+  if (posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ) != 0) pid_ = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(out_fd);
+  ::close(err_fd);
+}
+
+Background::~Background() {
+  if (pid_ > 0) Stop(10);
+}
+
+bool Background::Running() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  pid_t r = waitpid(pid_, &status, WNOHANG);
+  if (r == pid_) {
+    pid_ = -1;
+    return false;
+  }
+  return true;
+}
+
+int Background::Stop(int seconds) {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(pid_, SIGKILL);
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return -1;
+}
+
+std::string Background::Err() const { return codegen_test::ReadText(err_path_); }
+
+int32_t JavaPartition(const std::string& key, int32_t partitions) {
+  const uint32_t m = 0x5bd1e995;
+  const auto* d = reinterpret_cast<const unsigned char*>(key.data());
+  uint32_t len = static_cast<uint32_t>(key.size());
+  uint32_t h = 0x9747b28c ^ len;
+  for (uint32_t i = 0; i + 4 <= len; i += 4) {
+    uint32_t k = d[i] | (uint32_t{d[i + 1]} << 8) | (uint32_t{d[i + 2]} << 16) | (uint32_t{d[i + 3]} << 24);
+    k *= m;
+    k ^= k >> 24;
+    k *= m;
+    h *= m;
+    h ^= k;
+  }
+  uint32_t tail = len & ~3u;
+  switch (len % 4) {
+    case 3: h ^= uint32_t{d[tail + 2]} << 16; [[fallthrough]];
+    case 2: h ^= uint32_t{d[tail + 1]} << 8; [[fallthrough]];
+    case 1: h ^= d[tail]; h *= m;
+  }
+  h ^= h >> 13;
+  h *= m;
+  h ^= h >> 15;
+  return static_cast<int32_t>((h & 0x7fffffff) % static_cast<uint32_t>(partitions));
+}
+
+std::vector<std::string> DirLines(const std::string& dir) {
+  std::vector<std::string> files;
+  if (!fs::is_directory(dir)) return {};
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.is_regular_file()) files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> lines;
+  for (const std::string& f : files) {
+    for (std::string& l : codegen_test::Lines(codegen_test::ReadText(f))) lines.push_back(std::move(l));
+  }
+  return lines;
+}
+
+}  // namespace flow::codegen_io_test

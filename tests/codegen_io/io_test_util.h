@@ -1,0 +1,47 @@
+#pragma once
+// Helpers for the io code generation tests: jobs run with a time limit (a hang fails the test
+// instead of blocking it), jobs started in the background for unbounded (Kafka) sources, the Java
+// client's key partitioner as an independent reference, and a line splitter.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/codegen_test_util.h"
+
+namespace flow::codegen_io_test {
+
+using codegen_test::Ran;
+
+// Runs argv with a limit of `seconds`; exit code 124 means it was killed at the limit.
+Ran RunLimited(const std::vector<std::string>& argv, int seconds);
+
+// A job binary running in the background with stdout/stderr in files.
+class Background {
+ public:
+  Background(const std::vector<std::string>& argv, const std::string& dir);
+  ~Background();  // kills the process if it still runs
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+
+  // Sends SIGTERM, waits up to `seconds` (then SIGKILL); returns the exit code (-1 if killed).
+  int Stop(int seconds);
+  bool Running();
+  std::string Err() const;
+
+ private:
+  pid_t pid_ = -1;
+  std::string out_path_;
+  std::string err_path_;
+};
+
+// The Java client's default partitioner for a keyed record: murmur2 (seed 0x9747b28c) of the key
+// bytes, sign bit cleared, modulo the partition count.
+int32_t JavaPartition(const std::string& key, int32_t partitions);
+
+// Lines of every regular file in `dir` (sorted by file name), without line ends.
+std::vector<std::string> DirLines(const std::string& dir);
+
+}  // namespace flow::codegen_io_test
