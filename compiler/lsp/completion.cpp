@@ -27,16 +27,19 @@ constexpr int kItemField = 5, kItemProperty = 10, kItemFunction = 3, kItemModule
 constexpr size_t kMaxRepairBytes = size_t{1} << 20;
 
 constexpr const char* kKeywords[] = {
-    "param", "schema", "stream", "extern", "fn", "from", "format", "as", "event", "time",
-    "watermark", "idle", "on", "error", "fail", "skip", "dead_letter", "where", "key", "by",
-    "window", "tumbling", "sliding", "session", "every", "lateness", "processing", "aggregate",
-    "select", "explode", "union", "join", "within", "into", "exactly_once", "at_least_once", "and",
-    "or", "not", "in", "is", "null", "true", "false", "case", "when", "then", "else", "end", "cast",
-    "timestamp"};
-constexpr const char* kOperators[] = {"where", "key by", "window", "aggregate", "select",
-                                      "explode", "union", "join", "into"};
-constexpr const char* kTypes[] = {"bool", "int", "float", "string", "bytes", "timestamp",
-                                  "duration", "list"};
+    "param",  "schema",   "stream",     "extern",    "fn",           "from",
+    "format", "as",       "event",      "time",      "watermark",    "idle",
+    "on",     "error",    "fail",       "skip",      "dead_letter",  "where",
+    "key",    "by",       "window",     "tumbling",  "sliding",      "session",
+    "every",  "lateness", "processing", "aggregate", "select",       "explode",
+    "union",  "join",     "within",     "into",      "exactly_once", "at_least_once",
+    "and",    "or",       "not",        "in",        "is",           "null",
+    "true",   "false",    "case",       "when",      "then",         "else",
+    "end",    "cast",     "timestamp"};
+constexpr const char* kOperators[] = {"where",   "key by", "window", "aggregate", "select",
+                                      "explode", "union",  "join",   "into"};
+constexpr const char* kTypes[] = {"bool",  "int",       "float",    "string",
+                                  "bytes", "timestamp", "duration", "list"};
 
 bool IsWordChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
@@ -75,20 +78,23 @@ class Builder {
 void AddFields(Builder& b, const types::Type& record) {
   if (record.kind() != types::Kind::kRecord) return;
   std::string owner = record.record_name().empty() ? "" : " (" + record.record_name() + ")";
-  for (const types::Field& f : record.fields()) b.Add(f.name, kItemField, f.type.ToString() + owner, "", "1");
+  for (const types::Field& f : record.fields())
+    b.Add(f.name, kItemField, f.type.ToString() + owner, "", "1");
 }
 
 void AddStreams(Builder& b, const sema::CheckedProgram* p) {
   if (!p) return;
   for (const auto& [name, info] : p->streams) {
-    b.Add(name, kItemModule, "stream", info.record.is_error() ? "" : "```flow\n" + RecordText(info.record) + "\n```", "3");
+    b.Add(name, kItemModule, "stream",
+          info.record.is_error() ? "" : "```flow\n" + RecordText(info.record) + "\n```", "3");
   }
 }
 
 void AddSchemas(Builder& b, const sema::CheckedProgram* p) {
   if (!p) return;
   for (const auto& [name, decl] : p->schemas) {
-    b.Add(name, kItemStruct, "schema", "```flow\nschema " + RecordText(decl->resolved) + "\n```", "3");
+    b.Add(name, kItemStruct, "schema", "```flow\nschema " + RecordText(decl->resolved) + "\n```",
+          "3");
   }
 }
 
@@ -131,7 +137,8 @@ std::string WordBefore(std::string_view text, size_t pos) {
 
 // True when the cursor is where a type is written: after `param x:`, inside `schema X { ... }`
 // after a field's `:`, inside an extern fn's parameter list or after its `->`, after `cast(... as`.
-bool InTypePosition(std::string_view text, size_t word_start, char prev, const std::string& prev_word) {
+bool InTypePosition(std::string_view text, size_t word_start, char prev,
+                    const std::string& prev_word) {
   if (prev == '<') return true;  // list<
   if (prev_word == "as") {
     // `cast(x as T)`: an unclosed `cast(` on the way back; else `as` names a schema or an alias.
@@ -221,14 +228,16 @@ Json Completion(const Document& doc, Position pos) {
   size_t word_start = offset;
   while (word_start > 0 && IsWordChar(text[word_start - 1])) --word_start;
   size_t p = word_start;
-  while (p > 0 && (text[p - 1] == ' ' || text[p - 1] == '\t' || text[p - 1] == '\r' || text[p - 1] == '\n')) --p;
+  while (p > 0 &&
+         (text[p - 1] == ' ' || text[p - 1] == '\t' || text[p - 1] == '\r' || text[p - 1] == '\n'))
+    --p;
   char prev = p > 0 ? text[p - 1] : '\0';
   std::string prev_word = WordBefore(text, word_start);
 
-  const sema::CheckedProgram* program =
-      doc.analysis && doc.analysis->program ? doc.analysis->program.get()
-      : doc.last_good                       ? doc.last_good->program.get()
-                                            : nullptr;
+  const sema::CheckedProgram* program = doc.analysis && doc.analysis->program
+                                            ? doc.analysis->program.get()
+                                        : doc.last_good ? doc.last_good->program.get()
+                                                        : nullptr;
 
   if (prev == '|' && !(p >= 2 && text[p - 2] == '|')) {
     for (const char* op : kOperators) b.Add(op, kItemKeyword, "pipeline step", "", "1");
@@ -247,7 +256,8 @@ Json Completion(const Document& doc, Position pos) {
       for (const sema::ArgSpec& a : *args) {
         std::string detail = a.type.ToString() + (a.required ? ", required" : ", optional");
         std::string doc;
-        for (const std::string& choice : a.choices) doc += (doc.empty() ? "one of: `" : "`, `") + choice;
+        for (const std::string& choice : a.choices)
+          doc += (doc.empty() ? "one of: `" : "`, `") + choice;
         if (!doc.empty()) doc += "`";
         b.Add(a.name, kItemProperty, detail, doc, a.required ? "0" : "1");
       }
@@ -260,7 +270,8 @@ Json Completion(const Document& doc, Position pos) {
       if (c.source != source) continue;
       std::string args;
       for (const sema::ArgSpec& a : c.args) {
-        args += (args.empty() ? "" : ", ") + a.name + (a.required ? "" : "?") + ": " + a.type.ToString();
+        args += (args.empty() ? "" : ", ") + a.name + (a.required ? "" : "?") + ": " +
+                a.type.ToString();
       }
       b.Add(c.name, kItemModule, (source ? "source(" : "sink(") + args + ")",
             c.example.empty() ? "" : "Example: `" + c.example + "`", "1");
@@ -268,7 +279,8 @@ Json Completion(const Document& doc, Position pos) {
     return b.Finish();
   }
   if (prev_word == "format") {
-    for (const sema::FormatSpec& f : sema::AllFormats()) b.Add(f.name, kItemKeyword, "format", "", "1");
+    for (const sema::FormatSpec& f : sema::AllFormats())
+      b.Add(f.name, kItemKeyword, "format", "", "1");
     return b.Finish();
   }
   if (prev_word == "union" || prev_word == "join") {
@@ -295,7 +307,8 @@ Json Completion(const Document& doc, Position pos) {
   // `|` before the cursor (dropping the step being typed); its offsets are those of the current
   // text. Else the last analysis that parsed, whose offsets match up to the first edit (usually
   // near the cursor).
-  const Analysis* fields_from = doc.analysis && doc.analysis->program ? doc.analysis.get() : nullptr;
+  const Analysis* fields_from =
+      doc.analysis && doc.analysis->program ? doc.analysis.get() : nullptr;
   std::shared_ptr<const Analysis> repaired;
   if (fields_from == nullptr) {
     size_t bar = word_start == 0 ? std::string_view::npos : text.rfind('|', word_start - 1);
@@ -305,7 +318,8 @@ Json Completion(const Document& doc, Position pos) {
     }
   }
   if (fields_from == nullptr && doc.last_good) fields_from = doc.last_good.get();
-  if (fields_from) AddFields(b, RecordAt(*fields_from->program, static_cast<uint32_t>(offset), text));
+  if (fields_from)
+    AddFields(b, RecordAt(*fields_from->program, static_cast<uint32_t>(offset), text));
   AddParams(b, program, false);
   AddFunctions(b, program);
   AddStreams(b, program);

@@ -1,6 +1,7 @@
-// textDocument/definition: where the name under the cursor is declared (streams, schemas, params,
-// schema fields when the record at that point is a named schema, extern fns, select/aggregate
-// aliases). Builtin functions and unresolved names have no definition: the result is null.
+// textDocument/definition: where the name under the cursor is declared: streams, schemas,
+// params, extern fns, and for a field the schema field or alias that brought it into the record
+// (followed through the pipeline, see query.cpp). Builtin functions and unresolved names have no
+// definition: the result is null.
 #include "lsp/features.h"
 
 namespace flow::lsp {

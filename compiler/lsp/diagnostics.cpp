@@ -24,9 +24,12 @@ namespace {
 
 int SeverityCode(diag::Severity s) {
   switch (s) {
-    case diag::Severity::kError: return 1;
-    case diag::Severity::kWarning: return 2;
-    case diag::Severity::kNote: return 3;
+    case diag::Severity::kError:
+      return 1;
+    case diag::Severity::kWarning:
+      return 2;
+    case diag::Severity::kNote:
+      return 3;
   }
   return 1;
 }

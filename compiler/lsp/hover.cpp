@@ -60,10 +60,13 @@ std::string HoverText(const Occurrence& o) {
     return t.is_error() ? std::string("(unknown: the definition has errors)") : t.ToString();
   };
   switch (o.kind) {
-    case SymbolKind::kParam: return Code("param " + o.name + ": " + type_or_unknown(o.type));
-    case SymbolKind::kSchema: return Code("schema " + RecordText(o.type));
+    case SymbolKind::kParam:
+      return Code("param " + o.name + ": " + type_or_unknown(o.type));
+    case SymbolKind::kSchema:
+      return Code("schema " + RecordText(o.type));
     case SymbolKind::kSchemaField:
-      return Code(o.name + ": " + type_or_unknown(o.type)) + "\n\nfield of schema `" + o.owner + "`";
+      return Code(o.name + ": " + type_or_unknown(o.type)) + "\n\nfield of schema `" + o.owner +
+             "`";
     case SymbolKind::kField: {
       std::string text = Code(o.name + ": " + type_or_unknown(o.type));
       if (o.owner == "window") return text + "\n\nwindow bound (event time, ms)";
@@ -73,7 +76,8 @@ std::string HoverText(const Occurrence& o) {
     case SymbolKind::kStream:
       return Code("stream " + o.name + ": " +
                   (o.type.is_error() ? type_or_unknown(o.type) : RecordText(o.type)));
-    case SymbolKind::kExternFn: return o.extern_fn ? Code(ExternText(*o.extern_fn)) : "";
+    case SymbolKind::kExternFn:
+      return o.extern_fn ? Code(ExternText(*o.extern_fn)) : "";
     case SymbolKind::kFunction: {
       if (o.function == nullptr) return "";
       const stdlib::FunctionSpec& fn = *o.function;
@@ -101,7 +105,8 @@ std::string HoverText(const Occurrence& o) {
     }
     case SymbolKind::kOperator:
       if (o.type.is_error()) return "";
-      return Code("| " + o.name + " -> " + RecordText(o.type)) + "\n\nthe records this step produces";
+      return Code("| " + o.name + " -> " + RecordText(o.type)) +
+             "\n\nthe records this step produces";
   }
   return "";
 }

@@ -25,8 +25,8 @@ std::optional<int64_t> Json::GetInt(std::string_view key) const {
   if (v == nullptr) return std::nullopt;
   if (v->is_int()) return v->int_;
   // Some clients send integral doubles (1.0); anything else is not an integer.
-  if (v->type_ == Type::kDouble && std::isfinite(v->double_) && v->double_ == std::floor(v->double_) &&
-      std::fabs(v->double_) < 9.0e15) {
+  if (v->type_ == Type::kDouble && std::isfinite(v->double_) &&
+      v->double_ == std::floor(v->double_) && std::fabs(v->double_) < 9.0e15) {
     return static_cast<int64_t>(v->double_);
   }
   return std::nullopt;
@@ -66,12 +66,18 @@ bool operator==(const Json& a, const Json& b) {
   }
   if (a.type_ != b.type_) return false;
   switch (a.type_) {
-    case Json::Type::kNull: return true;
-    case Json::Type::kBool: return a.bool_ == b.bool_;
-    case Json::Type::kString: return a.string_ == b.string_;
-    case Json::Type::kArray: return a.array_ == b.array_;
-    case Json::Type::kObject: return a.object_ == b.object_;
-    default: return false;
+    case Json::Type::kNull:
+      return true;
+    case Json::Type::kBool:
+      return a.bool_ == b.bool_;
+    case Json::Type::kString:
+      return a.string_ == b.string_;
+    case Json::Type::kArray:
+      return a.array_ == b.array_;
+    case Json::Type::kObject:
+      return a.object_ == b.object_;
+    default:
+      return false;
   }
 }
 
@@ -125,8 +131,8 @@ class Parser {
     return false;
   }
   void SkipSpace() {
-    while (pos_ < text_.size() &&
-           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r')) {
+    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
+                                   text_[pos_] == '\n' || text_[pos_] == '\r')) {
       ++pos_;
     }
   }
@@ -156,11 +162,14 @@ class Parser {
         *out = Json(std::move(s));
         return true;
       }
-      case '[': return ParseArray(out, depth);
-      case '{': return ParseObject(out, depth);
+      case '[':
+        return ParseArray(out, depth);
+      case '{':
+        return ParseObject(out, depth);
       default:
         if (c == '-' || (c >= '0' && c <= '9')) return ParseNumber(out);
-        return Fail(std::string("unexpected character `") + (c >= 0x20 && c < 0x7f ? c : '?') + "`");
+        return Fail(std::string("unexpected character `") + (c >= 0x20 && c < 0x7f ? c : '?') +
+                    "`");
     }
   }
 
@@ -235,10 +244,14 @@ class Parser {
     for (int i = 0; i < 4; ++i) {
       char c = text_[pos_++];
       *v <<= 4;
-      if (c >= '0' && c <= '9') *v |= static_cast<uint32_t>(c - '0');
-      else if (c >= 'a' && c <= 'f') *v |= static_cast<uint32_t>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') *v |= static_cast<uint32_t>(c - 'A' + 10);
-      else return Fail("invalid \\u escape");
+      if (c >= '0' && c <= '9')
+        *v |= static_cast<uint32_t>(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        *v |= static_cast<uint32_t>(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        *v |= static_cast<uint32_t>(c - 'A' + 10);
+      else
+        return Fail("invalid \\u escape");
     }
     return true;
   }
@@ -262,14 +275,30 @@ class Parser {
       if (pos_ >= text_.size()) return Fail("unterminated string");
       char e = text_[pos_++];
       switch (e) {
-        case '"': out->push_back('"'); break;
-        case '\\': out->push_back('\\'); break;
-        case '/': out->push_back('/'); break;
-        case 'b': out->push_back('\b'); break;
-        case 'f': out->push_back('\f'); break;
-        case 'n': out->push_back('\n'); break;
-        case 'r': out->push_back('\r'); break;
-        case 't': out->push_back('\t'); break;
+        case '"':
+          out->push_back('"');
+          break;
+        case '\\':
+          out->push_back('\\');
+          break;
+        case '/':
+          out->push_back('/');
+          break;
+        case 'b':
+          out->push_back('\b');
+          break;
+        case 'f':
+          out->push_back('\f');
+          break;
+        case 'n':
+          out->push_back('\n');
+          break;
+        case 'r':
+          out->push_back('\r');
+          break;
+        case 't':
+          out->push_back('\t');
+          break;
         case 'u': {
           uint32_t cp;
           if (!Hex4(&cp)) return false;
@@ -295,7 +324,9 @@ class Parser {
           AppendUtf8(cp, out);
           break;
         }
-        default: --pos_; return Fail("invalid escape");
+        default:
+          --pos_;
+          return Fail("invalid escape");
       }
     }
   }
@@ -343,9 +374,15 @@ class Parser {
 
 void WriteValue(const Json& v, std::string* out) {
   switch (v.type()) {
-    case Json::Type::kNull: out->append("null"); break;
-    case Json::Type::kBool: out->append(v.as_bool() ? "true" : "false"); break;
-    case Json::Type::kInt: out->append(std::to_string(v.as_int())); break;
+    case Json::Type::kNull:
+      out->append("null");
+      break;
+    case Json::Type::kBool:
+      out->append(v.as_bool() ? "true" : "false");
+      break;
+    case Json::Type::kInt:
+      out->append(std::to_string(v.as_int()));
+      break;
     case Json::Type::kDouble: {
       double d = v.as_double();
       if (!std::isfinite(d)) {
@@ -357,7 +394,9 @@ void WriteValue(const Json& v, std::string* out) {
       }
       break;
     }
-    case Json::Type::kString: AppendJsonString(v.as_string(), out); break;
+    case Json::Type::kString:
+      AppendJsonString(v.as_string(), out);
+      break;
     case Json::Type::kArray: {
       out->push_back('[');
       bool first = true;

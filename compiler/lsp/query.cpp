@@ -12,15 +12,24 @@ using types::Type;
 
 const char* OperatorName(ast::OpKind k) {
   switch (k) {
-    case ast::OpKind::kWhere: return "where";
-    case ast::OpKind::kKeyBy: return "key by";
-    case ast::OpKind::kWindow: return "window";
-    case ast::OpKind::kAggregate: return "aggregate";
-    case ast::OpKind::kSelect: return "select";
-    case ast::OpKind::kExplode: return "explode";
-    case ast::OpKind::kUnion: return "union";
-    case ast::OpKind::kJoin: return "join";
-    case ast::OpKind::kInto: return "into";
+    case ast::OpKind::kWhere:
+      return "where";
+    case ast::OpKind::kKeyBy:
+      return "key by";
+    case ast::OpKind::kWindow:
+      return "window";
+    case ast::OpKind::kAggregate:
+      return "aggregate";
+    case ast::OpKind::kSelect:
+      return "select";
+    case ast::OpKind::kExplode:
+      return "explode";
+    case ast::OpKind::kUnion:
+      return "union";
+    case ast::OpKind::kJoin:
+      return "join";
+    case ast::OpKind::kInto:
+      return "into";
   }
   return "";
 }
@@ -65,7 +74,8 @@ class Collector {
       TypeReference(param->type);
       if (param->default_value) Expr(param->default_value.get(), Type::Error());
     } else if (auto* schema = ast::As<ast::SchemaDecl>(&d)) {
-      Occurrence& o = Add(SymbolKind::kSchema, schema->name.name, schema->name.range, schema->resolved);
+      Occurrence& o =
+          Add(SymbolKind::kSchema, schema->name.name, schema->name.range, schema->resolved);
       o.definition = schema->name.range;
       o.is_declaration = true;
       for (const ast::FieldDecl& f : schema->fields) {
@@ -88,8 +98,8 @@ class Collector {
       TypeReference(fn->returns);
     } else if (auto* stream = ast::As<ast::StreamDecl>(&d)) {
       auto it = p_.streams.find(stream->name.name);
-      Type record = it != p_.streams.end() && it->second.decl == stream ? it->second.record
-                                                                         : Type::Error();
+      Type record =
+          it != p_.streams.end() && it->second.decl == stream ? it->second.record : Type::Error();
       Occurrence& o = Add(SymbolKind::kStream, stream->name.name, stream->name.range, record);
       o.definition = stream->name.range;
       o.is_declaration = true;
@@ -112,7 +122,8 @@ class Collector {
     if (!d.is_param) return;
     auto it = p_.params.find(d.param);
     if (it == p_.params.end()) return;
-    Add(SymbolKind::kParam, d.param, d.range, it->second->resolved).definition = it->second->name.range;
+    Add(SymbolKind::kParam, d.param, d.range, it->second->resolved).definition =
+        it->second->name.range;
   }
 
   void StreamReference(const ast::Ident& id) {
@@ -123,7 +134,8 @@ class Collector {
   }
 
   void Connector(const ast::ConnectorCall& c, bool source) {
-    Add(SymbolKind::kConnector, c.name.name, c.name.range, Type::Error()).owner = source ? "source" : "sink";
+    Add(SymbolKind::kConnector, c.name.name, c.name.range, Type::Error()).owner =
+        source ? "source" : "sink";
     Args(c.args);
   }
 
@@ -143,7 +155,8 @@ class Collector {
     if (w.lateness) Duration(*w.lateness);
   }
 
-  void Items(const std::vector<const ast::NamedExpr*>& items, const Type& input, const Type& output) {
+  void Items(const std::vector<const ast::NamedExpr*>& items, const Type& input,
+             const Type& output) {
     for (const ast::NamedExpr* item : items) {
       Expr(item->expr.get(), input);
       if (item->alias) {
@@ -177,7 +190,8 @@ class Collector {
 
   // The definitions of a select's or aggregate's output: aliases, and plain fields (and `*`)
   // passed through from the input.
-  FieldDefs ProjectDefs(const std::vector<const ast::NamedExpr*>& items, bool star, bool keep_keys) {
+  FieldDefs ProjectDefs(const std::vector<const ast::NamedExpr*>& items, bool star,
+                        bool keep_keys) {
     FieldDefs out;
     if (star || keep_keys) out = defs_;
     for (const ast::NamedExpr* item : items) {
@@ -204,8 +218,8 @@ class Collector {
       if (s.schema) {
         auto it = p_.schemas.find(s.schema->name);
         if (it != p_.schemas.end()) {
-          Add(SymbolKind::kSchema, s.schema->name, s.schema->range, it->second->resolved).definition =
-              it->second->name.range;
+          Add(SymbolKind::kSchema, s.schema->name, s.schema->range, it->second->resolved)
+              .definition = it->second->name.range;
         }
       }
       if (s.event_time) {
@@ -220,16 +234,20 @@ class Collector {
     }
     if (pl.head) StreamReference(*pl.head);
     for (const ast::OpPtr& op : pl.ops) {
-      Occurrence& k = Add(SymbolKind::kOperator, OperatorName(op->kind), op->keyword_range, op->output);
+      Occurrence& k =
+          Add(SymbolKind::kOperator, OperatorName(op->kind), op->keyword_range, op->output);
       (void)k;
       switch (op->kind) {
         case ast::OpKind::kWhere:
           Expr(static_cast<const ast::WhereOp&>(*op).condition.get(), input);
           break;
         case ast::OpKind::kKeyBy:
-          for (const ast::ExprPtr& e : static_cast<const ast::KeyByOp&>(*op).keys) Expr(e.get(), input);
+          for (const ast::ExprPtr& e : static_cast<const ast::KeyByOp&>(*op).keys)
+            Expr(e.get(), input);
           break;
-        case ast::OpKind::kWindow: Window(static_cast<const ast::WindowOp&>(*op).spec); break;
+        case ast::OpKind::kWindow:
+          Window(static_cast<const ast::WindowOp&>(*op).spec);
+          break;
         case ast::OpKind::kAggregate: {
           std::vector<const ast::NamedExpr*> items;
           for (const ast::NamedExpr& i : static_cast<const ast::AggregateOp&>(*op).items)
@@ -254,8 +272,9 @@ class Collector {
         case ast::OpKind::kExplode: {
           const auto& ex = static_cast<const ast::ExplodeOp&>(*op);
           Expr(ex.list.get(), input);
-          const types::Field* f =
-              op->output.kind() == types::Kind::kRecord ? op->output.FindField(ex.alias.name) : nullptr;
+          const types::Field* f = op->output.kind() == types::Kind::kRecord
+                                      ? op->output.FindField(ex.alias.name)
+                                      : nullptr;
           Occurrence& o =
               Add(SymbolKind::kField, ex.alias.name, ex.alias.range, f ? f->type : Type::Error());
           o.definition = ex.alias.range;
@@ -264,7 +283,8 @@ class Collector {
           break;
         }
         case ast::OpKind::kUnion:
-          for (const ast::Ident& s : static_cast<const ast::UnionOp&>(*op).streams) StreamReference(s);
+          for (const ast::Ident& s : static_cast<const ast::UnionOp&>(*op).streams)
+            StreamReference(s);
           break;
         case ast::OpKind::kJoin: {
           const auto& j = static_cast<const ast::JoinOp&>(*op);
@@ -298,7 +318,8 @@ class Collector {
     if (e == nullptr) return;
     switch (e->kind) {
       case ast::ExprKind::kError:
-      case ast::ExprKind::kLiteral: return;
+      case ast::ExprKind::kLiteral:
+        return;
       case ast::ExprKind::kName: {
         const auto& n = static_cast<const ast::NameExpr&>(*e);
         if (n.target == ast::NameTarget::kField) {
@@ -349,7 +370,9 @@ class Collector {
         Expr(x.index.get(), input);
         return;
       }
-      case ast::ExprKind::kUnary: Expr(static_cast<const ast::UnaryExpr&>(*e).operand.get(), input); return;
+      case ast::ExprKind::kUnary:
+        Expr(static_cast<const ast::UnaryExpr&>(*e).operand.get(), input);
+        return;
       case ast::ExprKind::kBinary: {
         const auto& b = static_cast<const ast::BinaryExpr&>(*e);
         Expr(b.lhs.get(), input);
@@ -362,7 +385,9 @@ class Collector {
         for (const ast::ExprPtr& i : in.items) Expr(i.get(), input);
         return;
       }
-      case ast::ExprKind::kIsNull: Expr(static_cast<const ast::IsNullExpr&>(*e).operand.get(), input); return;
+      case ast::ExprKind::kIsNull:
+        Expr(static_cast<const ast::IsNullExpr&>(*e).operand.get(), input);
+        return;
       case ast::ExprKind::kCall: {
         const auto& c = static_cast<const ast::CallExpr&>(*e);
         if (c.builtin) {
@@ -392,7 +417,8 @@ class Collector {
         return;
       }
       case ast::ExprKind::kList:
-        for (const ast::ExprPtr& i : static_cast<const ast::ListExpr&>(*e).items) Expr(i.get(), input);
+        for (const ast::ExprPtr& i : static_cast<const ast::ListExpr&>(*e).items)
+          Expr(i.get(), input);
         return;
     }
   }
@@ -444,7 +470,8 @@ types::Type HeadRecord(const sema::CheckedProgram& program, const ast::Pipeline&
           lit && lit->literal == ast::LiteralKind::kString) {
         return sema::NexmarkRecord(lit->string_value);
       }
-      if (auto* name = ast::As<ast::NameExpr>(a.value.get())) return sema::NexmarkRecord(name->name);
+      if (auto* name = ast::As<ast::NameExpr>(a.value.get()))
+        return sema::NexmarkRecord(name->name);
     }
   }
   return Type::Error();

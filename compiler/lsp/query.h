@@ -27,7 +27,7 @@ enum class SymbolKind {
   kField,        // a field of the record flowing at that point (select output, join side, ...)
   kStream,
   kExternFn,
-  kFunction,  // a stdlib function or aggregate
+  kFunction,   // a stdlib function or aggregate
   kOperator,   // a pipeline operator keyword: its type is the record it produces
   kConnector,  // a connector name; `owner` is "source" or "sink"
   kFormat,     // a format name

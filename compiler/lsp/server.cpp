@@ -22,7 +22,8 @@ bool ReadPosition(const Json& params, Position* out) {
   if (pos == nullptr) return false;
   auto line = pos->GetInt("line");
   auto character = pos->GetInt("character");
-  if (!line || !character || *line < 0 || *character < 0 || *line > UINT32_MAX || *character > UINT32_MAX)
+  if (!line || !character || *line < 0 || *character < 0 || *line > UINT32_MAX ||
+      *character > UINT32_MAX)
     return false;
   out->line = static_cast<uint32_t>(*line);
   out->character = static_cast<uint32_t>(*character);
@@ -128,7 +129,8 @@ void Server::HandleMessage(const std::string& body) {
   }
   const Json& msg = *parsed.value;
   if (!msg.is_object()) {
-    ReplyError(Json(), kInvalidRequest, "a message must be a JSON object (batches are not used by LSP)");
+    ReplyError(Json(), kInvalidRequest,
+               "a message must be a JSON object (batches are not used by LSP)");
     return;
   }
   const Json* id = msg.Get("id");
@@ -170,7 +172,8 @@ void Server::HandleRequest(const Json& id, const std::string& method, const Json
       const Json* formats = hover ? hover->GetArray("contentFormat") : nullptr;
       if (formats && !formats->as_array().empty()) {
         markdown_ = false;
-        for (const Json& f : formats->as_array()) markdown_ |= f.is_string() && f.as_string() == "markdown";
+        for (const Json& f : formats->as_array())
+          markdown_ |= f.is_string() && f.as_string() == "markdown";
       }
     }
     Json info = Json::MakeObject();

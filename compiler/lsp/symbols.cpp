@@ -34,15 +34,17 @@ Json DocumentSymbols(const Document& doc) {
   const LineIndex& lines = *a.lines;
   for (const ast::DeclPtr& d : a.program->program.decls) {
     if (auto* p = ast::As<ast::ParamDecl>(d.get())) {
-      out.Push(Symbol(lines, p->name.name, p->resolved.ToString(), kSymConstant, p->range, p->name.range));
+      out.Push(Symbol(lines, p->name.name, p->resolved.ToString(), kSymConstant, p->range,
+                      p->name.range));
     } else if (auto* s = ast::As<ast::SchemaDecl>(d.get())) {
       Json sym = Symbol(lines, s->name.name, "schema", kSymStruct, s->range, s->name.range);
       Json children = Json::MakeArray();
       for (const ast::FieldDecl& f : s->fields) {
-        const types::Field* rf =
-            s->resolved.kind() == types::Kind::kRecord ? s->resolved.FindField(f.name.name) : nullptr;
-        children.Push(Symbol(lines, f.name.name, rf ? rf->type.ToString() : "", kSymField, f.name.range,
-                             f.name.range));
+        const types::Field* rf = s->resolved.kind() == types::Kind::kRecord
+                                     ? s->resolved.FindField(f.name.name)
+                                     : nullptr;
+        children.Push(Symbol(lines, f.name.name, rf ? rf->type.ToString() : "", kSymField,
+                             f.name.range, f.name.range));
       }
       sym.Set("children", std::move(children));
       out.Push(std::move(sym));

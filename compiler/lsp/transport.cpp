@@ -83,7 +83,8 @@ ReadResult Transport::Read() {
     size_t b = value.find_first_not_of(" \t");
     size_t e = value.find_last_not_of(" \t");
     value = b == std::string::npos ? "" : value.substr(b, e - b + 1);
-    if (value.empty() || value.size() > 18 || value.find_first_not_of("0123456789") != std::string::npos) {
+    if (value.empty() || value.size() > 18 ||
+        value.find_first_not_of("0123456789") != std::string::npos) {
       bad = true;
       r.reason = "invalid Content-Length `" + value.substr(0, 40) + "`";
       continue;

@@ -32,7 +32,8 @@ std::set<std::string> LabelsAtEnd(const std::string& text) {
   LineIndex lines(text);
   Json list = Completion(doc, lines.ToPosition(text.size()));
   std::set<std::string> labels;
-  for (const Json& item : list.GetArray("items")->as_array()) labels.insert(*item.GetString("label"));
+  for (const Json& item : list.GetArray("items")->as_array())
+    labels.insert(*item.GetString("label"));
   return labels;
 }
 
@@ -42,9 +43,9 @@ bool Has(const std::set<std::string>& s, std::initializer_list<const char*> want
 
 TEST(LspCompletion, TypesInCastParamSchemaAndExtern) {
   std::string base(kBase);
-  for (const std::string& text :
-       {base + "other | select cast(user as ", base + "param p: ", base + "schema S {\n  a: int,\n  b: ",
-        base + "extern fn f(a: ", base + "extern fn f(a: int) -> ", base + "param q: list<"}) {
+  for (const std::string& text : {base + "other | select cast(user as ", base + "param p: ",
+                                  base + "schema S {\n  a: int,\n  b: ", base + "extern fn f(a: ",
+                                  base + "extern fn f(a: int) -> ", base + "param q: list<"}) {
     auto labels = LabelsAtEnd(text);
     EXPECT_TRUE(Has(labels, {"int", "float", "string", "timestamp", "Click"})) << text;
     EXPECT_EQ(labels.count("upper"), 0u) << text;
@@ -103,7 +104,8 @@ TEST(LspCompletion, NoProgramStillOffersKeywordsAndFunctions) {
   ASSERT_EQ(doc.analysis->program, nullptr);
   Json list = Completion(doc, {0, 12});
   std::set<std::string> labels;
-  for (const Json& item : list.GetArray("items")->as_array()) labels.insert(*item.GetString("label"));
+  for (const Json& item : list.GetArray("items")->as_array())
+    labels.insert(*item.GetString("label"));
   EXPECT_TRUE(Has(labels, {"stream", "where", "upper", "count"}));
 }
 

@@ -12,7 +12,8 @@ Json MustParse(std::string_view text) {
 }
 
 TEST(LspJson, ParsesRequestShape) {
-  Json j = MustParse(R"({"jsonrpc":"2.0","id":7,"method":"x","params":{"a":[1,2.5,true,null,"s"]}})");
+  Json j =
+      MustParse(R"({"jsonrpc":"2.0","id":7,"method":"x","params":{"a":[1,2.5,true,null,"s"]}})");
   ASSERT_TRUE(j.is_object());
   EXPECT_EQ(*j.GetString("method"), "x");
   EXPECT_EQ(j.GetInt("id"), 7);
@@ -62,18 +63,26 @@ TEST(LspJson, LimitsNesting) {
 
 TEST(LspJson, WriterEscapesEverythingJsonRequires) {
   Json j = Json::MakeObject();
-  j.Set("k\"ey", std::string("q\" b\\ nl\n cr\r tab\t nul") + std::string(1, '\0') + "\x01\x1f\x7f");
-  EXPECT_EQ(WriteJson(j),
-            R"({"k\"ey":"q\" b\\ nl\n cr\r tab\t nul\u0000\u0001\u001f\u007f"})");
+  j.Set("k\"ey",
+        std::string("q\" b\\ nl\n cr\r tab\t nul") + std::string(1, '\0') + "\x01\x1f\x7f");
+  EXPECT_EQ(WriteJson(j), R"({"k\"ey":"q\" b\\ nl\n cr\r tab\t nul\u0000\u0001\u001f\u007f"})");
 }
 
 TEST(LspJson, WriterReplacesInvalidUtf8) {
   // A stray continuation byte, a truncated sequence, an overlong '/' and a surrogate encoding.
-  std::string s = "a\x80" "b\xE2\x82" "c\xC0\xAF" "d\xED\xA0\x80" "e\xE2\x82\xAC";
+  std::string s =
+      "a\x80"
+      "b\xE2\x82"
+      "c\xC0\xAF"
+      "d\xED\xA0\x80"
+      "e\xE2\x82\xAC";
   std::string out = WriteJson(Json(s));
   EXPECT_EQ(out,
-            "\"a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xEF\xBF\xBD" "c\xEF\xBF\xBD\xEF\xBF\xBD"
-            "d\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD" "e\xE2\x82\xAC\"");
+            "\"a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD\xEF\xBF\xBD"
+            "c\xEF\xBF\xBD\xEF\xBF\xBD"
+            "d\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+            "e\xE2\x82\xAC\"");
   // What was written parses back.
   EXPECT_TRUE(ParseJson(out).value.has_value());
 }

@@ -105,7 +105,8 @@ TEST(LspQuery, TooLargeDocumentIsNotAnalysed) {
   auto a = Analyze("big.flow", huge);
   EXPECT_EQ(a->program, nullptr);
   ASSERT_EQ(a->diagnostics.size(), 1u);
-  EXPECT_NE(a->diagnostics[0].message.find("larger than the language server's limit"), std::string::npos);
+  EXPECT_NE(a->diagnostics[0].message.find("larger than the language server's limit"),
+            std::string::npos);
 }
 
 TEST(LspQuery, UriToPath) {

@@ -37,7 +37,8 @@ class Pipe {
 };
 
 TEST(LspTransport, ReadsConsecutiveMessages) {
-  Pipe p(Frame("{\"a\":1}") + "content-length: 2\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n[]" +
+  Pipe p(Frame("{\"a\":1}") +
+         "content-length: 2\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n[]" +
          "Content-Length:3\n\n\"x\"");
   Transport t(p.fd(), -1);
   ReadResult r = t.Read();
@@ -109,7 +110,8 @@ TEST(LspTransport, WriteFramesWithByteLength) {
   ssize_t n = read(fds[0], buf, sizeof buf);
   close(fds[0]);
   ASSERT_GT(n, 0);
-  EXPECT_EQ(std::string(buf, static_cast<size_t>(n)), "Content-Length: 10\r\n\r\n{\"s\":\"\xC3\xA9\"}");
+  EXPECT_EQ(std::string(buf, static_cast<size_t>(n)),
+            "Content-Length: 10\r\n\r\n{\"s\":\"\xC3\xA9\"}");
 }
 
 }  // namespace
