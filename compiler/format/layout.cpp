@@ -115,12 +115,7 @@ void Layout::PlaceComment(const Comment& c) {
 }
 
 void Layout::AttachTrailing(const std::string& text, int own_line_indent) {
-  auto ends_in_line_comment = [](const Line& l) {
-    if (!l.trailing.empty()) return l.trailing.compare(0, 2, "//") == 0;
-    size_t start = l.text.find_first_not_of(' ');
-    return start != std::string::npos && l.text.compare(start, 2, "//") == 0;
-  };
-  if (lines_.empty() || ends_in_line_comment(lines_.back())) {
+  if (lines_.empty() || lines_.back().ends_in_line_comment) {
     // Nothing can follow a line comment on its line: this one gets its own line, where a second
     // pass (seeing it alone on its line) puts it too.
     PushCommentLines(text, own_line_indent);
@@ -134,7 +129,10 @@ void Layout::AttachTrailing(const std::string& text, int own_line_indent) {
   } else {
     last.trailing += " " + text;
   }
+  last.ends_in_line_comment = IsLineComment(text);
 }
+
+bool Layout::IsLineComment(std::string_view comment) { return comment.substr(0, 2) == "//"; }
 
 void Layout::PushCommentLines(const std::string& text, int indent) {
   // A block comment's later lines are kept exactly as written.
@@ -150,12 +148,14 @@ void Layout::PushCommentLines(const std::string& text, int indent) {
     lines_.push_back({line, ""});
     nl = next;
   }
+  lines_.back().ends_in_line_comment = IsLineComment(text);
 }
 
 void Layout::PushLine(std::string text, std::string trailing) {
   while (!text.empty() && (text.back() == ' ' || text.back() == '\r' || text.back() == '\t'))
     text.pop_back();
-  lines_.push_back({std::move(text), std::move(trailing)});
+  bool line_comment = IsLineComment(trailing);
+  lines_.push_back({std::move(text), std::move(trailing), line_comment});
 }
 
 void Layout::FinishLine() {

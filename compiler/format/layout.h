@@ -68,9 +68,11 @@ class Layout {
   struct Line {
     std::string text;      // with its indentation
     std::string trailing;  // a trailing comment, aligned when the output is joined
+    bool ends_in_line_comment = false;  // nothing may be appended to it
   };
 
   static bool IsVisibleText(const Piece& p);
+  static bool IsLineComment(std::string_view comment);
   void PlaceComment(const Comment& c);
   // Index of the first comment starting at or after `offset`.
   size_t FirstCommentFrom(uint32_t offset) const;

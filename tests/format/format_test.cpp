@@ -293,6 +293,9 @@ TEST(Format, CommentsInEveryPosition) {
       // Comments inside case expressions and joins.
       "a | join b on a.x == b.x // key\n within 5s | select case // c\n when a.x > 1 then 1 /* one "
       "*/ else 2 end as y | into stdout\n",
+      // Comments that look like the end of a block comment; two on one line; block before code.
+      "param a: int = 1 /* x */ // foo */\n// y\nparam b: int = 2 // z */ \n /* w */ param c: int = 3\n",
+      "schema S // c\n { // d\n a: int }\n",
       // Strings that look like comments are not comments.
       "param p: string = \"// not a comment /* nor this */\" // this is\n",
   };
