@@ -25,6 +25,11 @@ Json Hover(const Document& doc, Position pos, bool markdown = true);
 // definition.cpp: the Location where the name at `pos` is declared, or null.
 Json Definition(const Document& doc, Position pos);
 
+// references.cpp: Locations of every occurrence of what is at `pos` (the declaration too when
+// `include_declaration`); and the same as DocumentHighlights (declarations as writes).
+Json References(const Document& doc, Position pos, bool include_declaration);
+Json DocumentHighlights(const Document& doc, Position pos);
+
 // completion.cpp: a CompletionList for `pos`.
 Json Completion(const Document& doc, Position pos);
 

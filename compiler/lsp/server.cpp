@@ -57,6 +57,8 @@ Json Capabilities() {
   caps.Set("completionProvider", std::move(completion));
   caps.Set("documentFormattingProvider", true);
   caps.Set("documentSymbolProvider", true);
+  caps.Set("referencesProvider", true);
+  caps.Set("documentHighlightProvider", true);
   return caps;
 }
 
@@ -210,7 +212,8 @@ void Server::HandleRequest(const Json& id, const std::string& method, const Json
 Json Server::DocumentRequest(const std::string& method, const Json& params, Error* error) {
   bool known = method == "textDocument/hover" || method == "textDocument/definition" ||
                method == "textDocument/completion" || method == "textDocument/formatting" ||
-               method == "textDocument/documentSymbol";
+               method == "textDocument/documentSymbol" || method == "textDocument/references" ||
+               method == "textDocument/documentHighlight";
   if (!known) {
     *error = {kMethodNotFound, "unknown method `" + method + "`"};
     return Json();
@@ -240,6 +243,12 @@ Json Server::DocumentRequest(const std::string& method, const Json& params, Erro
   }
   if (method == "textDocument/hover") return Hover(*doc, pos, markdown_);
   if (method == "textDocument/definition") return Definition(*doc, pos);
+  if (method == "textDocument/documentHighlight") return DocumentHighlights(*doc, pos);
+  if (method == "textDocument/references") {
+    const Json* context = params.GetObject("context");
+    const Json* include = context ? context->Get("includeDeclaration") : nullptr;
+    return References(*doc, pos, include && include->is_bool() && include->as_bool());
+  }
   return Completion(*doc, pos);
 }
 

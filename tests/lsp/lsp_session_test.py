@@ -390,6 +390,20 @@ expect("hover step keyword: its output record", h and "order_id: string" in h["c
        and "score: float" in h["contents"]["value"], h)
 h = ask("textDocument/hover", at("as score", 5))
 expect("hover alias", h and "score: float" in h["contents"]["value"], h)
+# References of `order_id` of Payment (its declaration, `payments.order_id` in the join) and of
+# the `orders` stream (declaration, head, two qualifiers in the join, one in the select).
+r = c.request("textDocument/references", {**td(URI3), "position": pos(*at("payments.order_id", 10)),
+                                          "context": {"includeDeclaration": True}})
+starts = [tuple(x["range"]["start"].values()) for x in r.get("result") or []]
+expect("references of a schema field", starts == [at("order_id", 0, 1), at("payments.order_id", 9)], starts)
+r = c.request("textDocument/references", {**td(URI3), "position": pos(*at("orders", 0, 1)),
+                                          "context": {"includeDeclaration": False}})
+starts = [tuple(x["range"]["start"].values()) for x in r.get("result") or []]
+expect("references of a stream without its declaration",
+       starts == [at("orders", 0, 1), at("orders.order_id", 0), at("orders.order_id", 0, 1)], starts)
+r = c.request("textDocument/documentHighlight", {**td(URI3), "position": pos(*at("as score", 5))})
+hl = [(tuple(x["range"]["start"].values()), x["kind"]) for x in r.get("result") or []]
+expect("highlight of an alias", hl == [(at("as score", 3), 3)], hl)
 labels = [i["label"] for i in ask("textDocument/completion", at("orders.order_id,", 7))["items"]]
 expect("completion after qualifier", labels == ["order_id", "total", "ts"], labels)
 h = ask("textDocument/hover", at("file(", 1))
