@@ -360,6 +360,34 @@ TEST(Format, IndentOption) {
               options);
 }
 
+TEST(Format, NarrowWidthsAndOtherIndents) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(fs::path(FLOW_SOURCE_DIR) / "tests/format/golden"))
+    if (e.path().string().find(".in.flow") != std::string::npos) files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(fs::path(FLOW_SOURCE_DIR) / "examples"))
+    if (e.path().extension() == ".flow") files.push_back(e.path());
+  for (int width : {40, 60, 80}) {
+    for (int indent : {1, 4}) {
+      FormatOptions options;
+      options.max_width = width;
+      options.indent = indent;
+      for (const fs::path& f : files) {
+        std::string text = ReadText(f);
+        ExpectSound(text, f.filename().string() + " width " + std::to_string(width), options);
+        // Lines only pass the width where nothing can break: a comment or one long piece.
+        std::istringstream lines(Format(text, options));
+        for (std::string line; std::getline(lines, line);) {
+          if (static_cast<int>(line.size()) <= width || line.find("//") != std::string::npos ||
+              line.find("/*") != std::string::npos)
+            continue;
+          EXPECT_EQ(line.find(", "), std::string::npos)
+              << f.filename() << " width " << width << ": could have broken:\n" << line;
+        }
+      }
+    }
+  }
+}
+
 TEST(Format, SyntaxErrorsAreReportedNotFormatted) {
   FormatResult r = FormatSource("bad.flow", "stream s = from stdin( | where\n");
   EXPECT_FALSE(r.ok);
