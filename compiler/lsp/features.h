@@ -33,6 +33,9 @@ Json DocumentHighlights(const Document& doc, Position pos);
 // completion.cpp: a CompletionList for `pos`.
 Json Completion(const Document& doc, Position pos);
 
+// signature_help.cpp: a SignatureHelp for the call the cursor is in, or null.
+Json SignatureHelp(const Document& doc, Position pos);
+
 // formatting.cpp: TextEdits that turn the document into the canonical layout (empty when it is
 // already formatted). On syntax errors returns nullopt and sets *error to the rendered errors.
 std::optional<Json> Formatting(const Document& doc, int tab_size, std::string* error);

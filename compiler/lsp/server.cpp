@@ -58,6 +58,11 @@ Json Capabilities() {
   caps.Set("documentFormattingProvider", true);
   caps.Set("documentSymbolProvider", true);
   caps.Set("referencesProvider", true);
+  Json signature = Json::MakeObject();
+  Json signature_triggers = Json::MakeArray();
+  for (const char* t : {"(", ","}) signature_triggers.Push(t);
+  signature.Set("triggerCharacters", std::move(signature_triggers));
+  caps.Set("signatureHelpProvider", std::move(signature));
   caps.Set("documentHighlightProvider", true);
   return caps;
 }
@@ -213,7 +218,7 @@ Json Server::DocumentRequest(const std::string& method, const Json& params, Erro
   bool known = method == "textDocument/hover" || method == "textDocument/definition" ||
                method == "textDocument/completion" || method == "textDocument/formatting" ||
                method == "textDocument/documentSymbol" || method == "textDocument/references" ||
-               method == "textDocument/documentHighlight";
+               method == "textDocument/documentHighlight" || method == "textDocument/signatureHelp";
   if (!known) {
     *error = {kMethodNotFound, "unknown method `" + method + "`"};
     return Json();
@@ -244,6 +249,7 @@ Json Server::DocumentRequest(const std::string& method, const Json& params, Erro
   if (method == "textDocument/hover") return Hover(*doc, pos, markdown_);
   if (method == "textDocument/definition") return Definition(*doc, pos);
   if (method == "textDocument/documentHighlight") return DocumentHighlights(*doc, pos);
+  if (method == "textDocument/signatureHelp") return SignatureHelp(*doc, pos);
   if (method == "textDocument/references") {
     const Json* context = params.GetObject("context");
     const Json* include = context ? context->Get("includeDeclaration") : nullptr;

@@ -96,6 +96,53 @@ TEST(LspCompletion, FieldsFollowThePipeline) {
                                            "explode", "union", "join", "into"}));
 }
 
+// SignatureHelp at the end of `text` (analysed as it is, like LabelsAtEnd).
+Json SignatureAtEnd(const std::string& text) {
+  Document doc;
+  doc.text = text;
+  doc.analysis = Analyze("t.flow", text);
+  doc.last_good = Analyze("t.flow", std::string(kBase) +
+                                        "extern fn risk(amount: float, country: string) -> float "
+                                        "from \"r.h\"\nother | into stdout format json\n");
+  return SignatureHelp(doc, LineIndex(text).ToPosition(text.size()));
+}
+
+TEST(LspSignatureHelp, MarksTheArgumentBeingTyped) {
+  std::string base(kBase);
+  Json j = SignatureAtEnd(base + "other | select substr(url, ");
+  ASSERT_TRUE(j.is_object());
+  const Json& sig = j.GetArray("signatures")->as_array()[0];
+  EXPECT_EQ(*sig.GetString("label"), "substr(s: string, start: int[, len: int]) -> string");
+  EXPECT_EQ(sig.GetArray("parameters")->as_array().size(), 3u);
+  EXPECT_EQ(j.GetInt("activeParameter"), 1);
+  // Nested calls and lists before the cursor are skipped.
+  j = SignatureAtEnd(base + "other | select substr(upper(url), length([1, 2]), ");
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j.GetInt("activeParameter"), 2);
+  // An extern fn from the program.
+  j = SignatureAtEnd(base + "other | select risk(1.0, ");
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(*j.GetArray("signatures")->as_array()[0].GetString("label"),
+            "risk(amount: float, country: string) -> float");
+  EXPECT_EQ(j.GetInt("activeParameter"), 1);
+  // A variadic function stays on its last parameter.
+  j = SignatureAtEnd(base + "other | select coalesce(url, user, user, ");
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(
+      j.GetInt("activeParameter"),
+      static_cast<int64_t>(
+          j.GetArray("signatures")->as_array()[0].GetArray("parameters")->as_array().size() - 1));
+}
+
+TEST(LspSignatureHelp, NullOutsideACall) {
+  std::string base(kBase);
+  EXPECT_TRUE(SignatureAtEnd(base + "other | select upper(url) ").is_null());
+  EXPECT_TRUE(SignatureAtEnd(base + "other | select upper(url, ").is_null());  // too many
+  EXPECT_TRUE(SignatureAtEnd(base + "other | select nosuch(").is_null());
+  EXPECT_TRUE(SignatureAtEnd(base + "stream s = from kafka(").is_null());  // a connector
+  EXPECT_TRUE(SignatureAtEnd(base + "other | select [upper(url), ").is_null());
+}
+
 TEST(LspCompletion, NoProgramStillOffersKeywordsAndFunctions) {
   Document doc;
   doc.uri = "file:///t.flow";

@@ -385,6 +385,9 @@ expect("hover extern fn", h and 'extern fn risk(amount: float, country: string) 
        in h["contents"]["value"], h)
 loc = ask("textDocument/definition", at("risk(payments", 1))
 expect("extern fn call -> declaration", loc and loc["range"]["start"] == pos(*at("risk(amount", 0)), loc)
+sh = ask("textDocument/signatureHelp", at("payments.country", 0))
+expect("signature help in an extern fn call", sh and sh["activeParameter"] == 1
+       and sh["signatures"][0]["label"] == "risk(amount: float, country: string) -> float", sh)
 h = ask("textDocument/hover", at("select", 2))
 expect("hover step keyword: its output record", h and "order_id: string" in h["contents"]["value"]
        and "score: float" in h["contents"]["value"], h)
