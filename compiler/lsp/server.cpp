@@ -16,28 +16,30 @@ void Log(const std::string& message) {
   std::fprintf(stderr, "flowc lsp: %s\n", message.c_str());
 }
 
-// params.position as a Position; false when missing or malformed.
-bool ReadPosition(const Json& params, Position* out) {
-  const Json* pos = params.GetObject("position");
-  if (pos == nullptr) return false;
-  auto line = pos->GetInt("line");
-  auto character = pos->GetInt("character");
+// A {line, character} object as a Position; false when malformed.
+bool ReadPositionObject(const Json& j, Position* out) {
+  auto line = j.GetInt("line");
+  auto character = j.GetInt("character");
   if (!line || !character || *line < 0 || *character < 0 || *line > UINT32_MAX ||
-      *character > UINT32_MAX)
+      *character > UINT32_MAX) {
     return false;
+  }
   out->line = static_cast<uint32_t>(*line);
   out->character = static_cast<uint32_t>(*character);
   return true;
 }
 
+// params.position as a Position; false when missing or malformed.
+bool ReadPosition(const Json& params, Position* out) {
+  const Json* pos = params.GetObject("position");
+  return pos != nullptr && ReadPositionObject(*pos, out);
+}
+
 bool ReadRange(const Json& j, Range* out) {
-  Json start = Json::MakeObject(), end = Json::MakeObject();
-  const Json* s = j.GetObject("start");
-  const Json* e = j.GetObject("end");
-  if (!s || !e) return false;
-  start.Set("position", *s);
-  end.Set("position", *e);
-  return ReadPosition(start, &out->start) && ReadPosition(end, &out->end);
+  const Json* start = j.GetObject("start");
+  const Json* end = j.GetObject("end");
+  return start && end && ReadPositionObject(*start, &out->start) &&
+         ReadPositionObject(*end, &out->end);
 }
 
 Json Capabilities() {

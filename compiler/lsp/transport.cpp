@@ -16,16 +16,20 @@ std::string Frame(std::string_view body) {
   return out;
 }
 
+bool Transport::Fill() {
+  if (buf_pos_ < buf_len_) return true;
+  ssize_t n;
+  do {
+    n = ::read(in_fd_, buf_, sizeof buf_);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return false;
+  buf_pos_ = 0;
+  buf_len_ = static_cast<size_t>(n);
+  return true;
+}
+
 int Transport::Get() {
-  if (buf_pos_ == buf_len_) {
-    ssize_t n;
-    do {
-      n = ::read(in_fd_, buf_, sizeof buf_);
-    } while (n < 0 && errno == EINTR);
-    if (n <= 0) return -1;
-    buf_pos_ = 0;
-    buf_len_ = static_cast<size_t>(n);
-  }
+  if (!Fill()) return -1;
   return static_cast<unsigned char>(buf_[buf_pos_++]);
 }
 
@@ -115,8 +119,7 @@ ReadResult Transport::Read() {
   }
   r.body.reserve(length);
   while (r.body.size() < length) {
-    if (buf_pos_ == buf_len_ && Get() >= 0) --buf_pos_;  // refill
-    if (buf_pos_ == buf_len_) {
+    if (!Fill()) {
       r.status = ReadStatus::kEof;
       return r;
     }

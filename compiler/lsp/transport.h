@@ -42,6 +42,8 @@ class Transport {
   bool Write(std::string_view body);
 
  private:
+  // Makes sure the buffer holds unread input; false at end of input.
+  bool Fill();
   // Next byte of input, or -1 at end of input.
   int Get();
   bool ReadLine(std::string* line, bool* too_long);
