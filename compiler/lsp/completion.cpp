@@ -82,9 +82,13 @@ void AddFields(Builder& b, const types::Type& record) {
     b.Add(f.name, kItemField, f.type.ToString() + owner, "", "1");
 }
 
-void AddStreams(Builder& b, const sema::CheckedProgram* p) {
+// Streams a pipeline at `offset` may read: defined before it (a later one is a
+// use-before-definition error) and not the one being defined there (a cycle).
+void AddStreams(Builder& b, const sema::CheckedProgram* p, size_t offset) {
   if (!p) return;
   for (const auto& [name, info] : p->streams) {
+    if (info.decl && info.decl->range.begin >= offset) continue;
+    if (info.decl && offset <= info.decl->range.end) continue;
     b.Add(name, kItemModule, "stream",
           info.record.is_error() ? "" : "```flow\n" + RecordText(info.record) + "\n```", "3");
   }
@@ -284,7 +288,7 @@ Json Completion(const Document& doc, Position pos) {
     return b.Finish();
   }
   if (prev_word == "union" || prev_word == "join") {
-    AddStreams(b, program);
+    AddStreams(b, program, offset);
     return b.Finish();
   }
   if (InTypePosition(text, word_start, prev, prev_word)) {
@@ -322,7 +326,7 @@ Json Completion(const Document& doc, Position pos) {
     AddFields(b, RecordAt(*fields_from->program, static_cast<uint32_t>(offset), text));
   AddParams(b, program, false);
   AddFunctions(b, program);
-  AddStreams(b, program);
+  AddStreams(b, program, offset);
   AddSchemas(b, program);
   for (const char* k : kKeywords) b.Add(k, kItemKeyword, "keyword", "", "6");
   return b.Finish();

@@ -143,6 +143,26 @@ TEST(LspSignatureHelp, NullOutsideACall) {
   EXPECT_TRUE(SignatureAtEnd(base + "other | select [upper(url), ").is_null());
 }
 
+TEST(LspCompletion, OnlyStreamsDefinedBeforeAndNotItself) {
+  std::string text = std::string(kBase) +
+                     "stream late = clicks | union other\n"
+                     "stream later = clicks\n"
+                     "later | into stdout format json\n"
+                     "late | into stdout format json\n";
+  Document doc;
+  doc.text = text;
+  doc.analysis = Analyze("t.flow", text);
+  ASSERT_NE(doc.analysis->program, nullptr);
+  ASSERT_TRUE(doc.analysis->diagnostics.empty()) << doc.analysis->diagnostics[0].message;
+  // Cursor right after `union `, inside late's own definition.
+  size_t at = text.find("union other") + 6;
+  Json list = Completion(doc, LineIndex(text).ToPosition(at));
+  std::set<std::string> labels;
+  for (const Json& item : list.GetArray("items")->as_array())
+    labels.insert(*item.GetString("label"));
+  EXPECT_EQ(labels, (std::set<std::string>{"clicks", "other"}));
+}
+
 TEST(LspCompletion, NoProgramStillOffersKeywordsAndFunctions) {
   Document doc;
   doc.uri = "file:///t.flow";
