@@ -42,9 +42,9 @@
 // Errors: kFenced (another instance of the job took over: exit 3), kUnavailable (retry later,
 // nothing lost), kAborted (the transaction was lost: restart from the last completed
 // checkpoint), kIoError / kCorruption naming the path or broker, kInternal for calls out of order.
-// Threading: the engine calls one instance from one thread at a time (the sink task delivers
-// "checkpoint complete" through its own mailbox). Implementations say if they share state
-// across instances.
+// Threading: the engine calls one instance from one thread at a time: the sink task for writes
+// and barriers, the thread that completed a checkpoint for its commit, serialised by a lock per
+// sink subtask (engine/txn_sink.h). Implementations say if they share state across instances.
 
 #include <cstdint>
 #include <string>
