@@ -62,6 +62,24 @@ TEST(RocksDbBackendTest, StateLargerThanTheCacheRoundTrips) {
   EXPECT_LE(rc->cached(), kCache + kCache / 8 + 1 + kKeys);  // Get loads; insertions evict
 }
 
+// Reads load into the cache without evicting (earlier pointers stay valid); the next watermark
+// trims the cache back to its capacity.
+TEST(RocksDbBackendTest, ReadsGrowTheCacheUntilTheWatermarkTrimsIt) {
+  auto b = MakeBackend(StateBackendKind::kRocksDb, KeyGroupSpan::All(), 100);
+  auto* v = b->CreateValueState<int64_t, int64_t>("v");
+  for (int64_t k = 0; k < 5000; ++k) v->Put(k, k * 3);
+  std::vector<int64_t*> pointers;
+  for (int64_t k = 0; k < 5000; ++k) pointers.push_back(v->Get(k));
+  EXPECT_GT(v->cached(), 4000u);
+  for (int64_t k = 0; k < 5000; ++k) {
+    ASSERT_NE(pointers[k], nullptr);
+    ASSERT_EQ(*pointers[k], k * 3);  // none was evicted under the reader
+  }
+  b->AdvanceWatermark(1);
+  EXPECT_LE(v->cached(), 100u);
+  for (int64_t k = 0; k < 5000; ++k) ASSERT_EQ(*v->Get(k), k * 3);
+}
+
 std::set<std::string> SharedNames(const std::vector<StoredFile>& files) {
   std::set<std::string> out;
   for (const StoredFile& f : files) {

@@ -109,9 +109,15 @@ class KeyedStateBackend {
     return Add(std::make_unique<TimerService<K, N>>(std::move(name), &ctx_));
   }
 
-  // Event time for event-time TTL; only moves forward.
+  // Event time for event-time TTL; only moves forward. rocksdb: also trims the caches back to
+  // their capacity (operators call this before touching state for the watermark, so no pointer
+  // into the state is held).
   void AdvanceWatermark(TimestampMs watermark) {
-    if (watermark > ctx_.watermark) ctx_.watermark = watermark;
+    if (watermark <= ctx_.watermark) return;
+    ctx_.watermark = watermark;
+    if (store_ != nullptr) {
+      for (const auto& t : tables_) t->TrimCache();
+    }
   }
   TimestampMs watermark() const { return ctx_.watermark; }
 

@@ -119,6 +119,9 @@ class StateTable {
   virtual void FlushCache() {}
   // True when the entries live in the store (rocksdb) rather than only on the heap.
   virtual bool InStore() const { return false; }
+  // rocksdb: evicts down to the cache capacity (Get loads without evicting). Only where no
+  // pointer into the state is held: the backend calls it when the watermark advances.
+  virtual void TrimCache() {}
 };
 
 // The backend's own RocksDB failed (a value does not decode, a column family cannot be made).
@@ -131,8 +134,8 @@ class StateTable {
 // rocksdb backend (AttachStore): the same maps are a bounded cache in front of a KvStore. Misses
 // load from the store (Find, FindOrCreate); evictions and FlushCache write entries back; removals
 // delete from the store at once. Every cached entry counts as dirty (the pointer API cannot tell
-// reads from writes). Only insertions (FindOrCreate, Put) evict, so pointers returned by Get stay
-// valid as the state contract promises. On the heap the store pointer is null: one predictable
+// reads from writes). Only insertions (FindOrCreate, Put) and TrimCache (the backend, when the
+// watermark advances) evict, so pointers returned by Get stay valid as the state contract promises. On the heap the store pointer is null: one predictable
 // branch, no virtual call, per access.
 template <StateKey K, Serializable S>
 class HeapTable : public StateTable {
@@ -172,6 +175,11 @@ class HeapTable : public StateTable {
   }
 
   bool InStore() const override { return store_ != nullptr; }
+  void TrimCache() override {
+    if (store_ == nullptr) return;
+    size_t size = cached();
+    if (size > capacity_) EvictDown(size, capacity_, groups_.size(), Iterator{});
+  }
   void FlushCache() override {
     if (store_ == nullptr) return;
     for (uint32_t g = ctx_->range.first; g < ctx_->range.end; ++g) {
@@ -263,15 +271,14 @@ class HeapTable : public StateTable {
         Decode(bytes, &it->second);
         inserted = false;
       }
-      MaybeEvict(it);
+      MaybeEvict(key_group, it);
     }
     return {it, inserted};
   }
   // Replaces the entry of `key`. May evict others.
   Iterator Assign(Map& m, const K& key, uint32_t key_group, S value) {
-    (void)key_group;
     auto [it, inserted] = m.insert_or_assign(key, std::move(value));
-    if (inserted && store_ != nullptr) MaybeEvict(it);
+    if (inserted && store_ != nullptr) MaybeEvict(key_group, it);
     return it;
   }
   void Erase(Map& m, Iterator it, uint32_t key_group) {
@@ -362,21 +369,24 @@ class HeapTable : public StateTable {
     ++loaded_since_evict_;
     return it;  // never evicts: earlier pointers from Get stay valid
   }
-  // Writes back and drops about a quarter of the cache (never `keep`) once it is over capacity.
-  void MaybeEvict(Iterator keep) {
+  // Writes back and drops about a quarter of the cache (never `keep`, an entry of group
+  // `keep_group`) once it is over capacity.
+  void MaybeEvict(uint32_t keep_group, Iterator keep) {
     // Counting the cache costs a pass over the groups, so it is checked every capacity/8 changes.
     if (++inserts_since_check_ + loaded_since_evict_ < capacity_ / 8 + 1) return;
     inserts_since_check_ = 0;
     loaded_since_evict_ = 0;
     size_t size = cached();
-    if (size <= capacity_) return;
-    size_t target = capacity_ - capacity_ / 4;
+    if (size > capacity_) EvictDown(size, capacity_ - capacity_ / 4, keep_group - ctx_->range.first, keep);
+  }
+  // keep_index: index into groups_ of `keep`'s map, or groups_.size() for none.
+  void EvictDown(size_t size, size_t target, size_t keep_index, Iterator keep) {
     const uint32_t n = static_cast<uint32_t>(groups_.size());
     for (uint32_t step = 0; step < n && size > target; ++step) {
       uint32_t gi = (evict_cursor_ + step) % n;
       Map& m = groups_[gi];
       for (auto it = m.begin(); it != m.end() && size > target;) {
-        if (it == keep) {
+        if (gi == keep_index && it == keep) {
           ++it;
           continue;
         }
