@@ -25,7 +25,8 @@ constexpr std::string_view kHelp =
     "\n"
     "Rewrites each script in the canonical layout (see docs/compiler.md). A PATH may be a .flow\n"
     "file, a directory (every *.flow file below it, recursively, skipping hidden directories) or\n"
-    "`-` (read stdin, write the formatted script to stdout). Files are only written when their layout changes. A script with\n"
+    "`-` (read stdin, write the formatted script to stdout). Files are only written when their "
+    "layout changes. A script with\n"
     "syntax errors is never rewritten: its errors are printed as `flowc check` prints them.\n"
     "\n"
     "Options:\n"
@@ -143,8 +144,7 @@ bool CollectDir(const std::string& dir, std::vector<std::string>* files) {
     }
   }
   if (ec) {
-    std::fprintf(stderr, "flowc: error: cannot list `%s`: %s\n", dir.c_str(),
-                 ec.message().c_str());
+    std::fprintf(stderr, "flowc: error: cannot list `%s`: %s\n", dir.c_str(), ec.message().c_str());
     return false;
   }
   std::sort(found.begin(), found.end());
@@ -186,7 +186,8 @@ bool WriteInPlace(const std::string& given, const std::string& text) {
 }
 
 bool ParseCount(const std::string& value, int lo, int hi, int* out) {
-  if (value.empty() || value.size() > 4 || value.find_first_not_of("0123456789") != std::string::npos)
+  if (value.empty() || value.size() > 4 ||
+      value.find_first_not_of("0123456789") != std::string::npos)
     return false;
   int n = std::stoi(value);
   if (n < lo || n > hi) return false;

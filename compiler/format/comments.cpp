@@ -46,8 +46,8 @@ std::vector<Comment> ScanComments(std::string_view source) {
     k.end = static_cast<uint32_t>(end);
     k.text = std::string(source.substr(i, end - i));
     if (!k.block) {
-      while (!k.text.empty() && (k.text.back() == ' ' || k.text.back() == '\t' ||
-                                 k.text.back() == '\r'))
+      while (!k.text.empty() &&
+             (k.text.back() == ' ' || k.text.back() == '\t' || k.text.back() == '\r'))
         k.text.pop_back();
     }
     size_t line_start = i;

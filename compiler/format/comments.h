@@ -11,10 +11,10 @@
 namespace flow::format {
 
 struct Comment {
-  uint32_t begin = 0;  // byte offset of `//` or `/*`
-  uint32_t end = 0;    // one past the comment (a line comment stops before its line break)
-  std::string text;    // as written; trailing blanks of line comments removed
-  bool block = false;  // `/* ... */`
+  uint32_t begin = 0;         // byte offset of `//` or `/*`
+  uint32_t end = 0;           // one past the comment (a line comment stops before its line break)
+  std::string text;           // as written; trailing blanks of line comments removed
+  bool block = false;         // `/* ... */`
   bool own_line = false;      // nothing but blanks before it on its line
   bool code_after = false;    // code (not a comment) follows on the same line
   bool blank_before = false;  // an empty line separates it from what precedes it

@@ -20,10 +20,10 @@ struct FormatOptions {
 };
 
 struct FormatResult {
-  bool ok = false;           // false: syntax errors; `text` is empty, `diagnostics` rendered as text
-  std::string text;          // the formatted program
-  std::string diagnostics;   // rendered `file:line:col: error: ...` text when !ok
-  size_t error_count = 0;    // number of errors in `diagnostics`
+  bool ok = false;          // false: syntax errors; `text` is empty, `diagnostics` rendered as text
+  std::string text;         // the formatted program
+  std::string diagnostics;  // rendered `file:line:col: error: ...` text when !ok
+  size_t error_count = 0;   // number of errors in `diagnostics`
 };
 
 [[nodiscard]] FormatResult FormatSource(std::string_view path, std::string_view source,

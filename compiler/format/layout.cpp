@@ -13,8 +13,7 @@ int Width(std::string_view text) {
   return n;
 }
 
-Layout::Layout(std::string_view source, std::vector<Comment> comments,
-               const FormatOptions& options)
+Layout::Layout(std::string_view source, std::vector<Comment> comments, const FormatOptions& options)
     : source_(source), comments_(std::move(comments)), options_(options) {}
 
 bool Layout::IsVisibleText(const Piece& p) {
@@ -83,7 +82,8 @@ int Layout::TrailingCommentsWidth(uint32_t begin, uint32_t end) const {
   int width = 0;
   for (size_t i = FirstCommentFrom(begin); i < comments_.size() && comments_[i].begin < end; ++i) {
     if (!comments_[i].own_line)
-      width += 2 + Width(std::string_view(comments_[i].text).substr(0, comments_[i].text.find('\n')));
+      width +=
+          2 + Width(std::string_view(comments_[i].text).substr(0, comments_[i].text.find('\n')));
   }
   return width;
 }
@@ -132,7 +132,9 @@ void Layout::AttachTrailing(const std::string& text, int own_line_indent) {
   last.ends_in_line_comment = IsLineComment(text);
 }
 
-bool Layout::IsLineComment(std::string_view comment) { return comment.substr(0, 2) == "//"; }
+bool Layout::IsLineComment(std::string_view comment) {
+  return comment.substr(0, 2) == "//";
+}
 
 void Layout::PushCommentLines(const std::string& text, int indent) {
   // A block comment's later lines are kept exactly as written.
@@ -141,8 +143,8 @@ void Layout::PushCommentLines(const std::string& text, int indent) {
   PushLine(std::string(indent, ' ') + first);
   while (nl != std::string::npos) {
     size_t next = text.find('\n', nl + 1);
-    std::string line = text.substr(nl + 1, next == std::string::npos ? std::string::npos
-                                                                    : next - nl - 1);
+    std::string line =
+        text.substr(nl + 1, next == std::string::npos ? std::string::npos : next - nl - 1);
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
       line.pop_back();
     lines_.push_back({line, ""});

@@ -66,8 +66,8 @@ class Layout {
     int level = 0;
   };
   struct Line {
-    std::string text;      // with its indentation
-    std::string trailing;  // a trailing comment, aligned when the output is joined
+    std::string text;                   // with its indentation
+    std::string trailing;               // a trailing comment, aligned when the output is joined
     bool ends_in_line_comment = false;  // nothing may be appended to it
   };
 

@@ -28,7 +28,7 @@ class Printer {
 
   // printer_pipeline.cpp
   void Pipeline(const ast::Pipeline& p);
-  void SourceHead(const ast::Source& s);        // `from connector [format ...] [as S]`
+  void SourceHead(const ast::Source& s);  // `from connector [format ...] [as S]`
   void SourceClauses(const ast::Source& s, bool flat);
   void EventTime(const ast::EventTimeClause& e);
   void OnError(const ast::ErrorPolicy& e);

@@ -7,7 +7,8 @@ namespace flow::format {
 
 void Printer::Program(const ast::Program& program) {
   for (size_t i = 0; i < program.decls.size(); ++i) {
-    next_decl_begin_ = i + 1 < program.decls.size() ? program.decls[i + 1]->range.begin : UINT32_MAX;
+    next_decl_begin_ =
+        i + 1 < program.decls.size() ? program.decls[i + 1]->range.begin : UINT32_MAX;
     Decl(*program.decls[i]);
   }
 }
@@ -93,9 +94,8 @@ void Printer::Schema(const ast::SchemaDecl& s) {
     }
     out_.Text(s.fields.empty() ? "}" : " }");
   };
-  if (s.fields.empty() ||
-      (written_flat && !out_.HasCommentIn(s.name.range.end, s.range.end) &&
-       out_.CurrentWidth() + out_.Measure(flat) <= out_.max_width())) {
+  if (s.fields.empty() || (written_flat && !out_.HasCommentIn(s.name.range.end, s.range.end) &&
+                           out_.CurrentWidth() + out_.Measure(flat) <= out_.max_width())) {
     flat();
     return;
   }

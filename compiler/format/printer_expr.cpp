@@ -260,8 +260,8 @@ std::string Printer::LiteralText(const ast::LiteralExpr& e) const {
   size_t end = pos;
   while (end < e.range.end) {
     char c = src_[end];
-    bool exponent_sign = (c == '+' || c == '-') && end > pos &&
-                         (src_[end - 1] == 'e' || src_[end - 1] == 'E');
+    bool exponent_sign =
+        (c == '+' || c == '-') && end > pos && (src_[end - 1] == 'e' || src_[end - 1] == 'E');
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && !exponent_sign)
       break;
     ++end;

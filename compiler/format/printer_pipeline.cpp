@@ -23,8 +23,8 @@ void Printer::Pipeline(const ast::Pipeline& p) {
   const int head_width = out_.Measure(head_flat, &head_last);
   const uint32_t after_head = p.ops.empty() ? next_decl_begin_ : p.ops[0]->range.begin;
   // A source with `on error` or with comments inside gets one line per clause.
-  const bool source_breaks =
-      p.source && (p.source->on_error.has_value() || out_.HasCommentIn(p.source->range.begin, head_last));
+  const bool source_breaks = p.source && (p.source->on_error.has_value() ||
+                                          out_.HasCommentIn(p.source->range.begin, head_last));
   // `words | into stdout`: a single operator stays on the head's line when everything fits.
   if (p.ops.size() <= 1 && !source_breaks && !out_.HasCommentIn(head_last, after_head)) {
     int width = prefix + head_width;

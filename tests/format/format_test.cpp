@@ -97,7 +97,8 @@ TEST(Format, GoldenFiles) {
   for (const auto& entry : fs::directory_iterator(dir)) {
     std::string name = entry.path().filename().string();
     const std::string suffix = ".in.flow";
-    if (name.size() <= suffix.size() || name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+    if (name.size() <= suffix.size() ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
       continue;
     fs::path expected_path = dir / (name.substr(0, name.size() - suffix.size()) + ".out.flow");
     ASSERT_TRUE(fs::exists(expected_path)) << expected_path;
@@ -160,8 +161,10 @@ std::vector<size_t> CommentSlots(const std::string& text) {
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
     if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') {
@@ -279,7 +282,8 @@ TEST(Format, CommentsInEveryPosition) {
       "schema S { // opening\n  // before a\n  a: int, // after a\n  b: string? /* after b */,\n"
       "  // after the last field\n}\n",
       // In a pipeline: before operators, after operators, inside expressions and lists.
-      "s\n  // before where\n  | where a > /* inline */ 1 // after where\n  | select a, // after a\n"
+      "s\n  // before where\n  | where a > /* inline */ 1 // after where\n  | select a, // after "
+      "a\n"
       "      b /* b */, c\n  // before into\n  | into stdout // last\n// after\n",
       // In a source: between clauses.
       "from kafka(topic: \"t\", // topic\n  brokers: \"b\") /* c1 */ format json // fmt\n  as S\n"
@@ -294,7 +298,8 @@ TEST(Format, CommentsInEveryPosition) {
       "a | join b on a.x == b.x // key\n within 5s | select case // c\n when a.x > 1 then 1 /* one "
       "*/ else 2 end as y | into stdout\n",
       // Comments that look like the end of a block comment; two on one line; block before code.
-      "param a: int = 1 /* x */ // foo */\n// y\nparam b: int = 2 // z */ \n /* w */ param c: int = 3\n",
+      "param a: int = 1 /* x */ // foo */\n// y\nparam b: int = 2 // z */ \n /* w */ param c: int "
+      "= 3\n",
       "schema S // c\n { // d\n a: int }\n",
       // Strings that look like comments are not comments.
       "param p: string = \"// not a comment /* nor this */\" // this is\n",
@@ -326,8 +331,10 @@ TEST(Format, Layout) {
   EXPECT_EQ(Format("stream s = from stdin() format raw as Line on error skip\n"),
             "stream s = from stdin() format raw as Line\n  on error skip\n");
   // Schemas written on one line stay there; written over lines, one field per line, aligned.
-  EXPECT_EQ(Format("schema L{text:string,n:list<int>?}"), "schema L { text: string, n: list<int>? }\n");
-  EXPECT_EQ(Format("schema L{\ntext:string,n:int}"), "schema L {\n  text: string,\n  n:    int,\n}\n");
+  EXPECT_EQ(Format("schema L{text:string,n:list<int>?}"),
+            "schema L { text: string, n: list<int>? }\n");
+  EXPECT_EQ(Format("schema L{\ntext:string,n:int}"),
+            "schema L {\n  text: string,\n  n:    int,\n}\n");
   EXPECT_EQ(Format("schema E {}"), "schema E {}\n");
   // Long operator lists wrap after a comma at the continuation indent.
   std::string long_select = "s | select ";
@@ -381,7 +388,8 @@ TEST(Format, NarrowWidthsAndOtherIndents) {
               line.find("/*") != std::string::npos)
             continue;
           EXPECT_EQ(line.find(", "), std::string::npos)
-              << f.filename() << " width " << width << ": could have broken:\n" << line;
+              << f.filename() << " width " << width << ": could have broken:\n"
+              << line;
         }
       }
     }
@@ -396,9 +404,9 @@ TEST(Format, SyntaxErrorsAreReportedNotFormatted) {
   EXPECT_NE(r.diagnostics.find("error:"), std::string::npos) << r.diagnostics;
   EXPECT_GE(r.error_count, 1u);
 
-  for (const char* bad : {"param s: string = \"unterminated\n", "/* open comment\n",
-                          "param s: string = \"\\q\"\n", "param x: int = 99999999999999999999\n",
-                          "schema { a: int }\n", "\xff\n"}) {
+  for (const char* bad :
+       {"param s: string = \"unterminated\n", "/* open comment\n", "param s: string = \"\\q\"\n",
+        "param x: int = 99999999999999999999\n", "schema { a: int }\n", "\xff\n"}) {
     FormatResult b = FormatSource("bad.flow", bad);
     EXPECT_FALSE(b.ok) << bad;
     EXPECT_TRUE(b.text.empty()) << bad;
@@ -407,8 +415,9 @@ TEST(Format, SyntaxErrorsAreReportedNotFormatted) {
 }
 
 TEST(Format, LineEndingsAndTabs) {
-  EXPECT_EQ(Format("param a: int = 1 // one\r\n\r\n\r\n/* two\r\n   lines */\r\nparam\tb: int = 2\r\n"),
-            "param a: int = 1  // one\n\n/* two\n   lines */\nparam b: int = 2\n");
+  EXPECT_EQ(
+      Format("param a: int = 1 // one\r\n\r\n\r\n/* two\r\n   lines */\r\nparam\tb: int = 2\r\n"),
+      "param a: int = 1  // one\n\n/* two\n   lines */\nparam b: int = 2\n");
   ExpectSound("s |\twhere a\r\n\t| into stdout // x\r\n", "crlf");
 }
 
