@@ -271,6 +271,29 @@ r | select a * 2 as d | into stdout format json
       << ::testing::PrintToString(shape);
 }
 
+TEST(PushFilters, NeverPastOrWithAnExternFn) {
+  auto l = Passes(std::string(kSchema) + R"(extern fn score(x: int) -> int from "udf/score.h"
+r | select a, score(a) as k | where a > 1 | into stdout format json
+r | select a, b | where score(b) > 1 | into stdout format json
+)",
+                  kOnlyPush);
+  ASSERT_TRUE(l->plan);
+  // A user function may have side effects: it must run for exactly the records it ran for.
+  EXPECT_EQ(Shape(*l->plan), (std::vector<std::string>{"source", "select", "where", "sink", "select", "where", "sink"}));
+}
+
+TEST(FoldConstants, ExternFnCallsAreNeverFoldedOrDropped) {
+  auto l = Passes(std::string(kSchema) + R"(extern fn score(x: int) -> int from "udf/score.h"
+r | where false and score(1) > 0 | into stdout format json
+r | select score(2 + 3) as k | into stdout format json
+)",
+                  kOnlyFold);
+  ASSERT_TRUE(l->plan);
+  EXPECT_EQ(WhereText(*l->plan, 0), "false and (score(1) > 0)");
+  EXPECT_EQ(ExprText(*SelectItem(*l->plan, "k")), "score(5)");
+  EXPECT_TRUE(l->warnings.empty());
+}
+
 TEST(PushFilters, OffByNameAndPlanStaysValidWithAllCombinations) {
   const std::string script = std::string(kSchema) + R"(stream q = from file(path: "q.jsonl") format json as R
 stream u = r | union q | select a, b + 1 as b1, s, tags | where 1 < 2 and b1 > 3
