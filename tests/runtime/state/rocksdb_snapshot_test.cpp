@@ -209,6 +209,16 @@ TEST(RocksDbBackendTest, CorruptSstOrSnapshotFileIsAClearError) {
   EXPECT_NE(s.message().find("own"), std::string::npos) << s.ToString();
   EXPECT_NE(s.message().find("checksum"), std::string::npos) << s.ToString();
 
+  // Truncated anywhere: an error, never a crash.
+  const std::string whole = *mem.Bytes("own");
+  for (size_t cut = 0; cut < whole.size(); cut += whole.size() / 16 + 1) {
+    *mem.Bytes("own") = whole.substr(0, cut);
+    auto rt = MakeBackend(StateBackendKind::kRocksDb, KeyGroupSpan::All());
+    rt->CreateValueState<int64_t, int64_t>("v");
+    EXPECT_EQ(rt->RestoreFrom(mf[0], &mem).code(), StatusCode::kCorruption) << "cut " << cut;
+  }
+  *mem.Bytes("own") = whole;
+
   // A rocksdb snapshot is refused by a heap backend with a reason.
   auto heap = MakeBackend(StateBackendKind::kHeap, KeyGroupSpan::All());
   heap->CreateValueState<int64_t, int64_t>("v");
