@@ -140,7 +140,7 @@ a | where id % 2 == 0
       }
       if (l.id % 2 != 0) continue;
       // Every sliding window [s, s + 300) with s a multiple of 100 holding both records.
-      for (int64_t s = floor_div(std::max(l.ts, r.ts), 100) * 100; s > std::min(l.ts, r.ts) - 300; s -= 100) {
+      for (int64_t s = floor_div(std::min(l.ts, r.ts), 100) * 100; s > std::max(l.ts, r.ts) - 300; s -= 100) {
         want.push_back("{\"slid\":" + std::to_string(l.id) + ",\"srid\":" + std::to_string(r.id) + ",\"sws\":\"" + Rfc3339(s) + "\"}");
       }
     }
