@@ -36,6 +36,9 @@ Json Completion(const Document& doc, Position pos);
 // signature_help.cpp: a SignatureHelp for the call the cursor is in, or null.
 Json SignatureHelp(const Document& doc, Position pos);
 
+// code_actions.cpp: quick fixes (CodeAction[]) for the diagnostics that touch `range`.
+Json CodeActions(const Document& doc, const Range& range);
+
 // formatting.cpp: TextEdits that turn the document into the canonical layout (empty when it is
 // already formatted). On syntax errors returns nullopt and sets *error to the rendered errors.
 std::optional<Json> Formatting(const Document& doc, int tab_size, std::string* error);

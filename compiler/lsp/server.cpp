@@ -60,6 +60,7 @@ Json Capabilities() {
   caps.Set("documentFormattingProvider", true);
   caps.Set("documentSymbolProvider", true);
   caps.Set("referencesProvider", true);
+  caps.Set("codeActionProvider", true);
   Json signature = Json::MakeObject();
   Json signature_triggers = Json::MakeArray();
   for (const char* t : {"(", ","}) signature_triggers.Push(t);
@@ -220,7 +221,8 @@ Json Server::DocumentRequest(const std::string& method, const Json& params, Erro
   bool known = method == "textDocument/hover" || method == "textDocument/definition" ||
                method == "textDocument/completion" || method == "textDocument/formatting" ||
                method == "textDocument/documentSymbol" || method == "textDocument/references" ||
-               method == "textDocument/documentHighlight" || method == "textDocument/signatureHelp";
+               method == "textDocument/documentHighlight" ||
+               method == "textDocument/signatureHelp" || method == "textDocument/codeAction";
   if (!known) {
     *error = {kMethodNotFound, "unknown method `" + method + "`"};
     return Json();
@@ -242,6 +244,15 @@ Json Server::DocumentRequest(const std::string& method, const Json& params, Erro
       return Json();
     }
     return std::move(*edits);
+  }
+  if (method == "textDocument/codeAction") {
+    Range range;
+    const Json* r = params.GetObject("range");
+    if (r == nullptr || !ReadRange(*r, &range)) {
+      *error = {kInvalidParams, "`textDocument/codeAction` needs `range` {start, end}"};
+      return Json();
+    }
+    return CodeActions(*doc, range);
   }
   Position pos;
   if (!ReadPosition(params, &pos)) {

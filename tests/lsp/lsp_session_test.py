@@ -189,6 +189,17 @@ expect("completion in where: params and functions", "min_amount" in labels and "
 upper = next((i for i in r["result"]["items"] if i["label"] == "upper"), {})
 expect("function completion has signature", upper.get("detail", "").startswith("upper(s: string) -> string"), upper)
 
+# A quick fix from the "did you mean" hint replaces exactly the misspelled name.
+r = c.request("textDocument/codeAction", {**td(URI), "range": {"start": pos(4, 11), "end": pos(4, 11)},
+                                          "context": {"diagnostics": diags}})
+actions = r.get("result") or []
+expect("quick fix for a misspelled field", len(actions) == 1 and actions[0]["kind"] == "quickfix"
+       and actions[0]["edit"]["changes"][URI] == [{"range": {"start": pos(4, 10), "end": pos(4, 15)},
+                                                   "newText": "amount"}], r)
+r = c.request("textDocument/codeAction", {**td(URI), "range": {"start": pos(0, 0), "end": pos(0, 3)},
+                                          "context": {"diagnostics": []}})
+expect("no quick fix away from the diagnostic", r.get("result") == [], r)
+
 # --- Incremental change fixes it: replace `amout` (4:10-4:15) with `amount`. ---
 c.notify("textDocument/didChange", {"textDocument": {"uri": URI, "version": 2},
                                     "contentChanges": [{"range": {"start": pos(4, 10), "end": pos(4, 15)},
