@@ -123,6 +123,55 @@ from kafka(topic: input, brokers: brokers, group: "codegen-io", start: earliest)
   }
 }
 
+// `idle`: three of four partitions never get a record; once they are idle, the one partition with
+// data moves the watermark alone and every window fires (without `idle` none would).
+TEST_F(CodegenIoKafka, IdlePartitionsDoNotHoldTheWatermark) {
+  std::string dir = ScratchDir("kafka_idle");
+  std::string bin = Build(dir, R"(
+param input: string
+param output: string
+param brokers: string
+schema Click { user: string, ts: timestamp, n: int }
+from kafka(topic: input, brokers: brokers) format json as Click
+  event time ts watermark 1s idle 2s
+  | key by user
+  | window tumbling 10s
+  | aggregate count() as clicks, sum(n) as total
+  | into kafka(topic: output, brokers: brokers) format json
+)");
+  auto input = env_.CreateUniqueTopic("cgio-idle-in", 4);
+  auto output = env_.CreateUniqueTopic("cgio-idle-out", 1);
+  ASSERT_TRUE(input.ok() && output.ok());
+  std::vector<KafkaRecord> records;
+  std::map<std::pair<std::string, int64_t>, std::pair<int64_t, int64_t>> want;
+  for (int64_t j = 0; j < 40; ++j) {
+    int64_t ts = kT0 + j * 1500;
+    std::string user = j % 3 == 0 ? "x" : "y";
+    records.push_back(KafkaRecord{0, "", ClickJson(user, ts, j)});
+    auto& agg = want[{user, ts - ts % kWindow}];
+    agg.first += 1;
+    agg.second += j;
+  }
+  records.push_back(KafkaRecord{0, "", ClickJson("flush", kT0 + 3600000, 0)});
+  ASSERT_TRUE(env_.Produce(*input, records).ok());
+  std::vector<std::string> want_lines;
+  for (const auto& [key, agg] : want) {
+    want_lines.push_back("{\"user\":" + JsonString(key.first) + ",\"window_start\":" + JsonString(Rfc3339(key.second)) +
+                         ",\"window_end\":" + JsonString(Rfc3339(key.second + kWindow)) + ",\"clicks\":" +
+                         std::to_string(agg.first) + ",\"total\":" + std::to_string(agg.second) + "}");
+  }
+  Background job({bin, "--set", "input=" + *input, "--set", "output=" + *output, "--set", "brokers=" + env_.brokers(),
+                  "--parallelism", "4", "--progress-interval", "0"},
+                 dir);
+  auto got = env_.ConsumeCount(*output, want_lines.size(), Isolation::kReadCommitted, test::Millis(180000));
+  std::string err = job.Err();
+  job.Stop(30);
+  ASSERT_TRUE(got.ok()) << got.status().ToString() << "\n" << err;
+  std::vector<std::string> lines;
+  for (const KafkaRecord& r : *got) lines.push_back(r.value);
+  EXPECT_EQ(Sorted(lines), Sorted(want_lines));
+}
+
 // CSV (positional) from Kafka to Kafka; an unreachable broker on either side fails the job with
 // exit code 1 and a message naming the brokers, well before the test's time limit.
 TEST_F(CodegenIoKafka, CsvThroughKafkaAndBrokerDownIsAClearError) {

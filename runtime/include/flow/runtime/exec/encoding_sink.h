@@ -20,6 +20,7 @@
 #include "flow/runtime/engine/raw_adapters.h"
 #include "flow/runtime/exec/io.h"
 #include "flow/runtime/formats/csv_encoder.h"
+#include "flow/runtime/formats/json_codecs.h"
 #include "flow/runtime/formats/json_encoder.h"
 
 namespace flow::exec {

@@ -16,6 +16,7 @@
 
 #include "flow/runtime/connectors/connector.h"
 #include "flow/runtime/formats/csv_decoder.h"
+#include "flow/runtime/formats/json_codecs.h"
 #include "flow/runtime/formats/json_decoder.h"
 
 namespace flow::exec {
