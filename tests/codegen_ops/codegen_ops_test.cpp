@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -147,6 +148,49 @@ a | where id % 2 == 0
   }
   WriteText(dir + "/left.jsonl", ToJsonl(left));
   WriteText(dir + "/right.jsonl", ToJsonl(right));
+  Ran built = BuildJob(dir + "/job.flow", dir + "/job");
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  ExpectRuns(dir + "/job", {"left_path=" + dir + "/left.jsonl", "right_path=" + dir + "/right.jsonl"}, want);
+}
+
+// SQL equality: a null key equals nothing, not even another null key.
+TEST(CodegenOps, NullJoinKeysMatchNothing) {
+  std::string dir = ScratchDir("null_keys");
+  WriteText(dir + "/job.flow", R"(param left_path: string = ""
+param right_path: string = ""
+schema Left { k: string?, id: int, ts: timestamp }
+schema Right { k: string?, id: int, ts: timestamp }
+stream a = from file(path: left_path) format json as Left event time ts watermark 100ms
+stream b = from file(path: right_path) format json as Right event time ts watermark 100ms
+a | join b on a.k == b.k window tumbling 1s
+  | select a.id as lid, b.id as rid, a.k
+  | into stdout format json
+)");
+  std::mt19937 rng(15);
+  std::string left, right;
+  std::vector<std::pair<std::optional<std::string>, int64_t>> ls, rs;
+  for (int i = 0; i < 200; ++i) {
+    std::optional<std::string> lk, rk;
+    if (rng() % 3 != 0) lk = "k" + std::to_string(rng() % 3);
+    if (rng() % 3 != 0) rk = "k" + std::to_string(rng() % 3);
+    ls.emplace_back(lk, i);
+    rs.emplace_back(rk, 1000 + i);
+    int64_t ts = 10'000 + i * 10;  // one window: every pair of equal keys meets
+    left += "{" + (lk ? "\"k\":" + JsonString(*lk) + "," : std::string()) + "\"id\":" + std::to_string(i) + ",\"ts\":" + std::to_string(ts) + "}\n";
+    right += "{" + (rk ? "\"k\":" + JsonString(*rk) + "," : std::string("\"k\":null,")) + "\"id\":" + std::to_string(1000 + i) +
+             ",\"ts\":" + std::to_string(ts) + "}\n";
+  }
+  std::vector<std::string> want;
+  for (const auto& [lk, lid] : ls) {
+    for (const auto& [rk, rid] : rs) {
+      if (lk && rk && *lk == *rk && (10'000 + lid * 10) / 1000 == (10'000 + (rid - 1000) * 10) / 1000) {
+        want.push_back("{\"lid\":" + std::to_string(lid) + ",\"rid\":" + std::to_string(rid) + ",\"k\":" + JsonString(*lk) + "}");
+      }
+    }
+  }
+  ASSERT_GT(want.size(), 100u);
+  WriteText(dir + "/left.jsonl", left);
+  WriteText(dir + "/right.jsonl", right);
   Ran built = BuildJob(dir + "/job.flow", dir + "/job");
   ASSERT_EQ(built.exit_code, 0) << built.err;
   ExpectRuns(dir + "/job", {"left_path=" + dir + "/left.jsonl", "right_path=" + dir + "/right.jsonl"}, want);
