@@ -153,8 +153,8 @@ TEST(Format, EveryTestScriptIsFormattedOrRefused) {
   EXPECT_GE(refused, 5u);
 }
 
-// Candidate places for an extra comment: blanks and the insides of brackets, outside strings
-// and comments.
+// Candidate places for an extra comment: blanks, the insides of brackets, around `|` and after
+// `:`, outside strings and comments.
 std::vector<size_t> CommentSlots(const std::string& text) {
   std::vector<size_t> slots;
   bool in_string = false;
@@ -177,6 +177,9 @@ std::vector<size_t> CommentSlots(const std::string& text) {
       slots.push_back(c == ' ' || c == '\n' ? i : i + 1);
     } else if (c == ')' || c == ']') {
       slots.push_back(i);
+    } else if (c == '|' || c == ':') {  // no other token starts with either
+      if (c == '|') slots.push_back(i);
+      slots.push_back(i + 1);
     }
   }
   return slots;
