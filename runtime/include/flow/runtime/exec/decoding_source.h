@@ -108,6 +108,10 @@ class DecodingSource final : public rt::SourceFunction<T> {
   const std::vector<int32_t>* LastSplits() const override { return splits_.empty() ? nullptr : &splits_; }
   rt::Status SnapshotPosition(rt::BinaryWriter* out) const override { return raw_->SnapshotPosition(out); }
   rt::Status RestorePosition(rt::BinaryReader* in) override { return raw_->RestorePosition(in); }
+  // Restore at another parallelism: the connector redistributes its splits (files, partitions).
+  rt::Status RestoreRescaled(const std::vector<rt::OldSourcePosition>& old, uint32_t old_parallelism) override {
+    return raw_->RestoreRescaled(old, old_parallelism);
+  }
   rt::Status Close() override {
     if (skipped_count_ > 0) {
       rt::Log(rt::LogLevel::kInfo, "source", "source closed",
