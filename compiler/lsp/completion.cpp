@@ -24,7 +24,7 @@ constexpr int kItemField = 5, kItemProperty = 10, kItemFunction = 3, kItemModule
               kItemKeyword = 14, kItemConstant = 21, kItemStruct = 22, kItemTypeParameter = 25;
 
 // Above this many bytes before the cursor, completion does not re-analyse a repaired prefix.
-constexpr size_t kMaxRepairBytes = size_t{1} << 20;
+constexpr size_t kMaxRepairBytes = size_t{256} << 10;
 
 constexpr const char* kKeywords[] = {
     "param",  "schema",   "stream",     "extern",    "fn",           "from",
