@@ -1,6 +1,10 @@
 #include "flow/runtime/state/keyed_state_backend.h"
 
+#include <signal.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
 
 #include <atomic>
 #include <chrono>
@@ -42,6 +46,26 @@ StateBackendOptions OptionsFromEnvironment() {
     o.cache_entries = static_cast<size_t>(v);
   }
   return o;
+}
+
+// Removes flow-rocksdb-<pid>-... directories under `parent` whose process is gone: a job that
+// was killed, or exited without closing its operators, leaves its scratch databases behind.
+void SweepDeadDatabases(const std::string& parent) {
+  std::error_code ec;
+  const std::string prefix = "flow-rocksdb-";
+  for (const auto& e : std::filesystem::directory_iterator(parent, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    size_t dash = name.find('-', prefix.size());
+    if (dash == std::string::npos) continue;
+    std::string hex = name.substr(prefix.size(), dash - prefix.size());
+    char* end = nullptr;
+    unsigned long pid = std::strtoul(hex.c_str(), &end, 16);
+    if (hex.empty() || *end != '\0' || pid == 0 || static_cast<pid_t>(pid) == getpid()) continue;
+    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    std::error_code rm;
+    std::filesystem::remove_all(e.path(), rm);  // best effort
+  }
 }
 
 std::string NewInstanceId() {
@@ -137,6 +161,7 @@ Status KeyedStateBackend::OpenStore() {
     const char* tmp = std::getenv("TMPDIR");
     parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
   }
+  SweepDeadDatabases(parent);
   instance_id_ = NewInstanceId();
   KvStoreOptions o;
   o.dir = parent + "/flow-rocksdb-" + instance_id_;

@@ -2,6 +2,11 @@
 // snapshot -> restore equality and rescaling, checked against reference containers kept here.
 // The rocksdb runs use a small cache (64 entries) so most accesses go through RocksDB.
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <set>
@@ -323,6 +328,40 @@ TEST(StateBackendOptionsTest, MaxParallelismBeyondTheKeyPrefixIsRefused) {
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(b.status().message().find("32768"), std::string::npos);
+}
+
+// Scratch databases of processes that are gone are removed when a backend opens; those of live
+// processes stay.
+TEST(StateBackendOptionsTest, DatabasesOfDeadProcessesAreSwept) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(test::TestTmpDir()) / ("flow-state-sweep-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  ASSERT_EQ(waitpid(child, nullptr, 0), child);
+  auto hex = [](pid_t p) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%x", static_cast<unsigned>(p));
+    return std::string(buf);
+  };
+  fs::path dead = dir / ("flow-rocksdb-" + hex(child) + "-1234-0");
+  fs::path dead_chk = dir / ("flow-rocksdb-" + hex(child) + "-1234-0-chk-3");
+  fs::path live = dir / ("flow-rocksdb-" + hex(getppid()) + "-99-0");
+  fs::path other = dir / "unrelated";
+  for (const fs::path& p : {dead, dead_chk, live, other}) fs::create_directories(p);
+  StateBackendOptions o;
+  o.kind = StateBackendKind::kRocksDb;
+  o.local_dir = dir.string();
+  {
+    auto b = KeyedStateBackend::Make(KeyGroupSpan::All(), kDefaultMaxParallelism, nullptr, o);
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    EXPECT_FALSE(fs::exists(dead));
+    EXPECT_FALSE(fs::exists(dead_chk));
+    EXPECT_TRUE(fs::exists(live));
+    EXPECT_TRUE(fs::exists(other));
+  }
+  fs::remove_all(dir);
 }
 
 TEST(StateBackendOptionsTest, UnwritableLocalDirIsAnError) {
