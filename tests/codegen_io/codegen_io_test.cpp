@@ -220,25 +220,29 @@ from file(path: ")" + dir + R"(/in.csv") format csv(header: true) as Reading
   }
 }
 
-// What flowc build does not do yet is a clear compile error, not a crash.
-TEST(CodegenIoUnsupported, ExactlyOnceAndKafkaCsvHeaderAreClearErrors) {
+// What flowc build does not do yet is a clear compile error naming the line, not a crash.
+TEST(CodegenIoUnsupported, UnsupportedIoConstructsAreClearErrors) {
   std::string dir = ScratchDir("unsupported");
-  WriteText(dir + "/eo.flow", R"(
-schema A { x: int }
-from file(path: "a.jsonl") format json as A
-  | into kafka(topic: "t", brokers: "127.0.0.1:9092") format json exactly_once
-)");
-  Ran ran = BuildJob(dir + "/eo.flow", dir + "/eo");
-  EXPECT_NE(ran.exit_code, 0);
-  EXPECT_NE(ran.err.find("`exactly_once` on a `kafka` sink is not supported by flowc build yet"), std::string::npos) << ran.err;
   WriteText(dir + "/dl.flow", R"(
 schema A { x: int }
 from file(path: "a.jsonl") format json as A on error dead_letter file(path: "d/") format csv
   | into stdout format json
 )");
-  ran = BuildJob(dir + "/dl.flow", dir + "/dl");
-  EXPECT_NE(ran.exit_code, 0);
-  EXPECT_NE(ran.err.find("`format csv` for dead letters"), std::string::npos) << ran.err;
+  Ran ran = BuildJob(dir + "/dl.flow", dir + "/dl");
+  EXPECT_EQ(ran.exit_code, 1);
+  EXPECT_NE(ran.err.find("dl.flow:3:"), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("`format csv` for dead letters (they are JSON objects) is not supported by flowc build yet"),
+            std::string::npos)
+      << ran.err;
+  WriteText(dir + "/hdr.flow", R"(
+schema A { x: int }
+from file(path: "a.jsonl") format json as A
+  | into stdout format csv(header: true)
+)");
+  ran = BuildJob(dir + "/hdr.flow", dir + "/hdr");
+  EXPECT_EQ(ran.exit_code, 1);
+  EXPECT_NE(ran.err.find("hdr.flow:4:"), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("`format csv(header: ...)` on a sink"), std::string::npos) << ran.err;
 }
 
 // The examples that use only these features build and run from the repository root.
