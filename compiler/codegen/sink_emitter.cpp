@@ -34,6 +34,14 @@ class SinkEmitter {
     cx_.w.Line("}");
     std::string factory = "sink" + id_;
     std::string kind = CppStringObject(kind_);
+    if (n_.delivery == ast::Delivery::kExactlyOnce) {
+      // Transactional sinks are their own node kind (engine/txn_sink.h): no SinkFactory.
+      cx_.Build("if (auto st = ::flow::rt::AddExactlyOnceSink<" + rec_ + ">(job, s" + std::to_string(n_.inputs[0]) + ", " +
+                cx_.Name(n_, "sink") + ", " + kind + ", ::flow::exec::SinkOptions(" + kind + ", " +
+                cx_.ConnectorOptions(n_.into->sink, true) + "), ::flow::exec::EncodeRecord<" + rec_ + ", decltype(&" + fn +
+                ")>(&" + fn + ")); !st.ok()) return st;");
+      return;
+    }
     std::string delivery = n_.delivery == ast::Delivery::kExactlyOnce ? "::flow::exec::Delivery::kExactlyOnce"
                                                                       : "::flow::exec::Delivery::kAtLeastOnce";
     cx_.Build("auto " + factory + " = ::flow::exec::MakeSink<" + rec_ + ">(" + kind + ", ::flow::exec::SinkOptions(" + kind + ", " +

@@ -72,7 +72,8 @@ std::string UnsupportedSink(const ast::IntoOp& into, diag::SourceRange* where) {
     *where = into.format->range;
     return "`format " + format + "` on a sink";
   }
-  if (into.delivery == ast::Delivery::kExactlyOnce) {
+  // exactly_once: kafka and file have transactional sinks (engine/txn_sink.h).
+  if (into.delivery == ast::Delivery::kExactlyOnce && !IsOneOf(kind, {"kafka", "file"})) {
     *where = into.delivery_range ? *into.delivery_range : into.range;
     return "`exactly_once` on a `" + kind + "` sink";
   }

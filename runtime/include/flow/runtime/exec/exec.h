@@ -12,6 +12,7 @@
 
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/main.h"
+#include "flow/runtime/engine/txn_sink.h"
 #include "flow/runtime/generators/generator_args.h"
 #include "flow/runtime/generators/generator_sources.h"
 #include "flow/runtime/exec/cast.h"
