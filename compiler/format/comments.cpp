@@ -56,8 +56,9 @@ std::vector<Comment> ScanComments(std::string_view source) {
                  std::string_view::npos;
     if (k.block) {
       size_t next = source.find_first_not_of(" \t\r", end);
-      k.code_after = next != std::string_view::npos && source[next] != '\n' &&
-                     source.substr(next, 2) != "//" && source.substr(next, 2) != "/*";
+      // A block comment after it counts: the pair must stay together, wherever the first goes.
+      k.code_after =
+          next != std::string_view::npos && source[next] != '\n' && source.substr(next, 2) != "//";
     }
     k.blank_before = BlankLineBefore(source, k.begin);
     out.push_back(std::move(k));

@@ -16,7 +16,7 @@ struct Comment {
   std::string text;           // as written; trailing blanks of line comments removed
   bool block = false;         // `/* ... */`
   bool own_line = false;      // nothing but blanks before it on its line
-  bool code_after = false;    // code (not a comment) follows on the same line
+  bool code_after = false;    // block comments: code or a block comment follows on its line
   bool blank_before = false;  // an empty line separates it from what precedes it
 };
 

@@ -215,6 +215,35 @@ TEST(Format, ACommentAnywhereIsKeptAndStable) {
   EXPECT_GE(tried, 500u);
 }
 
+// Two comments at once, at pseudo-random places (a fixed sequence, so failures reproduce).
+TEST(Format, TwoCommentsAtOnceAreKeptAndStable) {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(fs::path(FLOW_SOURCE_DIR) / "tests/format/golden"))
+    if (e.path().string().find(".in.flow") != std::string::npos) files.push_back(e.path());
+  for (const auto& e : fs::directory_iterator(fs::path(FLOW_SOURCE_DIR) / "examples"))
+    if (e.path().extension() == ".flow") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  const char* kinds[] = {" /* a */", " // b\n", "\n// c\n", "\n/* d\n   e */\n"};
+  uint64_t state = 12345;
+  auto next = [&](uint64_t n) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<size_t>((state >> 33) % n);
+  };
+  for (const fs::path& file : files) {
+    std::string text = ReadText(file);
+    std::vector<size_t> slots = CommentSlots(text);
+    for (int round = 0; round < 40 && !slots.empty(); ++round) {
+      size_t a = slots[next(slots.size())], b = slots[next(slots.size())];
+      if (a > b) std::swap(a, b);
+      std::string input = text;
+      input.insert(b, kinds[next(4)]);
+      input.insert(a, kinds[next(4)]);
+      ExpectSound(input, file.filename().string() + " round " + std::to_string(round));
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
 TEST(Format, MinimalParentheses) {
   struct Case {
     const char* in;
@@ -304,6 +333,10 @@ TEST(Format, CommentsInEveryPosition) {
       "param a: int = 1 /* x */ // foo */\n// y\nparam b: int = 2 // z */ \n /* w */ param c: int "
       "= 3\n",
       "schema S // c\n { // d\n a: int }\n",
+      // Two block comments in a row, starting a line in the middle of an operator and alone.
+      "s | select aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, "
+      "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb,\n"
+      "/* a */ /* b */ cccccccccccccccccccccccc | into stdout\n/* c */ /* d */\nparam x: int = 1\n",
       // Strings that look like comments are not comments.
       "param p: string = \"// not a comment /* nor this */\" // this is\n",
   };
