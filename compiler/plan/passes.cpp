@@ -1,11 +1,8 @@
 #include "plan/passes.h"
 
-#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <queue>
-
-#include "ast/decl.h"
 
 namespace flow::plan {
 namespace {

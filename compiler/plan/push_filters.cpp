@@ -155,7 +155,7 @@ class Pusher {
     const ast::WhereOp* where = SingleWhere(&f);
     switch (p->kind) {
       case NodeKind::kKeyBy: return Swap(f, *p, where);
-      case NodeKind::kUnion: return IntoUnion(f, *p, *where);
+      case NodeKind::kUnion: return IntoUnion(f, *p);
       case NodeKind::kChain:
         if (const ChainStep* s = SingleStep(p, ast::OpKind::kSelect)) return ThroughSelect(f, *p, *s, *where);
         if (const ChainStep* x = SingleStep(p, ast::OpKind::kExplode)) return ThroughExplode(f, *p, *x, *where);
@@ -226,7 +226,7 @@ class Pusher {
 
   // A filter on each input of the union (the union's record type is every input's), then the
   // union; the original filter node goes away.
-  bool IntoUnion(ChainNode& f, Node& u, const ast::WhereOp& where) {
+  bool IntoUnion(ChainNode& f, Node& u) {
     const int f_id = f.id;
     for (int& in : u.inputs) {
       auto copy = std::make_unique<ChainNode>();
@@ -242,7 +242,6 @@ class Pusher {
         if (i == f_id) i = u.id;
       }
     }
-    (void)where;
     plan_.nodes[static_cast<size_t>(f_id)].reset();
     return true;
   }
