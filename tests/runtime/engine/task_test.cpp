@@ -11,7 +11,7 @@
 namespace flow::rt {
 namespace {
 
-// "r<v>", "w<wm>", "wmax", "idle", "active", "b<id>", "end<drained>".
+// "r<v>", "w<wm>", "wmax", "idle", "active", "b<id>", "c<id>" (cancel marker), "e<drained>".
 class Recorder final : public BatchConsumer<int> {
  public:
   Status ConsumeView(const Batch<int>& b) override {
@@ -36,6 +36,10 @@ class Recorder final : public BatchConsumer<int> {
   }
   Status OnEnd(bool drained) override {
     Add('e', drained ? 1 : 0);
+    return Status::Ok();
+  }
+  Status OnCancelCheckpoint(int64_t id) override {
+    Add('c', id);
     return Status::Ok();
   }
   std::vector<std::string> events;
@@ -139,6 +143,30 @@ TEST(InputTaskTest, IdlenessIsForwardedWhenAllChannelsAreIdle) {
   size_t idle = IndexOf(ev, "idle");
   size_t active = IndexOf(ev, "active");
   EXPECT_LT(idle, active);
+}
+
+TEST(InputTaskTest, NewerBarrierAbortsTheAlignmentAndForwardsACancelMarker) {
+  auto ev = RunScript({
+      {{Bar, 1}, {B, 2}, {Bar, 2}, {End, 1}},
+      {{B, 10}, {Bar, 2}, {B, 11}, {End, 1}},
+  });
+  EXPECT_EQ(std::count(ev.begin(), ev.end(), "b1"), 0) << "checkpoint 1 was abandoned";
+  EXPECT_EQ(std::count(ev.begin(), ev.end(), "c1"), 1);
+  EXPECT_EQ(std::count(ev.begin(), ev.end(), "b2"), 1);
+  EXPECT_LT(IndexOf(ev, "c1"), IndexOf(ev, "b2"));
+  EXPECT_LT(IndexOf(ev, "r2"), IndexOf(ev, "b2"));   // channel 0 was unblocked by the abort
+  EXPECT_GT(IndexOf(ev, "r11"), IndexOf(ev, "b2"));  // channel 1 held back while aligning 2
+}
+
+TEST(InputTaskTest, CancelMarkerAbortsTheAlignmentOnce) {
+  auto ev = RunScript({
+      {{Bar, 3}, {B, 1}, {End, 1}},
+      {{ElementKind::kCancelCheckpoint, 3}, {B, 2}, {ElementKind::kCancelCheckpoint, 3}, {End, 1}},
+  });
+  EXPECT_EQ(std::count(ev.begin(), ev.end(), "b3"), 0);
+  EXPECT_EQ(std::count(ev.begin(), ev.end(), "c3"), 1) << "a repeated cancel marker is stale";
+  IndexOf(ev, "r1");
+  IndexOf(ev, "r2");
 }
 
 TEST(InputTaskTest, StoppedInputEndsWithoutMaxWatermark) {
