@@ -172,7 +172,7 @@ from kafka(topic: input, brokers: brokers) format json as Click
   EXPECT_EQ(Sorted(lines), Sorted(want_lines));
 }
 
-// CSV (positional) from Kafka to Kafka; an unreachable broker on either side fails the job with
+// CSV (positional) from Kafka to Kafka keyed by two values; an unreachable broker on either side fails the job with
 // exit code 1 and a message naming the brokers, well before the test's time limit.
 TEST_F(CodegenIoKafka, CsvThroughKafkaAndBrokerDownIsAClearError) {
   std::string dir = ScratchDir("kafka_csv");
@@ -185,7 +185,7 @@ schema P { id: string, v: int, tag: string? }
 from kafka(topic: input, brokers: in_brokers) format csv as P
   on error skip
   | where v > 0
-  | key by id
+  | key by id, v
   | into kafka(topic: output, brokers: out_brokers) format csv
 )");
   auto input = env_.CreateUniqueTopic("cgio-csv-in", 2);
@@ -205,8 +205,10 @@ from kafka(topic: input, brokers: in_brokers) format csv as P
     for (const KafkaRecord& r : *got) seen.emplace_back(r.key, r.value, r.partition);
     std::sort(seen.begin(), seen.end());
     ASSERT_EQ(seen.size(), 2u);
-    EXPECT_EQ(seen[0], std::make_tuple(std::string("a"), std::string("a,1,\"x,y\""), JavaPartition("a", 2)));
-    EXPECT_EQ(seen[1], std::make_tuple(std::string("d\""), std::string("\"d\"\"\",3,\"\""), JavaPartition("d\"", 2)));
+    // Several key values: the key is their CSV text.
+    std::string key_d = "\"d\"\"\",3";
+    EXPECT_EQ(seen[0], std::make_tuple(key_d, std::string("\"d\"\"\",3,\"\""), JavaPartition(key_d, 2)));
+    EXPECT_EQ(seen[1], std::make_tuple(std::string("a,1"), std::string("a,1,\"x,y\""), JavaPartition("a,1", 2)));
     EXPECT_NE(err.find("skipped undecodable record"), std::string::npos) << err;
     EXPECT_NE(err.find("kafka topic " + *input + " partition 1 offset 1"), std::string::npos) << err;
   }
