@@ -79,11 +79,13 @@ size_t Layout::FirstCommentFrom(uint32_t offset) const {
 }
 
 int Layout::TrailingCommentsWidth(uint32_t begin, uint32_t end) const {
+  // As PlaceComment does: comments trail the line until one on its own line; later ones trail
+  // that one.
   int width = 0;
   for (size_t i = FirstCommentFrom(begin); i < comments_.size() && comments_[i].begin < end; ++i) {
-    if (!comments_[i].own_line)
-      width +=
-          2 + Width(std::string_view(comments_[i].text).substr(0, comments_[i].text.find('\n')));
+    const Comment& c = comments_[i];
+    if (c.own_line) break;
+    width += 2 + Width(std::string_view(c.text).substr(0, c.text.find('\n')));
   }
   return width;
 }

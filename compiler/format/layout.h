@@ -51,8 +51,8 @@ class Layout {
   int CurrentWidth() const;
   // True when a comment starts inside [begin, end).
   bool HasCommentIn(uint32_t begin, uint32_t end) const;
-  // Width the comments in [begin, end) that are not on their own source line add to the line
-  // they trail (each with its two spaces).
+  // Width the comments in [begin, end) that will trail the line printed up to `begin` add to it
+  // (each with its two spaces): those before the first comment on its own source line.
   int TrailingCommentsWidth(uint32_t begin, uint32_t end) const;
   int indent_unit() const { return options_.indent; }
   int max_width() const { return options_.max_width; }

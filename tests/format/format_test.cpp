@@ -223,8 +223,10 @@ TEST(Format, TwoCommentsAtOnceAreKeptAndStable) {
   for (const auto& e : fs::directory_iterator(fs::path(FLOW_SOURCE_DIR) / "examples"))
     if (e.path().extension() == ".flow") files.push_back(e.path());
   std::sort(files.begin(), files.end());
-  const char* kinds[] = {" /* a */", " // b\n", "\n// c\n", "\n/* d\n   e */\n"};
-  uint64_t state = 12345;
+  const char* kinds[] = {" /* a */",        " // b\n",
+                         "\n\n// c\n\n",    "\n/* d\n   e */ /* f */\n",
+                         " /* g */ // h\n", "\n\n/* i */ \n"};
+  uint64_t state = 777;
   auto next = [&](uint64_t n) {
     state = state * 6364136223846793005ULL + 1442695040888963407ULL;
     return static_cast<size_t>((state >> 33) % n);
@@ -232,13 +234,14 @@ TEST(Format, TwoCommentsAtOnceAreKeptAndStable) {
   for (const fs::path& file : files) {
     std::string text = ReadText(file);
     std::vector<size_t> slots = CommentSlots(text);
-    for (int round = 0; round < 40 && !slots.empty(); ++round) {
+    for (int round = 0; round < 60 && !slots.empty(); ++round) {
       size_t a = slots[next(slots.size())], b = slots[next(slots.size())];
       if (a > b) std::swap(a, b);
       std::string input = text;
-      input.insert(b, kinds[next(4)]);
-      input.insert(a, kinds[next(4)]);
-      ExpectSound(input, file.filename().string() + " round " + std::to_string(round));
+      input.insert(b, kinds[next(6)]);
+      input.insert(a, kinds[next(6)]);
+      ExpectSound(input, file.filename().string() + " round " + std::to_string(round) +
+                             "\ninput:\n" + input);
       if (::testing::Test::HasFailure()) return;
     }
   }
