@@ -104,6 +104,20 @@ from file(path: ")" + dir + R"(/p.csv") format csv(delimiter: delim) as P | into
   EXPECT_EQ(ran.out, "{\"id\":\"a\"}\n");
 }
 
+// stdin: the header is line 1 of the input; a quoted field spans lines; raw records keep their line.
+TEST(CodegenIoCsv, StdinWithHeaderAndQuotedLineBreaks) {
+  std::string dir = ScratchDir("csv_stdin");
+  WriteText(dir + "/in.csv", "v,k\r\n1,\"a\nb\"\n2,c\n");
+  std::string bin = Build(dir, R"(
+schema P { k: string, v: int }
+from stdin() format csv(header: true) as P | into stdout format json
+)");
+  Ran ran = RunLimited({"/bin/sh", "-c", "exec \"$0\" < \"$1\"", bin, dir + "/in.csv"}, 60);
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  std::string ab = "a\nb";
+  EXPECT_EQ(ran.out, "{\"k\":" + JsonString(ab) + ",\"v\":1}\n{\"k\":\"c\",\"v\":2}\n");
+}
+
 // datagen: the documented timestamps (base_time + floor(i * 1000 / rate)), value ranges, the
 // count, and the same records for the same seed at any parallelism; another seed differs.
 TEST(CodegenIoDatagen, DeterministicForASeedAndCountHonoured) {
