@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -334,6 +335,54 @@ TEST_P(RescaleTest, RestoresKeyedStateAndSplitsAtAnotherParallelism) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Parallelism, RescaleTest, ::testing::Values(2u, 8u, 4u));
+
+TEST_F(EngineRecoveryTest, CorruptNewestCheckpointFallsBackToThePreviousOne) {
+  RunSpec first;
+  first.flags = Flags();
+  first.flags.retained = 1000;
+  first.sleep_every = 1;
+  Results ignored;
+  Job* job = nullptr;
+  std::atomic<bool> done{false};
+  std::thread stopper([&] {
+    while (!done.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      if (fs::exists(dir_ / "chk-3" / "_metadata")) {
+        job->RequestStop();
+        return;
+      }
+    }
+  });
+  Status s = RunKeyedJob(first, &ignored, nullptr, &job);
+  done.store(true);
+  stopper.join();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  // Flip one byte of a snapshot file of the newest checkpoint: its CRC no longer matches.
+  std::string newest = NewestCheckpoint(dir_);
+  ASSERT_FALSE(newest.empty());
+  bool damaged = false;
+  for (const auto& e : fs::directory_iterator(newest)) {
+    if (e.path().extension() != ".snap" || fs::file_size(e.path()) == 0) continue;
+    std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+    char c = 0;
+    f.seekg(0);
+    f.get(c);
+    f.seekp(0);
+    f.put(static_cast<char>(c ^ 0x5a));
+    damaged = true;
+    break;
+  }
+  ASSERT_TRUE(damaged) << "no snapshot file in " << newest;
+  // Automatic selection skips it (warning) and restores the one before: counts stay exact.
+  RunSpec second;
+  second.flags = Flags();
+  second.flags.options.interval_ms = 0;
+  second.sleep_every = 0;
+  Results results;
+  s = RunKeyedJob(second, &results, nullptr);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(results.counts, Reference());
+}
 
 TEST_F(EngineRecoveryTest, SourceThatCannotRescaleGivesAClearError) {
   CheckpointFlags flags = Flags();
