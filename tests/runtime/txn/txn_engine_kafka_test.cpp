@@ -124,7 +124,8 @@ TEST_P(TxnEngineMixedKillTest, BothOutputsExactAfterAKillAndARerun) {
     Job job(o);
     auto gen = [n](uint64_t index, Rec* r) {
       if (static_cast<int64_t>(index) >= n) return false;
-      if (index % 100 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+      // ~200 ms per subtask: several 50 ms checkpoints before the final one.
+      if (index % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
       r->i = static_cast<int64_t>(index);
       return true;
     };
@@ -162,14 +163,15 @@ TEST_P(TxnEngineMixedKillTest, BothOutputsExactAfterAKillAndARerun) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, TxnEngineMixedKillTest,
-                         ::testing::Values("during-commit:3", "after-commit-before-cleanup:3", "after-metadata:4"));
+                         ::testing::Values("during-commit:2", "after-commit-before-cleanup:2", "after-metadata:2"));
 
 TEST_F(TxnEngineKafkaTest, AnotherInstanceFencesTheRunningJob) {
   std::atomic<Job*> running{nullptr};
   Status result;
   std::thread t([&] { result = Run(1000000, 5, &running); });
-  // Wait until it committed something, then start a second producer with the same job id.
-  for (int i = 0; i < 600 && Committed().empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Let it start and commit a few checkpoints, then start a second producer with the same job id.
+  for (int i = 0; i < 100 && running.load() == nullptr; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::seconds(3));
   KafkaTransactionOptions o;
   o.brokers = env_.brokers();
   o.job_id = job_id_;
