@@ -110,7 +110,6 @@ class Lowerer {
         case ast::OpKind::kExplode: {
           auto* n = New<ChainNode>(stream, op->range, next_type, {cur});
           n->steps.push_back(ChainStep{op, type, next_type});
-
           cur = n->id;
           key = nullptr;
           break;
@@ -230,7 +229,6 @@ class Lowerer {
     n->steps.push_back(ChainStep{join, pair_type, join->output});
     return n->id;
   }
-
 
   // The source's record type: sema types the first operator's input as the schema; read it from
   // the schema declaration named by `as`.
