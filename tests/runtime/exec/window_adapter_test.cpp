@@ -37,9 +37,10 @@ struct Row {
 struct CountSum {
   int64_t count = 0;
   int64_t sum = 0;
-  void Add(const Event& e) {
+  // Window accumulators receive each record with its timestamp (exec::Stamped).
+  void Add(const Stamped<Event>& s) {
     ++count;
-    sum += e.bytes;
+    sum += s.record->bytes;
   }
   void Merge(const CountSum& o) {
     count += o.count;

@@ -82,18 +82,19 @@ auto KeyHashOf(KeyFn key_of) {
   return [key_of](const auto& record) -> uint64_t { return rt::KeyHash<Key>{}(key_of(record)); };
 }
 
-template <typename Key, typename In, typename Acc, typename Out>
-class WindowAggregateAdapter final : public rt::OneInputOperator<In, Out> {
+// The engine side of a keyed window operator `Op` (sliding/tumbling or session windows): builds
+// the operator at Open with the windows `kMakeWindows(config)` returns, feeds it Stamped records
+// and watermarks, and delegates snapshot/restore to it.
+template <typename Op, typename Key, typename In, typename Out, auto kMakeWindows>
+class KeyedWindowAdapter final : public rt::OneInputOperator<In, Out> {
  public:
-  using Op = rt::WindowAggregateOperator<Key, Stamped<In>, Acc, Out>;
   using KeyFn = Key (*)(const In&);
 
-  WindowAggregateAdapter(WindowConfig config, KeyFn key_of, typename Op::MakeOutputFn make_output)
+  KeyedWindowAdapter(WindowConfig config, KeyFn key_of, typename Op::MakeOutputFn make_output)
       : config_(config), key_of_(key_of), make_output_(std::move(make_output)) {}
 
   rt::Status Open(rt::OperatorContext& ctx) override {
-    auto windows = config_.slide == config_.size ? rt::SlidingWindows::Tumbling(config_.size)
-                                                 : rt::SlidingWindows::Sliding(config_.size, config_.slide);
+    auto windows = kMakeWindows(config_);
     if (!windows.ok()) {
       return rt::Status::InvalidArgument(fmt::format("{}: {}", ctx.name, windows.status().message()));
     }
@@ -128,5 +129,15 @@ class WindowAggregateAdapter final : public rt::OneInputOperator<In, Out> {
   OutputCollector<Out> collector_;
   std::optional<Op> op_;
 };
+
+// Tumbling when slide == size, otherwise sliding.
+inline rt::Result<rt::SlidingWindows> SlidingWindowsOf(const WindowConfig& config) {
+  return config.slide == config.size ? rt::SlidingWindows::Tumbling(config.size)
+                                     : rt::SlidingWindows::Sliding(config.size, config.slide);
+}
+
+template <typename Key, typename In, typename Acc, typename Out>
+using WindowAggregateAdapter =
+    KeyedWindowAdapter<rt::WindowAggregateOperator<Key, Stamped<In>, Acc, Out>, Key, In, Out, &SlidingWindowsOf>;
 
 }  // namespace flow::exec
