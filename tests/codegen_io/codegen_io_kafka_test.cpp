@@ -24,6 +24,7 @@ using codegen_test::ScratchDir;
 using codegen_test::Sorted;
 using codegen_test::WriteText;
 using test::Isolation;
+using test::JavaPartition;
 using test::KafkaRecord;
 using test::KafkaTestEnv;
 

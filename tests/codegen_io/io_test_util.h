@@ -37,10 +37,6 @@ class Background {
   std::string err_path_;
 };
 
-// The Java client's default partitioner for a keyed record: murmur2 (seed 0x9747b28c) of the key
-// bytes, sign bit cleared, modulo the partition count.
-int32_t JavaPartition(const std::string& key, int32_t partitions);
-
 // Lines of every regular file in `dir` (sorted by file name), without line ends.
 std::vector<std::string> DirLines(const std::string& dir);
 

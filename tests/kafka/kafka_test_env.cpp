@@ -157,6 +157,31 @@ std::string UniqueName(std::string_view prefix) {
          "-" + std::to_string(counter.fetch_add(1));
 }
 
+int32_t JavaPartition(const std::string& key, int32_t partitions) {
+  const uint32_t m = 0x5bd1e995;
+  const auto* d = reinterpret_cast<const unsigned char*>(key.data());
+  uint32_t len = static_cast<uint32_t>(key.size());
+  uint32_t h = 0x9747b28c ^ len;
+  for (uint32_t i = 0; i + 4 <= len; i += 4) {
+    uint32_t k = d[i] | (uint32_t{d[i + 1]} << 8) | (uint32_t{d[i + 2]} << 16) | (uint32_t{d[i + 3]} << 24);
+    k *= m;
+    k ^= k >> 24;
+    k *= m;
+    h *= m;
+    h ^= k;
+  }
+  uint32_t tail = len & ~3u;
+  switch (len % 4) {
+    case 3: h ^= uint32_t{d[tail + 2]} << 16; [[fallthrough]];
+    case 2: h ^= uint32_t{d[tail + 1]} << 8; [[fallthrough]];
+    case 1: h ^= d[tail]; h *= m;
+  }
+  h ^= h >> 13;
+  h *= m;
+  h ^= h >> 15;
+  return static_cast<int32_t>((h & 0x7fffffff) % static_cast<uint32_t>(partitions));
+}
+
 KafkaTestEnv::KafkaTestEnv() {
   const char* env = std::getenv("FLOW_KAFKA_BROKERS");
   brokers_ = (env != nullptr && *env != '\0') ? env : kDefaultBrokers;

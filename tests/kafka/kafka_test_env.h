@@ -60,6 +60,11 @@ using RdKafkaPtr = std::unique_ptr<rd_kafka_t, RdKafkaDeleter>;
 // transactional id and unique per process and call.
 std::string UniqueName(std::string_view prefix);
 
+// The partition Kafka's Java client picks for a keyed record, written from its specification as
+// a reference independent of librdkafka: murmur2 (seed 0x9747b28c) of the key bytes, sign bit
+// cleared, modulo the partition count.
+int32_t JavaPartition(const std::string& key, int32_t partitions);
+
 class KafkaTestEnv {
  public:
   // Uses FLOW_KAFKA_BROKERS, default "127.0.0.1:9092".

@@ -19,34 +19,7 @@ namespace flow::rt {
 namespace {
 
 using testing::ClosedPort;
-
-// Kafka's Java default partitioner, written out from its specification as an independent
-// reference: murmur2 (seed 0x9747b28c), sign bit cleared, modulo the partition count.
-int32_t JavaPartition(const std::string& key, int32_t partitions) {
-  const uint32_t m = 0x5bd1e995;
-  const auto* d = reinterpret_cast<const unsigned char*>(key.data());
-  uint32_t len = static_cast<uint32_t>(key.size());
-  uint32_t h = 0x9747b28c ^ len;
-  for (uint32_t i = 0; i + 4 <= len; i += 4) {
-    uint32_t k = d[i] | (uint32_t{d[i + 1]} << 8) | (uint32_t{d[i + 2]} << 16) |
-                 (uint32_t{d[i + 3]} << 24);
-    k *= m;
-    k ^= k >> 24;
-    k *= m;
-    h *= m;
-    h ^= k;
-  }
-  uint32_t tail = len & ~3u;
-  switch (len % 4) {
-    case 3: h ^= uint32_t{d[tail + 2]} << 16; [[fallthrough]];
-    case 2: h ^= uint32_t{d[tail + 1]} << 8; [[fallthrough]];
-    case 1: h ^= d[tail]; h *= m;
-  }
-  h ^= h >> 13;
-  h *= m;
-  h ^= h >> 15;
-  return static_cast<int32_t>((h & 0x7fffffff) % static_cast<uint32_t>(partitions));
-}
+using test::JavaPartition;
 
 struct Got {
   int32_t partition;
