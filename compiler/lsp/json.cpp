@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "parse/literals.h"
+
 namespace flow::lsp {
 
 const Json* Json::Get(std::string_view key) const {
@@ -82,24 +84,6 @@ bool operator==(const Json& a, const Json& b) {
 }
 
 namespace {
-
-void AppendUtf8(uint32_t cp, std::string* out) {
-  if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  }
-}
 
 class Parser {
  public:
@@ -321,7 +305,7 @@ class Parser {
           } else if (cp >= 0xDC00 && cp < 0xE000) {
             cp = 0xFFFD;
           }
-          AppendUtf8(cp, out);
+          parse::AppendUtf8(cp, out);
           break;
         }
         default:

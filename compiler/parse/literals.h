@@ -8,6 +8,9 @@
 
 namespace flow::parse {
 
+// Appends the UTF-8 encoding of code point `cp` (callers pass valid scalar values, <= 0x10FFFF).
+void AppendUtf8(uint32_t cp, std::string* out);
+
 // "abc\n" (with quotes) -> abc<newline>. Escapes: \n \t \r \0 \\ \" \' \u{hex, 1-6 digits}.
 bool UnescapeString(std::string_view quoted, std::string* out, std::string* error,
                     size_t* error_offset);
