@@ -5,8 +5,8 @@
 // must match a reference computed here: every window result exact (duplicates allowed, nothing
 // missing, nothing extra) and, per key, running counts 1..n all present with the final count and
 // sum exact. A mid-run checkpoint is also restored at parallelism 2 and 8 and must give the same.
-// The fault points come first (each run dies at its first hit, so the job is still mid-run),
-// then the random kills.
+// An uninterrupted run comes first and must be exact; its length scales the random kill times.
+// The fault-point kills and the random kills each run in their own state dirs from the start.
 //
 // Knobs (environment): FLOW_CHAOS_RECORDS (default 600000), FLOW_CHAOS_KILLS (default 20),
 // FLOW_CHAOS_SEED (default fixed), FLOW_CHAOS_BACKENDS (comma list, default "heap,rocksdb"; other names
@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -141,9 +142,10 @@ struct Child {
   std::string log;
 };
 
-// Runs the job; kills it after `kill_after_ms` (< 0: never). `fault`: FLOW_FAULT value.
+// Runs the job; kills it `kill_after_ms` after the start (< 0: never) or, with `after_checkpoint`,
+// that long after its log first reports a completed checkpoint. `fault`: FLOW_FAULT value.
 Child RunJob(const std::vector<std::string>& args, const std::string& fault, int kill_after_ms,
-             const std::string& log_path) {
+             const std::string& log_path, bool after_checkpoint = false) {
   std::vector<std::string> env_store;
   for (char** e = environ; *e != nullptr; ++e) {
     if (std::string(*e).rfind("FLOW_FAULT=", 0) != 0) env_store.emplace_back(*e);
@@ -173,10 +175,15 @@ Child RunJob(const std::vector<std::string>& args, const std::string& fault, int
   int status = 0;
   if (kill_after_ms >= 0) {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kill_after_ms);
+    bool armed = !after_checkpoint;
     while (true) {
       pid_t r = ::waitpid(pid, &status, WNOHANG);
       if (r == pid) break;
-      if (std::chrono::steady_clock::now() >= deadline) {
+      if (!armed && codegen_test::ReadText(log_path).find("result=completed") != std::string::npos) {
+        armed = true;
+        deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kill_after_ms);
+      }
+      if (armed && std::chrono::steady_clock::now() >= deadline) {
         ::kill(pid, SIGKILL);
         ::waitpid(pid, &status, 0);
         break;
@@ -334,14 +341,29 @@ class KillTest : public ::testing::TestWithParam<std::string> {
 TEST_P(KillTest, SurvivesKillsAndRescales) {
   Shared& s = Suite();
   ASSERT_TRUE(s.built) << s.build_log;
-  const std::string run = ScratchDir("chaos_state_run_" + GetParam());
+  const std::string base = ScratchDir("chaos_state_run_" + GetParam());
   std::mt19937 rng(static_cast<uint32_t>(EnvInt("FLOW_CHAOS_SEED", 20261129)));
   const int kills = static_cast<int>(EnvInt("FLOW_CHAOS_KILLS", 20));
-  int killed = 0, runs = 0;
-  bool finished = false;
-  // 1. SIGKILL at each checkpoint fault point (the two-phase-commit ones need an exactly-once sink).
-  // `after-metadata` comes before `during-restore` in the list, so there is a checkpoint to restore.
+  int runs = 0;
+  auto log = [&](const std::string& dir) { return dir + "/log-" + std::to_string(runs++); };
+
+  // 0. One uninterrupted run: its output must be exact too, and its length scales the random kill
+  // times below, so a faster machine does not finish the job before the first kill.
+  const std::string clean = base + "/clean";
+  fs::create_directories(clean);
+  auto t0 = std::chrono::steady_clock::now();
+  Child c0 = RunJob(Args(clean, "4", 150), "", -1, log(clean));
+  const int64_t full_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(c0.exit_code, 0) << c0.log;
+
+  // 1. SIGKILL at each checkpoint fault point (the two-phase-commit ones need an exactly-once sink),
+  // each run restoring what the previous ones checkpointed, then run to the end. `after-metadata`
+  // comes before `during-restore` in the list, so there is a checkpoint to restore.
+  const std::string faults = base + "/faults";
+  fs::create_directories(faults);
   int fault_kills = 0;
+  bool finished = false;
   for (const auto& p : rt::KnownFaultPoints()) {
     std::string name(p.name);
     if (finished || name == "after-precommit" || name == "during-commit" || name == "after-commit-before-cleanup") {
@@ -349,7 +371,7 @@ TEST_P(KillTest, SurvivesKillsAndRescales) {
     }
     std::string spec = name;
     for (int a = 0; a < p.args; ++a) spec += ":*";
-    Child c = RunJob(Args(run, "4", 100), spec, -1, run + "/log-" + std::to_string(runs++));
+    Child c = RunJob(Args(faults, "4", 100), spec, -1, log(faults));
     if (c.killed) {
       ++fault_kills;
       EXPECT_NE(c.log.find("fault injection armed"), std::string::npos) << c.log;
@@ -358,44 +380,70 @@ TEST_P(KillTest, SurvivesKillsAndRescales) {
       finished = true;
     }
   }
-  // 2. SIGKILL at random moments; each run restores what the previous ones checkpointed.
-  for (int i = 0; i < kills && !finished; ++i) {
-    int interval = 100 + static_cast<int>(rng() % 101);
-    int kill_at = 30 + static_cast<int>(rng() % 171);
-    Child c = RunJob(Args(run, "4", interval), "", kill_at, run + "/log-" + std::to_string(runs++));
-    if (c.killed) {
-      ++killed;
-    } else {
-      ASSERT_EQ(c.exit_code, 0) << c.log;
-      finished = true;
-    }
-  }
-  // 3. The state as it is now, restored at parallelism 2 and 8 in copies of the run.
-  std::vector<std::string> rescaled;
-  for (const char* p : {"2", "8"}) {
-    std::string copy = run + "-p" + p;
-    fs::remove_all(copy);
-    fs::create_directories(copy);
-    fs::copy(run + "/state", copy + "/state", fs::copy_options::recursive);
-    if (fs::exists(run + "/out")) fs::copy(run + "/out", copy + "/out", fs::copy_options::recursive);
-    rescaled.push_back(copy);
-    Child c = RunJob(Args(copy, p, 150), "", -1, copy + "/log");
-    ASSERT_EQ(c.exit_code, 0) << "parallelism " << p << ": " << c.log;
-    if (!finished) {
-      EXPECT_NE(c.log.find(std::string("->") + p), std::string::npos) << "not rescaled: " << c.log;
-    }
-  }
-  // 4. Run the original to the end.
   if (!finished) {
-    Child c = RunJob(Args(run, "4", 150), "", -1, run + "/log-final");
+    Child c = RunJob(Args(faults, "4", 150), "", -1, log(faults));
     ASSERT_EQ(c.exit_code, 0) << c.log;
   }
-  std::cout << "records: " << EnvInt("FLOW_CHAOS_RECORDS", 600000) << ", random kills: " << killed
-            << ", fault-point kills: " << fault_kills << ", runs: " << runs << std::endl;
-  EXPECT_GE(killed, 1) << "the job finished before the first kill: use more records";
-  EXPECT_EQ(CheckOutput(run + "/out", s.ref), "") << "parallelism 4";
-  EXPECT_EQ(CheckOutput(rescaled[0] + "/out", s.ref), "") << "restored at parallelism 2";
-  EXPECT_EQ(CheckOutput(rescaled[1] + "/out", s.ref), "") << "restored at parallelism 8";
+
+  // 2. SIGKILL at `kills` random moments: each run is killed a random time (up to a twentieth of
+  // an uninterrupted run) after its first completed checkpoint, so it always makes progress, and
+  // restores what the previous ones checkpointed. Checkpoint intervals are a fortieth to a
+  // twentieth of an uninterrupted run (at least 10 ms). When a job finishes before all kills are
+  // spent (a fast machine), it is checked and the kills go on in a new round from the start.
+  auto interval_ms = [&] {
+    int64_t lo = std::max<int64_t>(10, full_ms / 40), hi = std::max<int64_t>(lo, full_ms / 20);
+    return static_cast<int>(lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1)));
+  };
+  int killed = 0, rounds = 0;
+  std::vector<std::string> rescaled;
+  while (killed < kills) {
+    const std::string run = base + "/random-" + std::to_string(rounds++);
+    fs::create_directories(run);
+    int killed_this_round = 0;
+    finished = false;
+    while (killed < kills && !finished) {
+      int kill_at = static_cast<int>(rng() % static_cast<uint64_t>(full_ms / 20 + 1));
+      Child c = RunJob(Args(run, "4", interval_ms()), "", kill_at, log(run), /*after_checkpoint=*/true);
+      if (c.killed) {
+        ++killed;
+        ++killed_this_round;
+        if (rescaled.empty()) {
+          // 3. The state after the first kill (mid-run, with a checkpoint) goes to copies that are
+          // restored at parallelism 2 and 8 below.
+          for (const char* p : {"2", "8"}) {
+            std::string copy = base + "/rescaled-p" + p;
+            fs::create_directories(copy);
+            fs::copy(run + "/state", copy + "/state", fs::copy_options::recursive);
+            if (fs::exists(run + "/out")) fs::copy(run + "/out", copy + "/out", fs::copy_options::recursive);
+            rescaled.push_back(copy);
+          }
+        }
+      } else {
+        ASSERT_EQ(c.exit_code, 0) << c.log;
+        finished = true;
+      }
+    }
+    ASSERT_GE(killed_this_round, 1) << "the job finished before the first kill of round " << rounds;
+    // 4. Run this round's job to the end.
+    if (!finished) {
+      Child c = RunJob(Args(run, "4", 150), "", -1, log(run));
+      ASSERT_EQ(c.exit_code, 0) << c.log;
+    }
+    EXPECT_EQ(CheckOutput(run + "/out", s.ref), "") << "parallelism 4, round " << rounds;
+  }
+  for (size_t i = 0; i < rescaled.size(); ++i) {
+    const std::string p = i == 0 ? "2" : "8";
+    Child c = RunJob(Args(rescaled[i], p, 150), "", -1, rescaled[i] + "/log");
+    ASSERT_EQ(c.exit_code, 0) << "parallelism " << p << ": " << c.log;
+    EXPECT_NE(c.log.find("->" + p), std::string::npos) << "not rescaled: " << c.log;
+    EXPECT_EQ(CheckOutput(rescaled[i] + "/out", s.ref), "") << "restored at parallelism " << p;
+  }
+  std::cout << "records: " << EnvInt("FLOW_CHAOS_RECORDS", 600000) << ", uninterrupted run: " << full_ms
+            << " ms, random kills: " << killed << " in " << rounds << " round(s), fault-point kills: " << fault_kills
+            << ", runs: " << runs << std::endl;
+  EXPECT_GE(fault_kills, 1) << "no fault point was hit";
+  EXPECT_EQ(CheckOutput(clean + "/out", s.ref), "") << "uninterrupted";
+  EXPECT_EQ(CheckOutput(faults + "/out", s.ref), "") << "killed at fault points";
 }
 
 std::vector<std::string> Backends() {
