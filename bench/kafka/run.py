@@ -432,6 +432,23 @@ def markdown(meta, results, latency, failures):
     return "\n".join(lines) + "\n"
 
 
+def draw_chart(path, results, latency):
+    """PNG of the medians via bench/.venv's matplotlib (bench/run creates that venv); skipped
+    with a note when it is missing."""
+    python = ROOT / "bench" / ".venv" / "bin" / "python"
+    if not python.exists():
+        log("chart skipped: no bench/.venv (bench/run creates it with matplotlib)")
+        return None
+    spec = {"throughput": {LABELS[s]: c["rate"] for s, c in results.items() if c},
+            "latency": {LABELS[s]: [c["p50_ms"], c["p99_ms"]] for s, c in latency.items()}}
+    r = subprocess.run([str(python), str(HERE / "chart.py"), str(path)], input=json.dumps(spec),
+                       text=True, capture_output=True)
+    if r.returncode != 0:
+        log(f"chart failed: {r.stderr.strip()[-300:]}")
+        return None
+    return path
+
+
 def load_average():
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -508,6 +525,8 @@ def main(argv=None):
             {"meta": meta, "results": results, "runs": raw_runs, "latency": latency,
              "failures": failures}, indent=1))
         log(f"wrote {out / (stamp + '-kafka.md')}")
+        if any(results.values()) and draw_chart(out / f"{stamp}-kafka.png", results, latency):
+            log(f"wrote {out / (stamp + '-kafka.png')}")
     if failures:
         log(f"{len(failures)} FAILURE(S)")
         return 1
