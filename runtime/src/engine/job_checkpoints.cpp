@@ -1,7 +1,6 @@
 // Wiring of the checkpoint machinery into a running job (docs/checkpoints.md, "Engine hooks"):
 // storage and restore selection at start-up, the coordinator and its timer, each task's part.
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -9,6 +8,7 @@
 
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/log.h"
+#include "flow/runtime/state/keyed_state_backend.h"
 #include "job_runtime.h"
 
 namespace flow::rt {
@@ -49,12 +49,15 @@ std::string RescaledOperators(const CheckpointMetadata& m, const JobCheckpointIn
 }  // namespace
 
 Status Job::PrepareCheckpoints(Runtime* rt) {
-  // The state layer reads its backend choice from the environment (operators open after this).
-  setenv("FLOW_STATE_BACKEND", options_.state_backend.c_str(), 1);
-  setenv("FLOW_STATE_LOCAL_DIR", options_.state_local_dir.c_str(), 1);
-  if (options_.state_cache_entries > 0) {
-    setenv("FLOW_STATE_CACHE_ENTRIES", std::to_string(options_.state_cache_entries).c_str(), 1);
-  }
+  // Keyed operators build their backends with the state layer's defaults when they open (after
+  // this): --state-backend, --state-local-dir and --state-cache-entries become those defaults.
+  StateBackendOptions state;
+  auto kind = ParseStateBackendKind(options_.state_backend);
+  if (!kind.ok()) return Status(kind.status().code(), "--state-backend: " + kind.status().message());
+  state.kind = *kind;
+  state.local_dir = options_.state_local_dir;
+  if (options_.state_cache_entries > 0) state.cache_entries = static_cast<size_t>(options_.state_cache_entries);
+  SetDefaultStateBackendOptions(std::move(state));
   rt->txn = TxnSinks::Find(nodes_);  // exactly-once sinks: txn_sinks.cpp
   if (rt->txn) FLOW_RETURN_IF_ERROR(rt->txn->ApplyDefaults(&options_.checkpoint));
   const CheckpointFlags& flags = options_.checkpoint;

@@ -1,12 +1,17 @@
 #include "flow/runtime/engine/task.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
 #include <exception>
+#include <mutex>
 
 #include <fmt/format.h>
 
 #include "flow/runtime/checkpoint/barrier_aligner.h"
 #include "flow/runtime/checkpoint/fault_injection.h"
+#include "flow/runtime/state/checkpoint_storage_sink.h"
+#include "flow/runtime/state/snapshot_scope.h"
 
 namespace flow::rt {
 
@@ -22,6 +27,9 @@ Status Task::Run() {
   } catch (...) {
     status = Status::Internal("unknown exception");
   }
+  // Pending snapshot writes end (ack or decline) before the coordinator hears that the task
+  // finished: a finished task's later checkpoints carry no state, so its last one must be in.
+  FinishSnapshotWrites();
   if (CheckpointCoordinator* c = checkpointing_.coordinator; c != nullptr) {
     if (!status.ok()) {
       c->TaskFailed(checkpointing_.index, status.ToString());
@@ -75,6 +83,21 @@ std::vector<OldSourcePosition> Task::RestoredSourcePositions(const std::string& 
   return old;
 }
 
+// The operator's own file is files[0]; any further files are its keyed state's asynchronous
+// snapshot (state/snapshot_scope.h), reached only through the reference in files[0].
+Status Task::RestoreOneSnapshot(Consumer* m, const OperatorSnapshot& snap) {
+  if (snap.files.empty()) return Status::Ok();  // no state
+  const RestorePoint& point = *checkpointing_.restore;
+  auto bytes = ReadRestoreFile(point, snap.files[0]);
+  if (!bytes.ok()) return bytes.status();
+  RestorePointSource source(&point);
+  std::vector<StoredFile> files;
+  for (const SnapshotFile& f : snap.files) files.push_back(ToStoredFile(f));
+  SnapshotRestoreScope scope(&source, std::move(files));
+  BinaryReader reader(*bytes);
+  return m->RestoreOperator(&reader);
+}
+
 Status Task::RestoreMembers() {
   const RestorePoint& point = *checkpointing_.restore;
   for (Consumer* m : members_) {
@@ -84,31 +107,125 @@ Status Task::RestoreMembers() {
     if (old_parallelism == 0 || old_parallelism == ctx->parallelism) {
       const OperatorSnapshot* snap = RestoredSnapshot(ctx->name, ctx->subtask);
       if (snap == nullptr) continue;  // no state, or the subtask had finished
-      for (const SnapshotFile& file : snap->files) {
-        auto bytes = ReadRestoreFile(point, file);
-        if (!bytes.ok()) return bytes.status();
-        BinaryReader reader(*bytes);
-        FLOW_RETURN_IF_ERROR(m->RestoreOperator(&reader));
-      }
+      FLOW_RETURN_IF_ERROR(RestoreOneSnapshot(m, *snap));
       continue;
     }
-    // Rescaled: read every old snapshot file that holds one of this subtask's key groups, once
+    // Rescaled: restore every old snapshot that holds one of this subtask's key groups, once
     // each; RestoreState keeps the groups of ctx->key_groups only.
     auto plan = PlanKeyedRestore(point.metadata, ctx->name, ctx->parallelism);
     if (!plan.ok()) return plan.status();
-    std::vector<std::string> read;
+    std::vector<uint32_t> read;
     for (const RestorePiece& piece : (*plan)[ctx->subtask]) {
-      std::string id = (piece.file.shared ? "shared/" : "") + piece.file.name;
-      if (std::find(read.begin(), read.end(), id) != read.end()) continue;
-      read.push_back(id);
-      auto bytes = ReadRestoreFile(point, piece.file);
-      if (!bytes.ok()) return bytes.status();
-      BinaryReader reader(*bytes);
-      FLOW_RETURN_IF_ERROR(m->RestoreOperator(&reader));
+      if (std::find(read.begin(), read.end(), piece.old_subtask) != read.end()) continue;
+      read.push_back(piece.old_subtask);
+      const OperatorSnapshot* snap = nullptr;
+      for (const OperatorSnapshot* s : SnapshotsOf(point.metadata, ctx->name)) {
+        if (!s->finished && s->subtask == piece.old_subtask) snap = s;
+      }
+      if (snap == nullptr) {
+        return Status::Corruption(fmt::format("checkpoint {}: no snapshot of '{}' subtask {} for key group {}",
+                                              point.path, ctx->name, piece.old_subtask, piece.key_group));
+      }
+      FLOW_RETURN_IF_ERROR(RestoreOneSnapshot(m, *snap));
     }
   }
   return Status::Ok();
 }
+
+namespace {
+
+std::mutex g_write_hook_mu;
+std::function<void(int64_t, const std::string&)> g_write_hook;  // guarded by g_write_hook_mu
+
+// Counts the bytes handed to the storage (shared files already stored are not written again).
+class CountingSink final : public SnapshotFileSink {
+ public:
+  explicit CountingSink(SnapshotFileSink* inner) : inner_(inner) {}
+  Result<StoredFile> WriteOwn(std::string_view name, std::string_view bytes) override {
+    bytes_ += bytes.size();
+    return inner_->WriteOwn(name, bytes);
+  }
+  Result<StoredFile> WriteShared(std::string_view name, std::string_view bytes) override {
+    bytes_ += bytes.size();
+    return inner_->WriteShared(name, bytes);
+  }
+  bool HasShared(std::string_view name) override { return inner_->HasShared(name); }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  SnapshotFileSink* inner_;
+  uint64_t bytes_ = 0;
+};
+
+}  // namespace
+
+void SetSnapshotWriteHookForTest(std::function<void(int64_t checkpoint_id, const std::string& task)> hook) {
+  std::lock_guard lock(g_write_hook_mu);
+  g_write_hook = std::move(hook);
+}
+
+// One thread per task writing its snapshots in checkpoint order (started on first use).
+class SnapshotWriterThread {
+ public:
+  SnapshotWriterThread() : thread_([this] { Loop(); }) {}
+  // Finishes the queued writes first.
+  ~SnapshotWriterThread() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void Submit(std::function<void()> work) {
+    {
+      std::lock_guard lock(mu_);
+      queue_.push_back(std::move(work));
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  void Loop() {
+    std::unique_lock lock(mu_);
+    while (true) {
+      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      std::function<void()> work = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      work();
+      lock.lock();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// What the synchronous part of a checkpoint leaves for the writer thread.
+struct Task::TakenSnapshot {
+  struct Member {
+    std::string name;
+    uint32_t subtask = 0;
+    KeyGroupRange key_groups;
+    std::string bytes;                                     // the operator's own file
+    std::vector<std::unique_ptr<PendingSnapshot>> state;  // its keyed state, written after it
+  };
+  int64_t id = 0;
+  int64_t sync_done_ms = 0;
+  std::vector<Member> members;
+  TaskAck ack;  // source position and timings filled in; files added by the write
+};
+
+Task::Task(std::string name, uint32_t subtask) : name_(std::move(name)), subtask_(subtask) {}
+
+Task::~Task() { FinishSnapshotWrites(); }
+
+void Task::FinishSnapshotWrites() { writer_.reset(); }
 
 Status Task::Checkpoint(int64_t id, const std::string* source_position, const std::function<Status()>& forward,
                         DurationMs alignment_ms) {
@@ -116,27 +233,32 @@ Status Task::Checkpoint(int64_t id, const std::string* source_position, const st
   if (coordinator == nullptr) return forward();
   const int64_t start = SteadyNowMs();
   // Synchronous part: operator state as of this point of the stream, before the barrier leaves.
-  struct Taken {
-    const OperatorContext* ctx;
-    std::string bytes;
-  };
-  std::vector<Taken> taken;
+  // Keyed rocksdb state only takes a hard-link checkpoint here (AsyncSnapshotScope).
+  auto taken = std::make_shared<TakenSnapshot>();
+  taken->id = id;
   Status failed;
   for (Consumer* m : members_) {
     const OperatorContext* ctx = m->operator_context();
     if (ctx == nullptr) continue;
+    AsyncSnapshotScope scope(id, SnapshotFileName(ctx->name, ctx->subtask));
     BinaryWriter w;
     Status s = m->SnapshotOperator(&w);
+    if (s.ok()) s = scope.status();
     if (!s.ok() && failed.ok()) failed = s;
-    taken.push_back(Taken{ctx, w.Release()});
+    taken->members.push_back(TakenSnapshot::Member{ctx->name, ctx->subtask, ctx->key_groups, w.Release(),
+                                                   scope.TakePending()});
   }
-  const int64_t sync_done = SteadyNowMs();
+  taken->sync_done_ms = SteadyNowMs();
   FLOW_RETURN_IF_ERROR(forward());
   FaultPoint("after-barrier", id, name_);
-  TaskAck ack;
+  if (!failed.ok()) {
+    DeclineCheckpoint(id, failed.ToString());
+    return Status::Ok();  // the pending parts are dropped with `taken`
+  }
+  TaskAck& ack = taken->ack;
   ack.checkpoint_id = id;
   ack.task = checkpointing_.index;
-  ack.stats.sync_ms = sync_done - start;
+  ack.stats.sync_ms = taken->sync_done_ms - start;
   ack.stats.alignment_ms = alignment_ms;
   if (source_position != nullptr) {
     OperatorSnapshot src;
@@ -145,39 +267,70 @@ Status Task::Checkpoint(int64_t id, const std::string* source_position, const st
     src.source_position = *source_position;
     ack.snapshots.push_back(std::move(src));
   }
-  for (Taken& t : taken) {
-    if (!failed.ok()) break;
+  // Asynchronous part: the barrier is gone, records keep flowing; the ack follows the writes.
+  if (!writer_) writer_ = std::make_unique<SnapshotWriterThread>();
+  writer_->Submit([this, taken] { WriteSnapshot(taken.get()); });
+  return Status::Ok();
+}
+
+void Task::WriteSnapshot(TakenSnapshot* taken) {
+  const int64_t id = taken->id;
+  {
+    std::function<void(int64_t, const std::string&)> hook;
+    {
+      std::lock_guard lock(g_write_hook_mu);
+      hook = g_write_hook;
+    }
+    if (hook) hook(id, name_);
+  }
+  TaskAck& ack = taken->ack;
+  const bool has_source = !ack.snapshots.empty();
+  CheckpointStorageSink storage_sink(checkpointing_.storage, id);
+  CountingSink sink(&storage_sink);
+  Status failed;
+  for (TakenSnapshot::Member& t : taken->members) {
     OperatorSnapshot snap;
-    snap.operator_name = t.ctx->name;
-    snap.subtask = t.ctx->subtask;
+    snap.operator_name = t.name;
+    snap.subtask = t.subtask;
     // The range is recorded even without state: a rescaled restore checks that the snapshots of
     // an operator cover every key group.
-    snap.key_group_first = t.ctx->key_groups.first;
-    snap.key_group_end = t.ctx->key_groups.end;
+    snap.key_group_first = t.key_groups.first;
+    snap.key_group_end = t.key_groups.end;
     if (!t.bytes.empty()) {
-      auto file = checkpointing_.storage->WriteSnapshotFile(id, SnapshotFileName(t.ctx->name, t.ctx->subtask), t.bytes);
+      auto file = sink.WriteOwn(SnapshotFileName(t.name, t.subtask), t.bytes);
       if (!file.ok()) {
         failed = file.status();
         break;
       }
-      ack.stats.bytes += file->size;
-      snap.files.push_back(*file);
+      snap.files.push_back(ToSnapshotFile(*file));
     }
+    for (std::unique_ptr<PendingSnapshot>& pending : t.state) {
+      auto files = pending->Write(&sink);
+      pending.reset();  // drops the local hard links
+      if (!files.ok()) {
+        failed = Status(files.status().code(), fmt::format("operator '{}' subtask {}: writing keyed state: {}", t.name,
+                                                           t.subtask, files.status().message()));
+        break;
+      }
+      for (const StoredFile& f : *files) snap.files.push_back(ToSnapshotFile(f));
+    }
+    if (!failed.ok()) break;
     // A source's own snapshot already carries its name (chained operators have other names).
-    if (source_position != nullptr && snap.operator_name == name_ && snap.subtask == subtask_) continue;
+    if (has_source && snap.operator_name == name_ && snap.subtask == subtask_) continue;
     ack.snapshots.push_back(std::move(snap));
   }
-  ack.stats.async_ms = SteadyNowMs() - sync_done;
+  taken->members.clear();
+  ack.stats.bytes = sink.bytes();
+  ack.stats.async_ms = SteadyNowMs() - taken->sync_done_ms;
   if (!failed.ok()) {
-    DeclineCheckpoint(id, failed.ToString());
-    return Status::Ok();
+    DeclineCheckpoint(id, "asynchronous snapshot write failed: " + failed.ToString());
+    return;
   }
-  Status acked = coordinator->Acknowledge(std::move(ack));
+  Status acked = checkpointing_.coordinator->Acknowledge(std::move(ack));
   if (!acked.ok()) {
     Log(LogLevel::kWarn, "checkpoint", "acknowledgement refused",
         {{"id", std::to_string(id)}, {"task", name_}, {"error", acked.ToString()}});
   }
-  return Status::Ok();
 }
 
 void Task::DeclineCheckpoint(int64_t id, const std::string& why) {

@@ -173,7 +173,7 @@ std::map<std::string, StoredFile> KeyedStateBackend::UploadedFiles() const {
 Result<std::unique_ptr<PendingSnapshot>> KeyedStateBackend::SnapshotAsync(int64_t checkpoint_id, std::string name) {
   if (store_ == nullptr) {
     BinaryWriter w;
-    SnapshotState(&w);
+    SnapshotTables(&w, false);
     return std::unique_ptr<PendingSnapshot>(new HeapPendingSnapshot(std::move(name), w.Release(), write_hook_));
   }
   for (const auto& t : tables_) t->FlushCache();

@@ -1,4 +1,5 @@
 #include "flow/runtime/state/keyed_state_backend.h"
+#include "flow/runtime/state/snapshot_scope.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -18,6 +19,8 @@ namespace flow::rt {
 namespace {
 constexpr uint32_t kMagic = 0x534B4C46;  // "FLKS" little-endian
 constexpr uint32_t kVersion = 1;
+constexpr uint32_t kAsyncRefMagic = 0x414B4C46;  // "FLKA" little-endian (state/snapshot_scope.h)
+constexpr uint32_t kAsyncRefVersion = 1;
 
 std::mutex g_default_mu;
 StateBackendOptions g_default_options;  // guarded by g_default_mu
@@ -197,7 +200,26 @@ void KeyedStateBackend::Clear() {
   for (const auto& t : tables_) t->Clear();
 }
 
-void KeyedStateBackend::SnapshotState(BinaryWriter* out) const { SnapshotTables(out, false); }
+void KeyedStateBackend::SnapshotState(BinaryWriter* out) const {
+  AsyncSnapshotScope* scope = AsyncSnapshotScope::Current();
+  if (scope == nullptr || store_ == nullptr) {
+    SnapshotTables(out, false);
+    return;
+  }
+  // Asynchronous rocksdb snapshot (state/snapshot_scope.h): only the hard-link checkpoint runs
+  // here; the bytes hold a reference to the file the scope's owner writes later. The backend is
+  // not const (only this method is, for the operators' const Snapshot).
+  std::string name = scope->NextFileName();
+  auto pending = const_cast<KeyedStateBackend*>(this)->SnapshotAsync(scope->checkpoint_id(), name);
+  if (pending.ok()) {
+    scope->Add(std::move(pending).value());
+  } else {
+    scope->Fail(pending.status());
+  }
+  out->PutU32(kAsyncRefMagic);
+  out->PutU32(kAsyncRefVersion);
+  out->PutString(name);
+}
 
 void KeyedStateBackend::SnapshotHeapTables(BinaryWriter* out) const { SnapshotTables(out, true); }
 
@@ -237,6 +259,10 @@ void KeyedStateBackend::SnapshotTables(BinaryWriter* out, bool heap_only) const 
 
 Status KeyedStateBackend::RestoreState(BinaryReader* in) {
   uint32_t magic = 0, version = 0, max_parallelism = 0, group_count = 0;
+  {
+    BinaryReader peek = *in;
+    if (peek.GetU32(&magic).ok() && magic == kAsyncRefMagic) return RestoreAsyncRef(in);
+  }
   FLOW_RETURN_IF_ERROR(in->GetU32(&magic));
   if (magic != kMagic) return Status::Corruption("keyed state snapshot: bad magic number");
   FLOW_RETURN_IF_ERROR(in->GetU32(&version));
@@ -269,6 +295,28 @@ Status KeyedStateBackend::RestoreState(BinaryReader* in) {
     FLOW_RETURN_IF_ERROR(RestoreGroup(g, blob));
   }
   return Status::Ok();
+}
+
+Status KeyedStateBackend::RestoreAsyncRef(BinaryReader* in) {
+  uint32_t magic = 0, version = 0;
+  std::string name;
+  FLOW_RETURN_IF_ERROR(in->GetU32(&magic));
+  FLOW_RETURN_IF_ERROR(in->GetU32(&version));
+  if (version != kAsyncRefVersion) {
+    return Status::Corruption("keyed state reference: unsupported version " + std::to_string(version));
+  }
+  FLOW_RETURN_IF_ERROR(in->GetString(&name));
+  SnapshotRestoreScope* scope = SnapshotRestoreScope::Current();
+  if (scope == nullptr) {
+    return Status::Corruption("keyed state snapshot refers to file '" + name +
+                              "' but no checkpoint files are available to restore it from");
+  }
+  const StoredFile* file = scope->Find(name);
+  if (file == nullptr) {
+    return Status::Corruption("keyed state snapshot refers to file '" + name +
+                              "', which the checkpoint metadata does not list");
+  }
+  return RestoreFrom(*file, scope->source());
 }
 
 Status KeyedStateBackend::RestoreGroup(uint32_t key_group, std::string_view blob) {

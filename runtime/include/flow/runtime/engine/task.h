@@ -43,10 +43,17 @@ struct TaskCheckpointing {
   size_t index = 0;                              // this task's index in the coordinator's list
 };
 
+// Tests: runs on a task's snapshot writer thread before it writes its files of checkpoint
+// `checkpoint_id` (e.g. to hold the write back, or to break the storage). Process-wide; an empty
+// function clears it.
+void SetSnapshotWriteHookForTest(std::function<void(int64_t checkpoint_id, const std::string& task)> hook);
+
+class SnapshotWriterThread;  // task.cpp
+
 class Task {
  public:
-  Task(std::string name, uint32_t subtask) : name_(std::move(name)), subtask_(subtask) {}
-  virtual ~Task() = default;
+  Task(std::string name, uint32_t subtask);  // out of line: writer_'s type is complete there
+  virtual ~Task();
 
   // Opens the chain members, restores their state (when restoring), runs the loop, closes the
   // members (always). Tells the coordinator when the task finished its input or failed.
@@ -62,10 +69,12 @@ class Task {
  protected:
   virtual Status Loop() = 0;
   virtual void CloseSource() {}
-  // Checkpoint `id` at this point of the stream: snapshots every chained operator, calls
-  // `forward` (which passes the barrier downstream; sinks flush there), then writes the snapshot
-  // files and acknowledges. A failed snapshot or write declines the checkpoint without failing
-  // the job; only `forward`'s error is returned. Without checkpointing it only calls `forward`.
+  // Checkpoint `id` at this point of the stream: takes the synchronous part of every chained
+  // operator's snapshot (keyed rocksdb state: a hard-link checkpoint only), calls `forward`
+  // (which passes the barrier downstream; sinks flush there) and returns; the task's writer
+  // thread then writes the snapshot files and acknowledges, while the task keeps processing.
+  // A failed snapshot or write declines the checkpoint without failing the job; only `forward`'s
+  // error is returned. Without checkpointing it only calls `forward`.
   // `alignment_ms`: how long the input task waited for the barrier on all channels (stats, log).
   Status Checkpoint(int64_t id, const std::string* source_position, const std::function<Status()>& forward,
                     DurationMs alignment_ms = 0);
@@ -85,7 +94,13 @@ class Task {
   void MarkInputFinished() { input_finished_ = true; }
 
  private:
+  struct TakenSnapshot;
   Status RestoreMembers();
+  Status RestoreOneSnapshot(Consumer* m, const OperatorSnapshot& snap);
+  // Runs on the writer thread: writes the files, then acknowledges (or declines) checkpoint.
+  void WriteSnapshot(TakenSnapshot* taken);
+  // Waits for the queued snapshot writes and stops the writer thread.
+  void FinishSnapshotWrites();
   std::vector<std::string> OperatorNames() const;
 
   std::string name_;
@@ -93,6 +108,7 @@ class Task {
   std::vector<Consumer*> members_;  // every consumer of this chain subtask
   TaskCheckpointing checkpointing_;
   bool input_finished_ = false;
+  std::unique_ptr<SnapshotWriterThread> writer_;  // null until the first checkpoint
 };
 
 // Reads one element from a channel: batches go to the typed target; control elements are

@@ -126,6 +126,8 @@ class KeyedStateBackend {
   void CleanupExpired();
   void Clear();
 
+  // Inside an AsyncSnapshotScope (state/snapshot_scope.h) a rocksdb backend writes only a
+  // reference and hands the asynchronous part to the scope.
   void SnapshotState(BinaryWriter* out) const;
   // Adds the owned key groups of a snapshot. InvalidArgument when the snapshot has another
   // max_parallelism or names unknown state; Corruption when bytes do not decode or a checksum
@@ -167,6 +169,7 @@ class KeyedStateBackend {
     return false;
   }
   [[nodiscard]] Status RestoreGroup(uint32_t key_group, std::string_view blob);
+  [[nodiscard]] Status RestoreAsyncRef(BinaryReader* in);  // "FLKA", via SnapshotRestoreScope
   [[nodiscard]] Status OpenStore();
   [[nodiscard]] Status AttachTable(StateTable* table);
   [[nodiscard]] Status RestoreRocksDb(std::string_view bytes, const std::string& what, SnapshotFileSource* source);
