@@ -73,6 +73,14 @@ int Background::Stop(int seconds) {
   return -1;
 }
 
+void Background::Kill() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
 std::string Background::Err() const { return codegen_test::ReadText(err_path_); }
 
 std::vector<std::string> DirLines(const std::string& dir) {

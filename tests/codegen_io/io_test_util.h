@@ -28,6 +28,8 @@ class Background {
 
   // Sends SIGTERM, waits up to `seconds` (then SIGKILL); returns the exit code (-1 if killed).
   int Stop(int seconds);
+  // SIGKILL (no graceful stop, as a crash) and waits for the process.
+  void Kill();
   bool Running();
   std::string Err() const;
 
