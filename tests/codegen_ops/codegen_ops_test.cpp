@@ -2,6 +2,7 @@
 // Every script runs at parallelism 1 and 4 on out-of-order input generated here with a fixed seed;
 // the output is compared with a brute-force reference written here. Input disorder stays within
 // the watermark delay, except where a test says otherwise, so what is late is deterministic.
+// Late records (dropped and counted by joins and windows with lateness) are late_records_test.py's.
 #include <gtest/gtest.h>
 
 #include <algorithm>

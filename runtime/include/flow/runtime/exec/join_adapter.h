@@ -3,7 +3,8 @@
 // engine's TwoInputOperator: input 1 is the left stream, input 2 the right. Both upstream edges
 // must be KeyBy with KeyHashOf<Key> of their side's key function, so equal keys of both sides
 // reach the same subtask. State is released by the watermark (the minimum of both inputs'), as
-// the operators describe; at end of input none remains.
+// the operators describe; at end of input none remains. Late records the operators drop are
+// counted in the subtask's flow_late_records_dropped_total.
 //
 // Errors: Open fails with kInvalidArgument for an invalid window, bound or lateness (naming the
 // operator). Threading: one subtask thread.
@@ -15,6 +16,7 @@
 
 #include "flow/runtime/engine/operator.h"
 #include "flow/runtime/exec/collector_output.h"
+#include "flow/runtime/exec/late_counter.h"
 #include "flow/runtime/exec/window_aggregate_adapter.h"
 #include "flow/runtime/operators/interval_join_operator.h"
 #include "flow/runtime/operators/window_join_operator.h"
@@ -30,11 +32,13 @@ class JoinAdapterBase : public rt::TwoInputOperator<L, R, Out> {
   rt::Status ProcessBatch1(const rt::Batch<L>& batch, rt::Output<Out>& out) override {
     collector_.Bind(&out);
     for (size_t i = 0; i < batch.size(); ++i) op_->ProcessLeft(batch.records[i], batch.timestamps[i]);
+    late_.Report(op_->counters().late_records_dropped);
     return rt::Status::Ok();
   }
   rt::Status ProcessBatch2(const rt::Batch<R>& batch, rt::Output<Out>& out) override {
     collector_.Bind(&out);
     for (size_t i = 0; i < batch.size(); ++i) op_->ProcessRight(batch.records[i], batch.timestamps[i]);
+    late_.Report(op_->counters().late_records_dropped);
     return rt::Status::Ok();
   }
   rt::Status OnWatermark(rt::TimestampMs wm, rt::Output<Out>& out) override {
@@ -55,6 +59,7 @@ class JoinAdapterBase : public rt::TwoInputOperator<L, R, Out> {
  protected:
   OutputCollector<Out> collector_;
   std::optional<Op> op_;
+  LateCounter late_;
 };
 
 }  // namespace join_detail
@@ -83,6 +88,7 @@ class WindowJoinAdapter final
     auto options = WindowOptions(event_time, ctx);
     if (!options.ok()) return options.status();
     this->op_.emplace(*windows, left_key_, right_key_, join_, &this->collector_, std::move(*options));
+    this->late_.Open(ctx);
     return rt::Status::Ok();
   }
 
@@ -112,6 +118,7 @@ class IntervalJoinAdapter final
     auto options = WindowOptions(WindowConfig{}, ctx);
     if (!options.ok()) return options.status();
     this->op_.emplace(bound_, left_key_, right_key_, join_, &this->collector_, std::move(*options));
+    this->late_.Open(ctx);
     return rt::Status::Ok();
   }
 

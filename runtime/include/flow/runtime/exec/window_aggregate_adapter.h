@@ -25,6 +25,7 @@
 
 #include "flow/runtime/engine/operator.h"
 #include "flow/runtime/exec/collector_output.h"
+#include "flow/runtime/exec/late_counter.h"
 #include "flow/runtime/operators/window_aggregate_operator.h"
 #include "flow/runtime/state/key_hash.h"
 
@@ -103,11 +104,13 @@ class KeyedWindowAdapter final : public rt::OneInputOperator<In, Out> {
     KeyFn key_of = key_of_;
     op_.emplace(*windows, [key_of](const Stamped<In>& s) { return key_of(*s.record); }, make_output_, &collector_,
                 std::move(*options));
+    late_.Open(ctx);
     return rt::Status::Ok();
   }
   rt::Status ProcessBatch(const rt::Batch<In>& batch, rt::Output<Out>& out) override {
     collector_.Bind(&out);
     FeedStamped(*op_, batch);
+    late_.Report(op_->counters().late_records_dropped);
     if (config_.processing_time) op_->OnProcessingTime();
     return rt::Status::Ok();
   }
@@ -128,6 +131,7 @@ class KeyedWindowAdapter final : public rt::OneInputOperator<In, Out> {
   typename Op::MakeOutputFn make_output_;
   OutputCollector<Out> collector_;
   std::optional<Op> op_;
+  LateCounter late_;  // flow_late_records_dropped_total
 };
 
 // Tumbling when slide == size, otherwise sliding.

@@ -1,0 +1,30 @@
+#pragma once
+// LateCounter: publishes an operator's `counters().late_records_dropped` as the subtask's
+// `flow_late_records_dropped_total` metric (docs/language.md: late records are dropped and
+// counted). The generated adapters call Report after every call that can drop records.
+// Threading: one subtask thread (the metric itself is atomic).
+
+#include <cstdint>
+
+#include "flow/runtime/engine/operator.h"
+
+namespace flow::exec {
+
+class LateCounter {
+ public:
+  void Open(rt::OperatorContext& ctx) {
+    metric_ = ctx.metrics.Counter("flow_late_records_dropped_total", "records dropped because their windows had fired");
+    reported_ = 0;
+  }
+  // `late`: the operator's running count; adds what is new since the last call.
+  void Report(uint64_t late) {
+    if (metric_ != nullptr && late > reported_) metric_->Add(static_cast<int64_t>(late - reported_));
+    reported_ = late;
+  }
+
+ private:
+  rt::Metric* metric_ = nullptr;
+  uint64_t reported_ = 0;
+};
+
+}  // namespace flow::exec
