@@ -58,7 +58,7 @@ bool EmitAggregateFunctions(OpEmitContext& cx, const plan::Node& n, const plan::
   std::string key_type =
       key_types.empty() ? "bool" : key_types.size() == 1 ? key_types[0] : "std::tuple<" + Join(key_types) + ">";
   w.Line("using Key" + id + " = " + key_type + ";");
-  w.Line("Key" + id + " KeyOf" + id + "(const " + in + "& r) {");
+  w.Line("inline Key" + id + " KeyOf" + id + "(const " + in + "& r) {");
   if (key == nullptr) {
     w.Line("  (void)r;");
     w.Line("  return false;  // a global aggregate: one key");
@@ -132,7 +132,7 @@ bool EmitAggregateFunctions(OpEmitContext& cx, const plan::Node& n, const plan::
   }
   std::string sig = windowed ? "const Key" + id + "& k, ::flow::rt::TimestampMs start, ::flow::rt::TimestampMs end, const " + acc + "& acc"
                              : "const Key" + id + "& k, const " + acc + "& acc";
-  w.Line(out + " Output" + id + "(" + sig + ") {");
+  w.Line("inline " + out + " Output" + id + "(" + sig + ") {");
   w.Line("  " + out + " o;");
   if (nkeys == 0) w.Line("  (void)k;");
   if (agg->items.empty()) w.Line("  (void)acc;");

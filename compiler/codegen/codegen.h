@@ -5,9 +5,17 @@
 // encoder per sink, the params, a Build(Job&) function and main() calling flow::rt::RunMain.
 // `#line` directives map code that comes from the script to its .flow lines. See docs/codegen.md.
 //
+// Parts: the graph code of each plan node (its `Stream` calls, which instantiate the engine's
+// drivers, channels and the node's operator) is a function `NodeN` guarded by
+// `#if !defined(FLOW_SPLIT) || defined(FLOW_PART_N)`; Build and main by `FLOW_PART_MAIN`. Every
+// other function is `inline`. Without FLOW_SPLIT the file is one translation unit; `flowc build`
+// compiles it several times with -DFLOW_SPLIT and a share of the FLOW_PART_* macros each, in
+// parallel, and links the objects (CompileJob).
+//
 // Threading: pure function of its inputs.
 
 #include <string>
+#include <vector>
 
 #include "plan/plan.h"
 
@@ -19,8 +27,16 @@ struct GenerateOptions {
   std::string script_dir;  // extern fn headers are relative to it
 };
 
+// One part of the generated file: `macro` is defined to compile it; `weight` estimates its
+// compile time (relative units) so parts can be packed into balanced translation units.
+struct CodePart {
+  std::string macro;  // "FLOW_PART_MAIN", "FLOW_PART_3", ...
+  int weight = 1;
+};
+
 struct GenerateResult {
   std::string cpp;         // empty when `error` is set
+  std::vector<CodePart> parts;  // every part of `cpp`, FLOW_PART_MAIN first
   std::string error;       // a construct code generation does not support yet
   uint32_t error_line = 0; // its .flow line (0 when unknown)
 };

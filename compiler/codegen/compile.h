@@ -9,6 +9,12 @@
 // under a lock file so concurrent builds do not race. If the cache directory cannot be written,
 // the job compiles without a precompiled header (slower, same result).
 //
+// Parts: when the generated file has parts (codegen.h) and more than one job is allowed, the
+// parts are packed into at most `jobs` translation units of about equal weight, compiled in
+// parallel (each with -DFLOW_SPLIT and its FLOW_PART_* macros, all with the same precompiled
+// header) and linked; otherwise the file is compiled and linked by one compiler call.
+// The link uses gold when CMake found it working (toolchain.h), else the compiler's default.
+//
 // Errors: a compiler failure returns the first error line, mapped to the .flow file when the
 // #line directives put it there, and keeps the full compiler output in a log file.
 // Threading: one call at a time per process is assumed (it spawns the compiler and waits).
@@ -16,12 +22,16 @@
 #include <string>
 #include <vector>
 
+#include "codegen/codegen.h"
+
 namespace flow::codegen {
 
 struct CompileOptions {
   bool debug = false;      // -O0 -g instead of -O2
   std::string cache_dir;   // default: ${XDG_CACHE_HOME:-$HOME/.cache}/flow; "" + no HOME: no cache
   bool use_cache = true;
+  std::vector<CodePart> parts;  // from GenerateResult; empty: one translation unit
+  int jobs = 0;            // translation units compiled at once; 0: the CPUs this process may use
 };
 
 struct CompileResult {
@@ -31,7 +41,15 @@ struct CompileResult {
   bool cache_hit = false;   // the precompiled header was reused
   bool cache_rebuilt = false;
   std::string cache_entry;  // the cache directory used ("" when none)
+  int units = 1;            // translation units compiled
 };
+
+// Packs parts into at most `units` groups of about equal total weight (largest first, each to
+// the lightest group); empty groups are dropped. Deterministic.
+std::vector<std::vector<std::string>> PackParts(const std::vector<CodePart>& parts, int units);
+
+// The CPUs this process may run on (at least 1).
+int AvailableCpus();
 
 // The flags used for a job (and its precompiled header).
 std::vector<std::string> JobCompileFlags(bool debug);

@@ -1,5 +1,6 @@
 // The job file: records, codecs, params, one block of functions per plan node, Build and main.
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -44,20 +45,28 @@ class JobEmitter {
     records_.EmitStructs(w_);
     records_.EmitJsonCodecs(w_);
     EmitParams();
-    for (const Node* n : plan_.Ordered()) EmitNode(*n);
+    for (const Node* n : plan_.Ordered()) {
+      size_t first = build_.size();
+      EmitNode(*n);
+      node_lines_.push_back({n, first, build_.size()});
+    }
+    EmitNodeFunctions();
     EmitBuild();
     w_.Line("");
     w_.Line("}  // namespace flowjob");
     w_.Line("");
+    w_.Line(PartGuard("FLOW_PART_MAIN"));
     w_.Line("int main(int argc, char** argv) {");
     w_.Line("  return ::flow::rt::RunMain(argc, argv, flowjob::ParamSpecs(), &flowjob::Build);");
     w_.Line("}");
+    w_.Line("#endif");
     GenerateResult r;
     if (!error_.empty()) {
       r.error = error_;
       r.error_line = error_line_;
     } else {
       r.cpp = w_.text();
+      r.parts = std::move(parts_);
     }
     return r;
   }
@@ -168,9 +177,9 @@ class JobEmitter {
       w_.Line("  " + Rec(decl->resolved) + " " + MangleIdent(name) + "{};");
     }
     w_.Line("};");
-    w_.Line("Params P;  // written once by Build before the job starts; read-only afterwards");
+    w_.Line("inline Params P;  // written once by Build before the job starts; read-only afterwards");
     w_.Line("");
-    w_.Line("const std::vector<::flow::rt::ParamSpec>& ParamSpecs() {");
+    w_.Line("inline const std::vector<::flow::rt::ParamSpec>& ParamSpecs() {");
     w_.Line("  static const std::vector<::flow::rt::ParamSpec> specs = {");
     for (const auto& [name, decl] : plan_.program->params) {
       w_.Line("      {" + CppStringObject(name) + ", " + ParamType(decl->resolved) + ", " +
@@ -181,7 +190,7 @@ class JobEmitter {
     w_.Line("  return specs;");
     w_.Line("}");
     w_.Line("");
-    w_.Line("::flow::rt::Status LoadParams(const ::flow::rt::JobParams& params) {");
+    w_.Line("inline ::flow::rt::Status LoadParams(const ::flow::rt::JobParams& params) {");
     for (const auto& [name, decl] : plan_.program->params) {
       std::string lit = CppStringObject(name);
       w_.Line("  {");
@@ -307,7 +316,7 @@ class JobEmitter {
     std::string in = Rec(plan_.Get(n.inputs[0])->output);
     std::string out = Rec(n.output);
     std::string fn = "Chain" + std::to_string(n.id);
-    w_.Line("::flow::rt::Status " + fn + "(const " + in + "& r0, ::flow::rt::TimestampMs ts, ::flow::rt::Output<" + out + ">& out) {");
+    w_.Line("inline ::flow::rt::Status " + fn + "(const " + in + "& r0, ::flow::rt::TimestampMs ts, ::flow::rt::Output<" + out + ">& out) {");
     EmitSteps(n, 0, "r0", 1, false);
     w_.Line("  return ::flow::rt::Status::Ok();");
     w_.Line("}");
@@ -315,14 +324,81 @@ class JobEmitter {
           "& r, ::flow::rt::TimestampMs ts, ::flow::rt::Output<" + out + ">& out) { return " + fn + "(r, ts, out); });");
   }
 
+  // ---- graph code, one part per node (codegen.h, "Parts") ----
+  static std::string PartGuard(const std::string& macro) { return "#if !defined(FLOW_SPLIT) || defined(" + macro + ")"; }
+  static std::string NodeFn(const Node& n) { return "Node" + std::to_string(n.id); }
+  std::string StreamType(int id) const { return "::flow::rt::Stream<" + Rec(plan_.Get(id)->output) + ">"; }
+  static bool HasStream(const Node& n) { return n.kind != NodeKind::kSink; }
+  // Distinct inputs, in order (a union may read one stream twice).
+  static std::vector<int> Inputs(const Node& n) {
+    std::vector<int> ids;
+    for (int in : n.inputs) {
+      if (std::find(ids.begin(), ids.end(), in) == ids.end()) ids.push_back(in);
+    }
+    return ids;
+  }
+  std::string NodeSignature(const Node& n) const {
+    std::string sig = "::flow::rt::Status " + NodeFn(n) + "(::flow::rt::Job& job";
+    for (int in : Inputs(n)) sig += ", const " + StreamType(in) + "& " + S(in);
+    if (HasStream(n)) sig += ", std::optional<" + StreamType(n.id) + ">* out";
+    return sig + ")";
+  }
+  // Relative compile cost of a node's graph code: its operator's templates, the driver, the
+  // channels of its input edges.
+  static int Weight(const Node& n) {
+    switch (n.kind) {
+      case NodeKind::kKeyBy: return 0;
+      case NodeKind::kChain:
+      case NodeKind::kUnion: return 2;
+      case NodeKind::kSink: return 2;
+      case NodeKind::kSource: return 3;
+      case NodeKind::kRunningAggregate: return 4;
+      case NodeKind::kWindowAggregate: return 5;
+      case NodeKind::kJoin: return 6;
+    }
+    return 1;
+  }
+
+  // Each node's Build statements become NodeN(job, inputs..., &out), compiled in its own part.
+  void EmitNodeFunctions() {
+    w_.Line("");
+    w_.Line("// The job graph, one function per node; each is its own part (FLOW_PART_<id>).");
+    parts_.push_back({"FLOW_PART_MAIN", 1});
+    for (const NodeLines& nl : node_lines_) w_.Line(NodeSignature(*nl.node) + ";");
+    for (const NodeLines& nl : node_lines_) {
+      const Node& n = *nl.node;
+      std::string macro = "FLOW_PART_" + std::to_string(n.id);
+      parts_.push_back({macro, Weight(n)});
+      w_.Line("");
+      w_.Line(PartGuard(macro));
+      w_.Line(NodeSignature(n) + " {");
+      for (size_t i = nl.first; i < nl.last; ++i) w_.Line("  " + build_[i]);
+      if (HasStream(n)) w_.Line("  out->emplace(" + S(n.id) + ");");
+      w_.Line("  (void)job;");
+      w_.Line("  return ::flow::rt::Status::Ok();");
+      w_.Line("}");
+      w_.Line("#endif");
+    }
+  }
+
   void EmitBuild() {
     w_.Line("");
-    w_.Line("// The job graph.");
+    w_.Line(PartGuard("FLOW_PART_MAIN"));
     w_.Line("::flow::rt::Status Build(::flow::rt::Job& job) {");
     w_.Line("  FLOW_RETURN_IF_ERROR(LoadParams(job.params()));");
-    for (const std::string& line : build_) w_.Line("  " + line);
+    for (const NodeLines& nl : node_lines_) {
+      const Node& n = *nl.node;
+      std::string call = NodeFn(n) + "(job";
+      for (int in : Inputs(n)) call += ", *" + S(in);
+      if (HasStream(n)) {
+        w_.Line("  std::optional<" + StreamType(n.id) + "> " + S(n.id) + ";");
+        call += ", &" + S(n.id);
+      }
+      w_.Line("  FLOW_RETURN_IF_ERROR(" + call + "));");
+    }
     w_.Line("  return ::flow::rt::Status::Ok();");
     w_.Line("}");
+    w_.Line("#endif");
   }
 
   void Build(const std::string& line) { build_.push_back(line); }
@@ -332,11 +408,18 @@ class JobEmitter {
     return s;
   }
 
+  struct NodeLines {
+    const Node* node;
+    size_t first, last;  // its statements in build_
+  };
+
   const plan::Plan& plan_;
   const GenerateOptions& options_;
   Writer w_;
   RecordTypes records_;
   std::vector<std::string> build_;
+  std::vector<NodeLines> node_lines_;
+  std::vector<CodePart> parts_;
   std::string error_;
   uint32_t error_line_ = 0;
   std::set<std::string> serializers_;  // see OpEmitContext

@@ -62,13 +62,13 @@ void EmitKeyFunction(OpEmitContext& cx, const plan::JoinNode& n, const std::vect
     if (k->type.nullable()) checks.push_back("::flow::exec::ops::Present(" + ex.Emit(*k) + ")");
   }
   cx.Take(ex);
-  cx.w.Line("JoinKey" + id + " " + fn + "(const " + cx.Rec(side) + "& " + var + ") {");
+  cx.w.Line("inline JoinKey" + id + " " + fn + "(const " + cx.Rec(side) + "& " + var + ") {");
   cx.w.FlowLine(n.op->condition->range.line);
   cx.w.Line("  return JoinKey" + id + "(" + Join(parts) + ");");
   cx.w.CppLine();
   cx.w.Line("}");
   if (present) {
-    cx.w.Line("bool " + fn + "Present(const " + cx.Rec(side) + "& " + var + ") {");
+    cx.w.Line("inline bool " + fn + "Present(const " + cx.Rec(side) + "& " + var + ") {");
     if (checks.empty()) {
       cx.w.Line("  (void)" + var + ";");
       cx.w.Line("  return true;");
@@ -103,11 +103,11 @@ void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n, const plan::Plan& plan
   EmitKeyFunction(cx, n, n.right_keys, n.right, "RightKey" + id, "r", nullable);
   bool window = n.op->window.has_value();
   if (window) {
-    cx.w.Line(out + " Pair" + id + "(const JoinKey" + id + "&, ::flow::rt::TimestampMs start, ::flow::rt::TimestampMs end, const " + l +
+    cx.w.Line("inline " + out + " Pair" + id + "(const JoinKey" + id + "&, ::flow::rt::TimestampMs start, ::flow::rt::TimestampMs end, const " + l +
               "& l, const " + r + "& r) {");
     cx.w.Line("  return " + out + "{l, r, start, end};");
   } else {
-    cx.w.Line(out + " Pair" + id + "(const JoinKey" + id + "&, const " + l + "& l, ::flow::rt::TimestampMs, const " + r +
+    cx.w.Line("inline " + out + " Pair" + id + "(const JoinKey" + id + "&, const " + l + "& l, ::flow::rt::TimestampMs, const " + r +
               "& r, ::flow::rt::TimestampMs) {");
     cx.w.Line("  return " + out + "{l, r, 0, 0};");
   }

@@ -20,7 +20,7 @@ class SinkEmitter {
     cx_.Header(n_, "sink " + CommentText(kind_));
     std::string format = n_.into->format ? n_.into->format->name.name : "json";
     std::string fn = "Encode" + id_;
-    cx_.w.Line("void " + fn + "(const " + rec_ + "& r, ::flow::exec::SinkEncoders& e, std::string* key, std::string* payload) {");
+    cx_.w.Line("inline void " + fn + "(const " + rec_ + "& r, ::flow::exec::SinkEncoders& e, std::string* key, std::string* payload) {");
     bool ok = format == "csv" ? Csv() : format == "raw" ? Raw() : Json();
     if (!ok) {
       cx_.w.Line("}");

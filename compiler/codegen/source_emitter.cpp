@@ -90,7 +90,7 @@ class SourceEmitter {
       return false;
     }
     std::string fn = "FromNexmark" + id_;
-    cx_.w.Line("void " + fn + "(::flow::rt::NexmarkEvent& e, " + rec_ + "* out) {");
+    cx_.w.Line("inline void " + fn + "(::flow::rt::NexmarkEvent& e, " + rec_ + "* out) {");
     for (const types::Field& f : n_.output.fields()) {
       if (!n_.decoded.count(f.name)) continue;
       cx_.w.Line("  out->" + MangleIdent(f.name) + " = std::move(e." + member + "." + f.name + ");");
@@ -131,7 +131,7 @@ class SourceEmitter {
 
   bool Datagen(const std::string& factory) {
     std::string fn = "Generate" + id_;
-    cx_.w.Line("void " + fn + "(::flow::rt::DatagenRng& rng, " + rec_ + "* out) {");
+    cx_.w.Line("inline void " + fn + "(::flow::rt::DatagenRng& rng, " + rec_ + "* out) {");
     for (const types::Field& f : n_.output.fields()) {
       std::string value = Draw(f.type, f.name);
       if (n_.decoded.count(f.name)) {
@@ -170,7 +170,7 @@ class SourceEmitter {
     std::string table = "kDecoded" + id_;
     auto& w = cx_.w;
     if (fields.empty()) {
-      w.Line("::flow::rt::Status " + fn + "(::flow::rt::JsonDecoder& d, std::string_view payload, " + rec_ + "* out) {");
+      w.Line("inline ::flow::rt::Status " + fn + "(::flow::rt::JsonDecoder& d, std::string_view payload, " + rec_ + "* out) {");
       w.Line("  (void)out;");
       w.Line("  FLOW_RETURN_IF_ERROR(d.Begin(payload));");
       w.Line("  std::string_view key;");
@@ -179,7 +179,7 @@ class SourceEmitter {
       w.Line("}");
     } else {
       w.Line("inline constexpr ::flow::rt::JsonFieldTable<" + cnt + "> " + table + "{{" + names + "}, {" + required + "}};");
-      w.Line("::flow::rt::Status " + fn + "(::flow::rt::JsonDecoder& d, std::string_view payload, " + rec_ + "* out) {");
+      w.Line("inline ::flow::rt::Status " + fn + "(::flow::rt::JsonDecoder& d, std::string_view payload, " + rec_ + "* out) {");
       w.Line("  FLOW_RETURN_IF_ERROR(d.Begin(payload));");
       w.Line("  std::bitset<" + cnt + "> seen;");
       w.Line("  std::string_view key;");
@@ -220,7 +220,7 @@ class SourceEmitter {
     auto& w = cx_.w;
     w.Line("inline constexpr std::array<std::string_view, " + cnt + "> kCsvNames" + id_ + "{" + names + "};");
     w.Line("inline constexpr std::array<bool, " + cnt + "> kCsvRequired" + id_ + "{" + required + "};");
-    w.Line("::flow::rt::Status " + fn + "(::flow::rt::CsvDecoder& d, " + rec_ + "* out) {");
+    w.Line("inline ::flow::rt::Status " + fn + "(::flow::rt::CsvDecoder& d, " + rec_ + "* out) {");
     bool any = false;
     for (size_t i = 0; i < all.size(); ++i) {
       if (!n_.decoded.count(all[i].name)) continue;
@@ -261,7 +261,7 @@ class SourceEmitter {
       return "";
     }
     std::string fn = "DecodeRaw" + id_;
-    cx_.w.Line("::flow::rt::Status " + fn + "(const ::flow::rt::RawRecord& raw, " + rec_ + "* out) {");
+    cx_.w.Line("inline ::flow::rt::Status " + fn + "(const ::flow::rt::RawRecord& raw, " + rec_ + "* out) {");
     cx_.w.Line("  out->" + MangleIdent(all[0].name) + ".assign(raw.payload.data(), raw.payload.size());");
     cx_.w.Line("  return ::flow::rt::Status::Ok();");
     cx_.w.Line("}");
@@ -319,7 +319,7 @@ class SourceEmitter {
     if (src_.event_time) {
       std::string ts = "EventTime" + id_;
       ExprEmitter ex = cx_.Exprs("r");
-      cx_.w.Line("::flow::rt::TimestampMs " + ts + "(const " + rec_ + "& r) {");
+      cx_.w.Line("inline ::flow::rt::TimestampMs " + ts + "(const " + rec_ + "& r) {");
       cx_.w.FlowLine(src_.event_time->range.line);
       cx_.w.Line("  return ::flow::exec::ops::As<int64_t>(" + ex.Emit(*src_.event_time->expr) + ");");
       cx_.w.CppLine();

@@ -13,6 +13,7 @@ struct Toolchain {
   std::vector<std::string> include_dirs;    // runtime + stdlib headers
   std::vector<std::string> libraries;       // runtime static libraries (full paths)
   std::vector<std::string> link_deps;       // fmt, simdjson, rdkafka, rocksdb, pthread
+  std::vector<std::string> link_flags;      // e.g. -fuse-ld=gold when CMake found it working
   std::string version;                      // project version, part of the build-cache key
 };
 

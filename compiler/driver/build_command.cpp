@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -34,7 +35,10 @@ constexpr std::string_view kHelp =
     "                        chain, project); repeatable\n"
     "  --keep-cpp DIR        keep the generated C++ (and the compiler log) in DIR\n"
     "  --no-cache            do not use the precompiled-header cache\n"
-    "  --verbose             say whether the header cache was used, rebuilt or off\n"
+    "  -j, --jobs N          compile the job as up to N translation units in parallel\n"
+    "                        (default: the number of CPUs; 1: one unit)\n"
+    "  --verbose             say whether the header cache was used, rebuilt or off, and\n"
+    "                        how many units were compiled\n"
     "\n"
     "The precompiled runtime headers are cached under ${XDG_CACHE_HOME:-~/.cache}/flow/.\n"
     "Exit codes: 0 built, 1 the script has errors or the build failed, 2 usage error.\n";
@@ -80,6 +84,7 @@ std::string FlowLineOf(const std::string& log, const std::string& first_error, c
 int Run(const std::vector<std::string>& args) {
   std::string file, output, keep_dir;
   bool debug = false, use_cache = true, verbose = false;
+  int jobs = 0;
   std::set<std::string> disabled;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -91,6 +96,19 @@ int Run(const std::vector<std::string>& args) {
       verbose = true;
     } else if (a == "--no-cache") {
       use_cache = false;
+    } else if (a == "-j" || Is(a, "--jobs") || (a.rfind("-j", 0) == 0 && a.size() > 2)) {
+      std::string n;
+      if (a.rfind("-j", 0) == 0 && a.size() > 2) {
+        n = a.substr(2);
+      } else if (!TakeValue(args, &i, &n)) {
+        return UsageError("`--jobs` needs a number", "build");
+      }
+      char* end = nullptr;
+      errno = 0;
+      long v = std::strtol(n.c_str(), &end, 10);
+      if (n.empty() || *end != '\0' || errno != 0 || v < 1 || v > 256)
+        return UsageError("`--jobs` needs a number from 1 to 256, not `" + n + "`", "build");
+      jobs = static_cast<int>(v);
     } else if (Is(a, "--no-pass")) {
       std::string name;
       if (!TakeValue(args, &i, &name)) return UsageError("`--no-pass` needs a pass name", "build");
@@ -151,11 +169,14 @@ int Run(const std::vector<std::string>& args) {
   codegen::CompileOptions options;
   options.debug = debug;
   options.use_cache = use_cache;
+  options.parts = job.parts;
+  options.jobs = jobs;
   codegen::CompileResult r =
       codegen::CompileJob(cpp.string(), fs::absolute(output, ec).string(), options);
   if (verbose) {
     const char* state = r.cache_hit ? "hit" : r.cache_rebuilt ? "rebuilt" : "off";
     std::fprintf(stderr, "flowc: runtime header cache: %s %s\n", state, r.cache_entry.c_str());
+    std::fprintf(stderr, "flowc: compiled %d translation unit%s\n", r.units, r.units == 1 ? "" : "s");
   }
   if (!r.ok) {
     fs::path log = dir / (cpp_name + ".log");
@@ -221,6 +242,7 @@ GeneratedJob GenerateJob(const std::string& path, const std::set<std::string>& d
     return job;
   }
   job.cpp = std::move(generated.cpp);
+  job.parts = std::move(generated.parts);
   return job;
 }
 

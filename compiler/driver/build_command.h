@@ -4,6 +4,9 @@
 
 #include <set>
 #include <string>
+#include <vector>
+
+#include "codegen/codegen.h"
 
 namespace flow::driver {
 
@@ -11,6 +14,7 @@ struct GeneratedJob {
   int exit_code = 0;  // 0 when `cpp` is set; else 1 (script errors, unsupported) or 2
   std::string cpp;
   std::string flow_path;  // absolute path of the script
+  std::vector<codegen::CodePart> parts;  // the file's parts (codegen.h)
 };
 
 // `cpp_name` is the name the generated file will have (for #line directives).
