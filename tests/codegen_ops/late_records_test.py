@@ -34,7 +34,7 @@ failures = []
 DELAY = 100  # watermark 100ms: W = max - 101
 BOUND = 150  # interval join
 JSIZE, JSLIDE, JLATE = 300, 100, 100  # window join: sliding 300ms every 100ms lateness 100ms
-ASIZE, ALATE = 200, 250  # aggregate: tumbling 200ms lateness 250ms
+ASIZE, ALATE = 500, 150  # aggregate: tumbling 500ms lateness 150ms
 T0 = 1772323200000  # 2026-03-01T00:00:00Z
 MIN = -(1 << 63)
 
@@ -99,8 +99,8 @@ def generate(rng, phases):
             t = top if j == 0 else rng.randrange(top - DELAY, top + 1)  # > wm_after: on time
             recs.append([rng.choice("LR"), f"k{rng.randrange(5)}", 0, t])
         if wm_before != MIN:
-            for _ in range(rng.randrange(0, 12)):
-                t = wm_before - rng.choice([0, 0, 1, rng.randrange(0, 600)])
+            for _ in range(rng.randrange(0, 16)):
+                t = wm_before - rng.choice([0, 1, rng.randrange(0, 700), rng.randrange(0, 700)])
                 if fate(t, wm_before) != fate(t, wm_after):
                     continue  # its fate would depend on when it arrives within the phase
                 recs.append([rng.choice("LR"), f"k{rng.randrange(5)}", 0, t])
@@ -259,6 +259,9 @@ if b.returncode == 0:
            0 < late["aggregate"] < late["interval"], late)
     partial = sum(1 for r, wm in met if 0 < sum(fate(r[3], wm)[1]) < len(join_windows(r[3])))
     expect("input: records in partly fired sliding windows", partial > 0, partial)
+    fates = collections.Counter((all(fate(r[3], wm)[1]), fate(r[3], wm)[2]) for r, wm in met if r[3] <= wm)
+    expect("input: dropped by the window join only, and by the aggregate only",
+           fates[(True, False)] > 0 and fates[(False, True)] > 0, fates)
     for par in (1, 4):
         run(binary, phases, par, want, late)
 
