@@ -269,7 +269,15 @@ Status Task::Checkpoint(int64_t id, const std::string* source_position, const st
   }
   // Asynchronous part: the barrier is gone, records keep flowing; the ack follows the writes.
   if (!writer_) writer_ = std::make_unique<SnapshotWriterThread>();
-  writer_->Submit([this, taken] { WriteSnapshot(taken.get()); });
+  writer_->Submit([this, taken] {
+    try {
+      WriteSnapshot(taken.get());
+    } catch (const std::exception& e) {
+      DeclineCheckpoint(taken->id, std::string("asynchronous snapshot write failed: exception: ") + e.what());
+    } catch (...) {
+      DeclineCheckpoint(taken->id, "asynchronous snapshot write failed: unknown exception");
+    }
+  });
   return Status::Ok();
 }
 

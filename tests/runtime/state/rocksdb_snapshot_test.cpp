@@ -159,6 +159,35 @@ TEST(RocksDbBackendTest, SecondCheckpointCopiesOnlyNewSstFiles) {
   }
 }
 
+// A savepoint holds copies of the shared SST files: it restores after the originals are gone.
+TEST(RocksDbBackendTest, SavepointRestoresWithoutTheSharedDirectory) {
+  TempDir dir;
+  auto storage = CheckpointStorage::Open(CheckpointStorageOptions{dir.path, 3, {}}, TestJob());
+  ASSERT_TRUE(storage.ok());
+  auto b = MakeBackend(StateBackendKind::kRocksDb, KeyGroupSpan::All(), 10);
+  auto* v = b->CreateValueState<int64_t, int64_t>("v");
+  for (int64_t k = 0; k < 3000; ++k) v->Put(k, k * 7);
+  CheckpointStorageSink sink(storage->get(), 1);
+  auto files = test::SnapshotNow(b.get(), 1, "op-0.snap", &sink);
+  ASSERT_FALSE(SharedNames(files).empty());
+  ASSERT_TRUE(Finalize(storage->get(), 1, files).ok());
+  ASSERT_TRUE((*storage)->CreateSavepoint(1, "keep").ok());
+  fs::remove_all(dir.path + "/shared");
+  fs::remove_all(dir.path + "/chk-1");
+
+  auto point = VerifyCheckpoint(dir.path + "/sp-keep");
+  ASSERT_TRUE(point.ok()) << point.status().ToString();
+  RestorePointSource source(&*point);
+  auto r = MakeBackend(StateBackendKind::kRocksDb, KeyGroupSpan::All(), 10);
+  auto* rv = r->CreateValueState<int64_t, int64_t>("v");
+  Status s = r->RestoreFrom(files[0], &source);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  for (int64_t k = 0; k < 3000; ++k) {
+    ASSERT_NE(rv->Get(k), nullptr) << k;
+    EXPECT_EQ(*rv->Get(k), k * 7);
+  }
+}
+
 TEST(RocksDbBackendTest, CorruptSstOrSnapshotFileIsAClearError) {
   TempDir dir;
   auto storage = CheckpointStorage::Open(CheckpointStorageOptions{dir.path, 3, {}}, TestJob());

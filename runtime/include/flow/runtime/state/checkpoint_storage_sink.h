@@ -40,11 +40,21 @@ class CheckpointStorageSink : public SnapshotFileSink {
   int64_t checkpoint_id_;
 };
 
-// Reads the files of a restore point, verifying size and CRC-32C (ReadRestoreFile).
+// Reads the files of a restore point, verifying size and CRC-32C (ReadRestoreFile). In a
+// savepoint, shared files were copied in as own files named "shared-<name>"
+// (CheckpointStorage::CreateSavepoint), so a shared file that a snapshot's manifest names is read
+// from that copy: a savepoint restores after retention deleted the originals.
 class RestorePointSource final : public SnapshotFileSource {
  public:
   explicit RestorePointSource(const RestorePoint* point) : point_(point) {}
-  Result<std::string> Read(const StoredFile& file) override { return ReadRestoreFile(*point_, ToSnapshotFile(file)); }
+  Result<std::string> Read(const StoredFile& file) override {
+    SnapshotFile f = ToSnapshotFile(file);
+    if (f.shared && !point_->metadata.savepoint_name.empty()) {
+      f.name = "shared-" + f.name;
+      f.shared = false;
+    }
+    return ReadRestoreFile(*point_, f);
+  }
 
  private:
   const RestorePoint* point_;
