@@ -16,6 +16,7 @@ std::atomic<bool> g_armed{false};
 namespace {
 
 struct Entry {
+  bool error = false;  // error: kind (return a Status) instead of killing
   std::string point;
   std::vector<std::string> args;  // "*" matches anything
   uint64_t nth = 1;
@@ -50,6 +51,16 @@ const FaultPointInfo* FindPoint(std::string_view name) {
   return nullptr;
 }
 
+std::string ErrorList() {
+  std::string s;
+  for (const FaultPointInfo& p : KnownFaultPoints()) {
+    if (!p.errors) continue;
+    if (!s.empty()) s += ", ";
+    s += p.name;
+  }
+  return s;
+}
+
 std::string KnownList() {
   std::string s;
   for (const FaultPointInfo& p : KnownFaultPoints()) {
@@ -68,14 +79,25 @@ uint64_t SplitMix64(uint64_t* state) {
 
 Status ParseEntry(std::string_view text, std::vector<Entry>* out) {
   std::vector<std::string_view> parts = Split(text, ':');
+  const bool error = parts[0] == "error";
+  if (error) {
+    parts.erase(parts.begin());
+    if (parts.empty() || parts[0] == "random") {
+      return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) + "': error: needs a point (one of " +
+                                     ErrorList() + ")");
+    }
+  }
   if (parts[0] == "random") {
     uint64_t seed = 0;
     if (parts.size() != 2 || !ParseU64(parts[1], &seed)) {
       return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) + "': expected random:<seed>");
     }
     uint64_t state = seed;
-    const auto& points = KnownFaultPoints();
-    const FaultPointInfo& p = points[SplitMix64(&state) % points.size()];
+    std::vector<const FaultPointInfo*> points;
+    for (const FaultPointInfo& p : KnownFaultPoints()) {
+      if (p.random) points.push_back(&p);
+    }
+    const FaultPointInfo& p = *points[SplitMix64(&state) % points.size()];
     Entry e;
     e.point = std::string(p.name);
     e.args.assign(static_cast<size_t>(p.args), "*");
@@ -88,12 +110,17 @@ Status ParseEntry(std::string_view text, std::vector<Entry>* out) {
     return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) + "': unknown fault point '" +
                                    std::string(parts[0]) + "' (known: " + KnownList() + ")");
   }
+  if (error && !p->errors) {
+    return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) + "': " + std::string(p->name) +
+                                   " only kills the process; error: works with " + ErrorList());
+  }
   size_t nargs = static_cast<size_t>(p->args);
   if (parts.size() != 1 + nargs && parts.size() != 2 + nargs) {
     return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) + "': " + std::string(p->name) +
                                    " takes " + std::to_string(nargs) + " argument(s) and an optional :nth");
   }
   Entry e;
+  e.error = error;
   e.point = std::string(p->name);
   for (size_t i = 0; i < nargs; ++i) {
     if (parts[1 + i].empty()) {
@@ -130,6 +157,7 @@ const std::vector<FaultPointInfo>& KnownFaultPoints() {
       {"after-barrier", 2},   {"during-snapshot-write", 0}, {"after-state-before-metadata", 0},
       {"after-metadata", 0},  {"during-restore", 0},        {"after-precommit", 0},
       {"during-commit", 0},   {"after-commit-before-cleanup", 0},
+      {"before-batch", 2, /*errors=*/true, /*random=*/false},
   };
   return kPoints;
 }
@@ -160,6 +188,7 @@ std::string DescribeFaults() {
   std::string s;
   for (const Entry& e : g_entries) {
     if (!s.empty()) s += ",";
+    if (e.error) s += "error:";
     s.append(e.point);
     for (const std::string& a : e.args) s.append(":").append(a);
     s.append(":").append(std::to_string(e.nth));
@@ -169,14 +198,34 @@ std::string DescribeFaults() {
 
 namespace fault_detail {
 
-void Hit(std::string_view point, std::string_view arg1, std::string_view arg2) {
+// The injected error of the first entry that matches for its nth time; kill entries die here.
+Status Match(std::string_view point, std::string_view arg1, std::string_view arg2) {
   std::lock_guard<std::mutex> lock(g_mu);
+  Status injected;
   for (Entry& e : g_entries) {
     if (e.point != point) continue;
     if (e.args.size() > 0 && e.args[0] != "*" && e.args[0] != arg1) continue;
     if (e.args.size() > 1 && e.args[1] != "*" && e.args[1] != arg2) continue;
-    if (++e.hits == e.nth) Die(e);
+    if (++e.hits != e.nth) continue;
+    if (!e.error) Die(e);
+    if (injected.ok()) {
+      std::string msg = "fault injection: error at ";
+      msg.append(e.point);
+      for (const std::string& a : e.args) msg.append(":").append(a);
+      msg.append(" (hit ").append(std::to_string(e.hits)).append(")");
+      injected = Status::Unavailable(msg);
+    }
   }
+  return injected;
+}
+
+void Hit(std::string_view point, std::string_view arg1, std::string_view arg2) {
+  // Only points that accept error: entries can have one; those call HitStatus.
+  Match(point, arg1, arg2).IgnoreError();
+}
+
+Status HitStatus(std::string_view point, std::string_view arg1, std::string_view arg2) {
+  return Match(point, arg1, arg2);
 }
 
 void Hit(std::string_view point, int64_t checkpoint, std::string_view op) {

@@ -50,6 +50,31 @@ Result<size_t> InputGate::WaitReady() {
   }
 }
 
+Result<std::optional<size_t>> InputGate::WaitReadyFor(int64_t max_wait_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max<int64_t>(0, max_wait_ms));
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    if (cancelled()) return Status::Cancelled("input gate cancelled");
+    if (auto i = FindReadyLocked()) return std::optional<size_t>(*i);
+    if (woken_) {
+      woken_ = false;
+      return std::optional<size_t>();
+    }
+    if (readable_.wait_until(lock, deadline) == std::cv_status::timeout) {
+      if (auto i = FindReadyLocked()) return std::optional<size_t>(*i);
+      return std::optional<size_t>();
+    }
+  }
+}
+
+void InputGate::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    woken_ = true;
+  }
+  readable_.notify_all();
+}
+
 std::optional<size_t> InputGate::PollReady() {
   std::lock_guard<std::mutex> lock(mu_);
   return FindReadyLocked();

@@ -49,10 +49,21 @@ KeyGroupRange KeyGroupsOfSubtask(uint32_t subtask, uint32_t parallelism, uint32_
 }
 
 namespace {
+// The help texts drivers register with; the first registration of a name sets its # HELP line.
+constexpr std::string_view kHelpRecordsIn = "Records received by an operator subtask";
+constexpr std::string_view kHelpRecordsOut = "Records emitted by an operator subtask";
+constexpr std::string_view kHelpWatermark = "Current input watermark (ms since epoch)";
+
 int64_t SumOf(const std::vector<Metric*>& metrics) {
   int64_t s = 0;
   for (Metric* m : metrics) s += m->value();
   return s;
+}
+
+int64_t BlockedMs(InputGate* gate) {
+  int64_t ns = 0;
+  for (size_t i = 0; i < gate->size(); ++i) ns += gate->channel(i)->BlockedNanos();
+  return ns / 1000000;
 }
 }  // namespace
 
@@ -146,6 +157,15 @@ Status Job::Build(Runtime* rt) {
     }
   }
 
+  Clock* clock = options_.clock ? options_.clock.get() : DefaultClock();
+  // Processing-time timers, one TaskTimers per task (by head node and subtask), made on first use.
+  std::vector<std::vector<std::unique_ptr<TaskTimers>>> task_timers(n);
+  auto timers_of = [&](size_t head_node, uint32_t j) {
+    auto& slot = task_timers[head_node];
+    if (slot.empty()) slot.resize(nodes_[head_node]->parallelism);
+    if (!slot[j]) slot[j] = std::make_unique<TaskTimers>(clock);
+    return slot[j].get();
+  };
   auto make_ctx = [&](size_t v, uint32_t j) {
     OperatorContext ctx;
     ctx.name = nodes_[v]->name;
@@ -155,6 +175,7 @@ Status Job::Build(Runtime* rt) {
     ctx.key_groups = KeyGroupsOfSubtask(j, ctx.parallelism, maxp);
     ctx.metrics = MetricGroup(&metrics_, ctx.name, j);
     ctx.params = &options_.params;
+    ctx.clock = clock;
     return ctx;
   };
   auto own = [&](std::unique_ptr<Consumer> c) {
@@ -195,14 +216,20 @@ Status Job::Build(Runtime* rt) {
       }
       output[vi][j] = out;
       if (!node.is_source) {
-        driver[vi][j] = own(node.MakeDriver(make_ctx(vi, j), out, options_.batch_size));
+        OperatorContext ctx = make_ctx(vi, j);
+        TaskTimers* timers = is_sink ? nullptr : timers_of(head[vi], j);
+        if (timers != nullptr) ctx.timers = timers->NewService();
+        ProcessingTimeService* service = ctx.timers;
+        driver[vi][j] = own(node.MakeDriver(std::move(ctx), out, options_.batch_size));
+        if (timers != nullptr) timers->Bind(service, driver[vi][j]);
         mine.push_back(driver[vi][j]);
       }
     }
     if (is_sink) {
       for (uint32_t j = 0; j < node.parallelism; ++j) {
-        rt->sink_in.push_back(metrics_.Counter(kMetricRecordsIn, "", MetricGroup(&metrics_, node.name, j).Labels()));
-        rt->sink_watermark.push_back(metrics_.Gauge(kMetricWatermark, "", MetricGroup(&metrics_, node.name, j).Labels()));
+        MetricLabels labels = MetricGroup(&metrics_, node.name, j).Labels();
+        rt->sink_in.push_back(metrics_.Counter(kMetricRecordsIn, kHelpRecordsIn, labels));
+        rt->sink_watermark.push_back(metrics_.Gauge(kMetricWatermark, kHelpWatermark, labels));
       }
     }
   }
@@ -215,7 +242,8 @@ Status Job::Build(Runtime* rt) {
       std::unique_ptr<Task> task;
       if (node.is_source) {
         task = node.MakeSourceTask(make_ctx(v, j), output[v][j], options_.batch_size, &control_);
-        rt->source_out.push_back(metrics_.Counter(kMetricRecordsOut, "", MetricGroup(&metrics_, node.name, j).Labels()));
+        rt->source_out.push_back(
+            metrics_.Counter(kMetricRecordsOut, kHelpRecordsOut, MetricGroup(&metrics_, node.name, j).Labels()));
       } else {
         std::vector<std::unique_ptr<ChannelBindingBase>> bindings;
         for (const GateEntry& ge : gate_entries[v][j]) {
@@ -234,14 +262,13 @@ Status Job::Build(Runtime* rt) {
           for (size_t i = 0; i < gate->size(); ++i) d += static_cast<int64_t>(gate->channel(i)->capacity());
           return d;
         });
-        metrics_.AddCallback(kMetricBackpressure, "Time upstream writers waited on this subtask's full input channels",
-                             labels, [gate] {
-                               int64_t ns = 0;
-                               for (size_t i = 0; i < gate->size(); ++i) ns += gate->channel(i)->BlockedNanos();
-                               return ns / 1000000;
-                             });
+        std::atomic<int64_t>* before = &backpressure_before_[fmt::format("{}/{}", node.name, j)];
+        rt->backpressure.emplace_back(gate, before);
+        metrics_.AddCallback(
+            kMetricBackpressure, "Time upstream writers waited on this subtask's full input channels", labels,
+            [gate, before] { return before->load() + BlockedMs(gate); }, MetricType::kCounter);
         rt->gates.push_back(gate);
-        Metric* wm = metrics_.Gauge(kMetricWatermark, "Current input watermark (ms since epoch)", labels);
+        Metric* wm = metrics_.Gauge(kMetricWatermark, kHelpWatermark, labels);
         auto input = std::make_unique<InputTask>(node.name, j, std::move(gates[v][j]), std::move(bindings),
                                                  driver[v][j], wm);
         input->SetAlignmentMetric(
@@ -249,6 +276,7 @@ Status Job::Build(Runtime* rt) {
         task = std::move(input);
       }
       task->SetMembers(std::move(members[v][j]));
+      if (!task_timers[v].empty() && task_timers[v][j]) task->SetTimers(std::move(task_timers[v][j]));
       rt->tasks.push_back(std::move(task));
     }
   }
@@ -378,6 +406,7 @@ Status Job::ExecuteOnce(bool* checkpoint_completed) {
   for (auto& c : rt.channels) max_depth = std::max(max_depth, c->MaxDepth());
   max_channel_depth_ = max_depth;
   metrics_.ClearCallbacks();
+  for (auto& [gate, before] : rt.backpressure) before->fetch_add(BlockedMs(gate));
   std::lock_guard<std::mutex> lock(rt.error_mu);
   if (rt.error.ok()) {
     Log(LogLevel::kInfo, "engine", control_.stop.load() ? "job stopped" : "job finished",

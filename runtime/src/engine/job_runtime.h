@@ -23,6 +23,8 @@ struct Job::Runtime {
   std::vector<Metric*> source_out;
   std::vector<Metric*> sink_in;
   std::vector<Metric*> sink_watermark;
+  // Each input gate with its subtask's backpressure time from earlier attempts (Job member).
+  std::vector<std::pair<InputGate*, std::atomic<int64_t>*>> backpressure;
   std::atomic<size_t> running{0};
   std::mutex error_mu;
   Status error;

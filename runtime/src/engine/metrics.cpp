@@ -54,10 +54,10 @@ Metric* MetricsRegistry::Gauge(std::string_view name, std::string_view help, con
 }
 
 void MetricsRegistry::AddCallback(std::string_view name, std::string_view help,
-                                  const MetricLabels& labels, std::function<int64_t()> fn) {
+                                  const MetricLabels& labels, std::function<int64_t()> fn, MetricType type) {
   std::string rendered = RenderLabels(labels);
   std::lock_guard<std::mutex> lock(mu_);
-  series_.push_back(Series{std::string(name), std::string(help), MetricType::kGauge, rendered, nullptr, std::move(fn)});
+  series_.push_back(Series{std::string(name), std::string(help), type, rendered, nullptr, std::move(fn)});
 }
 
 void MetricsRegistry::ClearCallbacks() {

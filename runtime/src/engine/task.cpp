@@ -353,6 +353,25 @@ int64_t Task::restored_checkpoint_id() const {
   return checkpointing_.restore == nullptr ? 0 : checkpointing_.restore->metadata.checkpoint_id;
 }
 
+namespace {
+// Registers gate->Wake() with the timers' clock for the life of an input task's loop.
+class ClockWakerGuard {
+ public:
+  ClockWakerGuard(TaskTimers* timers, InputGate* gate) : clock_(timers ? timers->clock() : nullptr) {
+    if (clock_ != nullptr) id_ = clock_->AddWaker([gate] { gate->Wake(); });
+  }
+  ~ClockWakerGuard() {
+    if (clock_ != nullptr) clock_->RemoveWaker(id_);
+  }
+  ClockWakerGuard(const ClockWakerGuard&) = delete;
+  ClockWakerGuard& operator=(const ClockWakerGuard&) = delete;
+
+ private:
+  Clock* clock_;
+  uint64_t id_ = 0;
+};
+}  // namespace
+
 Status InputTask::Loop() {
   const size_t n = gate_->size();
   if (n == 0) return Status::Internal("input task without input channels");
@@ -366,10 +385,42 @@ Status InputTask::Loop() {
   bool stopped = false;  // some channel ended because the job was stopped, not drained
   bool all_idle = false;
   int64_t align_start = -1;  // steady ms of the first kBlock of the current alignment
+  // A clock that jumps (tests' ManualClock) wakes the gate so due timers fire without input.
+  TaskTimers* timers = this->timers();
+  ClockWakerGuard waker(timers, gate_.get());
+  bool quiet_pending = false;  // elements or timer output since the chain last heard "quiet"
+  int64_t last_element = SteadyNowMs();
   while (true) {
-    auto ready = gate_->WaitReady();
-    if (!ready.ok()) return ready.status();
-    const size_t ch = *ready;
+    if (timers != nullptr && !timers->empty() && timers->WaitMs() == 0) {
+      quiet_pending = true;
+      FLOW_RETURN_IF_ERROR(FireDueTimers());
+    }
+    // Wait for input, but no longer than the earliest timer or the end of a quiet period.
+    int64_t wait_ms = timers != nullptr ? timers->WaitMs() : -1;  // -1: no timer
+    if (quiet_pending) {
+      const int64_t quiet_left = std::max<int64_t>(0, last_element + kInputQuietMs - SteadyNowMs());
+      wait_ms = wait_ms < 0 ? quiet_left : std::min(wait_ms, quiet_left);
+    }
+    std::optional<size_t> next;
+    if (wait_ms >= 0) {
+      auto ready = gate_->WaitReadyFor(wait_ms);
+      if (!ready.ok()) return ready.status();
+      next = *ready;
+    } else {
+      auto ready = gate_->WaitReady();
+      if (!ready.ok()) return ready.status();
+      next = *ready;
+    }
+    if (!next) {  // a timer may be due, or the input has been quiet long enough
+      if (quiet_pending && SteadyNowMs() - last_element >= kInputQuietMs) {
+        quiet_pending = false;
+        FLOW_RETURN_IF_ERROR(NotifyInputQuiet());
+      }
+      continue;
+    }
+    quiet_pending = true;
+    last_element = SteadyNowMs();
+    const size_t ch = *next;
     ElementKind kind;
     int64_t value;
     // Batches are handed to the chain inside ReadOne: a readable channel is never blocked, so the

@@ -85,6 +85,11 @@ class InputGate {
   Result<size_t> WaitReady();
   // Like WaitReady but never waits: nullopt when no unblocked channel has an element.
   std::optional<size_t> PollReady();
+  // Like WaitReady, but gives up after `max_wait_ms` (0: do not wait) or at Wake(): nullopt then.
+  // Processing-time timers bound the wait this way.
+  Result<std::optional<size_t>> WaitReadyFor(int64_t max_wait_ms);
+  // Ends the reader's current (or next) WaitReadyFor early. Any thread.
+  void Wake();
 
   // A blocked channel is skipped by WaitReady/PollReady until unblocked. Reader thread only.
   void Block(size_t index);
@@ -105,6 +110,7 @@ class InputGate {
   std::condition_variable readable_;
   std::vector<ChannelBase*> channels_;
   size_t next_ = 0;
+  bool woken_ = false;  // guarded by mu_
   std::atomic<bool> cancelled_{false};
 };
 

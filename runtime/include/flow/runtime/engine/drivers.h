@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "flow/runtime/checkpoint/fault_injection.h"
 #include "flow/runtime/engine/operator.h"
 #include "flow/runtime/engine/sink.h"
 
@@ -48,8 +49,13 @@ class OneInputDriver final : public BatchConsumer<In> {
     return engine_detail::CallUser(ctx_, [&] { return op_->Open(ctx_); });
   }
   Status ConsumeView(const Batch<In>& batch) override {
+    FLOW_RETURN_IF_ERROR(FaultPointStatus("before-batch", ctx_.name, ctx_.subtask));
     records_in_->Add(static_cast<int64_t>(batch.size()));
     FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return op_->ProcessBatch(batch, out_); }));
+    return FlushOut();
+  }
+  Status OnProcessingTime(TimestampMs now) override {
+    FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return op_->OnProcessingTime(now, out_); }));
     return FlushOut();
   }
   Status OnWatermark(TimestampMs wm) override {
@@ -114,13 +120,19 @@ class TwoInputDriver final : public BatchConsumer<In1> {
     return engine_detail::CallUser(ctx_, [&] { return op_->Open(ctx_); });
   }
   Status ConsumeView(const Batch<In1>& batch) override {
+    FLOW_RETURN_IF_ERROR(FaultPointStatus("before-batch", ctx_.name, ctx_.subtask));
     records_in_->Add(static_cast<int64_t>(batch.size()));
     FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return op_->ProcessBatch1(batch, out_); }));
     return FlushOut();
   }
   Status ConsumeView2(const Batch<In2>& batch) {
+    FLOW_RETURN_IF_ERROR(FaultPointStatus("before-batch", ctx_.name, ctx_.subtask));
     records_in_->Add(static_cast<int64_t>(batch.size()));
     FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return op_->ProcessBatch2(batch, out_); }));
+    return FlushOut();
+  }
+  Status OnProcessingTime(TimestampMs now) override {
+    FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return op_->OnProcessingTime(now, out_); }));
     return FlushOut();
   }
   Status OnWatermark(TimestampMs wm) override {
@@ -193,16 +205,29 @@ class SinkDriver final : public BatchConsumer<T> {
     return engine_detail::CallUser(ctx_, [&] { return sink_->Open(ctx_); });
   }
   Status ConsumeView(const Batch<T>& batch) override {
+    FLOW_RETURN_IF_ERROR(FaultPointStatus("before-batch", ctx_.name, ctx_.subtask));
     records_in_->Add(static_cast<int64_t>(batch.size()));
+    written_ = true;
     return engine_detail::CallUser(ctx_, [&] { return sink_->Write(batch); });
+  }
+  Status OnInputQuiet() override {
+    if (!written_) return Status::Ok();
+    written_ = false;
+    return engine_detail::CallUser(ctx_, [&] { return sink_->OnInputQuiet(); });
   }
   Status OnWatermark(TimestampMs wm) override {
     watermark_->Set(wm);
     return Status::Ok();
   }
   Status OnIdle(bool) override { return Status::Ok(); }
-  Status OnBarrier(int64_t) override { return engine_detail::CallUser(ctx_, [&] { return sink_->Flush(); }); }
-  Status OnEnd(bool) override { return engine_detail::CallUser(ctx_, [&] { return sink_->Flush(); }); }
+  Status OnBarrier(int64_t) override {
+    written_ = false;
+    return engine_detail::CallUser(ctx_, [&] { return sink_->Flush(); });
+  }
+  Status OnEnd(bool) override {
+    written_ = false;
+    return engine_detail::CallUser(ctx_, [&] { return sink_->Flush(); });
+  }
   // Sinks keep no state in checkpoints yet (they flush at barriers: at-least-once); the context
   // still identifies the subtask in the checkpoint.
   const OperatorContext* operator_context() const override { return &ctx_; }
@@ -218,6 +243,7 @@ class SinkDriver final : public BatchConsumer<T> {
   Metric* records_in_ = nullptr;
   Metric* watermark_ = nullptr;
   bool opened_ = false;
+  bool written_ = false;  // records written since the last flush
 };
 
 }  // namespace flow::rt

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -208,6 +209,9 @@ class Job {
   std::atomic<int> bound_port_{0};
   std::atomic<size_t> max_channel_depth_{0};
   std::atomic<size_t> task_count_{0};
+  // flow_backpressure_ms_total of earlier attempts by "operator/subtask": channels are rebuilt
+  // on restart, and the counter must not go back.
+  std::map<std::string, std::atomic<int64_t>> backpressure_before_;
   std::mutex run_mu_;
   Runtime* running_ = nullptr;  // guarded by run_mu_
   bool ran_ = false;

@@ -37,10 +37,11 @@ class MetricsRegistry {
   // (counters end in _total). The same name must always be used with the same type.
   Metric* Counter(std::string_view name, std::string_view help, const MetricLabels& labels);
   Metric* Gauge(std::string_view name, std::string_view help, const MetricLabels& labels);
-  // A gauge computed when rendered (e.g. queue depth). The callback must stay valid until
-  // ClearCallbacks() is called; it runs on the rendering thread.
+  // A series computed when rendered (a gauge such as queue depth, or a counter that must then
+  // never decrease). The callback must stay valid until ClearCallbacks() is called; it runs on
+  // the rendering thread.
   void AddCallback(std::string_view name, std::string_view help, const MetricLabels& labels,
-                   std::function<int64_t()> fn);
+                   std::function<int64_t()> fn, MetricType type = MetricType::kGauge);
   void ClearCallbacks();
 
   // Prometheus text exposition format 0.0.4: "# HELP", "# TYPE", one line per series.

@@ -2,8 +2,9 @@
 // Operators: the typed units of work the engine runs. One instance per subtask; every method is
 // called from that subtask's thread only, so operators need no locking.
 //
-// Call order: Open, then any interleaving of ProcessBatch / OnWatermark (and, once checkpoints
-// exist, SnapshotState), then Finish at end of input, then Close (always, also after a failure).
+// Call order: Open (then RestoreState when restoring), then any interleaving of ProcessBatch /
+// OnWatermark / OnProcessingTime / SnapshotState, then Finish at end of input, then Close
+// (always, also after a failure).
 // Every method returning Status may fail; a failure cancels the job (exit code 1).
 
 #include <cstdint>
@@ -14,8 +15,10 @@
 #include "flow/runtime/common/status.h"
 #include "flow/runtime/common/time.h"
 #include "flow/runtime/engine/batch.h"
+#include "flow/runtime/engine/clock.h"
 #include "flow/runtime/engine/metrics.h"
 #include "flow/runtime/engine/options.h"
+#include "flow/runtime/engine/timers.h"
 
 namespace flow::rt {
 
@@ -37,6 +40,11 @@ struct OperatorContext {
   KeyGroupRange key_groups;
   MetricGroup metrics;
   const JobParams* params = nullptr;  // never null when opened by the engine
+  // The job's processing clock (JobOptions::clock); never null when opened by the engine.
+  Clock* clock = nullptr;
+  // Processing-time timers of this operator subtask (engine/timers.h); null for sources and sinks
+  // and outside the engine.
+  ProcessingTimeService* timers = nullptr;
 };
 
 class Consumer;
@@ -93,6 +101,8 @@ class OneInputOperator {
   // The combined input watermark advanced to `wm`; the engine forwards it downstream after this
   // returns, so records emitted here are ahead of the watermark.
   [[nodiscard]] virtual Status OnWatermark(TimestampMs wm, Output<Out>& out) { return Status::Ok(); }
+  // A processing-time timer registered through OperatorContext::timers is due; `now` is the clock.
+  [[nodiscard]] virtual Status OnProcessingTime(TimestampMs now, Output<Out>& out) { return Status::Ok(); }
   [[nodiscard]] virtual Status SnapshotState(BinaryWriter* out) { return Status::Ok(); }
   [[nodiscard]] virtual Status RestoreState(BinaryReader* in) { return Status::Ok(); }
   // End of input (after the kMaxWatermark OnWatermark when the input was drained).
@@ -109,6 +119,7 @@ class TwoInputOperator {
   [[nodiscard]] virtual Status ProcessBatch2(const Batch<In2>& batch, Output<Out>& out) = 0;
   // Called with the minimum over both inputs' watermarks when it advances.
   [[nodiscard]] virtual Status OnWatermark(TimestampMs wm, Output<Out>& out) { return Status::Ok(); }
+  [[nodiscard]] virtual Status OnProcessingTime(TimestampMs now, Output<Out>& out) { return Status::Ok(); }
   [[nodiscard]] virtual Status SnapshotState(BinaryWriter* out) { return Status::Ok(); }
   [[nodiscard]] virtual Status RestoreState(BinaryReader* in) { return Status::Ok(); }
   [[nodiscard]] virtual Status Finish(Output<Out>& out) { return Status::Ok(); }
@@ -129,6 +140,12 @@ class Consumer {
   [[nodiscard]] virtual Status OnCancelCheckpoint(int64_t checkpoint_id) { return Status::Ok(); }
   // drained: true at real end of input, false when the job was stopped on request.
   [[nodiscard]] virtual Status OnEnd(bool drained) = 0;
+  // A processing-time timer of this consumer's operator is due (TaskTimers::FireDue); not
+  // forwarded: every operator has its own timers.
+  [[nodiscard]] virtual Status OnProcessingTime(TimestampMs now) { return Status::Ok(); }
+  // The task's input has been quiet for kInputQuietMs after records flowed: sink drivers let
+  // their sink write out buffered output (SinkFunction::OnInputQuiet). Called on every member.
+  [[nodiscard]] virtual Status OnInputQuiet() { return Status::Ok(); }
   virtual void Close() {}
   // Checkpoint hooks. Operator and sink drivers return their operator's context and snapshot /
   // restore its state; plumbing (channel writers, fan-outs) has no state and returns null.

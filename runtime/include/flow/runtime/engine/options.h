@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "flow/runtime/checkpoint/checkpoint_flags.h"
 #include "flow/runtime/common/status.h"
 #include "flow/runtime/common/time.h"
+#include "flow/runtime/engine/clock.h"
 #include "flow/runtime/engine/log.h"
 
 namespace flow::rt {
@@ -103,6 +105,9 @@ struct JobOptions {
   // transactional id "flow-<job_id>" (docs/exactly-once.md). Default: "" (ParseJobArgs: the
   // program's file name).
   std::string job_id;
+  // The processing-time clock: what processing-time windows read and their timers wait for.
+  // Default: null = the system clock (tests pass a ManualClock).
+  std::shared_ptr<Clock> clock;
 };
 
 struct ParsedArgs {

@@ -23,6 +23,10 @@ class SinkFunction {
   [[nodiscard]] virtual Status Write(const Batch<T>& batch) = 0;
   // Makes everything written so far visible/durable: at end of input, on stop, at checkpoints.
   [[nodiscard]] virtual Status Flush() { return Status::Ok(); }
+  // Records were written and then the sink's task got no input for kInputQuietMs (task.h): write
+  // out what is buffered, so the results of a quiet job (an idle stdin, a window fired by the
+  // clock) are not held back until the next checkpoint or the end. Default: Flush().
+  [[nodiscard]] virtual Status OnInputQuiet() { return Flush(); }
   // Always called last, also after a failure.
   virtual void Close() {}
 };
@@ -84,6 +88,8 @@ class CollectingSink final : public SinkFunction<T> {
     out_->AddFlush();
     return Status::Ok();
   }
+  // Buffers nothing; flushes() counts barrier and end flushes only.
+  Status OnInputQuiet() override { return Status::Ok(); }
 
  private:
   std::shared_ptr<Collected<T>> out_;

@@ -25,6 +25,7 @@
 #include "flow/runtime/engine/drivers.h"
 #include "flow/runtime/engine/log.h"
 #include "flow/runtime/engine/source.h"
+#include "flow/runtime/engine/timers.h"
 #include "flow/runtime/engine/watermark.h"
 
 namespace flow::rt {
@@ -50,6 +51,11 @@ void SetSnapshotWriteHookForTest(std::function<void(int64_t checkpoint_id, const
 
 class SnapshotWriterThread;  // task.cpp
 
+// How long a task's input must stay empty, after elements flowed, before its sinks write out what
+// they buffered (Consumer::OnInputQuiet). Bounds the output delay of a quiet job without a flush
+// per batch while data streams.
+inline constexpr int64_t kInputQuietMs = 100;
+
 class Task {
  public:
   Task(std::string name, uint32_t subtask);  // out of line: writer_'s type is complete there
@@ -61,6 +67,8 @@ class Task {
   Status Run();
   void SetMembers(std::vector<Consumer*> members) { members_ = std::move(members); }
   void SetCheckpointing(TaskCheckpointing c) { checkpointing_ = c; }
+  // The processing-time timers of the chained operators (engine/timers.h); none by default.
+  void SetTimers(std::unique_ptr<TaskTimers> timers) { timers_ = std::move(timers); }
   // Source tasks: take checkpoint `id` between two polls. Thread-safe; others ignore it.
   virtual void RequestBarrier(int64_t id) {}
   const std::string& name() const { return name_; }
@@ -92,6 +100,15 @@ class Task {
   std::vector<OldSourcePosition> RestoredSourcePositions(const std::string& op, uint32_t old_parallelism) const;
   // The loop drained its whole input (not stopped): the coordinator hears TaskFinished.
   void MarkInputFinished() { input_finished_ = true; }
+  // Null when no chained operator can register processing-time timers.
+  TaskTimers* timers() const { return timers_.get(); }
+  // Fires the chained operators' due processing-time timers (loops call it between elements).
+  [[nodiscard]] Status FireDueTimers() { return timers_ && !timers_->empty() ? timers_->FireDue() : Status::Ok(); }
+  // Tells every chain member that the input went quiet (sinks write out their buffers).
+  [[nodiscard]] Status NotifyInputQuiet() {
+    for (Consumer* m : members_) FLOW_RETURN_IF_ERROR(m->OnInputQuiet());
+    return Status::Ok();
+  }
 
  private:
   struct TakenSnapshot;
@@ -108,6 +125,7 @@ class Task {
   std::vector<Consumer*> members_;  // every consumer of this chain subtask
   TaskCheckpointing checkpointing_;
   bool input_finished_ = false;
+  std::unique_ptr<TaskTimers> timers_;  // processing-time timers; null: none
   std::unique_ptr<SnapshotWriterThread> writer_;  // null until the first checkpoint
 };
 
@@ -220,6 +238,8 @@ class SourceTask final : public Task {
     Batch<T> batch;
     batch.Reserve(batch_size_);
     bool drained = finished_before;
+    bool quiet_pending = false;  // records went out since the chain last heard the input was quiet
+    int64_t last_records = SteadyNowMs();
     while (!drained) {
       if (control_->cancel.load(std::memory_order_relaxed)) return Status::Cancelled("job cancelled");
       if (control_->stop.load(std::memory_order_relaxed)) break;
@@ -227,6 +247,7 @@ class SourceTask final : public Task {
         barrier_done_ = id;
         FLOW_RETURN_IF_ERROR(TakeCheckpoint(id));
       }
+      FLOW_RETURN_IF_ERROR(FireDueTimers());
       batch.Clear();
       PollResult result = PollResult::kIdle;
       FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] {
@@ -236,6 +257,7 @@ class SourceTask final : public Task {
         return Status::Ok();
       }));
       int64_t now = SteadyNowMs();
+      const bool batch_was_empty = batch.empty();  // Consume below may swap in an empty buffer
       if (!batch.empty()) {
         if (idle) {
           idle = false;
@@ -251,7 +273,7 @@ class SourceTask final : public Task {
       }
       if (spec_.interval <= 0 || now - last_emit >= spec_.interval) {
         last_emit = now;
-        TimestampMs wm = gen.Current(now, WallNowMs());
+        TimestampMs wm = gen.Current(now, ClockNowMs());
         if (wm > emitted) {
           emitted = wm;
           watermark_->Set(wm);
@@ -261,6 +283,14 @@ class SourceTask final : public Task {
           idle = true;
           FLOW_RETURN_IF_ERROR(next_->OnIdle(true));
         }
+      }
+      if (!batch_was_empty) {
+        quiet_pending = true;
+        last_records = now;
+      } else if (result == PollResult::kIdle && quiet_pending && now - last_records >= kInputQuietMs) {
+        // The source has had nothing for a while: chained sinks write out what they buffered.
+        quiet_pending = false;
+        FLOW_RETURN_IF_ERROR(NotifyInputQuiet());
       }
       // A source that reports kIdle without waiting must not spin a core.
       if (batch.empty() && result == PollResult::kIdle) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -294,10 +324,13 @@ class SourceTask final : public Task {
     return Checkpoint(id, &bytes, [&] { return next_->OnBarrier(id); });
   }
 
+  // The job's processing clock (tests may run on a ManualClock).
+  TimestampMs ClockNowMs() const { return ctx_.clock != nullptr ? ctx_.clock->NowMs() : WallNowMs(); }
+
   void AssignTimestamps(Batch<T>& batch, WatermarkGenerator& gen, int64_t now) {
     const size_t n = batch.size();
     if (spec_.mode == TimeMode::kProcessingTime) {
-      TimestampMs wall = WallNowMs();
+      TimestampMs wall = ClockNowMs();
       for (size_t i = 0; i < n; ++i) batch.timestamps[i] = wall;
     } else if constexpr (!std::is_same_v<TsFn, SourceTimestamps>) {
       for (size_t i = 0; i < n; ++i) batch.timestamps[i] = ts_fn_(batch.records[i]);

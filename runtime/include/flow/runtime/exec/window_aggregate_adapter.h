@@ -7,11 +7,14 @@
 // The accumulator sees each record as Stamped<In> (record + its timestamp), so event-time
 // aggregates (first/last) can read the time. key_of and make_output see the plain record.
 //
-// Processing time (config.processing_time): records count at the clock's time on arrival; due
-// windows fire after every batch and on every upstream watermark (whose value is ignored, so an
-// event-time watermark never fires a clock window); end of input (kMaxWatermark) fires every
-// open window. With no input at all a window fires at the next batch or watermark: the engine
-// has no timer hook yet.
+// Processing time (config.processing_time): records count at the job clock's time on arrival
+// (OperatorContext::clock); the adapter registers a processing-time timer for the earliest
+// pending window (engine/timers.h), so a window fires once the clock passes its end even when no
+// further record or watermark arrives. Upstream watermarks also fire due windows (their value is
+// ignored, so an event-time watermark never fires a clock window); end of input (kMaxWatermark)
+// fires every open window. After RestoreState the timer is registered again: windows whose end
+// passed while the job was down fire promptly. Outside the engine (no timer service) due windows
+// fire after every batch and watermark instead.
 //
 // Errors: Open fails with kInvalidArgument for invalid window sizes or lateness (naming the
 // operator). Threading: one subtask thread.
@@ -54,6 +57,7 @@ inline rt::Result<rt::KeyedOperatorOptions> WindowOptions(const WindowConfig& co
   options.max_parallelism = ctx.max_parallelism;
   options.allowed_lateness = config.allowed_lateness;
   if (config.processing_time) options.time_domain = rt::TimeDomain::kProcessingTime;
+  if (rt::Clock* clock = ctx.clock; clock != nullptr) options.clock = [clock] { return clock->NowMs(); };
   rt::Status valid = options.Validate();
   if (!valid.ok()) return rt::Status::InvalidArgument(fmt::format("{}: {}", ctx.name, valid.message()));
   return options;
@@ -105,33 +109,60 @@ class KeyedWindowAdapter final : public rt::OneInputOperator<In, Out> {
     op_.emplace(*windows, [key_of](const Stamped<In>& s) { return key_of(*s.record); }, make_output_, &collector_,
                 std::move(*options));
     late_.Open(ctx);
+    timers_ = config_.processing_time ? ctx.timers : nullptr;
+    registered_ = rt::kMaxWatermark;
     return rt::Status::Ok();
   }
   rt::Status ProcessBatch(const rt::Batch<In>& batch, rt::Output<Out>& out) override {
     collector_.Bind(&out);
     FeedStamped(*op_, batch);
     late_.Report(op_->counters().late_records_dropped);
-    if (config_.processing_time) op_->OnProcessingTime();
+    if (config_.processing_time && timers_ == nullptr) op_->OnProcessingTime();
+    ScheduleNextWindow();
     return rt::Status::Ok();
   }
   rt::Status OnWatermark(rt::TimestampMs wm, rt::Output<Out>& out) override {
     collector_.Bind(&out);
     AdvanceWindows(*op_, wm, config_.processing_time);
+    ScheduleNextWindow();
+    return rt::Status::Ok();
+  }
+  rt::Status OnProcessingTime(rt::TimestampMs, rt::Output<Out>& out) override {
+    collector_.Bind(&out);
+    registered_ = rt::kMaxWatermark;  // the engine dropped the timer that called us
+    op_->OnProcessingTime();
+    ScheduleNextWindow();
     return rt::Status::Ok();
   }
   rt::Status SnapshotState(rt::BinaryWriter* out) override {
     op_->SnapshotState(out);
     return rt::Status::Ok();
   }
-  rt::Status RestoreState(rt::BinaryReader* in) override { return op_->RestoreState(in); }
+  rt::Status RestoreState(rt::BinaryReader* in) override {
+    FLOW_RETURN_IF_ERROR(op_->RestoreState(in));
+    ScheduleNextWindow();
+    return rt::Status::Ok();
+  }
 
  private:
+  // Processing time: asks for a timer at the earliest pending window's fire time unless one at or
+  // before it is registered already (a later one left behind fires harmlessly).
+  void ScheduleNextWindow() {
+    if (timers_ == nullptr) return;
+    rt::TimestampMs next = op_->NextFireTime();
+    if (next == rt::kMaxWatermark || next >= registered_) return;
+    timers_->RegisterTimer(next);
+    registered_ = next;
+  }
+
   WindowConfig config_;
   KeyFn key_of_;
   typename Op::MakeOutputFn make_output_;
   OutputCollector<Out> collector_;
   std::optional<Op> op_;
   LateCounter late_;  // flow_late_records_dropped_total
+  rt::ProcessingTimeService* timers_ = nullptr;  // processing time in the engine only
+  rt::TimestampMs registered_ = rt::kMaxWatermark;  // earliest timer asked for and not yet fired
 };
 
 // Tumbling when slide == size, otherwise sliding.

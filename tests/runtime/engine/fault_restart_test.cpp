@@ -1,0 +1,344 @@
+// Injected retriable errors (FLOW_FAULT=error:<point>) and what in-process restarts do with them:
+// the configuration syntax and its errors, a job with --restart-attempts 3 that recovers from an
+// injected failure with exact results (reference computed here), exhausted attempts ending with
+// exit code 1, and metrics that keep counting (never go back) across restarts.
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "flow/runtime/checkpoint/fault_injection.h"
+#include "flow/runtime/common/key_group.h"
+#include "flow/runtime/engine/job.h"
+#include "flow/runtime/engine/sink.h"
+#include "test_util.h"
+
+namespace flow::rt {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FaultConfig : public ::testing::Test {
+ protected:
+  void TearDown() override { DisarmFaults(); }
+};
+
+TEST_F(FaultConfig, ErrorKindParsesOnPointsThatAcceptIt) {
+  ASSERT_TRUE(ConfigureFaults("error:before-batch:count:*").ok());
+  EXPECT_EQ(DescribeFaults(), "error:before-batch:count:*:1");
+  ASSERT_TRUE(ConfigureFaults("error:before-batch:*:2:3,before-batch:sink:0:2").ok());
+  EXPECT_EQ(DescribeFaults(), "error:before-batch:*:2:3,before-batch:sink:0:2");
+}
+
+TEST_F(FaultConfig, BadErrorEntriesNameTheEntryAndTheReason) {
+  Status s = ConfigureFaults("error:after-metadata");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("'error:after-metadata'"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("only kills the process"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("before-batch"), std::string::npos) << s.ToString();
+  s = ConfigureFaults("error:");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  s = ConfigureFaults("error");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  s = ConfigureFaults("error:random:4");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  s = ConfigureFaults("error:before-batch:count");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("takes 2 argument"), std::string::npos) << s.ToString();
+  s = ConfigureFaults("error:before-batch:count:*:0");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(DescribeFaults(), "") << "a rejected configuration arms nothing";
+}
+
+TEST_F(FaultConfig, AnErrorEntryFailsItsNthHitOnce) {
+  ASSERT_TRUE(ConfigureFaults("error:before-batch:count:1:2").ok());
+  EXPECT_TRUE(FaultPointStatus("before-batch", "count", 1).ok());
+  EXPECT_TRUE(FaultPointStatus("before-batch", "other", 1).ok()) << "another operator does not count";
+  EXPECT_TRUE(FaultPointStatus("before-batch", "count", 0).ok()) << "another subtask does not count";
+  Status s = FaultPointStatus("before-batch", "count", 1);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+  EXPECT_NE(s.message().find("fault injection: error at before-batch:count:1 (hit 2)"), std::string::npos)
+      << s.ToString();
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(FaultPointStatus("before-batch", "count", 1).ok());
+}
+
+TEST_F(FaultConfig, RandomNeverPicksTheErrorOnlyPoint) {
+  for (int seed = 0; seed < 200; ++seed) {
+    ASSERT_TRUE(ConfigureFaults("random:" + std::to_string(seed)).ok());
+    EXPECT_EQ(DescribeFaults().find("before-batch"), std::string::npos) << "seed " << seed;
+  }
+}
+
+// ---- a keyed job restarted in-process ----
+
+constexpr uint32_t kSplits = 8;
+constexpr int64_t kPerSplit = 3000;
+constexpr int64_t kKeys = 41;
+constexpr int64_t kTotal = kSplits * kPerSplit;
+
+int64_t ValueOf(uint32_t split, int64_t i) { return static_cast<int64_t>(split) * 1000003 + i * 11; }
+
+// Splits s % parallelism == subtask; position: the next index of each owned split. With a
+// `hold` flag, stops at half of each split (idle) until the flag is cleared.
+class SplitSource final : public SourceFunction<int64_t> {
+ public:
+  SplitSource(uint32_t subtask, uint32_t parallelism, const std::atomic<bool>* hold) : hold_(hold) {
+    for (uint32_t s = subtask; s < kSplits; s += parallelism) next_[s] = 0;
+  }
+  Result<PollResult> PollBatch(Batch<int64_t>& out, size_t max) override {
+    const int64_t limit = hold_ != nullptr && hold_->load() ? kPerSplit / 2 : kPerSplit;
+    size_t n = 0;
+    for (auto& [split, next] : next_) {
+      while (next < limit && n < std::min<size_t>(max, 32)) {
+        out.Add(ValueOf(split, next++), kNoEventTime);
+        ++n;
+      }
+    }
+    if (n == 0 && limit < kPerSplit) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return PollResult::kIdle;
+    }
+    if (++polls_ % 2 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (auto& [split, next] : next_) {
+      if (next < kPerSplit) return PollResult::kRecords;
+    }
+    return PollResult::kEnd;
+  }
+  Status SnapshotPosition(BinaryWriter* out) const override {
+    out->PutU32(static_cast<uint32_t>(next_.size()));
+    for (const auto& [split, next] : next_) {
+      out->PutU32(split);
+      out->PutI64(next);
+    }
+    return Status::Ok();
+  }
+  Status RestorePosition(BinaryReader* in) override {
+    uint32_t n = 0;
+    FLOW_RETURN_IF_ERROR(in->GetU32(&n));
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t split = 0;
+      int64_t next = 0;
+      FLOW_RETURN_IF_ERROR(in->GetU32(&split));
+      FLOW_RETURN_IF_ERROR(in->GetI64(&next));
+      next_[split] = next;
+    }
+    return Status::Ok();
+  }
+
+ private:
+  const std::atomic<bool>* hold_;
+  std::map<uint32_t, int64_t> next_;
+  uint64_t polls_ = 0;
+};
+
+struct Results {
+  std::mutex mu;
+  std::map<int64_t, int64_t> counts;  // key -> count, from every subtask's Finish
+};
+
+// Keyed count with its map as state; reports the counts at end of input.
+class KeyedCount final : public OneInputOperator<int64_t, int64_t> {
+ public:
+  explicit KeyedCount(Results* results) : results_(results) {}
+  Status Open(OperatorContext& ctx) override {
+    ctx_ = &ctx;
+    return Status::Ok();
+  }
+  Status ProcessBatch(const Batch<int64_t>& batch, Output<int64_t>&) override {
+    for (int64_t v : batch.records) ++counts_[v % kKeys];
+    return Status::Ok();
+  }
+  Status SnapshotState(BinaryWriter* out) override {
+    out->PutU64(counts_.size());
+    for (const auto& [k, c] : counts_) {
+      out->PutI64(k);
+      out->PutI64(c);
+    }
+    return Status::Ok();
+  }
+  Status RestoreState(BinaryReader* in) override {
+    uint64_t n = 0;
+    FLOW_RETURN_IF_ERROR(in->GetU64(&n));
+    for (uint64_t i = 0; i < n; ++i) {
+      int64_t k = 0, c = 0;
+      FLOW_RETURN_IF_ERROR(in->GetI64(&k));
+      FLOW_RETURN_IF_ERROR(in->GetI64(&c));
+      counts_[k] += c;
+    }
+    return Status::Ok();
+  }
+  Status Finish(Output<int64_t>&) override {
+    std::lock_guard<std::mutex> lock(results_->mu);
+    for (const auto& [k, c] : counts_) results_->counts[k] += c;
+    return Status::Ok();
+  }
+
+ private:
+  Results* results_;
+  OperatorContext* ctx_ = nullptr;
+  std::unordered_map<int64_t, int64_t> counts_;
+};
+
+std::map<int64_t, int64_t> Reference() {
+  std::map<int64_t, int64_t> ref;
+  for (uint32_t s = 0; s < kSplits; ++s) {
+    for (int64_t i = 0; i < kPerSplit; ++i) ++ref[ValueOf(s, i) % kKeys];
+  }
+  return ref;
+}
+
+// One failure per attempt: a failed subtask takes no further batch in that attempt.
+constexpr const char* kThreeFailures =
+    "error:before-batch:count:2:1,error:before-batch:count:2:2,error:before-batch:count:2:3";
+
+class FaultRestartTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("flow_fault_restart_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override {
+    DisarmFaults();
+    fs::remove_all(dir_);
+  }
+  // interval 0: checkpoints off (a restart then starts from scratch).
+  JobOptions Options(int max_attempts, DurationMs interval_ms = 20) const {
+    JobOptions options;
+    options.parallelism = 4;
+    options.checkpoint.state_dir = dir_.string();
+    options.checkpoint.options.interval_ms = interval_ms;
+    options.checkpoint.restart.initial_delay_ms = 10;
+    options.checkpoint.restart.max_delay_ms = 40;
+    options.checkpoint.restart.max_attempts = max_attempts;
+    return options;
+  }
+  static void Build(Job& job, Results* results, const std::atomic<bool>* hold = nullptr) {
+    job.Source<int64_t>("splits",
+                        [hold](uint32_t s, uint32_t p) { return std::make_unique<SplitSource>(s, p, hold); },
+                        WatermarkSpec{.mode = TimeMode::kNone})
+        .KeyBy("key", [](const int64_t& v) { return StableHash(v % kKeys); })
+        .Then<int64_t>("count", [results] { return std::make_unique<KeyedCount>(results); })
+        .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()), 1);
+  }
+  // Highest checkpoint id in the state dir: of any chk-N directory, or of complete ones.
+  int64_t MaxCheckpointId(bool complete) const {
+    int64_t best = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir_, ec)) {
+      std::string name = e.path().filename().string();
+      if (name.rfind("chk-", 0) != 0) continue;
+      if (complete && !fs::exists(e.path() / "_metadata")) continue;
+      best = std::max<int64_t>(best, std::stoll(name.substr(4)));
+    }
+    return best;
+  }
+  fs::path dir_;
+};
+
+TEST_F(FaultRestartTest, InjectedErrorRestartsFromTheLastCheckpointWithExactResults) {
+  Results results;
+  Job job(Options(3));
+  // The sources stop at half their input until a checkpoint holds that half; then the fault is
+  // armed and they go on, so the restart restores a checkpoint taken mid-way.
+  std::atomic<bool> hold{true};
+  Build(job, &results, &hold);
+  // All series of a name: the sink receives nothing and 'count' emits nothing, so records in are
+  // the counter's and records out the sources'.
+  auto total = [&](std::string_view name) { return job.metrics().Sum(name); };
+  std::atomic<bool> stop{false};
+  std::thread arm([&] {
+    auto wait = [&](auto done) {
+      while (!stop.load() && !done()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    };
+    // The first half reached the counter; at most one checkpoint is in flight, so the one after
+    // the next was triggered after that and holds the half.
+    wait([&] { return total(kMetricRecordsIn) >= kTotal / 2; });
+    const int64_t after = MaxCheckpointId(false) + 2;
+    wait([&] { return MaxCheckpointId(true) >= after; });
+    if (!stop.load()) {
+      EXPECT_TRUE(ConfigureFaults("error:before-batch:count:*:3").ok());
+    }
+    hold.store(false);
+  });
+  Status s = testing::ExecuteWithWatchdog(job);
+  stop.store(true);
+  arm.join();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(job.metrics().Sum(kMetricRestarts), 1) << "the injected error happened once and was retried";
+  EXPECT_EQ(results.counts, Reference());
+  // Counters accumulate over both attempts: what the restored attempt replays is counted again,
+  // so they reach at least the input size (a reset would lose the half the restore skipped).
+  EXPECT_GE(total(kMetricRecordsIn), kTotal);
+  EXPECT_GE(total(kMetricRecordsOut), total(kMetricRecordsIn));
+  std::string text = job.metrics().RenderPrometheus();
+  EXPECT_NE(text.find("# HELP flow_records_in_total Records received by an operator subtask"), std::string::npos)
+      << text;
+}
+
+TEST_F(FaultRestartTest, ExhaustedAttemptsExitWithCode1) {
+  // Subtask 2 of 'count' fails on its first batch of the first run and of two restarts.
+  ASSERT_TRUE(ConfigureFaults(kThreeFailures).ok());
+  Results results;
+  // No checkpoints: one completing before a failure would reset the attempt count.
+  Job job(Options(2, 0));
+  Build(job, &results);
+  int code = -1;
+  std::thread run([&] { code = job.Run(); });
+  run.join();
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(job.metrics().Sum(kMetricRestarts), 2);
+}
+
+TEST_F(FaultRestartTest, TheSameFaultsWithinTheAttemptsRecover) {
+  ASSERT_TRUE(ConfigureFaults(kThreeFailures).ok());
+  Results results;
+  Job job(Options(3, 0));
+  Build(job, &results);
+  Status s = testing::ExecuteWithWatchdog(job);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(job.metrics().Sum(kMetricRestarts), 3);
+  EXPECT_EQ(results.counts, Reference());
+}
+
+TEST_F(FaultRestartTest, InjectedErrorWithoutStateDirIsFinal) {
+  ASSERT_TRUE(ConfigureFaults("error:before-batch:count:*").ok());
+  Results results;
+  JobOptions options = Options(3);
+  options.checkpoint.state_dir.clear();
+  Job job(options);
+  Build(job, &results);
+  Status s = testing::ExecuteWithWatchdog(job);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+  EXPECT_NE(s.message().find("fault injection: error at before-batch:count:*"), std::string::npos) << s.ToString();
+  EXPECT_EQ(job.metrics().Sum(kMetricRestarts), 0);
+}
+
+// flow_backpressure_ms_total is computed from the channels of the running attempt plus what the
+// earlier attempts accumulated; it is registered as a counter so scrapers treat it as one.
+TEST(MetricsCallbacks, CounterCallbacksRenderAsCounters) {
+  MetricsRegistry registry;
+  int64_t v = 5;
+  registry.AddCallback("x_total", "a computed counter", {{"operator", "a"}}, [&v] { return v; }, MetricType::kCounter);
+  registry.AddCallback("y", "a computed gauge", {}, [] { return int64_t{1}; });
+  std::string text = registry.RenderPrometheus();
+  EXPECT_NE(text.find("# TYPE x_total counter\nx_total{operator=\"a\"} 5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# TYPE y gauge\ny 1\n"), std::string::npos) << text;
+  registry.ClearCallbacks();
+  EXPECT_EQ(registry.RenderPrometheus(), "");
+}
+
+}  // namespace
+}  // namespace flow::rt
