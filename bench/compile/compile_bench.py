@@ -2,12 +2,17 @@
 """bench/compile/compile_bench.py: how long `flowc build` takes on each example.
 
   bench/compile/compile_bench.py [--flowc PATH] [--runs N] [--examples a.flow,b.flow] [--out FILE]
+                                 [--jobs N] [--warm-only]
   bench/compile/compile_bench.py --quick      one example, one cold and one warm build
 
 Cold: every build gets a fresh, empty header cache (XDG_CACHE_HOME points at a new directory),
 so it includes precompiling the runtime headers. Warm: the cache the last cold build filled is
 reused by every timed warm build. Each cell is the median wall time of --runs builds
-(default 3). Examples that flowc cannot build yet ("... is not supported by flowc build yet") are
+(default 3); "warm CPU" is the median CPU time (user + system) of flowc and the compilers it ran,
+which the load of other processes changes less than the wall time. --jobs N is passed to
+`flowc build` (translation units compiled in parallel; 1 = one unit); --warm-only runs one
+untimed cold build per example to fill the cache, then the timed warm builds. An example given
+with a "/" (e.g. bench/nexmark/q5.flow) is relative to the repository, else to examples/. Examples that flowc cannot build yet ("... is not supported by flowc build yet") are
 listed as "not supported yet"; other build failures are listed with their first error line. The
 exit code is 0 unless --strict is given and some example failed for another reason.
 
@@ -16,6 +21,7 @@ Prints a Markdown table on stdout (and writes it to --out when given).
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -42,6 +48,8 @@ def parse_args(argv=None):
     p.add_argument("--quick", action="store_true", help=f"only {QUICK_EXAMPLE}, one build each")
     p.add_argument("--out", default=None, help="also write the Markdown table to this file")
     p.add_argument("--workdir", default=None, help="scratch directory (default: a temporary one)")
+    p.add_argument("--jobs", type=int, default=None, help="passed to flowc build --jobs")
+    p.add_argument("--warm-only", action="store_true", help="time warm builds only (one untimed cold build)")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when an example fails for a reason other than 'not supported yet'")
     args = p.parse_args(argv)
@@ -61,14 +69,28 @@ def first_error(text):
     return next(l.strip() for l in text.splitlines() if l.strip())
 
 
-def build_once(flowc, example, binary, cache_home):
-    """One `flowc build`; returns (seconds, None) or (None, (status, message))."""
+JOBS = None  # --jobs, set by run()
+
+
+def children_cpu():
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+
+def build_once(flowc, example, binary, cache_home, cpu=None):
+    """One `flowc build`; returns (seconds, None) or (None, (status, message)). Appends the CPU
+    seconds it used to `cpu` when given."""
     env = dict(os.environ)
     env["XDG_CACHE_HOME"] = str(cache_home)
+    cmd = [str(flowc), "build", str(example), "-o", str(binary)]
+    if JOBS is not None:
+        cmd += ["--jobs", str(JOBS)]
+    cpu_before = children_cpu()
     start = time.monotonic()
-    r = subprocess.run([str(flowc), "build", str(example), "-o", str(binary)], env=env,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
+    r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
     elapsed = time.monotonic() - start
+    if cpu is not None:
+        cpu.append(children_cpu() - cpu_before)
     if r.returncode == 0:
         return elapsed, None
     r.stderr = r.stderr.replace(str(ROOT) + "/", "")
@@ -78,47 +100,54 @@ def build_once(flowc, example, binary, cache_home):
     return None, ("build failed", message)
 
 
-def measure(flowc, example, runs, work):
-    """(cold median, warm median, None) or (None, None, (status, message))."""
+def measure(flowc, example, runs, work, warm_only=False):
+    """(cold median or None, warm median, warm CPU median, None) or (None, None, None, (status, message))."""
     binary = work / (example.stem + ".bin")
     cold = []
     warm_cache = work / "warm-cache"
-    for i in range(runs):
+    cold_runs = 1 if warm_only else runs
+    for i in range(cold_runs):
         cache = work / f"cold-{example.stem}-{i}"
         shutil.rmtree(cache, ignore_errors=True)
         cache.mkdir(parents=True)
         t, failure = build_once(flowc, example, binary, cache)
         if failure:
             shutil.rmtree(cache, ignore_errors=True)
-            return None, None, failure
+            return None, None, None, failure
         cold.append(t)
-        # The last cold build's cache becomes the warm one; the others go (~180 MB each).
-        if i == runs - 1:
+        # The last cold build's cache becomes the warm one; the others go (~200 MB each).
+        if i == cold_runs - 1:
             shutil.rmtree(warm_cache, ignore_errors=True)
             cache.rename(warm_cache)
         else:
             shutil.rmtree(cache, ignore_errors=True)
     warm = []
+    warm_cpu = []
     for _ in range(runs):
-        t, failure = build_once(flowc, example, binary, warm_cache)
+        t, failure = build_once(flowc, example, binary, warm_cache, warm_cpu)
         if failure:
-            return None, None, failure
+            return None, None, None, failure
         warm.append(t)
-    return statistics.median(cold), statistics.median(warm), None
+    return (None if warm_only else statistics.median(cold)), statistics.median(warm), statistics.median(warm_cpu), None
 
 
 def markdown(rows, runs, flowc):
-    out = [f"| example | cold (s) | warm (s) |", "|---|---:|---:|"]
-    for name, cold, warm, failure in rows:
+    out = ["| example | cold (s) | warm (s) | warm CPU (s) |", "|---|---:|---:|---:|"]
+    for name, cold, warm, cpu, failure in rows:
         if failure:
             status, message = failure
             detail = message.replace("|", "\\|")
-            out.append(f"| `{name}` | {status} | {detail} |")
+            out.append(f"| `{name}` | {status} | {detail} | |")
         else:
-            out.append(f"| `{name}` | {cold:.1f} | {warm:.1f} |")
+            cold_text = "-" if cold is None else f"{cold:.1f}"
+            out.append(f"| `{name}` | {cold_text} | {warm:.1f} | {cpu:.1f} |")
     out.append("")
-    out.append(f"Median wall time of {runs} `flowc build` run(s) per cell ({flowc}); cold = empty "
-               "header cache, warm = the cache a cold build filled.")
+    jobs = "" if JOBS is None else f", --jobs {JOBS}"
+    load = os.getloadavg()
+    out.append(f"Median of {runs} `flowc build` run(s) per cell ({flowc}{jobs}); cold = empty "
+               "header cache, warm = the cache a cold build filled; warm CPU = user + system time "
+               f"of flowc and its compiler processes. Load average at the end: {load[0]:.1f} "
+               f"(1 min), {load[1]:.1f} (5 min) on {os.cpu_count()} CPUs.")
     return "\n".join(out) + "\n"
 
 
@@ -127,8 +156,11 @@ def run(args):
     if not flowc.exists():
         log(f"no flowc at {flowc}; build it or pass --flowc")
         return 2, ""
+    global JOBS
+    JOBS = args.jobs
     if args.examples:
-        examples = [ROOT / "examples" / e.strip() for e in args.examples.split(",") if e.strip()]
+        examples = [(ROOT / e.strip()) if "/" in e else (ROOT / "examples" / e.strip())
+                    for e in args.examples.split(",") if e.strip()]
     else:
         examples = sorted((ROOT / "examples").glob("*.flow"))
     for e in examples:
@@ -142,14 +174,15 @@ def run(args):
     failed = False
     try:
         for e in examples:
-            log(f"{e.name}: {args.runs} cold + {args.runs} warm build(s)")
-            cold, warm, failure = measure(flowc, e, args.runs, work)
+            cold_runs = 1 if args.warm_only else args.runs
+            log(f"{e.name}: {cold_runs} cold + {args.runs} warm build(s)")
+            cold, warm, cpu, failure = measure(flowc, e, args.runs, work, args.warm_only)
             if failure:
                 log(f"{e.name}: {failure[0]}: {failure[1]}")
                 failed = failed or failure[0] != "not supported yet"
             else:
-                log(f"{e.name}: cold {cold:.1f} s, warm {warm:.1f} s")
-            rows.append((e.name, cold, warm, failure))
+                log(f"{e.name}: cold {cold if cold is None else round(cold, 1)} s, warm {warm:.1f} s, warm CPU {cpu:.1f} s")
+            rows.append((e.name, cold, warm, cpu, failure))
     finally:
         if own_work:
             shutil.rmtree(work, ignore_errors=True)
