@@ -176,7 +176,8 @@ Result<std::unique_ptr<PendingSnapshot>> KeyedStateBackend::SnapshotAsync(int64_
     SnapshotTables(&w, false);
     return std::unique_ptr<PendingSnapshot>(new HeapPendingSnapshot(std::move(name), w.Release(), write_hook_));
   }
-  for (const auto& t : tables_) t->FlushCache();
+  // Dropping the cache bounds the next snapshot's write-back to the keys touched until then.
+  for (const auto& t : tables_) t->FlushAndDropCache();
   std::string dir = store_->dir() + "-chk-" + std::to_string(checkpoint_id);
   std::error_code ec;
   fs::remove_all(dir, ec);  // a leftover of an earlier attempt with this id

@@ -2,6 +2,8 @@
 
 #include <rocksdb/cache.h>
 #include <rocksdb/db.h>
+#include <rocksdb/env.h>
+#include <rocksdb/file_system.h>
 #include <rocksdb/filter_policy.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
@@ -29,8 +31,74 @@ namespace {
 rocksdb::Slice S(std::string_view v) { return {v.data(), v.size()}; }
 std::string_view V(const rocksdb::Slice& s) { return {s.data(), s.size()}; }
 
+// The local database is scratch space: durability comes from the checkpoint files, which the
+// checkpoint storage fsyncs. Skipping RocksDB's own syncs keeps the synchronous part of a snapshot
+// (memtable flush + hard-link checkpoint, on the task thread) from waiting on the disk.
+class NoSyncFile final : public rocksdb::FSWritableFileOwnerWrapper {
+ public:
+  using FSWritableFileOwnerWrapper::FSWritableFileOwnerWrapper;
+  rocksdb::IOStatus Sync(const rocksdb::IOOptions&, rocksdb::IODebugContext*) override {
+    return rocksdb::IOStatus::OK();
+  }
+  rocksdb::IOStatus Fsync(const rocksdb::IOOptions&, rocksdb::IODebugContext*) override {
+    return rocksdb::IOStatus::OK();
+  }
+  rocksdb::IOStatus RangeSync(uint64_t, uint64_t, const rocksdb::IOOptions&, rocksdb::IODebugContext*) override {
+    return rocksdb::IOStatus::OK();
+  }
+};
+
+class NoSyncDirectory final : public rocksdb::FSDirectoryWrapper {
+ public:
+  using FSDirectoryWrapper::FSDirectoryWrapper;
+  rocksdb::IOStatus Fsync(const rocksdb::IOOptions&, rocksdb::IODebugContext*) override {
+    return rocksdb::IOStatus::OK();
+  }
+  rocksdb::IOStatus FsyncWithDirOptions(const rocksdb::IOOptions&, rocksdb::IODebugContext*,
+                                        const rocksdb::DirFsyncOptions&) override {
+    return rocksdb::IOStatus::OK();
+  }
+};
+
+class NoSyncFileSystem final : public rocksdb::FileSystemWrapper {
+ public:
+  explicit NoSyncFileSystem(const std::shared_ptr<rocksdb::FileSystem>& target) : FileSystemWrapper(target) {}
+  static const char* kClassName() { return "FlowNoSyncFileSystem"; }
+  const char* Name() const override { return kClassName(); }
+  rocksdb::IOStatus NewWritableFile(const std::string& name, const rocksdb::FileOptions& options,
+                                    std::unique_ptr<rocksdb::FSWritableFile>* result,
+                                    rocksdb::IODebugContext* dbg) override {
+    std::unique_ptr<rocksdb::FSWritableFile> file;
+    rocksdb::IOStatus s = target()->NewWritableFile(name, options, &file, dbg);
+    if (s.ok()) result->reset(new NoSyncFile(std::move(file)));
+    return s;
+  }
+  rocksdb::IOStatus ReopenWritableFile(const std::string& name, const rocksdb::FileOptions& options,
+                                       std::unique_ptr<rocksdb::FSWritableFile>* result,
+                                       rocksdb::IODebugContext* dbg) override {
+    std::unique_ptr<rocksdb::FSWritableFile> file;
+    rocksdb::IOStatus s = target()->ReopenWritableFile(name, options, &file, dbg);
+    if (s.ok()) result->reset(new NoSyncFile(std::move(file)));
+    return s;
+  }
+  rocksdb::IOStatus NewDirectory(const std::string& name, const rocksdb::IOOptions& options,
+                                 std::unique_ptr<rocksdb::FSDirectory>* result, rocksdb::IODebugContext* dbg) override {
+    std::unique_ptr<rocksdb::FSDirectory> dir;
+    rocksdb::IOStatus s = target()->NewDirectory(name, options, &dir, dbg);
+    if (s.ok()) result->reset(new NoSyncDirectory(std::move(dir)));
+    return s;
+  }
+};
+
+rocksdb::Env* NoSyncEnv() {
+  static const std::unique_ptr<rocksdb::Env> kEnv =
+      rocksdb::NewCompositeEnv(std::make_shared<NoSyncFileSystem>(rocksdb::FileSystem::Default()));
+  return kEnv.get();
+}
+
 rocksdb::Options DbOptions(const KvStoreOptions& o) {
   rocksdb::Options opt;
+  opt.env = NoSyncEnv();
   opt.create_if_missing = true;
   opt.create_missing_column_families = true;
   opt.write_buffer_size = o.write_buffer_bytes;

@@ -117,6 +117,10 @@ class StateTable {
   virtual bool AttachStore(KvStore* /*store*/, uint32_t /*table*/, size_t /*cache_entries*/) { return false; }
   // Writes every cached entry back to the store (they stay cached). No-op on the heap.
   virtual void FlushCache() {}
+  // Writes every cached entry back and empties the cache, so that the next flush writes only
+  // the entries touched since (the cache cannot tell reads from writes). Only where no pointer
+  // into the state is held (asynchronous snapshots, at a barrier). No-op on the heap.
+  virtual void FlushAndDropCache() {}
   // True when the entries live in the store (rocksdb) rather than only on the heap.
   virtual bool InStore() const { return false; }
   // rocksdb: evicts down to the cache capacity (Get loads without evicting). Only where no
@@ -186,6 +190,11 @@ class HeapTable : public StateTable {
       for (const auto& [k, s] : Group(g)) WriteBack(g, k, s);
     }
     store_->Commit();
+  }
+  void FlushAndDropCache() override {
+    if (store_ == nullptr) return;
+    FlushCache();
+    for (Map& m : groups_) m.clear();
   }
 
   // rocksdb: KeyGroupSize and SnapshotKeyGroup read the store; the backend calls FlushCache first.
