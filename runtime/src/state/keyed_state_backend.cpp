@@ -26,8 +26,8 @@ std::mutex g_default_mu;
 StateBackendOptions g_default_options;  // guarded by g_default_mu
 bool g_default_set = false;             // guarded by g_default_mu
 
-// The defaults from FLOW_STATE_BACKEND / FLOW_STATE_LOCAL_DIR / FLOW_STATE_CACHE_ENTRIES (the
-// engine sets them from its flags; the engine library does not link this one).
+// The defaults from FLOW_STATE_BACKEND / FLOW_STATE_LOCAL_DIR / FLOW_STATE_CACHE_ENTRIES, for
+// tools and tests that do not call SetDefaultStateBackendOptions (the engine does).
 StateBackendOptions OptionsFromEnvironment() {
   StateBackendOptions o;
   if (const char* kind = std::getenv("FLOW_STATE_BACKEND"); kind != nullptr && *kind != '\0') {

@@ -57,11 +57,11 @@ struct StateBackendOptions {
 Result<StateBackendKind> ParseStateBackendKind(std::string_view text);
 const char* StateBackendKindName(StateBackendKind kind);
 
-// What backends built without explicit options use. Unless SetDefaultStateBackendOptions was
-// called, read from the environment: FLOW_STATE_BACKEND (heap|rocksdb), FLOW_STATE_LOCAL_DIR,
-// FLOW_STATE_CACHE_ENTRIES — the engine sets these from --state-backend, --state-local-dir and
-// --state-cache-entries (it does not link the state library); a bad value ends the process with
-// exit code 2 and a message naming the variable. Thread-safe.
+// What backends built without explicit options use. The engine calls
+// SetDefaultStateBackendOptions with --state-backend, --state-local-dir and --state-cache-entries
+// before its operators open. Until it is called (tools, tests), read from the environment:
+// FLOW_STATE_BACKEND (heap|rocksdb), FLOW_STATE_LOCAL_DIR, FLOW_STATE_CACHE_ENTRIES; a bad value
+// ends the process with exit code 2 and a message naming the variable. Thread-safe.
 void SetDefaultStateBackendOptions(StateBackendOptions options);
 StateBackendOptions DefaultStateBackendOptions();
 
