@@ -44,6 +44,26 @@ std::vector<std::string> SplitComma(const std::string& s) {
   return out;
 }
 
+// Waits (up to 30 s) until `topic` has `partitions` partitions, each with a leader.
+void WaitForLeaders(rd_kafka_t* rk, const std::string& topic, int32_t partitions) {
+  for (int attempt = 0; attempt < 150; ++attempt) {
+    rd_kafka_topic_t* t = rd_kafka_topic_new(rk, topic.c_str(), nullptr);
+    const rd_kafka_metadata_t* md = nullptr;
+    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, t, &md, 5000);
+    rd_kafka_topic_destroy(t);
+    bool ready = false;
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR && md->topic_cnt == 1 &&
+        md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR && md->topics[0].partition_cnt == partitions) {
+      ready = true;
+      for (int i = 0; i < partitions; ++i) ready = ready && md->topics[0].partitions[i].leader >= 0;
+    }
+    if (md != nullptr) rd_kafka_metadata_destroy(md);
+    if (ready) return;
+    rd_kafka_poll(rk, 200);
+  }
+  Die("topic `" + topic + "` has no leader for every partition after 30 s");
+}
+
 // Runs one admin request (create or delete topics) and checks every per-topic result.
 int Admin(bool create, const Flags& flags) {
   const std::string brokers = flags.Str("brokers");
@@ -96,8 +116,14 @@ int Admin(bool create, const Flags& flags) {
   for (auto* t : del_topics) rd_kafka_DeleteTopic_destroy(t);
   rd_kafka_AdminOptions_destroy(opts);
   rd_kafka_queue_destroy(queue);
-  rd_kafka_destroy(rk);
   if (failed > 0) Die("admin request failed for " + std::to_string(failed) + " topic(s)");
+  // A created topic appears in metadata a moment later; a job started right away could find it
+  // missing (Flow's sink fails on an unknown topic), so return only once every partition has a
+  // leader.
+  for (const std::string& t : topics) {
+    if (create) WaitForLeaders(rk, t, static_cast<int32_t>(partitions));
+  }
+  rd_kafka_destroy(rk);
   std::printf("{\"%s\":%zu}\n", create ? "created" : "deleted", topics.size());
   return 0;
 }
