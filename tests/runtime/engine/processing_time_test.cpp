@@ -343,6 +343,47 @@ TEST_P(ProcessingTimeJob, WindowsFireWhenTheClockPassesTheirEndWithoutFurtherInp
   EXPECT_EQ(RowsOf(*rows), Sorted(want)) << "each window fires once, nothing is left at end of input";
 }
 
+// At clock c records stamped c may still arrive, so a window ending at e fires at clock e, not
+// e - 1: records of its last millisecond are counted, never dropped as late.
+TEST_P(ProcessingTimeJob, RecordsOfTheLastMillisecondCountInTheirWindow) {
+  const uint32_t parallelism = GetParam();
+  auto clock = std::make_shared<ManualClock>(kStart + 10);
+  auto feed = std::make_shared<Feed>();
+  auto rows = std::make_shared<Collected<Row>>();
+  JobOptions options;
+  options.parallelism = parallelism;
+  options.clock = clock;
+  Job job(options);
+  BuildWindowJob(job, feed, rows);
+  auto done = std::async(std::launch::async, [&job] { return job.Execute(); });
+  std::mt19937 rng(70 + parallelism);
+  std::vector<Row> first, last;
+  g_added = 0;
+  feed->Push(MakeEvents(rng, 200, 7, kStart, &first));
+  ASSERT_TRUE(WaitFor([&] { return g_added.load() == 200; }, "the first records"));
+  clock->Set(kStart + kSize - 1);  // the window's last millisecond
+  feed->Push(MakeEvents(rng, 100, 7, kStart, &last));
+  ASSERT_TRUE(WaitFor([&] { return g_added.load() == 300; }, "the last millisecond's records"));
+  clock->Set(kStart + kSize);
+  // One row per user with both parts added up.
+  std::map<std::string, Row> merged;
+  for (const std::vector<Row>* part : {&first, &last}) {
+    for (const Row& r : *part) {
+      Row& m = merged[r.user];
+      m = Row{r.user, r.start, r.end, m.count + r.count, m.sum + r.sum};
+    }
+  }
+  std::vector<Row> want;
+  for (const auto& [_, r] : merged) want.push_back(r);
+  ASSERT_TRUE(WaitFor([&] { return rows->Items().size() == want.size(); }, "the window to fire"));
+  EXPECT_EQ(RowsOf(*rows), Sorted(want));
+  feed->Close();
+  ASSERT_EQ(done.wait_for(std::chrono::seconds(60)), std::future_status::ready);
+  Status s = done.get();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(RowsOf(*rows), Sorted(want));
+}
+
 TEST_P(ProcessingTimeJob, SessionsCloseWhenTheClockPassesTheGap) {
   const uint32_t parallelism = GetParam();
   const TimestampMs t0 = kStart + 1234;

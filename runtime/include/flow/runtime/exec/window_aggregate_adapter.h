@@ -9,8 +9,8 @@
 //
 // Processing time (config.processing_time): records count at the job clock's time on arrival
 // (OperatorContext::clock); the adapter registers a processing-time timer for the earliest
-// pending window (engine/timers.h), so a window fires once the clock passes its end even when no
-// further record or watermark arrives. Upstream watermarks also fire due windows (their value is
+// pending window (engine/timers.h), so a window fires once the clock reaches end + lateness
+// (every record of the window is in) even when no further record or watermark arrives. Upstream watermarks also fire due windows (their value is
 // ignored, so an event-time watermark never fires a clock window); end of input (kMaxWatermark)
 // fires every open window. After RestoreState the timer is registered again: windows whose end
 // passed while the job was down fire promptly. Outside the engine (no timer service) due windows
@@ -145,12 +145,15 @@ class KeyedWindowAdapter final : public rt::OneInputOperator<In, Out> {
   }
 
  private:
-  // Processing time: asks for a timer at the earliest pending window's fire time unless one at or
-  // before it is registered already (a later one left behind fires harmlessly).
+  // Processing time: asks for a timer when the earliest pending window is due (its fire time is a
+  // watermark; the clock must read one more: OnProcessingTime) unless one at or before it is
+  // registered already (a later one left behind fires harmlessly).
   void ScheduleNextWindow() {
     if (timers_ == nullptr) return;
-    rt::TimestampMs next = op_->NextFireTime();
-    if (next == rt::kMaxWatermark || next >= registered_) return;
+    rt::TimestampMs fire = op_->NextFireTime();
+    if (fire == rt::kMaxWatermark) return;
+    rt::TimestampMs next = fire + 1;
+    if (next >= registered_) return;
     timers_->RegisterTimer(next);
     registered_ = next;
   }

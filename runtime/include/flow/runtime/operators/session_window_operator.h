@@ -108,7 +108,8 @@ class SessionWindowOperator {
       FireSession(key, fire);
     });
   }
-  void OnProcessingTime() { OnWatermark(core_.ProcessingTimeNow()); }
+  // Watermark now - 1: records stamped with the current millisecond may still arrive.
+  void OnProcessingTime() { OnWatermark(core_.ProcessingTimeNow() - 1); }
 
   void SnapshotState(BinaryWriter* out) const { core_.Snapshot(out); }
   [[nodiscard]] Status RestoreState(BinaryReader* in) { return core_.Restore(in); }

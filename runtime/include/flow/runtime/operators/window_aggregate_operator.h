@@ -10,7 +10,9 @@
 //   counters().late_records_dropped and handed to the late-record handler, if one is set.
 //   A record whose earlier windows fired but whose later ones are open counts in the open ones.
 // - Processing-time mode: records are stamped with the clock on arrival and OnProcessingTime()
-//   fires every window due at the clock's time.
+//   fires every window due at the clock's time: at clock c every record stamped c - 1 or earlier
+//   is in (more records may still be stamped c), so c acts as the watermark c - 1 and a window
+//   fires once the clock reaches end + allowed_lateness; no record is ever late.
 //
 // Threading: one subtask thread. Errors: only RestoreState fails (Corruption/InvalidArgument).
 
@@ -83,8 +85,8 @@ class WindowAggregateOperator {
     });
   }
 
-  // Processing-time mode: fires the windows due at the clock's current time.
-  void OnProcessingTime() { OnWatermark(core_.ProcessingTimeNow()); }
+  // Processing-time mode: fires the windows due at the clock's current time (watermark now - 1).
+  void OnProcessingTime() { OnWatermark(core_.ProcessingTimeNow() - 1); }
 
   void SnapshotState(BinaryWriter* out) const { core_.Snapshot(out); }
   [[nodiscard]] Status RestoreState(BinaryReader* in) { return core_.Restore(in); }
