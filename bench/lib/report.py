@@ -128,6 +128,7 @@ def markdown(meta, queries, check, timing, modes, compile_times, failures, notes
                     L.append(f"| {q} | {s} | {c['cpu_s']:.3f} | {c['wall_s']:.2f} | "
                              f"{c['spread'] * 100:.0f}% | {base} |")
         L.append("")
+    L += overhead_table(queries, timing, modes, systems)
     if compile_times:
         L.append("## Flow compile time (`flowc build`)\n")
         L.append("| query | cold (empty cache) s | warm s |")
@@ -140,6 +141,30 @@ def markdown(meta, queries, check, timing, modes, compile_times, failures, notes
         L += [f"- **{f}**" for f in failures] + [f"- {n}" for n in notes]
         L.append("")
     return "\n".join(L) + "\n"
+
+
+def overhead_table(queries, timing, modes, systems):
+    """Checkpoint overhead: extra CPU per event of each checkpoint mode over `off`, from the net
+    rates of the same query and system (off net rate / mode net rate − 1)."""
+    ckpt_modes = [m for m in modes if m != "off"]
+    pairs = [(s, m) for s in systems if s != "limit" for m in ckpt_modes]
+    rows = []
+    for q in queries:
+        cells = []
+        for s, m in pairs:
+            off, on = timing.get((q, s, "off")), timing.get((q, s, m))
+            if off and on and on["net_rate"] > 0:
+                cells.append(f"{(off['net_rate'] / on['net_rate'] - 1) * 100:+.0f}%")
+            else:
+                cells.append("—")
+        if any(c != "—" for c in cells):
+            rows.append(f"| {q} | " + " | ".join(cells) + " |")
+    if not rows:
+        return []
+    L = ["## Checkpoint overhead (extra CPU per event vs checkpoints off, net rates)\n",
+         "| query | " + " | ".join(f"{s} {m}" for s, m in pairs) + " |",
+         "|---|" + "---|" * len(pairs)]
+    return L + rows + [""]
 
 
 def chart(path, queries, timing, log):
