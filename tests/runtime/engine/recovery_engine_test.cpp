@@ -37,15 +37,19 @@ int64_t ValueOf(uint32_t s, int64_t i) { return static_cast<int64_t>(s) * 100000
 
 // A source of kSplits splits; split s belongs to subtask s % parallelism. Position: per owned
 // split, the next index. Rescaling takes each split's index from whichever old subtask owned it.
+// With `hold_at` > 0 it stops at that index of every split and stays idle until the job is
+// stopped, so its checkpoints are all taken mid-run.
 class SplitSource final : public SourceFunction<int64_t> {
  public:
-  SplitSource(uint32_t subtask, uint32_t parallelism, int sleep_every) : sleep_every_(sleep_every) {
+  SplitSource(uint32_t subtask, uint32_t parallelism, int sleep_every, int64_t hold_at)
+      : sleep_every_(sleep_every), hold_at_(hold_at) {
     for (uint32_t s = subtask; s < kSplits; s += parallelism) next_[s] = 0;
   }
   Result<PollResult> PollBatch(Batch<int64_t>& out, size_t max) override {
     size_t n = 0;
+    const int64_t limit = hold_at_ > 0 ? hold_at_ : kPerSplit;
     for (auto& [split, next] : next_) {
-      while (next < kPerSplit && n < std::min<size_t>(max, 16)) {
+      while (next < limit && n < std::min<size_t>(max, 16)) {
         out.Add(ValueOf(split, next), kNoEventTime);
         ++next;
         ++n;
@@ -53,7 +57,11 @@ class SplitSource final : public SourceFunction<int64_t> {
     }
     if (sleep_every_ > 0 && ++polls_ % sleep_every_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     for (auto& [split, next] : next_) {
-      if (next < kPerSplit) return PollResult::kRecords;
+      if (next < limit) return PollResult::kRecords;
+    }
+    if (hold_at_ > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return PollResult::kIdle;
     }
     return PollResult::kEnd;
   }
@@ -94,6 +102,7 @@ class SplitSource final : public SourceFunction<int64_t> {
  private:
   std::map<uint32_t, int64_t> next_;
   int sleep_every_;
+  int64_t hold_at_;
   uint64_t polls_ = 0;
 };
 
@@ -173,6 +182,7 @@ struct RunSpec {
   Status fail = Status::Ok();
   int64_t fail_after = 0;
   int sleep_every = 2;
+  int64_t hold_at = 0;  // SplitSource's hold_at
 };
 
 // Runs split source -> key by -> KeyedCount; fills *results from Finish; *restarts from metrics.
@@ -183,8 +193,11 @@ Status RunKeyedJob(const RunSpec& spec, Results* results, int64_t* restarts, Job
   Job job(options);
   if (running != nullptr) *running = &job;
   const int sleep_every = spec.sleep_every;
+  const int64_t hold_at = spec.hold_at;
   job.Source<int64_t>("splits",
-                      [sleep_every](uint32_t s, uint32_t p) { return std::make_unique<SplitSource>(s, p, sleep_every); },
+                      [sleep_every, hold_at](uint32_t s, uint32_t p) {
+                        return std::make_unique<SplitSource>(s, p, sleep_every, hold_at);
+                      },
                       WatermarkSpec{.mode = TimeMode::kNone})
       .KeyBy("key", [](const int64_t& v) { return KeyHash(v); })
       .Then<int64_t>("count",
@@ -304,6 +317,9 @@ TEST_P(RescaleTest, RestoresKeyedStateAndSplitsAtAnotherParallelism) {
   first.flags = Flags();
   first.flags.retained = 1000;
   first.sleep_every = 1;
+  // Held mid-input: a job that ran to its end before the stop would leave a newest checkpoint of
+  // finished tasks, which holds no state.
+  first.hold_at = kPerSplit / 2;
   Results ignored;
   Job* job = nullptr;
   std::atomic<bool> done{false};
@@ -341,6 +357,9 @@ TEST_F(EngineRecoveryTest, CorruptNewestCheckpointFallsBackToThePreviousOne) {
   first.flags = Flags();
   first.flags.retained = 1000;
   first.sleep_every = 1;
+  // Held mid-input: a job that ran to its end before the stop would leave a newest checkpoint of
+  // finished tasks, which holds no state.
+  first.hold_at = kPerSplit / 2;
   Results ignored;
   Job* job = nullptr;
   std::atomic<bool> done{false};
