@@ -22,6 +22,7 @@
 #include "flow/runtime/common/key_group.h"
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/sink.h"
+#include "split_count_job.h"
 #include "test_util.h"
 
 namespace flow::rt {
@@ -82,121 +83,7 @@ TEST_F(FaultConfig, RandomNeverPicksTheErrorOnlyPoint) {
 
 // ---- a keyed job restarted in-process ----
 
-constexpr uint32_t kSplits = 8;
-constexpr int64_t kPerSplit = 3000;
-constexpr int64_t kKeys = 41;
-constexpr int64_t kTotal = kSplits * kPerSplit;
-
-int64_t ValueOf(uint32_t split, int64_t i) { return static_cast<int64_t>(split) * 1000003 + i * 11; }
-
-// Splits s % parallelism == subtask; position: the next index of each owned split. With a
-// `hold` flag, stops at half of each split (idle) until the flag is cleared.
-class SplitSource final : public SourceFunction<int64_t> {
- public:
-  SplitSource(uint32_t subtask, uint32_t parallelism, const std::atomic<bool>* hold) : hold_(hold) {
-    for (uint32_t s = subtask; s < kSplits; s += parallelism) next_[s] = 0;
-  }
-  Result<PollResult> PollBatch(Batch<int64_t>& out, size_t max) override {
-    const int64_t limit = hold_ != nullptr && hold_->load() ? kPerSplit / 2 : kPerSplit;
-    size_t n = 0;
-    for (auto& [split, next] : next_) {
-      while (next < limit && n < std::min<size_t>(max, 32)) {
-        out.Add(ValueOf(split, next++), kNoEventTime);
-        ++n;
-      }
-    }
-    if (n == 0 && limit < kPerSplit) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      return PollResult::kIdle;
-    }
-    if (++polls_ % 2 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    for (auto& [split, next] : next_) {
-      if (next < kPerSplit) return PollResult::kRecords;
-    }
-    return PollResult::kEnd;
-  }
-  Status SnapshotPosition(BinaryWriter* out) const override {
-    out->PutU32(static_cast<uint32_t>(next_.size()));
-    for (const auto& [split, next] : next_) {
-      out->PutU32(split);
-      out->PutI64(next);
-    }
-    return Status::Ok();
-  }
-  Status RestorePosition(BinaryReader* in) override {
-    uint32_t n = 0;
-    FLOW_RETURN_IF_ERROR(in->GetU32(&n));
-    for (uint32_t i = 0; i < n; ++i) {
-      uint32_t split = 0;
-      int64_t next = 0;
-      FLOW_RETURN_IF_ERROR(in->GetU32(&split));
-      FLOW_RETURN_IF_ERROR(in->GetI64(&next));
-      next_[split] = next;
-    }
-    return Status::Ok();
-  }
-
- private:
-  const std::atomic<bool>* hold_;
-  std::map<uint32_t, int64_t> next_;
-  uint64_t polls_ = 0;
-};
-
-struct Results {
-  std::mutex mu;
-  std::map<int64_t, int64_t> counts;  // key -> count, from every subtask's Finish
-};
-
-// Keyed count with its map as state; reports the counts at end of input.
-class KeyedCount final : public OneInputOperator<int64_t, int64_t> {
- public:
-  explicit KeyedCount(Results* results) : results_(results) {}
-  Status Open(OperatorContext& ctx) override {
-    ctx_ = &ctx;
-    return Status::Ok();
-  }
-  Status ProcessBatch(const Batch<int64_t>& batch, Output<int64_t>&) override {
-    for (int64_t v : batch.records) ++counts_[v % kKeys];
-    return Status::Ok();
-  }
-  Status SnapshotState(BinaryWriter* out) override {
-    out->PutU64(counts_.size());
-    for (const auto& [k, c] : counts_) {
-      out->PutI64(k);
-      out->PutI64(c);
-    }
-    return Status::Ok();
-  }
-  Status RestoreState(BinaryReader* in) override {
-    uint64_t n = 0;
-    FLOW_RETURN_IF_ERROR(in->GetU64(&n));
-    for (uint64_t i = 0; i < n; ++i) {
-      int64_t k = 0, c = 0;
-      FLOW_RETURN_IF_ERROR(in->GetI64(&k));
-      FLOW_RETURN_IF_ERROR(in->GetI64(&c));
-      counts_[k] += c;
-    }
-    return Status::Ok();
-  }
-  Status Finish(Output<int64_t>&) override {
-    std::lock_guard<std::mutex> lock(results_->mu);
-    for (const auto& [k, c] : counts_) results_->counts[k] += c;
-    return Status::Ok();
-  }
-
- private:
-  Results* results_;
-  OperatorContext* ctx_ = nullptr;
-  std::unordered_map<int64_t, int64_t> counts_;
-};
-
-std::map<int64_t, int64_t> Reference() {
-  std::map<int64_t, int64_t> ref;
-  for (uint32_t s = 0; s < kSplits; ++s) {
-    for (int64_t i = 0; i < kPerSplit; ++i) ++ref[ValueOf(s, i) % kKeys];
-  }
-  return ref;
-}
+using namespace split_count;  // NOLINT: the shared job's names
 
 // One failure per attempt: a failed subtask takes no further batch in that attempt.
 constexpr const char* kThreeFailures =
@@ -226,10 +113,12 @@ class FaultRestartTest : public ::testing::Test {
     return options;
   }
   static void Build(Job& job, Results* results, const std::atomic<bool>* hold = nullptr) {
+    // With `hold`: stops at half of each split (idle) until the flag is cleared.
+    const SourceOptions source{.sleep_every = 2, .hold_at = hold != nullptr ? kPerSplit / 2 : 0, .hold = hold};
     job.Source<int64_t>("splits",
-                        [hold](uint32_t s, uint32_t p) { return std::make_unique<SplitSource>(s, p, hold); },
+                        [source](uint32_t s, uint32_t p) { return std::make_unique<SplitSource>(s, p, source); },
                         WatermarkSpec{.mode = TimeMode::kNone})
-        .KeyBy("key", [](const int64_t& v) { return StableHash(v % kKeys); })
+        .KeyBy("key", [](const int64_t& v) { return KeyHash(v); })
         .Then<int64_t>("count", [results] { return std::make_unique<KeyedCount>(results); })
         .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()), 1);
   }

@@ -21,6 +21,7 @@
 
 #include "flow/runtime/common/key_group.h"
 #include "flow/runtime/engine/job.h"
+#include "split_count_job.h"
 #include "test_util.h"
 
 namespace flow::rt {
@@ -28,152 +29,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr uint32_t kSplits = 12;
-constexpr int64_t kPerSplit = 2000;
-constexpr int64_t kKeys = 53;
-
-// The value of record `i` of split `s` (its key is value % kKeys).
-int64_t ValueOf(uint32_t s, int64_t i) { return static_cast<int64_t>(s) * 1000003 + i * 7; }
-
-// A source of kSplits splits; split s belongs to subtask s % parallelism. Position: per owned
-// split, the next index. Rescaling takes each split's index from whichever old subtask owned it.
-// With `hold_at` > 0 it stops at that index of every split and stays idle until the job is
-// stopped, so its checkpoints are all taken mid-run.
-class SplitSource final : public SourceFunction<int64_t> {
- public:
-  SplitSource(uint32_t subtask, uint32_t parallelism, int sleep_every, int64_t hold_at)
-      : sleep_every_(sleep_every), hold_at_(hold_at) {
-    for (uint32_t s = subtask; s < kSplits; s += parallelism) next_[s] = 0;
-  }
-  Result<PollResult> PollBatch(Batch<int64_t>& out, size_t max) override {
-    size_t n = 0;
-    const int64_t limit = hold_at_ > 0 ? hold_at_ : kPerSplit;
-    for (auto& [split, next] : next_) {
-      while (next < limit && n < std::min<size_t>(max, 16)) {
-        out.Add(ValueOf(split, next), kNoEventTime);
-        ++next;
-        ++n;
-      }
-    }
-    if (sleep_every_ > 0 && ++polls_ % sleep_every_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    for (auto& [split, next] : next_) {
-      if (next < limit) return PollResult::kRecords;
-    }
-    if (hold_at_ > 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      return PollResult::kIdle;
-    }
-    return PollResult::kEnd;
-  }
-  Status SnapshotPosition(BinaryWriter* out) const override {
-    out->PutU32(static_cast<uint32_t>(next_.size()));
-    for (const auto& [split, next] : next_) {
-      out->PutU32(split);
-      out->PutI64(next);
-    }
-    return Status::Ok();
-  }
-  Status RestorePosition(BinaryReader* in) override {
-    uint32_t n = 0;
-    FLOW_RETURN_IF_ERROR(in->GetU32(&n));
-    for (uint32_t i = 0; i < n; ++i) {
-      uint32_t split = 0;
-      int64_t next = 0;
-      FLOW_RETURN_IF_ERROR(in->GetU32(&split));
-      FLOW_RETURN_IF_ERROR(in->GetI64(&next));
-      if (auto it = next_.find(split); it != next_.end()) it->second = next;
-    }
-    return Status::Ok();
-  }
-  Status RestoreRescaled(const std::vector<OldSourcePosition>& old, uint32_t old_parallelism) override {
-    for (const OldSourcePosition& o : old) {
-      if (o.finished) {
-        for (uint32_t s = o.subtask; s < kSplits; s += old_parallelism) {
-          if (auto it = next_.find(s); it != next_.end()) it->second = kPerSplit;
-        }
-        continue;
-      }
-      BinaryReader r(o.position);
-      FLOW_RETURN_IF_ERROR(RestorePosition(&r));
-    }
-    return Status::Ok();
-  }
-
- private:
-  std::map<uint32_t, int64_t> next_;
-  int sleep_every_;
-  int64_t hold_at_;
-  uint64_t polls_ = 0;
-};
-
-uint64_t KeyHash(int64_t v) { return StableHash(v % kKeys); }
-
-struct Results {
-  std::mutex mu;
-  std::map<int64_t, int64_t> counts;  // key -> final count, from every subtask's Finish
-};
-
-// Keyed running count; the map is its state. RestoreState keeps only the owned key groups.
-// `fail`: returns this status once (shared flag) after `fail_after` records of the first run.
-class KeyedCount final : public OneInputOperator<int64_t, int64_t> {
- public:
-  KeyedCount(Results* results, std::atomic<int>* fail_budget, Status fail, int64_t fail_after)
-      : results_(results), fail_budget_(fail_budget), fail_(std::move(fail)), fail_after_(fail_after) {}
-  Status Open(OperatorContext& ctx) override {
-    ctx_ = &ctx;
-    return Status::Ok();
-  }
-  Status ProcessBatch(const Batch<int64_t>& batch, Output<int64_t>&) override {
-    for (int64_t v : batch.records) ++counts_[v % kKeys];
-    seen_ += static_cast<int64_t>(batch.size());
-    if (fail_budget_ != nullptr && seen_ >= fail_after_ && fail_budget_->load() > 0) {
-      fail_budget_->fetch_sub(1);
-      return fail_;
-    }
-    return Status::Ok();
-  }
-  Status SnapshotState(BinaryWriter* out) override {
-    out->PutU64(counts_.size());
-    for (const auto& [k, c] : counts_) {
-      out->PutI64(k);
-      out->PutI64(c);
-    }
-    return Status::Ok();
-  }
-  Status RestoreState(BinaryReader* in) override {
-    uint64_t n = 0;
-    FLOW_RETURN_IF_ERROR(in->GetU64(&n));
-    for (uint64_t i = 0; i < n; ++i) {
-      int64_t k = 0, c = 0;
-      FLOW_RETURN_IF_ERROR(in->GetI64(&k));
-      FLOW_RETURN_IF_ERROR(in->GetI64(&c));
-      if (ctx_->key_groups.Contains(KeyGroupForHash(StableHash(k), ctx_->max_parallelism))) counts_[k] += c;
-    }
-    return Status::Ok();
-  }
-  Status Finish(Output<int64_t>&) override {
-    std::lock_guard<std::mutex> lock(results_->mu);
-    for (const auto& [k, c] : counts_) results_->counts[k] += c;
-    return Status::Ok();
-  }
-
- private:
-  Results* results_;
-  std::atomic<int>* fail_budget_;
-  Status fail_;
-  int64_t fail_after_;
-  OperatorContext* ctx_ = nullptr;
-  std::unordered_map<int64_t, int64_t> counts_;
-  int64_t seen_ = 0;
-};
-
-std::map<int64_t, int64_t> Reference() {
-  std::map<int64_t, int64_t> ref;
-  for (uint32_t s = 0; s < kSplits; ++s) {
-    for (int64_t i = 0; i < kPerSplit; ++i) ++ref[ValueOf(s, i) % kKeys];
-  }
-  return ref;
-}
+using namespace split_count;  // NOLINT: the shared job's names
 
 struct RunSpec {
   uint32_t parallelism = 4;
@@ -182,7 +38,7 @@ struct RunSpec {
   Status fail = Status::Ok();
   int64_t fail_after = 0;
   int sleep_every = 2;
-  int64_t hold_at = 0;  // SplitSource's hold_at
+  int64_t hold_at = 0;  // SourceOptions::hold_at
 };
 
 // Runs split source -> key by -> KeyedCount; fills *results from Finish; *restarts from metrics.
@@ -192,17 +48,15 @@ Status RunKeyedJob(const RunSpec& spec, Results* results, int64_t* restarts, Job
   options.checkpoint = spec.flags;
   Job job(options);
   if (running != nullptr) *running = &job;
-  const int sleep_every = spec.sleep_every;
-  const int64_t hold_at = spec.hold_at;
+  const SourceOptions source{.sleep_every = spec.sleep_every, .hold_at = spec.hold_at};
   job.Source<int64_t>("splits",
-                      [sleep_every, hold_at](uint32_t s, uint32_t p) {
-                        return std::make_unique<SplitSource>(s, p, sleep_every, hold_at);
-                      },
+                      [source](uint32_t s, uint32_t p) { return std::make_unique<SplitSource>(s, p, source); },
                       WatermarkSpec{.mode = TimeMode::kNone})
       .KeyBy("key", [](const int64_t& v) { return KeyHash(v); })
       .Then<int64_t>("count",
                      [results, spec] {
-                       return std::make_unique<KeyedCount>(results, spec.fail_budget, spec.fail, spec.fail_after);
+                       return std::make_unique<KeyedCount>(
+                           results, FailSpec{.budget = spec.fail_budget, .status = spec.fail, .after = spec.fail_after});
                      })
       .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()), 1);
   Status s = testing::ExecuteWithWatchdog(job);
