@@ -55,16 +55,20 @@ Result<int32_t> KafkaPartitionCount(rd_kafka_t* rk, const std::string& topic,
     return Status::InvalidArgument(fmt::format("kafka: invalid topic name `{}`", topic));
   }
   const rd_kafka_metadata_t* md = nullptr;
-  int64_t deadline = KafkaNowMs() + timeout_ms;
+  const int64_t start = KafkaNowMs();
+  const int64_t deadline = start + timeout_ms;
+  // A topic created a moment ago may be unknown to the broker answering for a short while (its
+  // metadata cache lags the controller): "unknown topic" is asked again for this long.
+  const int64_t new_topic_deadline = start + std::min(timeout_ms, kKafkaNewTopicGraceMs);
   rd_kafka_resp_err_t err;
   while (true) {
     int remaining = static_cast<int>(std::max<int64_t>(deadline - KafkaNowMs(), 1));
     err = rd_kafka_metadata(rk, 0, rkt, &md, remaining);
     // A new topic may report "leader not available" for a moment: ask again until the deadline.
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR || md->topic_cnt != 1 ||
-        !KafkaRetriable(md->topics[0].err) || KafkaNowMs() >= deadline) {
-      break;
-    }
+    bool again = err == RD_KAFKA_RESP_ERR_NO_ERROR && md->topic_cnt == 1 &&
+                 (KafkaRetriable(md->topics[0].err) ||
+                  (md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART && KafkaNowMs() < new_topic_deadline));
+    if (!again || KafkaNowMs() >= deadline) break;
     rd_kafka_metadata_destroy(md);
     md = nullptr;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -80,8 +84,10 @@ Result<int32_t> KafkaPartitionCount(rd_kafka_t* rk, const std::string& topic,
   if (md->topic_cnt != 1) {
     status = Status::NotFound(fmt::format("kafka: topic `{}` not found", topic));
   } else if (md->topics[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    status = KafkaError(md->topics[0].err, fmt::format("kafka: topic `{}`: {}", topic,
-                                                       rd_kafka_err2str(md->topics[0].err)));
+    const bool unknown = md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
+    status = KafkaError(md->topics[0].err,
+                        fmt::format("kafka: topic `{}`: {}{}", topic, rd_kafka_err2str(md->topics[0].err),
+                                    unknown ? " (the broker does not know it: create the topic first)" : ""));
   } else {
     count = md->topics[0].partition_cnt;
     if (count <= 0) status = Status::NotFound(fmt::format("kafka: topic `{}` has no partitions", topic));

@@ -14,8 +14,13 @@ namespace flow::rt {
 [[nodiscard]] Result<rd_kafka_conf_t*> MakeKafkaConf(
     const std::map<std::string, std::string>& settings, std::string_view what);
 
+// How long a topic the broker calls unknown is asked for again before that counts as "does not
+// exist" (a topic created a moment ago is unknown to a lagging metadata cache for a while).
+constexpr int kKafkaNewTopicGraceMs = 3000;
+
 // The number of partitions of `topic`: kUnavailable when the brokers cannot be reached within
-// `timeout_ms`, kNotFound when the topic does not exist.
+// `timeout_ms`, kNotFound when the topic does not exist (still unknown after
+// min(timeout_ms, kKafkaNewTopicGraceMs)).
 [[nodiscard]] Result<int32_t> KafkaPartitionCount(rd_kafka_t* rk, const std::string& topic,
                                                   const std::string& brokers, int timeout_ms);
 

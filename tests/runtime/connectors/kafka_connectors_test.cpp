@@ -301,6 +301,7 @@ TEST_F(KafkaConnectorsTest, ExplicitPartitionAndMissingTopic) {
   Status s = missing.Open(0, 1);
   EXPECT_EQ(s.code(), StatusCode::kNotFound) << s.ToString();
   EXPECT_NE(s.message().find(missing_opts.topic), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("create the topic first"), std::string::npos) << s.message();
 }
 
 TEST(KafkaUnreachable, OpenReturnsUnavailable) {
