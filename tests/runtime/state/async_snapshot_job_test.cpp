@@ -96,8 +96,9 @@ Status RunJob(const CheckpointFlags& flags, uint64_t records, std::map<int64_t, 
 }
 
 // The same job over an endless source, stopped (not drained) once `min_complete` checkpoints
-// completed, so the newest ones hold live state.
-Status RunUntilCheckpoints(const CheckpointFlags& flags, size_t min_complete, std::map<int64_t, int64_t>* counts) {
+// completed and the two newest hold more than `min_position` records, so they hold live state.
+Status RunUntilCheckpoints(const CheckpointFlags& flags, size_t min_complete, uint64_t min_position,
+                           std::map<int64_t, int64_t>* counts) {
   JobOptions options;
   options.checkpoint = flags;
   options.state_backend = "rocksdb";
@@ -115,16 +116,26 @@ Status RunUntilCheckpoints(const CheckpointFlags& flags, size_t min_complete, st
       .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()));
   auto run = std::async(std::launch::async, [&job] { return job.Execute(); });
   const fs::path dir(flags.state_dir);
+  // The newest checkpoint id of any state when `min_position` records had been counted: ids two
+  // and more above it were triggered later (one checkpoint in flight at a time), so they hold
+  // more than `min_position` records however fast the machine is.
+  int64_t id_at_position = -1;
   for (int i = 0; i < 6000; ++i) {  // bounds a hang only
     if (run.wait_for(std::chrono::milliseconds(10)) == std::future_status::ready) break;
     // Retention deletes older checkpoints: the newest complete id counts them.
     std::error_code ec;
-    int64_t newest = 0;
+    int64_t newest = 0, newest_any = 0;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
       std::string n = e.path().filename().string();
-      if (n.rfind("chk-", 0) == 0 && fs::exists(e.path() / "_metadata")) newest = std::max<int64_t>(newest, std::stoll(n.substr(4)));
+      if (n.rfind("chk-", 0) != 0) continue;
+      int64_t id = std::stoll(n.substr(4));
+      newest_any = std::max(newest_any, id);
+      if (fs::exists(e.path() / "_metadata")) newest = std::max(newest, id);
     }
-    if (static_cast<size_t>(newest) >= min_complete) break;
+    if (id_at_position < 0 && processed.load() > min_position) id_at_position = newest_any;
+    if (id_at_position >= 0 && newest >= std::max<int64_t>(static_cast<int64_t>(min_complete), id_at_position + 3)) {
+      break;
+    }
   }
   job.RequestStop();
   return run.get();
@@ -301,7 +312,8 @@ TEST_F(AsyncSnapshotJobTest, LaterCheckpointsReuseSharedFilesAndRestoreFromTheCh
 TEST_F(AsyncSnapshotJobTest, RetentionKeepsExactlyTheSharedFilesStillReferenced) {
   flags_.retained = 2;
   std::map<int64_t, int64_t> counts;
-  ASSERT_TRUE(RunUntilCheckpoints(flags_, 12, &counts).ok());
+  // The older of the two kept checkpoints must hold the whole key space (kDistinct records).
+  ASSERT_TRUE(RunUntilCheckpoints(flags_, 12, kDistinct, &counts).ok());
   std::vector<Checkpoint> chks = CompleteCheckpoints(dir_);
   ASSERT_EQ(chks.size(), 2u);
   ASSERT_GT(chks[0].id, 2) << "too few checkpoints for retention to have deleted any";
