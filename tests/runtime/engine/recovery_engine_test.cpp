@@ -73,6 +73,32 @@ class EngineRecoveryTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
+  // Runs the job at parallelism 4 with checkpoints kept, held mid-input, and stops it once
+  // checkpoint 3 completed. (Held: a job that ran to its end before the stop would leave a newest
+  // checkpoint of finished tasks, which holds no state.)
+  Status RunUntilThirdCheckpoint() {
+    RunSpec first;
+    first.flags = Flags();
+    first.flags.retained = 1000;
+    first.sleep_every = 1;
+    first.hold_at = kPerSplit / 2;
+    Results ignored;
+    Job* job = nullptr;
+    std::atomic<bool> done{false};
+    std::thread stopper([&] {
+      while (!done.load()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        if (fs::exists(dir_ / "chk-3" / "_metadata")) {
+          job->RequestStop();
+          return;
+        }
+      }
+    });
+    Status s = RunKeyedJob(first, &ignored, nullptr, &job);
+    done.store(true);
+    stopper.join();
+    return s;
+  }
   CheckpointFlags Flags() const {
     CheckpointFlags f;
     f.state_dir = dir_.string();
@@ -167,28 +193,7 @@ class RescaleTest : public EngineRecoveryTest, public ::testing::WithParamInterf
 
 TEST_P(RescaleTest, RestoresKeyedStateAndSplitsAtAnotherParallelism) {
   // Run at parallelism 4 with checkpoints; stop it once a few checkpoints completed mid-run.
-  RunSpec first;
-  first.flags = Flags();
-  first.flags.retained = 1000;
-  first.sleep_every = 1;
-  // Held mid-input: a job that ran to its end before the stop would leave a newest checkpoint of
-  // finished tasks, which holds no state.
-  first.hold_at = kPerSplit / 2;
-  Results ignored;
-  Job* job = nullptr;
-  std::atomic<bool> done{false};
-  std::thread stopper([&] {
-    while (!done.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      if (fs::exists(dir_ / "chk-3" / "_metadata")) {
-        job->RequestStop();
-        return;
-      }
-    }
-  });
-  Status s = RunKeyedJob(first, &ignored, nullptr, &job);
-  done.store(true);
-  stopper.join();
+  Status s = RunUntilThirdCheckpoint();
   ASSERT_TRUE(s.ok()) << s.ToString();
   std::string checkpoint = NewestCheckpoint(dir_);
   ASSERT_FALSE(checkpoint.empty());
@@ -207,28 +212,7 @@ TEST_P(RescaleTest, RestoresKeyedStateAndSplitsAtAnotherParallelism) {
 INSTANTIATE_TEST_SUITE_P(Parallelism, RescaleTest, ::testing::Values(2u, 8u, 4u));
 
 TEST_F(EngineRecoveryTest, CorruptNewestCheckpointFallsBackToThePreviousOne) {
-  RunSpec first;
-  first.flags = Flags();
-  first.flags.retained = 1000;
-  first.sleep_every = 1;
-  // Held mid-input: a job that ran to its end before the stop would leave a newest checkpoint of
-  // finished tasks, which holds no state.
-  first.hold_at = kPerSplit / 2;
-  Results ignored;
-  Job* job = nullptr;
-  std::atomic<bool> done{false};
-  std::thread stopper([&] {
-    while (!done.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      if (fs::exists(dir_ / "chk-3" / "_metadata")) {
-        job->RequestStop();
-        return;
-      }
-    }
-  });
-  Status s = RunKeyedJob(first, &ignored, nullptr, &job);
-  done.store(true);
-  stopper.join();
+  Status s = RunUntilThirdCheckpoint();
   ASSERT_TRUE(s.ok()) << s.ToString();
   // Flip one byte of a snapshot file of the newest checkpoint: its CRC no longer matches.
   std::string newest = NewestCheckpoint(dir_);
