@@ -261,6 +261,41 @@ void BuildWindowJob(Job& job, std::shared_ptr<Feed> feed, std::shared_ptr<Collec
       .Sink("sink", CollectingSinkFactory(rows), 1);
 }
 
+JobOptions ClockOptions(uint32_t parallelism, std::shared_ptr<ManualClock> clock) {
+  JobOptions options;
+  options.parallelism = parallelism;
+  options.clock = std::move(clock);
+  return options;
+}
+
+// BuildWindowJob's job, running on its own thread from construction on: push records into `feed`,
+// watch `rows`; Wait after closing the feed or requesting a stop. `queued`: records in the feed
+// before the job starts (a restored source skips what it had already taken).
+struct RunningWindowJob {
+  explicit RunningWindowJob(const JobOptions& options, bool session = false, std::vector<Event> queued = {})
+      : job(options) {
+    feed->Push(std::move(queued));
+    BuildWindowJob(job, feed, rows, session);
+    done = std::async(std::launch::async, [this] { return job.Execute(); });
+  }
+  // The job's status once it ended; an error when it did not end within 60 s.
+  Status Wait() {
+    if (done.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+      return Status::Internal("the job did not end within 60 s");
+    }
+    return done.get();
+  }
+  Status CloseAndWait() {
+    feed->Close();
+    return Wait();
+  }
+
+  std::shared_ptr<Feed> feed = std::make_shared<Feed>();
+  std::shared_ptr<Collected<Row>> rows = std::make_shared<Collected<Row>>();
+  Job job;
+  std::future<Status> done;
+};
+
 // Records the window operator received so far (all subtasks).
 int64_t WindowRecordsIn(Job& job, uint32_t parallelism) {
   int64_t n = 0;
@@ -306,14 +341,9 @@ class ProcessingTimeJob : public ::testing::TestWithParam<uint32_t> {};
 TEST_P(ProcessingTimeJob, WindowsFireWhenTheClockPassesTheirEndWithoutFurtherInput) {
   const uint32_t parallelism = GetParam();
   auto clock = std::make_shared<ManualClock>(kStart + 10);
-  auto feed = std::make_shared<Feed>();
-  auto rows = std::make_shared<Collected<Row>>();
-  JobOptions options;
-  options.parallelism = parallelism;
-  options.clock = clock;
-  Job job(options);
-  BuildWindowJob(job, feed, rows);
-  auto done = std::async(std::launch::async, [&job] { return job.Execute(); });
+  RunningWindowJob run(ClockOptions(parallelism, clock));
+  auto& feed = run.feed;
+  auto& rows = run.rows;
 
   std::mt19937 rng(parallelism);
   std::vector<Row> want;
@@ -336,9 +366,7 @@ TEST_P(ProcessingTimeJob, WindowsFireWhenTheClockPassesTheirEndWithoutFurtherInp
   ASSERT_TRUE(WaitFor([&] { return rows->Items().size() == want.size(); }, "the second window to fire"));
   EXPECT_EQ(RowsOf(*rows), Sorted(want));
 
-  feed->Close();
-  ASSERT_EQ(done.wait_for(std::chrono::seconds(60)), std::future_status::ready);
-  Status s = done.get();
+  Status s = run.CloseAndWait();
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(RowsOf(*rows), Sorted(want)) << "each window fires once, nothing is left at end of input";
 }
@@ -348,14 +376,9 @@ TEST_P(ProcessingTimeJob, WindowsFireWhenTheClockPassesTheirEndWithoutFurtherInp
 TEST_P(ProcessingTimeJob, RecordsOfTheLastMillisecondCountInTheirWindow) {
   const uint32_t parallelism = GetParam();
   auto clock = std::make_shared<ManualClock>(kStart + 10);
-  auto feed = std::make_shared<Feed>();
-  auto rows = std::make_shared<Collected<Row>>();
-  JobOptions options;
-  options.parallelism = parallelism;
-  options.clock = clock;
-  Job job(options);
-  BuildWindowJob(job, feed, rows);
-  auto done = std::async(std::launch::async, [&job] { return job.Execute(); });
+  RunningWindowJob run(ClockOptions(parallelism, clock));
+  auto& feed = run.feed;
+  auto& rows = run.rows;
   std::mt19937 rng(70 + parallelism);
   std::vector<Row> first, last;
   g_added = 0;
@@ -377,9 +400,7 @@ TEST_P(ProcessingTimeJob, RecordsOfTheLastMillisecondCountInTheirWindow) {
   for (const auto& [_, r] : merged) want.push_back(r);
   ASSERT_TRUE(WaitFor([&] { return rows->Items().size() == want.size(); }, "the window to fire"));
   EXPECT_EQ(RowsOf(*rows), Sorted(want));
-  feed->Close();
-  ASSERT_EQ(done.wait_for(std::chrono::seconds(60)), std::future_status::ready);
-  Status s = done.get();
+  Status s = run.CloseAndWait();
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(RowsOf(*rows), Sorted(want));
 }
@@ -388,14 +409,9 @@ TEST_P(ProcessingTimeJob, SessionsCloseWhenTheClockPassesTheGap) {
   const uint32_t parallelism = GetParam();
   const TimestampMs t0 = kStart + 1234;
   auto clock = std::make_shared<ManualClock>(t0);
-  auto feed = std::make_shared<Feed>();
-  auto rows = std::make_shared<Collected<Row>>();
-  JobOptions options;
-  options.parallelism = parallelism;
-  options.clock = clock;
-  Job job(options);
-  BuildWindowJob(job, feed, rows, /*session=*/true);
-  auto done = std::async(std::launch::async, [&job] { return job.Execute(); });
+  RunningWindowJob run(ClockOptions(parallelism, clock), /*session=*/true);
+  auto& feed = run.feed;
+  auto& rows = run.rows;
   // Every record arrives at clock t0: one session [t0, t0 + gap) per user.
   std::mt19937 rng(40 + parallelism);
   std::vector<Row> want;
@@ -406,9 +422,7 @@ TEST_P(ProcessingTimeJob, SessionsCloseWhenTheClockPassesTheGap) {
   clock->Set(t0 + kSize);
   ASSERT_TRUE(WaitFor([&] { return rows->Items().size() == want.size(); }, "the sessions to close"));
   EXPECT_EQ(RowsOf(*rows), Sorted(want));
-  feed->Close();
-  ASSERT_EQ(done.wait_for(std::chrono::seconds(60)), std::future_status::ready);
-  Status s = done.get();
+  Status s = run.CloseAndWait();
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(RowsOf(*rows), Sorted(want));
 }
@@ -446,46 +460,32 @@ TEST_F(ProcessingTimeRestore, RestoredWindowsWhoseEndPassedFirePromptly) {
   std::vector<Event> events = MakeEvents(rng, 500, 17, kStart, &want);
   auto clock = std::make_shared<ManualClock>(kStart + 10);
   {
-    auto feed = std::make_shared<Feed>();
-    auto rows = std::make_shared<Collected<Row>>();
-    JobOptions options;
-    options.parallelism = kParallelism;
-    options.clock = clock;
+    JobOptions options = ClockOptions(kParallelism, clock);
     options.checkpoint.state_dir = dir_.string();
     options.checkpoint.options.interval_ms = 20;
-    Job job(options);
-    BuildWindowJob(job, feed, rows);
-    auto done = std::async(std::launch::async, [&job] { return job.Execute(); });
-    feed->Push(events);
-    ASSERT_TRUE(WaitFor([&] { return WindowRecordsIn(job, kParallelism) == 500; }, "the window to take the records"));
+    RunningWindowJob run(options);
+    run.feed->Push(events);
+    ASSERT_TRUE(
+        WaitFor([&] { return WindowRecordsIn(run.job, kParallelism) == 500; }, "the window to take the records"));
     // At most one checkpoint is in flight, so the one after it was triggered after the records
     // reached the window: its snapshot holds the open window.
     const int64_t after = MaxCheckpoint(false) + 2;
     ASSERT_TRUE(WaitFor([&] { return MaxCheckpoint(true) >= after; }, "a checkpoint holding the window"));
-    job.RequestStop();  // not drained: the window does not fire
-    ASSERT_EQ(done.wait_for(std::chrono::seconds(60)), std::future_status::ready);
-    Status s = done.get();
+    run.job.RequestStop();  // not drained: the window does not fire
+    Status s = run.Wait();
     ASSERT_TRUE(s.ok()) << s.ToString();
-    EXPECT_TRUE(rows->Items().empty());
+    EXPECT_TRUE(run.rows->Items().empty());
   }
   // The window's end passed while the job was down; the restored job gets no input at all.
   clock->Set(kStart + 5 * kSize);
-  auto feed = std::make_shared<Feed>();
-  feed->Push(events);  // the restored source position skips all of them
-  auto rows = std::make_shared<Collected<Row>>();
-  JobOptions options;
-  options.parallelism = kParallelism;
-  options.clock = clock;
+  JobOptions options = ClockOptions(kParallelism, clock);
   options.checkpoint.state_dir = dir_.string();
-  Job job(options);
-  BuildWindowJob(job, feed, rows);
-  auto done = std::async(std::launch::async, [&job] { return job.Execute(); });
+  RunningWindowJob run(options, /*session=*/false, events);  // the restored position skips them all
+  auto& rows = run.rows;
   ASSERT_TRUE(WaitFor([&] { return rows->Items().size() >= want.size(); }, "the restored window to fire"));
-  EXPECT_EQ(WindowRecordsIn(job, kParallelism), 0) << "the window fired without input";
+  EXPECT_EQ(WindowRecordsIn(run.job, kParallelism), 0) << "the window fired without input";
   EXPECT_EQ(RowsOf(*rows), Sorted(want));
-  feed->Close();
-  ASSERT_EQ(done.wait_for(std::chrono::seconds(60)), std::future_status::ready);
-  Status s = done.get();
+  Status s = run.CloseAndWait();
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(RowsOf(*rows), Sorted(want));
 }
