@@ -17,6 +17,9 @@
 namespace flow::codegen_io_test {
 namespace {
 
+// Event time starts at the current hour, not at a fixed date (see RecentEventTimeOrigin).
+int64_t T0() { return RecentEventTimeOrigin(); }
+
 using codegen_test::BuildJob;
 using codegen_test::JsonString;
 using codegen_test::Rfc3339;
@@ -28,7 +31,6 @@ using test::JavaPartition;
 using test::KafkaRecord;
 using test::KafkaTestEnv;
 
-constexpr int64_t kT0 = 1772323200000;  // 2026-03-01T00:00:00Z
 constexpr int64_t kWindow = 10000;
 
 std::string Build(const std::string& dir, const std::string& script) {
@@ -82,7 +84,7 @@ from kafka(topic: input, brokers: brokers, group: "codegen-io", start: earliest)
   for (int32_t p = 0; p < 4; ++p) {
     for (int64_t j = 0; j < 60; ++j) {
       // At most 4 s behind the partition's largest time so far: never late with watermark 5s.
-      int64_t ts = kT0 + j * 700 - static_cast<int64_t>(next(4001));
+      int64_t ts = T0() + j * 700 - static_cast<int64_t>(next(4001));
       std::string user = "u" + std::to_string(next(6));
       int64_t n = static_cast<int64_t>(next(10));
       records.push_back(KafkaRecord{p, "", ClickJson(user, ts, n)});
@@ -90,7 +92,7 @@ from kafka(topic: input, brokers: brokers, group: "codegen-io", start: earliest)
       agg.first += 1;
       agg.second += n;
     }
-    records.push_back(KafkaRecord{p, "", ClickJson("flush", kT0 + 3600000, 0)});
+    records.push_back(KafkaRecord{p, "", ClickJson("flush", T0() + 3600000, 0)});
   }
   ASSERT_TRUE(env_.Produce(*input, records).ok());
   std::vector<std::string> want_lines;
@@ -146,14 +148,14 @@ from kafka(topic: input, brokers: brokers) format json as Click
   std::vector<KafkaRecord> records;
   std::map<std::pair<std::string, int64_t>, std::pair<int64_t, int64_t>> want;
   for (int64_t j = 0; j < 40; ++j) {
-    int64_t ts = kT0 + j * 1500;
+    int64_t ts = T0() + j * 1500;
     std::string user = j % 3 == 0 ? "x" : "y";
     records.push_back(KafkaRecord{0, "", ClickJson(user, ts, j)});
     auto& agg = want[{user, ts - ts % kWindow}];
     agg.first += 1;
     agg.second += j;
   }
-  records.push_back(KafkaRecord{0, "", ClickJson("flush", kT0 + 3600000, 0)});
+  records.push_back(KafkaRecord{0, "", ClickJson("flush", T0() + 3600000, 0)});
   ASSERT_TRUE(env_.Produce(*input, records).ok());
   std::vector<std::string> want_lines;
   for (const auto& [key, agg] : want) {

@@ -83,6 +83,17 @@ void Background::Kill() {
 
 std::string Background::Err() const { return codegen_test::ReadText(err_path_); }
 
+int64_t RecentEventTimeOrigin() {
+  static const int64_t origin = [] {
+    constexpr int64_t kHourMs = 3600000;
+    int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+    return now / kHourMs * kHourMs;
+  }();
+  return origin;
+}
+
 std::vector<std::string> DirLines(const std::string& dir) {
   std::vector<std::string> files;
   if (!fs::is_directory(dir)) return {};

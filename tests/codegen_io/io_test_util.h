@@ -39,6 +39,12 @@ class Background {
   std::string err_path_;
 };
 
+// The start of the current hour (epoch ms), computed once per process: the origin of event time
+// in tests whose jobs write to Kafka. Sinks send event time as the record's CreateTime, and a
+// broker's time retention (7 days by default) deletes records stamped months ago at its next
+// check (every 5 minutes), possibly while the test still reads them.
+int64_t RecentEventTimeOrigin();
+
 // Lines of every regular file in `dir` (sorted by file name), without line ends.
 std::vector<std::string> DirLines(const std::string& dir);
 

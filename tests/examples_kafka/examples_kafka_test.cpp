@@ -26,6 +26,9 @@
 namespace flow::codegen_io_test {
 namespace {
 
+// Event time starts at the current hour, not at a fixed date (see RecentEventTimeOrigin).
+int64_t T0() { return RecentEventTimeOrigin(); }
+
 using codegen_test::BuildJob;
 using codegen_test::JsonString;
 using codegen_test::Rfc3339;
@@ -35,7 +38,6 @@ using test::JavaPartition;
 using test::KafkaRecord;
 using test::KafkaTestEnv;
 
-constexpr int64_t kT0 = 1772323200000;  // 2026-03-01T00:00:00Z
 constexpr int64_t kMinute = 60000;
 constexpr int kInputPartitions = 3;
 constexpr int kOutputPartitions = 2;
@@ -275,8 +277,8 @@ TEST_F(KafkaExample, EveryWindowOnceAtParallelism1And2) {
     std::string dir = ScratchDir("kafka_example_p" + std::to_string(parallelism));
     std::mt19937 rng(100 + parallelism);
     Topics t = MakeTopics();
-    std::vector<Input> in = MakeClicks(rng, kT0, 5 * kMinute, 150);
-    std::vector<Input> flush = Flush(kT0 + 60 * kMinute);
+    std::vector<Input> in = MakeClicks(rng, T0(), 5 * kMinute, 150);
+    std::vector<Input> flush = Flush(T0() + 60 * kMinute);
     in.insert(in.end(), flush.begin(), flush.end());
     Produce(t, in);
     Reference ref;
@@ -310,9 +312,9 @@ TEST_F(KafkaExample, KillAndRestartKeepsExactlyOnce) {
   std::string dir = ScratchDir("kafka_example_kill");
   std::mt19937 rng(7);
   Topics t = MakeTopics();
-  std::vector<Input> first = MakeClicks(rng, kT0, 4 * kMinute, 120);
-  std::vector<Input> second = MakeClicks(rng, kT0 + 4 * kMinute, 4 * kMinute, 120);
-  std::vector<Input> flush = Flush(kT0 + 60 * kMinute);
+  std::vector<Input> first = MakeClicks(rng, T0(), 4 * kMinute, 120);
+  std::vector<Input> second = MakeClicks(rng, T0() + 4 * kMinute, 4 * kMinute, 120);
+  std::vector<Input> flush = Flush(T0() + 60 * kMinute);
   Reference ref;
   AddToReference(first, &ref);
   AddToReference(second, &ref);
@@ -352,7 +354,7 @@ TEST_F(KafkaExample, WindowsWaitForLaterEventTimeAndIdlePartitionsDoNotHoldThem)
   std::mt19937 rng(9);
   Topics t = MakeTopics();
   std::vector<Input> in;
-  for (const Input& c : MakeClicks(rng, kT0 + 5000, 50000, 20)) {
+  for (const Input& c : MakeClicks(rng, T0() + 5000, 50000, 20)) {
     if (!c.bad) in.push_back(c);
   }
   Produce(t, in);
@@ -367,7 +369,7 @@ TEST_F(KafkaExample, WindowsWaitForLaterEventTimeAndIdlePartitionsDoNotHoldThem)
   EXPECT_TRUE(WaitForCheckpoints(*job, 5, 60)) << job->Err();
   Input later;
   later.partition = 1;
-  later.ts = kT0 + kMinute + 5000;  // watermark = ts - 5 s - 1 ms = the minute's last millisecond: just enough
+  later.ts = T0() + kMinute + 5000;  // watermark = ts - 5 s - 1 ms = the minute's last millisecond: just enough
   later.payload = "{\"user\":\"-\",\"url\":\"\",\"bytes\":0,\"tags\":[],\"ts\":" + std::to_string(later.ts) + "}";
   Produce(t, {later});
   auto got = env_.ConsumeCount(t.output, ref.size(), Isolation::kReadCommitted, test::Millis(120000));
