@@ -86,6 +86,24 @@ class JobEmitter {
   std::string Rec(const types::Type& t) const { return records_.Cpp(t); }
   std::string Name(const Node& n, const char* what) const { return CppStringLiteral(n.stream + "." + what); }
 
+  // Input `i` of a union as a stream of the union's record type. Sema lets a union read streams
+  // whose records have the same fields but another record name (a schema and a `select` of the
+  // same fields): those are distinct C++ structs, so such an input is converted field by field.
+  std::string UnionInput(const Node& n, size_t i) {
+    const types::Type& from = plan_.Get(n.inputs[i])->output;
+    if (from == n.output) return S(n.inputs[i]);
+    std::string to = records_.Cpp(n.output);
+    std::string fields;
+    for (const types::Field& f : n.output.fields()) {
+      fields += (fields.empty() ? "" : ", ") + std::string("r.") + MangleIdent(f.name);
+    }
+    std::string name = S(n.id) + "_in" + std::to_string(i);
+    Build("auto " + name + " = " + S(n.inputs[i]) + ".Map<" + to + ">(" +
+          CppStringLiteral(n.stream + ".union.input" + std::to_string(i)) + ", [](const " + records_.Cpp(from) +
+          "& r) { return " + to + "{" + fields + "}; });");
+    return name;
+  }
+
   ExprEmitter Exprs(const std::string& record) const {
     ExprScope scope;
     scope.record = record;
@@ -230,7 +248,7 @@ class JobEmitter {
       }
       case NodeKind::kUnion: {
         std::string others;
-        for (size_t i = 1; i < n.inputs.size(); ++i) others += (i > 1 ? ", " : "") + S(n.inputs[i]);
+        for (size_t i = 1; i < n.inputs.size(); ++i) others += (i > 1 ? ", " : "") + UnionInput(n, i);
         Build("auto " + S(n.id) + " = " + S(n.inputs[0]) + ".Union(" + Name(n, "union") + ", {" + others + "});");
         return;
       }

@@ -224,9 +224,14 @@ class Pusher {
     return ok && Swap(f, p, &where);
   }
 
-  // A filter on each input of the union (the union's record type is every input's), then the
-  // union; the original filter node goes away.
+  // A filter on each input of the union, then the union; the original filter node goes away.
+  // Only when every input has the union's record type: an input with the same fields under
+  // another record name is converted after it (code generation), and the filter's step is typed
+  // for the union's record.
   bool IntoUnion(ChainNode& f, Node& u) {
+    for (int in : u.inputs) {
+      if (plan_.Get(in)->output != u.output) return false;
+    }
     const int f_id = f.id;
     for (int& in : u.inputs) {
       auto copy = std::make_unique<ChainNode>();
