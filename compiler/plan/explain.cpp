@@ -139,6 +139,20 @@ Block Describe(const Plan& plan, const Node& n, std::string_view source) {
       b.details.push_back("step " + std::to_string(i + 1) + ": " + text + " (" + LineOf(op.range) + ")");
     }
   }
+  if (const auto* s = As<SourceNode>(&n); s && s->source) {
+    if (s->source->event_time) b.details.push_back(Snippet(source, s->source->event_time->range));
+    if (const auto& e = s->source->on_error; e && e->kind == ast::ErrorPolicyKind::kDeadLetter && e->sink) {
+      std::string to = "on error dead_letter " + Snippet(source, e->sink->range);
+      if (e->format) to.append(" ").append(FormatText(source, *e->format));
+      b.details.push_back(to + " (at least once)");
+    } else if (e) {
+      b.details.push_back(Snippet(source, e->range));
+    }
+  } else if (const auto* k = As<SinkNode>(&n)) {
+    b.details.push_back(k->delivery == ast::Delivery::kExactlyOnce
+                            ? "delivery: exactly once (two-phase commit: output is visible once a checkpoint completes)"
+                            : "delivery: at least once");
+  }
   b.details.push_back("output: " + n.output.ToString());
   return b;
 }

@@ -74,6 +74,15 @@ kinds = [t.split()[1] for t in titles(out)]
 expect("kafka example: nodes", rc == 0 and kinds == ["source", "chain", "key-by", "window-aggregate", "chain", "sink"],
        err or out)
 expect("kafka example: kafka source and sink", "source kafka(topic: " in out and "sink kafka(topic: " in out, out)
+# What the source and sink promise: event time, the dead-letter sink, the delivery guarantee.
+expect("kafka example: event time", "    event time ts watermark 5s idle 30s\n" in out, out)
+expect("kafka example: dead letters",
+       "    on error dead_letter kafka(topic: rejected_topic, brokers: brokers) format json (at least once)\n" in out, out)
+expect("kafka example: exactly-once sink",
+       "delivery: exactly once (two-phase commit: output is visible once a checkpoint completes)" in out, out)
+rc, out, err = run(os.path.join(EXAMPLES, "word_count.flow"))
+expect("word count: at-least-once sink, no event time", rc == 0 and "delivery: at least once" in out and
+       "event time" not in out and "on error" not in out, err or out)
 
 # Joins: one node with two inputs, each hash-partitioned by its own side's key; a join read by a
 # sink directly gets a flatten step.
