@@ -309,7 +309,19 @@ class ChaosTest : public ::testing::Test {
       for (const KafkaRecord& rec : *got) values.push_back(rec.key + "=" + rec.value);
     }
     output_ = output;
+    log_ = log;
     return values;
+  }
+
+  // The end of the last RunChaos's job log on stdout, so a failure on a machine whose work dir is
+  // gone afterwards (CI) still shows what the job said.
+  void PrintLogTail(size_t lines) const {
+    std::ifstream in(log_);
+    std::vector<std::string> all;
+    for (std::string line; std::getline(in, line);) all.push_back(line);
+    size_t from = all.size() > lines ? all.size() - lines : 0;
+    std::printf("chaos: last %zu lines of %s:\n", all.size() - from, log_.c_str());
+    for (size_t i = from; i < all.size(); ++i) std::printf("  %s\n", all[i].c_str());
   }
 
   std::map<std::string, int64_t> CopyReference() const {
@@ -350,6 +362,7 @@ class ChaosTest : public ::testing::Test {
   std::mt19937_64 rng_;
   fs::path work_;
   std::string output_;  // the last RunChaos's output topic
+  std::string log_;     // and its job log
 };
 
 const std::vector<std::string> kAllFaults = {"after-precommit:2", "after-metadata:2", "during-commit:2",
@@ -365,6 +378,7 @@ TEST_F(ChaosTest, CopierExactlyOnceUnderKillsAndBrokerRestarts) {
   auto out = RunChaos(plan, records_ + kPartitions, &rounds);
   Verdict v = Compare(expected, out);
   Report("copy exactly_once", v, rounds, out.size());
+  if (!v.exact() || HasFailure()) PrintLogTail(80);
   if (v.missing > 0) {
     // Were the missing records written and aborted, or never written at all?
     auto all = env_.ConsumeToEnd(output_, Isolation::kReadUncommitted, Millis(60000));
@@ -386,6 +400,7 @@ TEST_F(ChaosTest, WindowExactlyOnceUnderKills) {
   auto out = RunChaos(plan, static_cast<int64_t>(expected.size()), &rounds);
   Verdict v = Compare(expected, out);
   Report("window exactly_once", v, rounds, out.size());
+  if (!v.exact() || HasFailure()) PrintLogTail(80);
   EXPECT_TRUE(v.exact()) << "missing " << v.missing << ", duplicates " << v.duplicates << ", wrong " << v.wrong
                          << "; " << v.example << " (seed " << seed_ << ")";
 }
