@@ -61,7 +61,7 @@ durationRef
 pipeOp
   : WHERE expr                                           # whereOp
   | KEY BY expr (',' expr)*                              # keyByOp
-  | WINDOW windowSpec                                    # windowOp
+  | WINDOW windowSpec lateRoute?                          # windowOp
   | AGGREGATE namedExpr (',' namedExpr)*                 # aggregateOp
   | SELECT selectItem (',' selectItem)*                  # selectOp
   | EXPLODE expr AS ident                                # explodeOp
@@ -71,6 +71,9 @@ pipeOp
   ;
 
 windowSpec : windowShape (LATENESS durationRef)? (PROCESSING TIME)? ;
+// Where a window's late records go instead of being dropped (not part of windowSpec: join windows
+// have no such clause).
+lateRoute : ON LATE INTO connector formatClause? delivery? ;
 windowShape
   : TUMBLING durationRef                       # tumblingWindow
   | SLIDING durationRef EVERY durationRef      # slidingWindow
@@ -125,7 +128,7 @@ callArg : '*' | expr ;
 
 ident
   : IDENT | TIME | KEY | EVENT | ERROR | FAIL | SKIP_ | SESSION | TUMBLING | SLIDING | EVERY
-  | LATENESS | PROCESSING | WATERMARK | IDLE | FORMAT | WITHIN | TIMESTAMP | DEAD_LETTER
+  | LATENESS | PROCESSING | WATERMARK | IDLE | FORMAT | WITHIN | TIMESTAMP | DEAD_LETTER | LATE
   ;
 
 // Keywords.
@@ -155,6 +158,7 @@ SLIDING : 'sliding' ;
 SESSION : 'session' ;
 EVERY : 'every' ;
 LATENESS : 'lateness' ;
+LATE : 'late' ;
 PROCESSING : 'processing' ;
 AGGREGATE : 'aggregate' ;
 SELECT : 'select' ;

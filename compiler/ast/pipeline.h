@@ -91,6 +91,17 @@ struct KeyByOp : Op {
   std::vector<std::string> key_names;  // output field names of the keys (sema)
 };
 
+enum class Delivery { kAtLeastOnce, kExactlyOnce };
+
+struct IntoOp : Op {
+  static constexpr OpKind kKind = OpKind::kInto;
+  IntoOp() : Op(kKind) {}
+  ConnectorCall sink;
+  std::optional<FormatClause> format;
+  Delivery delivery = Delivery::kAtLeastOnce;
+  std::optional<SourceRange> delivery_range;  // set when written explicitly
+};
+
 enum class WindowShape { kTumbling, kSliding, kSession };
 
 struct WindowSpec {
@@ -106,6 +117,10 @@ struct WindowOp : Op {
   static constexpr OpKind kKind = OpKind::kWindow;
   WindowOp() : Op(kKind) {}
   WindowSpec spec;
+  // `on late into <sink> ...`: the sink late records go to instead of being dropped. Its range
+  // spans the clause from `on`; sema sets its `output` to the window's input record. Not in
+  // Pipeline::ops: it is a side output of the window, not a step of the pipeline.
+  std::unique_ptr<IntoOp> late_sink;
 };
 
 // `expr as name`; `output_name` is the alias or, for a plain field, its name (sema).
@@ -155,17 +170,6 @@ struct JoinOp : Op {
   std::optional<DurationRef> within;  // interval join
   std::optional<WindowSpec> window;   // window join
   std::string left_name;              // qualifier of the left side (sema)
-};
-
-enum class Delivery { kAtLeastOnce, kExactlyOnce };
-
-struct IntoOp : Op {
-  static constexpr OpKind kKind = OpKind::kInto;
-  IntoOp() : Op(kKind) {}
-  ConnectorCall sink;
-  std::optional<FormatClause> format;
-  Delivery delivery = Delivery::kAtLeastOnce;
-  std::optional<SourceRange> delivery_range;  // set when written explicitly
 };
 
 struct Pipeline {

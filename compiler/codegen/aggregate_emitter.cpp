@@ -183,6 +183,20 @@ void EmitWindowAggregate(OpEmitContext& cx, const plan::WindowAggregateNode& n, 
   if (spec.processing_time) cx.Build(cfg + ".processing_time = true;");
   std::string adapter = session ? "SessionWindowAdapter" : "WindowAggregateAdapter";
   std::string parallelism = n.key ? "" : ", 1";
+  if (n.window->late_sink != nullptr) {
+    // `on late into`: the window emits WithLate<Out, In>; two chained splits give its results
+    // (s<id>) and its late records (s<id>_late, read by the late sink node).
+    std::string with_late = "::flow::exec::WithLate<" + out + ", " + in + ">";
+    std::string p = n.key ? "0" : "1";
+    cx.Build("auto s" + id + "_all = " + Keyed(n, n.key) + ".Then<" + with_late + ">(" + cx.Name(n, session ? "session" : "window") +
+             ", [" + cfg + "] { return std::make_unique<::flow::exec::" + adapter + "<Key" + id + ", " + in + ", Acc" + id + ", " +
+             out + ", " + with_late + ">>(" + cfg + ", &KeyOf" + id + ", &Output" + id + "); }" + parallelism + ");");
+    cx.Build("auto s" + id + " = ::flow::exec::WindowResults<" + out + ", " + in + ">(s" + id + "_all, " +
+             cx.Name(n, session ? "session.results" : "window.results") + ", " + p + ");");
+    cx.Build("auto s" + id + "_late = ::flow::exec::LateRecords<" + out + ", " + in + ">(s" + id + "_all, " +
+             cx.Name(n, session ? "session.late" : "window.late") + ", " + p + ");");
+    return;
+  }
   cx.Build("auto s" + id + " = " + Keyed(n, n.key) + ".Then<" + out + ">(" + cx.Name(n, session ? "session" : "window") +
            ", [" + cfg + "] { return std::make_unique<::flow::exec::" + adapter + "<Key" + id + ", " + in + ", Acc" + id + ", " +
            out + ">>(" + cfg + ", &KeyOf" + id + ", &Output" + id + "); }" + parallelism + ");");

@@ -347,6 +347,17 @@ class JobEmitter {
   static std::string NodeFn(const Node& n) { return "Node" + std::to_string(n.id); }
   std::string StreamType(int id) const { return "::flow::rt::Stream<" + Rec(plan_.Get(id)->output) + ">"; }
   static bool HasStream(const Node& n) { return n.kind != NodeKind::kSink; }
+  // A window with `on late into ...` also outputs its late records: stream s<id>_late of its input
+  // type, read by the late sink.
+  static bool HasLateStream(const Node& n) {
+    const auto* w = plan::As<plan::WindowAggregateNode>(&n);
+    return w != nullptr && w->window->late_sink != nullptr;
+  }
+  static bool ReadsLate(const Node& n) {
+    const auto* s = plan::As<plan::SinkNode>(&n);
+    return s != nullptr && s->late;
+  }
+  std::string LateStreamType(int window) const { return StreamType(plan_.Get(window)->inputs[0]); }
   // Distinct inputs, in order (a union may read one stream twice).
   static std::vector<int> Inputs(const Node& n) {
     std::vector<int> ids;
@@ -357,8 +368,11 @@ class JobEmitter {
   }
   std::string NodeSignature(const Node& n) const {
     std::string sig = "::flow::rt::Status " + NodeFn(n) + "(::flow::rt::Job& job";
-    for (int in : Inputs(n)) sig += ", const " + StreamType(in) + "& " + S(in);
+    for (int in : Inputs(n)) {
+      sig += ReadsLate(n) ? ", const " + LateStreamType(in) + "& " + S(in) + "_late" : ", const " + StreamType(in) + "& " + S(in);
+    }
     if (HasStream(n)) sig += ", std::optional<" + StreamType(n.id) + ">* out";
+    if (HasLateStream(n)) sig += ", std::optional<" + LateStreamType(n.id) + ">* late_out";
     return sig + ")";
   }
   // Relative compile cost of a node's graph code: its operator's templates, the driver, the
@@ -392,6 +406,7 @@ class JobEmitter {
       w_.Line(NodeSignature(n) + " {");
       for (size_t i = nl.first; i < nl.last; ++i) w_.Line("  " + build_[i]);
       if (HasStream(n)) w_.Line("  out->emplace(" + S(n.id) + ");");
+      if (HasLateStream(n)) w_.Line("  late_out->emplace(" + S(n.id) + "_late);");
       w_.Line("  (void)job;");
       w_.Line("  return ::flow::rt::Status::Ok();");
       w_.Line("}");
@@ -407,10 +422,14 @@ class JobEmitter {
     for (const NodeLines& nl : node_lines_) {
       const Node& n = *nl.node;
       std::string call = NodeFn(n) + "(job";
-      for (int in : Inputs(n)) call += ", *" + S(in);
+      for (int in : Inputs(n)) call += ", *" + S(in) + (ReadsLate(n) ? "_late" : "");
       if (HasStream(n)) {
         w_.Line("  std::optional<" + StreamType(n.id) + "> " + S(n.id) + ";");
         call += ", &" + S(n.id);
+      }
+      if (HasLateStream(n)) {
+        w_.Line("  std::optional<" + LateStreamType(n.id) + "> " + S(n.id) + "_late;");
+        call += ", &" + S(n.id) + "_late";
       }
       w_.Line("  FLOW_RETURN_IF_ERROR(" + call + "));");
     }

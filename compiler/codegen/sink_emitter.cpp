@@ -34,10 +34,12 @@ class SinkEmitter {
     cx_.w.Line("}");
     std::string factory = "sink" + id_;
     std::string kind = CppStringObject(kind_);
+    // A late sink reads its window's side output of late records (job_emitter.cpp, LateStream).
+    std::string in = "s" + std::to_string(n_.inputs[0]) + (n_.late ? "_late" : "");
     if (n_.delivery == ast::Delivery::kExactlyOnce) {
       // Transactional sinks are their own node kind (engine/txn_sink.h): no SinkFactory.
-      cx_.Build("if (auto st = ::flow::rt::AddExactlyOnceSink<" + rec_ + ">(job, s" + std::to_string(n_.inputs[0]) + ", " +
-                cx_.Name(n_, "sink") + ", " + kind + ", ::flow::exec::SinkOptions(" + kind + ", " +
+      cx_.Build("if (auto st = ::flow::rt::AddExactlyOnceSink<" + rec_ + ">(job, " + in + ", " +
+                cx_.Name(n_, n_.late ? "late_sink" : "sink") + ", " + kind + ", ::flow::exec::SinkOptions(" + kind + ", " +
                 cx_.ConnectorOptions(n_.into->sink, true) + "), ::flow::exec::EncodeRecord<" + rec_ + ", decltype(&" + fn +
                 ")>(&" + fn + ")); !st.ok()) return st;");
       return;
@@ -47,7 +49,7 @@ class SinkEmitter {
     cx_.Build("auto " + factory + " = ::flow::exec::MakeSink<" + rec_ + ">(" + kind + ", ::flow::exec::SinkOptions(" + kind + ", " +
               cx_.ConnectorOptions(n_.into->sink, true) + "), " + delivery + ", &" + fn + ");");
     cx_.Build("if (!" + factory + ".ok()) return " + factory + ".status();");
-    cx_.Build("s" + std::to_string(n_.inputs[0]) + ".Sink(" + cx_.Name(n_, "sink") + ", std::move(*" + factory + "));");
+    cx_.Build(in + ".Sink(" + cx_.Name(n_, n_.late ? "late_sink" : "sink") + ", std::move(*" + factory + "));");
   }
 
  private:

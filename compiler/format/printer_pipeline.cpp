@@ -235,10 +235,18 @@ void Printer::Op(const ast::Op& op) {
       list(k.keys.size(), [&](size_t i) { Expr(*k.keys[i]); });
       break;
     }
-    case ast::OpKind::kWindow:
+    case ast::OpKind::kWindow: {
+      const auto& w = static_cast<const ast::WindowOp&>(op);
       out_.Text("window ");
-      Window(static_cast<const ast::WindowOp&>(op).spec);
+      Window(w.spec);
+      if (w.late_sink) {
+        out_.Soft();
+        out_.Anchor(w.late_sink->range.begin);
+        out_.Text("on late ");
+        Op(*w.late_sink);  // the same clauses as `into`
+      }
       break;
+    }
     case ast::OpKind::kAggregate: {
       const auto& a = static_cast<const ast::AggregateOp&>(op);
       out_.Text("aggregate ");

@@ -165,6 +165,18 @@ ast::OpPtr AstBuilder::BuildOp(FlowParser::PipeOpContext* op) {
   } else if (auto* w = dynamic_cast<FlowParser::WindowOpContext*>(op)) {
     auto o = std::make_unique<ast::WindowOp>();
     o->spec = BuildWindow(w->windowSpec());
+    if (auto* late = w->lateRoute()) {
+      auto sink = std::make_unique<ast::IntoOp>();
+      sink->sink = BuildConnector(late->connector());
+      if (late->formatClause()) sink->format = BuildFormat(late->formatClause());
+      if (auto* d = late->delivery()) {
+        sink->delivery = d->EXACTLY_ONCE() ? ast::Delivery::kExactlyOnce : ast::Delivery::kAtLeastOnce;
+        sink->delivery_range = ctx_.Range(d);
+      }
+      sink->range = ctx_.Range(late);
+      sink->keyword_range = ctx_.Range(late->getStart());
+      o->late_sink = std::move(sink);
+    }
     out = std::move(o);
   } else if (auto* a = dynamic_cast<FlowParser::AggregateOpContext*>(op)) {
     auto o = std::make_unique<ast::AggregateOp>();

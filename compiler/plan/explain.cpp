@@ -66,6 +66,7 @@ std::string KeyText(const ast::Expr* e) {
 
 // How records travel from `input` to `n`.
 std::string Partitioning(const Plan& plan, const Node& n, int input) {
+  if (const auto* s = As<SinkNode>(&n); s && s->late) return "late records (side output)";
   if (const auto* j = As<JoinNode>(&n)) {
     // Both sides hash by their join keys (the same input may feed both sides: left wins).
     const auto& keys = input == n.inputs[0] ? j->left_keys : j->right_keys;

@@ -135,6 +135,7 @@ class Lowerer {
           n->window = w;
           n->aggregate = agg;
           cur = n->id;
+          if (w->late_sink) LowerLateSink(stream, *w, *n);
           key = nullptr;
           next_type = agg->output;
           ++i;
@@ -204,6 +205,23 @@ class Lowerer {
     }
     if (pair != nullptr && error_.empty()) cur = FlattenPair(stream, pair, cur, type);
     return error_.empty() ? cur : -1;
+  }
+
+  // `on late into ...`: a sink reading the window's late records (its input records).
+  void LowerLateSink(const std::string& stream, const ast::WindowOp& w, const WindowAggregateNode& window) {
+    // The window's input node (a key by may pass a join pair on, unlike sema's record type).
+    const types::Type input = plan_->Get(window.inputs[0])->output;
+    if (IsJoinPair(input)) {
+      Unsupported("routing the late records of a window that reads a join directly", w.late_sink->range);
+      return;
+    }
+    auto* n = New<SinkNode>(stream, w.late_sink->range, input, {window.id});
+    n->into = w.late_sink.get();
+    n->delivery = n->into->delivery;
+    n->late = true;
+    n->key_by = window.key;  // the late records are the window's input: its key expressions apply
+    diag::SourceRange where;
+    if (std::string what = UnsupportedSink(*n->into, &where); !what.empty()) Unsupported(what, where);
   }
 
   // Operators that read a join pair as it is; any other needs the merged record sema gives the

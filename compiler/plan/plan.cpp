@@ -115,7 +115,8 @@ std::string RunningAggregateNode::Describe() const {
 std::string UnionNode::Describe() const { return std::to_string(inputs.size()) + " inputs"; }
 
 std::string SinkNode::Describe() const {
-  std::string s = into ? into->sink.name.name : "?";
+  std::string s = late ? "late records to " : "";
+  s.append(into ? into->sink.name.name : "?");
   if (into && into->format) s.append(" format ").append(into->format->name.name);
   return s;
 }

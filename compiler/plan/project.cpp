@@ -86,6 +86,7 @@ class Projector {
           break;
         case NodeKind::kWindowAggregate:
           for (const auto& item : As<WindowAggregateNode>(n)->aggregate->items) ForEachName(item.expr.get(), Use());
+          if (As<WindowAggregateNode>(n)->window->late_sink) all_ = true;  // late records reach a sink whole
           break;
         case NodeKind::kRunningAggregate:
           for (const auto& item : As<RunningAggregateNode>(n)->aggregate->items) ForEachName(item.expr.get(), Use());

@@ -6,6 +6,10 @@
 // keys: Kafka) is the stream's key: `key_fields` when the record carries it in fields (after a
 // keyed aggregate, kept by later `where`/`select`), or `key_by` when the sink directly follows
 // `key by` (and `where`s): its expressions evaluated on the sink's record. Neither: no key.
+//
+// A late sink (`window ... on late into ...`, `late`) reads the late records of its input, a
+// WindowAggregateNode: a side output of the window's input records, not its results. Its output
+// type is the window's input type, and its key the window's `key by`.
 
 #include <string>
 #include <vector>
@@ -26,6 +30,7 @@ struct SinkNode : Node {
   ast::Delivery delivery = ast::Delivery::kAtLeastOnce;
   std::vector<std::string> key_fields;   // record fields that form the key, in key order
   const ast::KeyByOp* key_by = nullptr;  // or the `key by` whose expressions form it
+  bool late = false;                     // reads its window's late records
 };
 
 // What of `into` flowc build cannot do yet (empty when all is supported); *where is set to it.

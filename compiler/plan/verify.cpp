@@ -55,8 +55,16 @@ std::string Verify(const Plan& plan) {
         if (c->steps.back().output != n->output) return Where(*n) + ": output type differs from its last step";
         break;
       }
-      case NodeKind::kKeyBy:
       case NodeKind::kSink:
+        if (As<SinkNode>(n)->late) {
+          // Late records are the window's input records.
+          const Node* w = plan.Get(n->inputs[0]);
+          if (w->kind != NodeKind::kWindowAggregate) return Where(*n) + " reads late records of a node that is no window";
+          if (plan.Get(w->inputs[0])->output != n->output) return Where(*n) + ": late records differ from the window's input";
+          break;
+        }
+        [[fallthrough]];
+      case NodeKind::kKeyBy:
         if (plan.Get(n->inputs[0])->output != n->output) return Where(*n) + " changes the record type";
         break;
       case NodeKind::kUnion:

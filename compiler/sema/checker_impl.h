@@ -70,6 +70,8 @@ class Checker {
   // connectors.cpp
   types::Type CheckSource(ast::Source& s, bool* event_time);
   void CheckSink(ast::IntoOp& into);
+  // `on late into ...` of a window: an event-time window's sink for its input records.
+  void CheckLateSink(ast::WindowOp& window, const FlowState& st);
   void CheckConnectorArgs(ast::ConnectorCall& c, bool source);
   void CheckFormat(const std::optional<ast::FormatClause>& f, const ast::ConnectorCall& c,
                    bool source);

@@ -259,6 +259,7 @@ void Checker::CheckOp(ast::Op& op, FlowState& st, bool is_last, bool is_stream) 
     case ast::OpKind::kWindow: {
       auto& w = static_cast<ast::WindowOp&>(op);
       CheckWindowSpec(w.spec, st, w.range);
+      if (w.late_sink) CheckLateSink(w, st);
       st.window = &w;
       break;
     }

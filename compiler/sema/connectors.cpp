@@ -367,6 +367,30 @@ types::Type Checker::CheckSource(ast::Source& s, bool* event_time) {
   return record;
 }
 
+void Checker::CheckLateSink(ast::WindowOp& window, const FlowState& st) {
+  ast::IntoOp& sink = *window.late_sink;
+  sink.output = st.broken ? types::Type::Error() : st.record;  // late records are input records
+  if (window.spec.processing_time) {
+    diags_
+        .Report(diag::Kind::kWindowNeedsTime, sink.range,
+                "a processing-time window has no late records to route")
+        .AddNote(window.spec.range, "this window counts records at their arrival time")
+        .Help("remove `on late into ...`, or make the window event time by removing `processing time`");
+    return;
+  }
+  CheckSink(sink);
+  // Like a source's `format raw`: one string field per line, checked here because the record
+  // type the sink gets is not written next to it.
+  const auto& fields = sink.output.kind() == types::Kind::kRecord ? sink.output.fields() : std::vector<types::Field>{};
+  if (sink.format && sink.format->name.name == "raw" && !st.broken &&
+      (fields.size() != 1 || fields[0].type.AsNonNullable() != types::Type::String())) {
+    diags_.Report(diag::Kind::kTypeMismatch, sink.format->range,
+                  "`format raw` needs records with exactly one string field; late records of this window are " +
+                      sink.output.ToString())
+        .Help("use `format json` or `format csv`");
+  }
+}
+
 void Checker::CheckSink(ast::IntoOp& into) {
   const std::string& n = into.sink.name.name;
   const ConnectorSpec* spec = FindConnector(n, false);

@@ -205,9 +205,18 @@ class Dumper {
         case ast::OpKind::kKeyBy:
           for (const auto& k : static_cast<const ast::KeyByOp&>(*op).keys) Expr(k.get());
           break;
-        case ast::OpKind::kWindow:
-          Window(static_cast<const ast::WindowOp&>(*op).spec);
+        case ast::OpKind::kWindow: {
+          const auto& w = static_cast<const ast::WindowOp&>(*op);
+          Window(w.spec);
+          if (w.late_sink) {
+            out += " on late into ";
+            Connector(w.late_sink->sink);
+            Format(w.late_sink->format);
+            out += " delivery " + std::to_string(static_cast<int>(w.late_sink->delivery)) +
+                   (w.late_sink->delivery_range ? " explicit" : "");
+          }
           break;
+        }
         case ast::OpKind::kAggregate:
           for (const auto& n : static_cast<const ast::AggregateOp&>(*op).items) Named(n);
           break;

@@ -1,7 +1,9 @@
 #pragma once
-// LateCounter: publishes an operator's `counters().late_records_dropped` as the subtask's
-// `flow_late_records_dropped_total` metric (docs/language.md: late records are dropped and
-// counted). The generated adapters call Report after every call that can drop records.
+// LateCounter: publishes an operator's `counters().late_records_dropped` (every late record) as
+// the subtask's `flow_late_records_dropped_total` metric, or as `flow_late_records_routed_total`
+// when the window sends its late records to a late sink (`on late into ...`; docs/language.md,
+// "Lateness"): each late record counts in exactly one of the two. The generated adapters call
+// Report after every call that can see late records.
 // Threading: one subtask thread (the metric itself is atomic).
 
 #include <cstdint>
@@ -12,8 +14,10 @@ namespace flow::exec {
 
 class LateCounter {
  public:
-  void Open(rt::OperatorContext& ctx) {
-    metric_ = ctx.metrics.Counter("flow_late_records_dropped_total", "records dropped because their windows had fired");
+  void Open(rt::OperatorContext& ctx, bool routed = false) {
+    metric_ = routed ? ctx.metrics.Counter("flow_late_records_routed_total",
+                                           "records sent to the late sink because their windows had fired")
+                     : ctx.metrics.Counter("flow_late_records_dropped_total", "records dropped because their windows had fired");
     reported_ = 0;
   }
   // `late`: the operator's running count; adds what is new since the last call.

@@ -17,8 +17,8 @@ inline rt::Result<rt::SessionWindows> SessionWindowsOf(const WindowConfig& confi
   return rt::SessionWindows::WithGap(config.size);
 }
 
-template <typename Key, typename In, typename Acc, typename Out>
+template <typename Key, typename In, typename Acc, typename Out, typename Emitted = Out>
 using SessionWindowAdapter =
-    KeyedWindowAdapter<rt::SessionWindowOperator<Key, Stamped<In>, Acc, Out>, Key, In, Out, &SessionWindowsOf>;
+    KeyedWindowAdapter<rt::SessionWindowOperator<Key, Stamped<In>, Acc, Out>, Key, In, Out, &SessionWindowsOf, Emitted>;
 
 }  // namespace flow::exec

@@ -16,16 +16,25 @@
 // passed while the job was down fire promptly. Outside the engine (no timer service) due windows
 // fire after every batch and watermark instead.
 //
+// Late records (`window ... on late into <sink>`): with Emitted = WithLate<Out, In> the adapter
+// emits its results as index 0 and every late input record (with its own timestamp) as index 1,
+// counted in flow_late_records_routed_total instead of flow_late_records_dropped_total;
+// WindowResults and LateRecords split that stream for the downstream operators and the late sink.
+//
 // Errors: Open fails with kInvalidArgument for invalid window sizes or lateness (naming the
 // operator). Threading: one subtask thread.
 
+#include <cassert>
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
+#include <variant>
 
 #include <fmt/format.h>
 
+#include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/operator.h"
 #include "flow/runtime/exec/collector_output.h"
 #include "flow/runtime/exec/late_counter.h"
@@ -87,11 +96,44 @@ auto KeyHashOf(KeyFn key_of) {
   return [key_of](const auto& record) -> uint64_t { return rt::KeyHash<Key>{}(key_of(record)); };
 }
 
+// A window's output with its late records: index 0 a result, index 1 a late input record. By
+// index, not type: Out and In may be the same type.
+template <typename Out, typename In>
+using WithLate = std::variant<Out, In>;
+
+// Writes an operator's results into the call's Output<Emitted>: as they are, or as index 0 of
+// WithLate; Late writes a late record as index 1.
+template <typename Out, typename Emitted>
+class WindowCollector final : public rt::Collector<Out> {
+ public:
+  void Bind(rt::Output<Emitted>* out) { out_ = out; }
+  void Collect(Out record, rt::TimestampMs timestamp) override {
+    assert(out_ != nullptr && "WindowCollector used outside an operator call");
+    if constexpr (std::is_same_v<Emitted, Out>) {
+      out_->Emit(std::move(record), timestamp);
+    } else {
+      out_->Emit(Emitted(std::in_place_index<0>, std::move(record)), timestamp);
+    }
+  }
+  template <typename In>
+  void Late(const In& record, rt::TimestampMs timestamp) {
+    assert(out_ != nullptr && "WindowCollector used outside an operator call");
+    out_->Emit(Emitted(std::in_place_index<1>, record), timestamp);
+  }
+
+ private:
+  rt::Output<Emitted>* out_ = nullptr;
+};
+
 // The engine side of a keyed window operator `Op` (sliding/tumbling or session windows): builds
 // the operator at Open with the windows `kMakeWindows(config)` returns, feeds it Stamped records
-// and watermarks, and delegates snapshot/restore to it.
-template <typename Op, typename Key, typename In, typename Out, auto kMakeWindows>
-class KeyedWindowAdapter final : public rt::OneInputOperator<In, Out> {
+// and watermarks, and delegates snapshot/restore to it. Emitted: Out, or WithLate<Out, In> to
+// route late records (see the top of this file).
+template <typename Op, typename Key, typename In, typename Out, auto kMakeWindows, typename Emitted = Out>
+class KeyedWindowAdapter final : public rt::OneInputOperator<In, Emitted> {
+  static constexpr bool kRoutesLate = !std::is_same_v<Emitted, Out>;
+  static_assert(!kRoutesLate || std::is_same_v<Emitted, WithLate<Out, In>>, "Emitted is Out or WithLate<Out, In>");
+
  public:
   using KeyFn = Key (*)(const In&);
 
@@ -108,12 +150,15 @@ class KeyedWindowAdapter final : public rt::OneInputOperator<In, Out> {
     KeyFn key_of = key_of_;
     op_.emplace(*windows, [key_of](const Stamped<In>& s) { return key_of(*s.record); }, make_output_, &collector_,
                 std::move(*options));
-    late_.Open(ctx);
+    if constexpr (kRoutesLate) {
+      op_->SetLateRecordHandler([this](const Stamped<In>& s, rt::TimestampMs ts) { collector_.Late(*s.record, ts); });
+    }
+    late_.Open(ctx, kRoutesLate);
     timers_ = config_.processing_time ? ctx.timers : nullptr;
     registered_ = rt::kMaxWatermark;
     return rt::Status::Ok();
   }
-  rt::Status ProcessBatch(const rt::Batch<In>& batch, rt::Output<Out>& out) override {
+  rt::Status ProcessBatch(const rt::Batch<In>& batch, rt::Output<Emitted>& out) override {
     collector_.Bind(&out);
     FeedStamped(*op_, batch);
     late_.Report(op_->counters().late_records_dropped);
@@ -121,13 +166,13 @@ class KeyedWindowAdapter final : public rt::OneInputOperator<In, Out> {
     ScheduleNextWindow();
     return rt::Status::Ok();
   }
-  rt::Status OnWatermark(rt::TimestampMs wm, rt::Output<Out>& out) override {
+  rt::Status OnWatermark(rt::TimestampMs wm, rt::Output<Emitted>& out) override {
     collector_.Bind(&out);
     AdvanceWindows(*op_, wm, config_.processing_time);
     ScheduleNextWindow();
     return rt::Status::Ok();
   }
-  rt::Status OnProcessingTime(rt::TimestampMs, rt::Output<Out>& out) override {
+  rt::Status OnProcessingTime(rt::TimestampMs, rt::Output<Emitted>& out) override {
     collector_.Bind(&out);
     registered_ = rt::kMaxWatermark;  // the engine dropped the timer that called us
     op_->OnProcessingTime();
@@ -161,9 +206,9 @@ class KeyedWindowAdapter final : public rt::OneInputOperator<In, Out> {
   WindowConfig config_;
   KeyFn key_of_;
   typename Op::MakeOutputFn make_output_;
-  OutputCollector<Out> collector_;
+  WindowCollector<Out, Emitted> collector_;
   std::optional<Op> op_;
-  LateCounter late_;  // flow_late_records_dropped_total
+  LateCounter late_;  // flow_late_records_dropped_total, or _routed_total
   rt::ProcessingTimeService* timers_ = nullptr;  // processing time in the engine only
   rt::TimestampMs registered_ = rt::kMaxWatermark;  // earliest timer asked for and not yet fired
 };
@@ -174,8 +219,31 @@ inline rt::Result<rt::SlidingWindows> SlidingWindowsOf(const WindowConfig& confi
                                      : rt::SlidingWindows::Sliding(config.size, config.slide);
 }
 
-template <typename Key, typename In, typename Acc, typename Out>
+template <typename Key, typename In, typename Acc, typename Out, typename Emitted = Out>
 using WindowAggregateAdapter =
-    KeyedWindowAdapter<rt::WindowAggregateOperator<Key, Stamped<In>, Acc, Out>, Key, In, Out, &SlidingWindowsOf>;
+    KeyedWindowAdapter<rt::WindowAggregateOperator<Key, Stamped<In>, Acc, Out>, Key, In, Out, &SlidingWindowsOf, Emitted>;
+
+// The results of a window that routes late records (index 0), at the window's parallelism so the
+// edge is forward (chained: no extra thread or copy across a channel).
+template <typename Out, typename In>
+rt::Stream<Out> WindowResults(const rt::Stream<WithLate<Out, In>>& s, std::string name, uint32_t parallelism) {
+  return s.template Chain<Out>(
+      std::move(name),
+      [](const WithLate<Out, In>& v, rt::TimestampMs ts, rt::Output<Out>& out) {
+        if (v.index() == 0) out.Emit(std::get<0>(v), ts);
+      },
+      parallelism);
+}
+
+// Its late input records (index 1), for the late sink.
+template <typename Out, typename In>
+rt::Stream<In> LateRecords(const rt::Stream<WithLate<Out, In>>& s, std::string name, uint32_t parallelism) {
+  return s.template Chain<In>(
+      std::move(name),
+      [](const WithLate<Out, In>& v, rt::TimestampMs ts, rt::Output<In>& out) {
+        if (v.index() == 1) out.Emit(std::get<1>(v), ts);
+      },
+      parallelism);
+}
 
 }  // namespace flow::exec
