@@ -10,7 +10,8 @@ documented rules (docs/language.md "Lateness", docs/windows-and-state.md):
   a session [s, e) fires when the watermark reaches e - 1 + lateness; a record is late when
   [t, t + gap) would have fired.
 Late records go to the window's late sink as they came in and are counted in
-flow_late_records_routed_total, not in flow_late_records_dropped_total.
+flow_late_records_routed_total, not in flow_late_records_dropped_total. The session window's late
+sink is exactly-once (a transactional file sink committing at checkpoints).
 
 What is late depends on the watermark when a record reaches the window, so stdin is fed in
 phases: the test writes a phase and waits (on the metrics endpoint) until every task's
@@ -50,7 +51,7 @@ s | key by k
   | select k as tk, window_start as tstart, n, ids
   | into stdout format json
 s | key by k
-  | window session {GAP}ms lateness {SLATE}ms on late into file(path: "session_late") format json
+  | window session {GAP}ms lateness {SLATE}ms on late into file(path: "session_late") format json exactly_once
   | aggregate count() as n, sum(id) as ids
   | select k as sk, window_start as sstart, window_end as send, n, ids
   | into stdout format json
@@ -200,8 +201,9 @@ def run(binary, phases, parallelism, want, late):
     os.makedirs(cwd)
     err_path = os.path.join(cwd, "err.log")
     with open(err_path, "wb") as err:
+        # --state-dir: the exactly-once late sink commits at checkpoints (the last one at the end).
         p = subprocess.Popen([binary, "--parallelism", str(parallelism), "--metrics-port", "0",
-                              "--progress-interval", "0"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              "--progress-interval", "0", "--state-dir", os.path.join(cwd, "state")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=err, cwd=cwd)
     chunks = []
     reader = threading.Thread(target=lambda: chunks.append(p.stdout.read()))
