@@ -71,9 +71,10 @@ pipeOp
   ;
 
 windowSpec : windowShape (LATENESS durationRef)? (PROCESSING TIME)? ;
-// Where a window's late records go instead of being dropped (not part of windowSpec: join windows
-// have no such clause).
-lateRoute : ON LATE INTO connector formatClause? delivery? ;
+// Where a window's late records go instead of being dropped: `on late into ...` (not part of
+// windowSpec: join windows have no such clause). `late` is a name checked when building the AST,
+// not a keyword, so it stays free for fields and streams.
+lateRoute : ON ident INTO connector formatClause? delivery? ;
 windowShape
   : TUMBLING durationRef                       # tumblingWindow
   | SLIDING durationRef EVERY durationRef      # slidingWindow
@@ -128,7 +129,7 @@ callArg : '*' | expr ;
 
 ident
   : IDENT | TIME | KEY | EVENT | ERROR | FAIL | SKIP_ | SESSION | TUMBLING | SLIDING | EVERY
-  | LATENESS | PROCESSING | WATERMARK | IDLE | FORMAT | WITHIN | TIMESTAMP | DEAD_LETTER | LATE
+  | LATENESS | PROCESSING | WATERMARK | IDLE | FORMAT | WITHIN | TIMESTAMP | DEAD_LETTER
   ;
 
 // Keywords.
@@ -158,7 +159,6 @@ SLIDING : 'sliding' ;
 SESSION : 'session' ;
 EVERY : 'every' ;
 LATENESS : 'lateness' ;
-LATE : 'late' ;
 PROCESSING : 'processing' ;
 AGGREGATE : 'aggregate' ;
 SELECT : 'select' ;

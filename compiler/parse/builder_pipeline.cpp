@@ -166,6 +166,12 @@ ast::OpPtr AstBuilder::BuildOp(FlowParser::PipeOpContext* op) {
     auto o = std::make_unique<ast::WindowOp>();
     o->spec = BuildWindow(w->windowSpec());
     if (auto* late = w->lateRoute()) {
+      if (late->ident() && late->ident()->getText() != "late") {
+        ctx_.diags()
+            .Report(diag::Kind::kSyntaxError, ctx_.Range(late->ident()),
+                    "unexpected `" + late->ident()->getText() + "` after the window's `on`, expected `late`")
+            .Help("route late records with `on late into <sink>`");
+      }
       auto sink = std::make_unique<ast::IntoOp>();
       sink->sink = BuildConnector(late->connector());
       if (late->formatClause()) sink->format = BuildFormat(late->formatClause());

@@ -30,7 +30,6 @@ bool IsSoftKeyword(size_t type) {
     case FlowParser::WITHIN:
     case FlowParser::TIMESTAMP:
     case FlowParser::DEAD_LETTER:
-    case FlowParser::LATE:
       return true;
     default:
       return false;
