@@ -64,6 +64,14 @@ def fmt_rate(x):
     return f"{x:.0f}"
 
 
+def net_measurable(cell):
+    """False when the timed run's CPU does not exceed its start-up baseline's (the query's work
+    is below the start-up noise): summarize() then falls back to the gross rate, which must not
+    be shown or compared as a net rate."""
+    base = cell.get("baseline_cpu_s")
+    return base is None or cell["cpu_s"] > base
+
+
 def markdown(meta, queries, check, timing, modes, compile_times, failures, notes):
     L = []
     L.append(f"# Nexmark: Flow vs Flink vs hand-written C++ ({meta.get('commit', '?')})\n")
@@ -99,7 +107,8 @@ def markdown(meta, queries, check, timing, modes, compile_times, failures, notes
             continue
         L.append(f"## Events per second per core, checkpoints {mode}\n")
         L.append("Net = events / (CPU − CPU of the start-up baseline run); gross = events / CPU of "
-                 "the whole process. Ratios use the net rates of the same query.\n")
+                 "the whole process. Ratios use the net rates of the same query; n/m: the timed "
+                 "run used no more CPU than the baseline run, so there is no net rate.\n")
         L.append("| query | " + " | ".join(f"{s} net (gross)" for s in systems)
                  + " | Flow/Flink | Flow/limit | Flink/limit |")
         L.append("|---|" + "---|" * (len(systems) + 3))
@@ -108,11 +117,12 @@ def markdown(meta, queries, check, timing, modes, compile_times, failures, notes
             for s in systems:
                 c = cs.get(s)
                 cells.append("—" if c is None else
-                             f"{fmt_rate(c['net_rate'])} ({fmt_rate(c['rate'])})")
+                             f"{fmt_rate(c['net_rate']) if net_measurable(c) else 'n/m'} "
+                             f"({fmt_rate(c['rate'])})")
 
             def ratio(a, b):
                 ca, cb = cs.get(a), cs.get(b)
-                if not ca or not cb:
+                if not ca or not cb or not net_measurable(ca) or not net_measurable(cb):
                     return "—"
                 return f"{ca['net_rate'] / cb['net_rate']:.2f}"
             L.append(f"| {q} | " + " | ".join(cells) + f" | {ratio('flow', 'flink')} | "
@@ -153,7 +163,8 @@ def overhead_table(queries, timing, modes, systems):
         cells = []
         for s, m in pairs:
             off, on = timing.get((q, s, "off")), timing.get((q, s, m))
-            if off and on and on["net_rate"] > 0:
+            if (off and on and on["net_rate"] > 0 and net_measurable(off)
+                    and net_measurable(on)):
                 cells.append(f"{(off['net_rate'] / on['net_rate'] - 1) * 100:+.0f}%")
             else:
                 cells.append("—")
@@ -183,7 +194,7 @@ def chart(path, queries, timing, log):
         return None
     data = {}
     for (q, s, mode), c in timing.items():
-        if mode == "off":
+        if mode == "off" and net_measurable(c):
             data.setdefault(s, {})[q] = c["net_rate"]
     import json
     r = subprocess.run([str(python), str(Path(__file__).parent / "chart.py"), str(path)],

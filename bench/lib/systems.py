@@ -173,11 +173,15 @@ class Flow:
         self.failed = {}          # query -> why its build failed
         self.compile_times = {}   # query -> (cold s, warm s)
 
-    def build(self, log, queries, check_only=False, compile_times=True, reuse=False):
+    def build(self, log, queries, check_only=False, compile_times=True, reuse=False,
+              timed_queries=None):
         """Builds each query's binaries; with check_only, only the check variants (no compile
         times, no timing binaries: what --quick needs). Without compile_times each binary is
         built once with the user's header cache (no cold/warm timing). With reuse, binaries
-        newer than flowc and the script are kept (a second run over the same --workdir)."""
+        newer than flowc and the script are kept (a second run over the same --workdir).
+        timed_queries (None: all) limits the timing binaries to those queries; the others get
+        only their check variant (a build costs minutes on a loaded machine)."""
+        all_check_only = check_only
         if not self.flowc or not Path(self.flowc).exists():
             self.unavailable = "no flowc binary (pass --flowc or build it in the build dir)"
             log(f"flow: {self.unavailable}")
@@ -191,6 +195,7 @@ class Flow:
         check_dir = self.workdir / "flow-check-src"
         check_dir.mkdir(parents=True, exist_ok=True)
         for q in queries:
+            check_only = all_check_only or (timed_queries is not None and q not in timed_queries)
             script = self.root / "bench" / "nexmark" / f"{q}.flow"
             variant = check_dir / f"{q}.flow"
             text = script.read_text()
