@@ -25,6 +25,12 @@ arrival - stamp; p50/p99 over records sent after the first --warmup-ms.
   bench/kafka/run.py                       # full: 2M records, 5 runs, latency at 50k rec/s
   bench/kafka/run.py --smoke               # tiny N, one run, correctness only (CTest)
   bench/kafka/run.py --systems raw,eo --records 1000000 --runs 3
+  bench/kafka/run.py --systems raw,eo --baseline eo=OLD_BINARY --interleave   # before/after
+
+--baseline SYSTEM=BINARY adds the system "SYSTEM-base": the same job, run from a binary built
+earlier (e.g. from an older commit), so a change is measured against its baseline under the same
+broker and machine load; --interleave runs the systems round-robin (run 1 of each, then run 2
+of each, ...) so load that drifts during the benchmark hits every system alike.
 Exit codes: 0 all checks passed, 1 a check or a run failed, 2 bad usage or set-up failure.
 """
 
@@ -49,6 +55,15 @@ LABELS = {"raw": "raw librdkafka copier (limit)", "alo": "Flow copier, at_least_
           "eo": "Flow copier, exactly_once", "window": "Flow windowed count (10 s tumbling)"}
 ET_BASE = 1767225600000   # kafka_bench_util.h kEtBase
 WINDOW_MS = 10000
+
+
+def kind(system):
+    """The job a system runs: "eo-base" (a --baseline binary) runs what "eo" runs."""
+    return system[:-len("-base")] if system.endswith("-base") else system
+
+
+def label(system):
+    return LABELS[kind(system)] + (", baseline binary" if system.endswith("-base") else "")
 
 
 def log(msg):
@@ -86,6 +101,10 @@ def parse_args(argv=None):
     p.add_argument("--out", default=str(ROOT / "bench" / "results"),
                    help="directory for <date>-kafka.md/.json")
     p.add_argument("--timeout", type=int, default=600, help="seconds one run may take")
+    p.add_argument("--baseline", action="append", default=[], metavar="SYSTEM=BINARY",
+                   help="also run SYSTEM from this prebuilt job binary, as SYSTEM-base")
+    p.add_argument("--interleave", action="store_true",
+                   help="run the systems round-robin instead of one after the other")
     args = p.parse_args(argv)
     if args.smoke:
         args.records = min(args.records, 20_000)
@@ -97,6 +116,14 @@ def parse_args(argv=None):
     for s in args.systems.split(","):
         if s not in SYSTEMS:
             p.error(f"unknown system {s} (known: {', '.join(SYSTEMS)})")
+    args.baselines = {}
+    for b in args.baseline:
+        system, _, binary = b.partition("=")
+        if system not in SCRIPTS or not binary:
+            p.error(f"--baseline {b}: expected SYSTEM=BINARY with SYSTEM one of {', '.join(SCRIPTS)}")
+        if not os.access(binary, os.X_OK):
+            p.error(f"--baseline {b}: {binary} is not an executable file")
+        args.baselines[system + "-base"] = os.path.abspath(binary)
     if args.records < 1 or args.runs < 1 or args.partitions < 1 or args.keys < 1:
         p.error("--records, --runs, --partitions and --keys must be >= 1")
     return args
@@ -147,8 +174,10 @@ class Bench:
                 log(f"warning: {len(newer)} runtime headers (e.g. {newer[0].relative_to(ROOT)}) "
                     f"are newer than the runtime libraries of {flowc}; jobs built now may not "
                     f"match them (rebuild the flowc target first)")
+        for s, binary in a.baselines.items():
+            self.jobs[s] = binary
         for s in systems:
-            if s == "raw":
+            if s == "raw" or s in a.baselines:
                 continue
             src = HERE / SCRIPTS[s]
             binary = self.work / src.stem
@@ -377,7 +406,7 @@ class Bench:
         (dst,) = self.new_topics(f"out-{system}")
         n = self.args.records
         dump = self.work / f"output-{self.tag}.jsonl"
-        if system == "window":
+        if kind(system) == "window":
             flags = dict(expect=len(ref), timeout_s=self.args.timeout, linger_ms=1500, dump=dump)
         else:
             flags = dict(expect=preload["records"], timeout_s=self.args.timeout, linger_ms=1500,
@@ -386,7 +415,7 @@ class Bench:
                 flags["dump"] = dump
         report, cpu, t0, err = self.run_system(system, src, dst, flags, preload["records"])
         problems = []
-        if system == "window":
+        if kind(system) == "window":
             if report["consumer_exit"] == 0:
                 problems = self.check_window(dump, ref)
             dump.unlink(missing_ok=True)
@@ -447,7 +476,9 @@ def markdown(meta, results, latency, failures):
              f"{meta['records']:,} input records of ~{meta['record_bytes']} bytes in "
              f"{meta['partitions']} partitions, own broker on 127.0.0.1:{meta['port']}, "
              f"Flow parallelism {meta['parallelism']}, checkpoints every 1 s in the Flow jobs; "
-             f"medians of {meta['runs']} runs. Load average before/after: "
+             f"medians of {meta['runs']} runs"
+             f"{' (systems interleaved run by run)' if meta.get('interleave') else ''}. "
+             f"Load average before/after: "
              f"{meta['load_before']} / {meta['load_after']}. {meta['cpus']} CPUs.", "",
              "| system | records/s (wall) | records per CPU-second | wall s | CPU s | vs raw (wall) "
              "| vs raw (per CPU) | runs |",
@@ -455,13 +486,13 @@ def markdown(meta, results, latency, failures):
     raw = results.get("raw")
     for s, cell in results.items():
         if cell is None:
-            lines.append(f"| {LABELS[s]} | failed | | | | | | |")
+            lines.append(f"| {label(s)} | failed | | | | | | |")
             continue
         ratio = ratio_cpu = ""
         if raw and s != "raw":
             ratio = f"{cell['rate'] / raw['rate']:.2f}"
             ratio_cpu = f"{cell['rate_per_cpu'] / raw['rate_per_cpu']:.2f}"
-        lines.append(f"| {LABELS[s]} | {fmt_rate(cell['rate'])} | {fmt_rate(cell['rate_per_cpu'])} "
+        lines.append(f"| {label(s)} | {fmt_rate(cell['rate'])} | {fmt_rate(cell['rate_per_cpu'])} "
                      f"| {cell['wall_s']:.2f} | {cell['cpu_s']:.2f} | {ratio} | {ratio_cpu} "
                      f"| {cell['runs']} |")
     if latency:
@@ -471,7 +502,7 @@ def markdown(meta, results, latency, failures):
                   f"{meta['latency_runs']} runs):", "",
                   "| system | p50 ms | p99 ms | max ms |", "|---|---:|---:|---:|"]
         for s, cell in latency.items():
-            lines.append(f"| {LABELS[s]} | {cell['p50_ms']:.1f} | {cell['p99_ms']:.1f} "
+            lines.append(f"| {label(s)} | {cell['p50_ms']:.1f} | {cell['p99_ms']:.1f} "
                          f"| {cell['max_ms']:.1f} |")
     if failures:
         lines += ["", "Failures:", ""] + [f"- {f}" for f in failures]
@@ -485,8 +516,8 @@ def draw_chart(path, results, latency):
     if not python.exists():
         log("chart skipped: no bench/.venv (bench/run creates it with matplotlib)")
         return None
-    spec = {"throughput": {LABELS[s]: c["rate"] for s, c in results.items() if c},
-            "latency": {LABELS[s]: [c["p50_ms"], c["p99_ms"]] for s, c in latency.items()}}
+    spec = {"throughput": {label(s): c["rate"] for s, c in results.items() if c},
+            "latency": {label(s): [c["p50_ms"], c["p99_ms"]] for s, c in latency.items()}}
     r = subprocess.run([str(python), str(HERE / "chart.py"), str(path)], input=json.dumps(spec),
                        text=True, capture_output=True)
     if r.returncode != 0:
@@ -501,7 +532,12 @@ def load_average():
 
 def main(argv=None):
     args = parse_args(argv)
-    systems = [s for s in SYSTEMS if s in args.systems.split(",")]
+    systems = []
+    for s in SYSTEMS:
+        if s in args.systems.split(","):
+            systems.append(s)
+        if s + "-base" in args.baselines:
+            systems.append(s + "-base")
     bench = Bench(args)
     failures = []
     results, latency, raw_runs = {}, {}, {}
@@ -510,7 +546,8 @@ def main(argv=None):
             "partitions": args.partitions, "port": args.port, "parallelism": args.parallelism,
             "runs": args.runs, "rate": args.rate, "latency_seconds": args.latency_seconds,
             "latency_runs": args.latency_runs, "warmup_ms": args.warmup_ms,
-            "cpus": os.cpu_count(), "load_before": load_average()}
+            "cpus": os.cpu_count(), "load_before": load_average(),
+            "interleave": args.interleave, "baselines": args.baselines}
     try:
         bench.build(systems)
         bench.start_broker()
@@ -519,24 +556,33 @@ def main(argv=None):
         preload = bench.client_json("produce", topic=src, records=args.records, keys=args.keys,
                                     record_bytes=args.record_bytes, sentinels=1)
         ref = bench.window_reference() if "window" in systems else None
+        if args.interleave:
+            order = [(s, i) for i in range(args.runs) for s in systems]
+        else:
+            order = [(s, i) for s in systems for i in range(args.runs)]
+        failed = set()
         for s in systems:
-            runs = []
-            for i in range(args.runs):
-                for _ in range(3):
-                    cell, problems = bench.throughput_run(s, src, preload, ref)
-                    if not bench.start_race:
-                        break
-                    log(f"{s} run {i + 1}: the job did not find its new output topic; again")
-                if problems:
-                    for p in problems:
-                        failures.append(f"{s} run {i + 1}: {p}")
-                        log(f"!!!! {s} run {i + 1}: {p}")
+            raw_runs[s] = []
+        for s, i in order:
+            if s in failed:
+                continue
+            for _ in range(3):
+                cell, problems = bench.throughput_run(s, src, preload, ref)
+                if not bench.start_race:
                     break
-                runs.append(cell)
-                log(f"{s} run {i + 1}: correct; {cell['rate']:,.0f} rec/s wall, "
-                    f"{cell['rate_per_cpu']:,.0f} rec/CPU-s ({cell['wall_s']:.2f} s, "
-                    f"CPU {cell['cpu_s']:.2f} s)")
-            raw_runs[s] = runs
+                log(f"{s} run {i + 1}: the job did not find its new output topic; again")
+            if problems:
+                for p in problems:
+                    failures.append(f"{s} run {i + 1}: {p}")
+                    log(f"!!!! {s} run {i + 1}: {p}")
+                failed.add(s)
+                continue
+            raw_runs[s].append(cell)
+            log(f"{s} run {i + 1}: correct; {cell['rate']:,.0f} rec/s wall, "
+                f"{cell['rate_per_cpu']:,.0f} rec/CPU-s ({cell['wall_s']:.2f} s, "
+                f"CPU {cell['cpu_s']:.2f} s)")
+        for s in systems:
+            runs = raw_runs[s]
             if len(runs) == args.runs:
                 results[s] = {k: statistics.median(r[k] for r in runs)
                               for k in ("wall_s", "cpu_s", "rate", "rate_per_cpu")}
@@ -544,7 +590,7 @@ def main(argv=None):
             else:
                 results[s] = None
         if not args.no_latency:
-            for s in [s for s in systems if s != "window"]:
+            for s in [s for s in systems if kind(s) != "window"]:
                 reps = []
                 for i in range(args.latency_runs):
                     for _ in range(3):

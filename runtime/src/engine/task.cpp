@@ -389,27 +389,39 @@ Status InputTask::Loop() {
   TaskTimers* timers = this->timers();
   ClockWakerGuard waker(timers, gate_.get());
   bool quiet_pending = false;  // elements or timer output since the chain last heard "quiet"
+  // The quiet period counts from the moment the input ran dry: while elements are ready the
+  // clock is not read at all (it was, several times per element); the first time none is ready,
+  // the clock read that computes the wait also dates the last element.
   int64_t last_element = SteadyNowMs();
+  bool elements_since_dated = false;
   while (true) {
     if (timers != nullptr && !timers->empty() && timers->WaitMs() == 0) {
       quiet_pending = true;
       FLOW_RETURN_IF_ERROR(FireDueTimers());
     }
-    // Wait for input, but no longer than the earliest timer or the end of a quiet period.
-    int64_t wait_ms = timers != nullptr ? timers->WaitMs() : -1;  // -1: no timer
-    if (quiet_pending) {
-      const int64_t quiet_left = std::max<int64_t>(0, last_element + kInputQuietMs - SteadyNowMs());
-      wait_ms = wait_ms < 0 ? quiet_left : std::min(wait_ms, quiet_left);
-    }
-    std::optional<size_t> next;
-    if (wait_ms >= 0) {
-      auto ready = gate_->WaitReadyFor(wait_ms);
-      if (!ready.ok()) return ready.status();
-      next = *ready;
-    } else {
-      auto ready = gate_->WaitReady();
-      if (!ready.ok()) return ready.status();
-      next = *ready;
+    if (gate_->cancelled()) return Status::Cancelled("input gate cancelled");
+    std::optional<size_t> next = gate_->PollReady();
+    if (!next) {
+      const int64_t now = SteadyNowMs();
+      if (elements_since_dated) {
+        last_element = now;
+        elements_since_dated = false;
+      }
+      // Wait for input, but no longer than the earliest timer or the end of a quiet period.
+      int64_t wait_ms = timers != nullptr ? timers->WaitMs() : -1;  // -1: no timer
+      if (quiet_pending) {
+        const int64_t quiet_left = std::max<int64_t>(0, last_element + kInputQuietMs - now);
+        wait_ms = wait_ms < 0 ? quiet_left : std::min(wait_ms, quiet_left);
+      }
+      if (wait_ms >= 0) {
+        auto ready = gate_->WaitReadyFor(wait_ms);
+        if (!ready.ok()) return ready.status();
+        next = *ready;
+      } else {
+        auto ready = gate_->WaitReady();
+        if (!ready.ok()) return ready.status();
+        next = *ready;
+      }
     }
     if (!next) {  // a timer may be due, or the input has been quiet long enough
       if (quiet_pending && SteadyNowMs() - last_element >= kInputQuietMs) {
@@ -419,7 +431,7 @@ Status InputTask::Loop() {
       continue;
     }
     quiet_pending = true;
-    last_element = SteadyNowMs();
+    elements_since_dated = true;
     const size_t ch = *next;
     ElementKind kind;
     int64_t value;

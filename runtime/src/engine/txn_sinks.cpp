@@ -64,6 +64,32 @@ Status TxnSinkSubtask::Write(std::string_view key, std::string_view payload, Tim
   }
 }
 
+Status TxnSinkSubtask::WriteBatch(std::span<const TxnRecord> records) {
+  int64_t deadline = 0;
+  int64_t backoff = 1;
+  while (!records.empty()) {
+    Status s;
+    size_t written = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!sink_) return Status::Internal("exactly-once sink: write before start-up");
+      s = sink_->WriteBatch(records, &written);
+    }
+    if (s.ok()) return s;
+    if (s.code() != StatusCode::kUnavailable) return s;
+    records = records.subspan(std::min(written, records.size()));
+    int64_t now = NowMs();
+    if (written > 0) deadline = 0;  // some records were taken: the bound starts again
+    if (deadline == 0) deadline = now + kWriteRetryMs;
+    if (now >= deadline) {
+      return Status::Unavailable(fmt::format("still refused after {} s: {}", kWriteRetryMs / 1000, s.message()));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(backoff));
+    backoff = std::min(backoff * 2, kMaxBackoffMs);
+  }
+  return Status::Ok();
+}
+
 Status TxnSinkSubtask::Barrier(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!sink_) return Status::Internal("exactly-once sink: barrier before start-up");

@@ -154,6 +154,14 @@ Status KafkaExactlyOnceSink::Write(std::string_view key, std::string_view payloa
   return group_->Write(participant_, options_.topic, partition, key, payload, timestamp);
 }
 
+Status KafkaExactlyOnceSink::WriteBatch(std::span<const TxnRecord> records, size_t* written) {
+  *written = 0;
+  if (!recovered_) return Status::Internal("kafka exactly-once sink: Write before Recover");
+  int32_t partition = options_.partitioner == KafkaPartitioner::kExplicit ? options_.partition
+                                                                          : RD_KAFKA_PARTITION_UA;
+  return group_->WriteBatch(participant_, options_.topic, partition, records, written);
+}
+
 Status KafkaExactlyOnceSink::PreCommit(int64_t checkpoint_id) {
   if (!recovered_) return Status::Internal("kafka exactly-once sink: PreCommit before Recover");
   return group_->PreCommit(participant_, checkpoint_id);

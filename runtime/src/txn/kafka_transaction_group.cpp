@@ -83,7 +83,25 @@ KafkaTransactionGroup::~KafkaTransactionGroup() {
     (void)rd_kafka_flush(rk_, std::min(options_.operation_timeout_ms, kShutdownMs));
     ErrorPtr error(rd_kafka_abort_transaction(rk_, std::min(options_.operation_timeout_ms, kShutdownMs)));
   }
+  DestroyProducerLocked();
+}
+
+void KafkaTransactionGroup::DestroyProducerLocked() {
+  for (auto& [name, rkt] : topics_) rd_kafka_topic_destroy(rkt);
+  topics_.clear();
   rd_kafka_destroy(rk_);
+  rk_ = nullptr;
+}
+
+Result<rd_kafka_topic_t*> KafkaTransactionGroup::TopicLocked(const std::string& topic) {
+  if (auto it = topics_.find(topic); it != topics_.end()) return it->second;
+  rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, topic.c_str(), nullptr);
+  if (rkt == nullptr) {
+    return Status::InvalidArgument(fmt::format("kafka exactly-once (job `{}`): cannot use topic `{}`: {}",
+                                               options_.job_id, topic, rd_kafka_err2str(rd_kafka_last_error())));
+  }
+  topics_.emplace(topic, rkt);
+  return rkt;
 }
 
 Result<std::unique_ptr<KafkaTransactionGroup>> KafkaTransactionGroup::Start(KafkaTransactionOptions options,
@@ -179,8 +197,7 @@ Status KafkaTransactionGroup::TxnErrorLocked(rd_kafka_error_t* error, std::strin
     } else {
       failed_ = Status::IoError(what + " (fatal; producer destroyed)");
     }
-    rd_kafka_destroy(rk_);
-    rk_ = nullptr;
+    DestroyProducerLocked();
     return failed_;
   }
   if (rd_kafka_error_txn_requires_abort(error)) {
@@ -235,11 +252,11 @@ Result<int32_t> KafkaTransactionGroup::PartitionCount(const std::string& topic) 
   return count;
 }
 
-Status KafkaTransactionGroup::ProduceLocked(const std::string& topic, int32_t partition, std::string_view key,
-                                            std::string_view payload, int64_t timestamp) {
+Status KafkaTransactionGroup::ProduceLocked(rd_kafka_topic_t* rkt, const std::string& topic, int32_t partition,
+                                            std::string_view key, std::string_view payload, int64_t timestamp) {
   while (true) {
     rd_kafka_resp_err_t err = rd_kafka_producev(
-        rk_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(partition),
+        rk_, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_PARTITION(partition),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
         RD_KAFKA_V_VALUE(const_cast<char*>(payload.data()), payload.size()),
         RD_KAFKA_V_KEY(key.empty() ? nullptr : key.data(), key.size()), RD_KAFKA_V_TIMESTAMP(timestamp),
@@ -268,29 +285,64 @@ Status KafkaTransactionGroup::ProduceLocked(const std::string& topic, int32_t pa
   }
 }
 
+Status KafkaTransactionGroup::AbortIncompleteLocked(const Status& cause, std::string_view transaction) {
+  if (!failed_.ok()) return failed_;  // fenced or fatal: nothing left to abort with
+  FlushBeforeAbortLocked();
+  ErrorPtr abort_error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
+  failed_ = Status::Aborted(fmt::format("{}; {} aborted{}; restart from the last completed checkpoint",
+                                        cause.message(), transaction,
+                                        abort_error ? fmt::format(" (abort failed: {})",
+                                                                  rd_kafka_error_string(abort_error.get()))
+                                                    : std::string()));
+  return failed_;
+}
+
 Status KafkaTransactionGroup::Write(uint32_t participant, const std::string& topic, int32_t partition,
                                     std::string_view key, std::string_view payload, TimestampMs timestamp) {
+  const TxnRecord record{key, payload, timestamp};
+  size_t written = 0;
+  return WriteBatch(participant, topic, partition, std::span<const TxnRecord>(&record, 1), &written);
+}
+
+Status KafkaTransactionGroup::WriteBatch(uint32_t participant, const std::string& topic, int32_t partition,
+                                         std::span<const TxnRecord> records, size_t* written) {
+  *written = 0;
   std::lock_guard<std::mutex> lock(mu_);
   if (!failed_.ok()) return failed_;
   if (participant >= slots_.size()) return Status::Internal("kafka exactly-once: participant out of range");
+  if (records.empty()) return Status::Ok();
   Slot& slot = slots_[participant];
-  int64_t ts = timestamp == kNoTimestamp ? 0 : timestamp;
   if (slot.last_precommit <= committed_ && slot.segments.empty()) {
-    Status s = ProduceLocked(topic, partition, key, payload, ts);
+    Result<rd_kafka_topic_t*> rkt = TopicLocked(topic);
+    if (!rkt.ok()) return rkt.status();
+    for (const TxnRecord& r : records) {
+      const int64_t ts = r.timestamp == kNoTimestamp ? 0 : r.timestamp;
+      Status s = ProduceLocked(*rkt, topic, partition, r.key, r.payload, ts);
+      if (!s.ok()) {
+        return AbortIncompleteLocked(
+            Status(s.code(), fmt::format("{} (record {} of a batch of {})", s.message(), *written, records.size())),
+            "the open transaction");
+      }
+      ++*written;
+    }
+    // Serves delivery reports and errors once per batch (librdkafka needs regular polls).
     rd_kafka_poll(rk_, 0);
-    return s;
+    return Status::Ok();
   }
-  // Ahead of the open transaction: hold the record for the one after it.
-  size_t bytes = topic.size() + key.size() + payload.size() + sizeof(Buffered);
-  if (buffered_bytes_ + bytes > options_.max_buffered_bytes) {
-    return Status::Unavailable(fmt::format(
-        "kafka exactly-once (job `{}`): {} bytes held for checkpoints after {}; waiting for its commit",
-        options_.job_id, buffered_bytes_, committed_));
+  // Ahead of the open transaction: hold the records for the one after it.
+  for (const TxnRecord& r : records) {
+    const size_t bytes = topic.size() + r.key.size() + r.payload.size() + sizeof(Buffered);
+    if (buffered_bytes_ + bytes > options_.max_buffered_bytes) {
+      return Status::Unavailable(fmt::format(
+          "kafka exactly-once (job `{}`): {} bytes held for checkpoints after {}; waiting for its commit",
+          options_.job_id, buffered_bytes_, committed_));
+    }
+    if (slot.segments.empty() || slot.segments.back().sealed_at != 0) slot.segments.emplace_back();
+    slot.segments.back().records.push_back(Buffered{topic, partition, std::string(r.key), std::string(r.payload),
+                                                    r.timestamp == kNoTimestamp ? 0 : r.timestamp});
+    buffered_bytes_ += bytes;
+    ++*written;
   }
-  if (slot.segments.empty() || slot.segments.back().sealed_at != 0) slot.segments.emplace_back();
-  slot.segments.back().records.push_back(
-      Buffered{topic, partition, std::string(key), std::string(payload), ts});
-  buffered_bytes_ += bytes;
   return Status::Ok();
 }
 
@@ -313,25 +365,25 @@ Status KafkaTransactionGroup::PreCommit(uint32_t participant, int64_t checkpoint
   return Status::Ok();
 }
 
-Status KafkaTransactionGroup::CommitWithRetryLocked(int64_t checkpoint_id) {
+rd_kafka_error_t* KafkaTransactionGroup::CommitWithRetry() {
   int64_t deadline = NowMs() + options_.retry_timeout_ms;
   int64_t delay = 100;
   while (true) {
     ErrorPtr error(rd_kafka_commit_transaction(rk_, options_.operation_timeout_ms));
-    if (!error) return Status::Ok();
+    if (!error) return nullptr;
     if (rd_kafka_error_is_retriable(error.get()) && !rd_kafka_error_txn_requires_abort(error.get()) &&
-        !rd_kafka_error_is_fatal(error.get())) {
-      if (NowMs() < deadline) {
-        Backoff(&delay);
-        continue;
-      }
+        !rd_kafka_error_is_fatal(error.get()) && NowMs() < deadline) {
+      Backoff(&delay);
+      continue;
     }
-    return TxnErrorLocked(error.get(), fmt::format("commit of checkpoint {}", checkpoint_id));
+    return error.release();
   }
 }
 
 Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  // One commit or abort at a time; mu_ itself is let go while the broker commits (below).
+  std::lock_guard<std::mutex> commit_lock(commit_mu_);
+  std::unique_lock<std::mutex> lock(mu_);
   if (!failed_.ok()) return failed_;
   if (checkpoint_id <= committed_) return Status::Ok();
   for (size_t p = 0; p < slots_.size(); ++p) {
@@ -342,20 +394,19 @@ Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
     }
   }
   // A record that cannot be queued leaves the transaction incomplete: it must not commit.
-  auto fail = [&](Status cause) {
-    if (!failed_.ok()) return failed_;
-    FlushBeforeAbortLocked();
-    ErrorPtr abort_error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
-    failed_ = Status::Aborted(fmt::format("{}; transaction of checkpoint {} aborted; restart from the last "
-                                          "completed checkpoint", cause.message(), checkpoint_id));
-    return failed_;
+  const std::string transaction = fmt::format("transaction of checkpoint {}", checkpoint_id);
+  auto fail = [&](const Status& cause) { return AbortIncompleteLocked(cause, transaction); };
+  auto produce_held = [&](const Buffered& r) -> Status {
+    Result<rd_kafka_topic_t*> rkt = TopicLocked(r.topic);
+    if (!rkt.ok()) return rkt.status();
+    return ProduceLocked(*rkt, r.topic, r.partition, r.key, r.payload, r.timestamp);
   };
   // Held records of epochs <= checkpoint_id join this transaction.
   for (Slot& slot : slots_) {
     while (!slot.segments.empty() && slot.segments.front().sealed_at != 0 &&
            slot.segments.front().sealed_at <= checkpoint_id) {
       for (const Buffered& r : slot.segments.front().records) {
-        Status st = ProduceLocked(r.topic, r.partition, r.key, r.payload, r.timestamp);
+        Status st = produce_held(r);
         if (!st.ok()) return fail(st);
         buffered_bytes_ -= r.topic.size() + r.key.size() + r.payload.size() + sizeof(Buffered);
       }
@@ -364,13 +415,25 @@ Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
   }
   std::string progress =
       txn_detail::EncodeProgress(options_.job_id, checkpoint_id, static_cast<uint32_t>(slots_.size()));
-  Status queued = ProduceLocked(options_.progress_topic, 0, options_.job_id, progress, 0);
+  Result<rd_kafka_topic_t*> progress_rkt = TopicLocked(options_.progress_topic);
+  if (!progress_rkt.ok()) return fail(progress_rkt.status());
+  Status queued = ProduceLocked(*progress_rkt, options_.progress_topic, 0, options_.job_id, progress, 0);
   if (!queued.ok()) return fail(queued);
+  // The transaction's content is complete. Every participant pre-committed checkpoint_id and
+  // committed_ changes only below, so until then every Write is held in memory for the next
+  // transaction and none touches the producer: the flush and the broker's commit run without
+  // mu_, and the writers go on instead of waiting for the broker's acknowledgements.
+  lock.unlock();
   // Not required (commit flushes), but makes `during-commit` mean "everything is in the log".
   // A flush timeout is not an error here: commit_transaction flushes again and reports it.
   (void)rd_kafka_flush(rk_, options_.operation_timeout_ms);
   FaultPoint("during-commit");
-  FLOW_RETURN_IF_ERROR(CommitWithRetryLocked(checkpoint_id));
+  if (commit_hook_) commit_hook_(checkpoint_id);
+  ErrorPtr commit_error(CommitWithRetry());
+  lock.lock();
+  if (commit_error) {
+    return TxnErrorLocked(commit_error.get(), fmt::format("commit of checkpoint {}", checkpoint_id));
+  }
   FaultPoint("after-commit-before-cleanup");
   committed_ = checkpoint_id;
   ErrorPtr error(rd_kafka_begin_transaction(rk_));
@@ -380,7 +443,7 @@ Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
     if (slot.last_precommit > committed_) continue;
     for (Segment& segment : slot.segments) {
       for (const Buffered& r : segment.records) {
-        Status st = ProduceLocked(r.topic, r.partition, r.key, r.payload, r.timestamp);
+        Status st = produce_held(r);
         if (!st.ok()) return fail(st);
         buffered_bytes_ -= r.topic.size() + r.key.size() + r.payload.size() + sizeof(Buffered);
       }
@@ -391,6 +454,7 @@ Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
 }
 
 Status KafkaTransactionGroup::Abort() {
+  std::lock_guard<std::mutex> commit_lock(commit_mu_);
   std::lock_guard<std::mutex> lock(mu_);
   if (!failed_.ok()) return failed_;
   FlushBeforeAbortLocked();

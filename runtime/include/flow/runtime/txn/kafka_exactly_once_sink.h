@@ -23,18 +23,22 @@
 // other). A transaction that needs an abort -> aborted, then kAborted (restart from the last
 // completed checkpoint). Fatal producer errors -> producer destroyed, kIoError. After kFenced,
 // kAborted or a fatal error the group stays failed: every later call returns that Status.
-// Threading: all methods are thread-safe (one mutex; Commit holds it while the broker commits,
-// which briefly blocks writers).
+// Threading: all methods are thread-safe. One mutex guards the state, taken once per WriteBatch
+// (not per record); Commit and Abort also serialise on a second one. Commit lets go of the first
+// while the producer flushes and the broker commits: every participant is then ahead of the open
+// transaction, so writes meanwhile are held in memory and never reach the producer.
 // Fault points: `after-precommit` (end of a participant's PreCommit), `during-commit` (output and
 // progress record flushed, transaction not committed), `after-commit-before-cleanup` (committed,
 // next transaction not begun).
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,6 +47,7 @@
 #include "flow/runtime/txn/two_phase_commit_sink.h"
 
 struct rd_kafka_error_s;
+struct rd_kafka_topic_s;
 
 namespace flow::rt {
 
@@ -119,8 +124,17 @@ class KafkaTransactionGroup {
   // creation) as delivered when a later batch succeeds. kUnavailable after the retry bound.
   [[nodiscard]] Status WaitForLeaders(const std::string& topic, int32_t partitions);
   // One record of `participant`; partition RD_KAFKA_PARTITION_UA (-1) = murmur2 by key.
+  // The same as WriteBatch with one record.
   [[nodiscard]] Status Write(uint32_t participant, const std::string& topic, int32_t partition,
                              std::string_view key, std::string_view payload, TimestampMs timestamp);
+  // `records` of `participant` in order, under one lock acquisition: into the open transaction,
+  // or held for the next one while the participant is ahead of it. `*written` = records taken
+  // (all on OK). kUnavailable (memory for held records exhausted): records [written, end) were
+  // not taken; retry them after the pending commit. A record the producer refuses (e.g. larger
+  // than message.max.bytes) would leave a hole in the transaction: the transaction is aborted
+  // and the group fails with kAborted naming the record's index.
+  [[nodiscard]] Status WriteBatch(uint32_t participant, const std::string& topic, int32_t partition,
+                                  std::span<const TxnRecord> records, size_t* written);
   // Barrier `checkpoint_id` reached `participant`: its records so far belong to checkpoint
   // <= checkpoint_id. Ids of one participant must grow (kInternal otherwise).
   [[nodiscard]] Status PreCommit(uint32_t participant, int64_t checkpoint_id);
@@ -130,6 +144,10 @@ class KafkaTransactionGroup {
   [[nodiscard]] Status Commit(int64_t checkpoint_id);
   // Aborts the open transaction; the group is then failed (kAborted) until a restart.
   [[nodiscard]] Status Abort();
+
+  // Tests: called by Commit(N) with N, after the flush and before commit_transaction, without
+  // the state lock (writers may run). Set before any Commit.
+  void SetCommitHookForTest(std::function<void(int64_t checkpoint_id)> hook) { commit_hook_ = std::move(hook); }
 
  private:
   struct Buffered {
@@ -150,19 +168,31 @@ class KafkaTransactionGroup {
 
   KafkaTransactionGroup(KafkaTransactionOptions options, uint32_t participants);
   Status Init();
-  Status ProduceLocked(const std::string& topic, int32_t partition, std::string_view key,
-                       std::string_view payload, int64_t timestamp);
+  // The producer's handle of `topic`, made once: producing by handle skips librdkafka's topic
+  // lookup (a lock and a search by name) per record.
+  Result<rd_kafka_topic_s*> TopicLocked(const std::string& topic);
+  Status ProduceLocked(rd_kafka_topic_s* rkt, const std::string& topic, int32_t partition,
+                       std::string_view key, std::string_view payload, int64_t timestamp);
+  // A record could not be queued: the transaction is incomplete and must never commit.
+  Status AbortIncompleteLocked(const Status& cause, std::string_view transaction);
+  // Topic handles first: librdkafka requires them released before the producer.
+  void DestroyProducerLocked();
   Status TxnErrorLocked(rd_kafka_error_s* error, std::string_view step);
-  Status CommitWithRetryLocked(int64_t checkpoint_id);
+  // commit_transaction, retrying retriable errors up to retry_timeout_ms; the final error (owned
+  // by the caller) or null. Runs without mu_ (only Commit calls it, holding commit_mu_).
+  rd_kafka_error_s* CommitWithRetry();
   void FlushBeforeAbortLocked();
 
   KafkaTransactionOptions options_;
   std::string transactional_id_;
   int64_t transaction_timeout_ms_ = 0;
   rd_kafka_s* rk_ = nullptr;
+  std::function<void(int64_t)> commit_hook_;
+  std::mutex commit_mu_;  // one Commit or Abort at a time; taken before mu_
   mutable std::mutex mu_;
   std::vector<Slot> slots_;
   std::set<std::string> leaders_ready_;  // topics WaitForLeaders confirmed
+  std::map<std::string, rd_kafka_topic_s*, std::less<>> topics_;  // TopicLocked's handles
   int64_t committed_ = 0;
   size_t buffered_bytes_ = 0;
   Status failed_;
@@ -190,6 +220,8 @@ class KafkaExactlyOnceSink final : public TwoPhaseCommitSink {
   Status Recover(int64_t restored_checkpoint_id, std::string_view transaction_state) override;
   Status BeginTransaction() override;
   Status Write(std::string_view key, std::string_view payload, TimestampMs timestamp) override;
+  // One call of the group's WriteBatch.
+  Status WriteBatch(std::span<const TxnRecord> records, size_t* written) override;
   Status PreCommit(int64_t checkpoint_id) override;
   Status SnapshotTransactionState(int64_t checkpoint_id, BinaryWriter* out) override;
   Status Commit(int64_t checkpoint_id) override;

@@ -18,6 +18,11 @@
 // Guarantees every implementation gives:
 // - Write: the record belongs to the current transaction; it becomes visible to readers only
 //   when a checkpoint >= the next PreCommit id is committed, never earlier.
+// - WriteBatch(records, &written): the same as Write for each record in order (so order within
+//   a partition is kept); `written` counts the records accepted, all of them on OK. On an error
+//   records [0, written) are in the transaction and the rest are not: kUnavailable means retry
+//   from `written`; any other error fails the instance as Write's would. The default calls Write
+//   per record; sinks override it to pay per-call costs (locks, polling) once per batch.
 // - PreCommit(N): seals the current transaction as "pending for N". After it returns OK nothing
 //   but an abort decision (Abort, or a restart that restores a checkpoint older than N) can keep
 //   the data from being committed. An error fails checkpoint N (the engine declines it).
@@ -46,7 +51,9 @@
 // and barriers, the thread that completed a checkpoint for its commit, serialised by a lock per
 // sink subtask (engine/txn_sink.h). Implementations say if they share state across instances.
 
+#include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -56,6 +63,13 @@
 #include "flow/runtime/connectors/connector.h"  // kNoTimestamp
 
 namespace flow::rt {
+
+// One record of a WriteBatch: views the caller keeps valid for the duration of the call.
+struct TxnRecord {
+  std::string_view key;
+  std::string_view payload;
+  TimestampMs timestamp = kNoTimestamp;
+};
 
 class TwoPhaseCommitSink {
  public:
@@ -67,6 +81,14 @@ class TwoPhaseCommitSink {
   [[nodiscard]] virtual Status BeginTransaction() = 0;
   [[nodiscard]] virtual Status Write(std::string_view key, std::string_view payload,
                                      TimestampMs timestamp) = 0;
+  [[nodiscard]] virtual Status WriteBatch(std::span<const TxnRecord> records, size_t* written) {
+    *written = 0;
+    for (const TxnRecord& r : records) {
+      FLOW_RETURN_IF_ERROR(Write(r.key, r.payload, r.timestamp));
+      ++*written;
+    }
+    return Status::Ok();
+  }
   [[nodiscard]] virtual Status PreCommit(int64_t checkpoint_id) = 0;
   [[nodiscard]] virtual Status SnapshotTransactionState(int64_t checkpoint_id,
                                                         BinaryWriter* out) = 0;

@@ -1,0 +1,263 @@
+// KafkaTransactionGroup::WriteBatch against the real broker (label `kafka`): a batch keeps its
+// order within each partition and partitions by key like Kafka's Java client (the reference is
+// the test helpers' murmur2, written from the specification); a batch of a participant ahead of
+// the open transaction is not part of its commit, and neither is one written while the broker
+// commits (the writer is not blocked meanwhile; the next checkpoint commits it); a batch before
+// Recover writes nothing; a record the producer refuses in the middle of a batch aborts the
+// transaction, so none of that batch (nor its checkpoint's earlier records) ever becomes visible.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flow/runtime/txn/kafka_exactly_once_sink.h"
+#include "kafka/kafka_test_env.h"
+
+namespace flow::rt {
+namespace {
+
+using test::Isolation;
+using test::JavaPartition;
+using test::KafkaTestEnv;
+using test::Millis;
+using test::UniqueName;
+
+constexpr int32_t kPartitions = 4;
+
+class KafkaTxnWriteBatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Status reachable = kafka_.CheckReachable(Millis(20000));
+    ASSERT_TRUE(reachable.ok()) << reachable.ToString();
+    auto topic = kafka_.CreateUniqueTopic("eo-batch", kPartitions);
+    ASSERT_TRUE(topic.ok()) << topic.status().ToString();
+    topic_ = *topic;
+    job_ = UniqueName("eobatch");
+  }
+
+  std::unique_ptr<KafkaTransactionGroup> StartGroup(uint32_t participants,
+                                                    std::map<std::string, std::string> properties = {}) {
+    KafkaTransactionOptions o;
+    o.brokers = kafka_.brokers();
+    o.job_id = job_;
+    o.transaction_timeout_ms = 60000;
+    o.checkpoints.interval_ms = 1000;
+    o.checkpoints.timeout_ms = 20000;
+    o.operation_timeout_ms = 20000;
+    o.retry_timeout_ms = 20000;
+    o.properties = std::move(properties);
+    auto group = KafkaTransactionGroup::Start(std::move(o), participants);
+    EXPECT_TRUE(group.ok()) << group.status().ToString();
+    return group.ok() ? std::move(group).value() : nullptr;
+  }
+
+  std::unique_ptr<KafkaExactlyOnceSink> Sink(KafkaTransactionGroup* group, uint32_t participant,
+                                             KafkaPartitioner partitioner, int32_t partition = 0) {
+    KafkaExactlyOnceSinkOptions o;
+    o.topic = topic_;
+    o.partitioner = partitioner;
+    o.partition = partition;
+    auto sink = std::make_unique<KafkaExactlyOnceSink>(group, participant, o);
+    EXPECT_TRUE(sink->Open(participant, 1).ok());
+    EXPECT_TRUE(sink->Recover(0, "").ok());
+    EXPECT_TRUE(sink->BeginTransaction().ok());
+    return sink;
+  }
+
+  // Keys and payloads stay alive in the test while the views are used.
+  struct Batch {
+    std::vector<std::string> keys, payloads;
+    std::vector<TxnRecord> records;
+  };
+  static Batch MakeBatch(const std::string& prefix, int n, int key_mod) {
+    Batch b;
+    for (int i = 0; i < n; ++i) {
+      b.keys.push_back(key_mod > 0 ? "k" + std::to_string(i % key_mod) : "");
+      b.payloads.push_back(prefix + std::to_string(i));
+    }
+    for (int i = 0; i < n; ++i) b.records.push_back(TxnRecord{b.keys[i], b.payloads[i], kNoTimestamp});
+    return b;
+  }
+
+  // Per partition, the values in log order.
+  std::map<int32_t, std::vector<std::string>> ReadByPartition(Isolation isolation) {
+    auto records = kafka_.ConsumeToEnd(topic_, isolation, Millis(40000));
+    EXPECT_TRUE(records.ok()) << records.status().ToString();
+    std::map<int32_t, std::vector<std::string>> out;
+    if (records.ok()) {
+      for (const auto& r : *records) out[r.partition].push_back(r.value);
+    }
+    return out;
+  }
+
+  KafkaTestEnv kafka_;
+  std::string topic_;
+  std::string job_;
+};
+
+TEST_F(KafkaTxnWriteBatchTest, BatchKeepsOrderPerPartitionAndPartitionsByKey) {
+  auto group = StartGroup(1);
+  ASSERT_NE(group, nullptr);
+  auto sink = Sink(group.get(), 0, KafkaPartitioner::kKeyHash);
+  Batch first = MakeBatch("a", 300, 7);
+  Batch second = MakeBatch("b", 200, 5);
+  size_t written = 0;
+  ASSERT_TRUE(sink->WriteBatch(first.records, &written).ok());
+  EXPECT_EQ(written, first.records.size());
+  ASSERT_TRUE(sink->WriteBatch(second.records, &written).ok());
+  EXPECT_EQ(written, second.records.size());
+  ASSERT_TRUE(sink->PreCommit(1).ok());
+  ASSERT_TRUE(sink->Commit(1).ok());
+  // Reference: each record in the partition murmur2 picks for its key, in writing order.
+  std::map<int32_t, std::vector<std::string>> expected;
+  for (const Batch* b : {&first, &second}) {
+    for (size_t i = 0; i < b->keys.size(); ++i) {
+      expected[JavaPartition(b->keys[i], kPartitions)].push_back(b->payloads[i]);
+    }
+  }
+  EXPECT_EQ(ReadByPartition(Isolation::kReadCommitted), expected);
+}
+
+TEST_F(KafkaTxnWriteBatchTest, BatchOfAParticipantAheadOfTheTransactionIsNotPartOfItsCommit) {
+  Batch epoch1 = MakeBatch("e1-", 50, 0);
+  Batch epoch2 = MakeBatch("e2-", 60, 0);
+  {
+    auto group = StartGroup(2);
+    ASSERT_NE(group, nullptr);
+    auto s0 = Sink(group.get(), 0, KafkaPartitioner::kExplicit, 0);
+    auto s1 = Sink(group.get(), 1, KafkaPartitioner::kExplicit, 1);
+    size_t written = 0;
+    ASSERT_TRUE(s0->WriteBatch(epoch1.records, &written).ok());
+    ASSERT_TRUE(s0->PreCommit(1).ok());
+    // Participant 0 passed barrier 1, which is not committed: this batch belongs to epoch 2.
+    ASSERT_TRUE(s0->WriteBatch(epoch2.records, &written).ok());
+    EXPECT_EQ(written, epoch2.records.size());
+    ASSERT_TRUE(s1->PreCommit(1).ok());
+    ASSERT_TRUE(group->Commit(1).ok());
+    // Crash: checkpoint 2 never completes, so epoch 2 is aborted with its transaction.
+  }
+  std::map<int32_t, std::vector<std::string>> expected = {{0, epoch1.payloads}};
+  EXPECT_EQ(ReadByPartition(Isolation::kReadCommitted), expected) << "epoch 2 leaked into the commit of 1";
+}
+
+TEST_F(KafkaTxnWriteBatchTest, WritersGoOnWhileTheBrokerCommitsAndTheirBatchWaitsForTheNextCommit) {
+  Batch epoch1 = MakeBatch("c1-", 40, 0);
+  Batch during = MakeBatch("during-", 70, 0);
+  Status during_status = Status::Internal("not run");
+  size_t during_written = 0;
+  bool finished_during_commit = false;
+  std::future<void> writer;
+  {
+    auto group = StartGroup(1);
+    ASSERT_NE(group, nullptr);
+    auto sink = Sink(group.get(), 0, KafkaPartitioner::kExplicit, 3);
+    // While checkpoint 1 is being committed, a writer on another thread writes a batch. It must
+    // finish before the commit does (a commit that held the lock would block it until then).
+    // (Waited for with a bound, so a blocked writer fails the test instead of hanging it.)
+    group->SetCommitHookForTest([&](int64_t) {
+      writer = std::async(std::launch::async, [&] {
+        during_status = sink->WriteBatch(during.records, &during_written);
+      });
+      finished_during_commit = writer.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+    });
+    size_t written = 0;
+    ASSERT_TRUE(sink->WriteBatch(epoch1.records, &written).ok());
+    ASSERT_TRUE(sink->PreCommit(1).ok());
+    ASSERT_TRUE(sink->Commit(1).ok());
+    writer.wait();
+    // Crash before checkpoint 2: the batch written during the commit of 1 is never committed.
+  }
+  EXPECT_TRUE(finished_during_commit) << "the writer was blocked by the commit";
+  EXPECT_TRUE(during_status.ok()) << during_status.ToString();
+  EXPECT_EQ(during_written, during.records.size());
+  std::map<int32_t, std::vector<std::string>> expected = {{3, epoch1.payloads}};
+  EXPECT_EQ(ReadByPartition(Isolation::kReadCommitted), expected) << "a batch written during the commit leaked into it";
+}
+
+TEST_F(KafkaTxnWriteBatchTest, BatchWrittenDuringACommitIsCommittedWithTheNextCheckpoint) {
+  Batch epoch1 = MakeBatch("c1-", 40, 0);
+  Batch during = MakeBatch("during-", 70, 0);
+  auto group = StartGroup(1);
+  ASSERT_NE(group, nullptr);
+  auto sink = Sink(group.get(), 0, KafkaPartitioner::kExplicit, 1);
+  Status during_status = Status::Internal("not run");
+  size_t during_written = 0;
+  std::future<void> writer;
+  group->SetCommitHookForTest([&](int64_t id) {
+    if (id != 1) return;
+    writer = std::async(std::launch::async, [&] { during_status = sink->WriteBatch(during.records, &during_written); });
+    (void)writer.wait_for(std::chrono::seconds(30));
+  });
+  size_t written = 0;
+  ASSERT_TRUE(sink->WriteBatch(epoch1.records, &written).ok());
+  ASSERT_TRUE(sink->PreCommit(1).ok());
+  ASSERT_TRUE(sink->Commit(1).ok());
+  writer.wait();
+  ASSERT_TRUE(during_status.ok()) << during_status.ToString();
+  ASSERT_TRUE(sink->PreCommit(2).ok());
+  ASSERT_TRUE(sink->Commit(2).ok());
+  std::vector<std::string> in_order = epoch1.payloads;
+  in_order.insert(in_order.end(), during.payloads.begin(), during.payloads.end());
+  std::map<int32_t, std::vector<std::string>> expected = {{1, in_order}};
+  EXPECT_EQ(ReadByPartition(Isolation::kReadCommitted), expected);
+}
+
+TEST_F(KafkaTxnWriteBatchTest, RecordRefusedInTheMiddleOfABatchAbortsTheTransaction) {
+  // The producer refuses records larger than message.max.bytes before sending anything.
+  auto group = StartGroup(1, {{"message.max.bytes", "4000"}});
+  ASSERT_NE(group, nullptr);
+  auto sink = Sink(group.get(), 0, KafkaPartitioner::kExplicit, 2);
+  Batch committed = MakeBatch("ok", 20, 0);
+  size_t written = 0;
+  ASSERT_TRUE(sink->WriteBatch(committed.records, &written).ok());
+  ASSERT_TRUE(sink->PreCommit(1).ok());
+  ASSERT_TRUE(sink->Commit(1).ok());
+
+  Batch bad = MakeBatch("lost", 30, 0);
+  bad.payloads[12] = std::string(10000, 'x');
+  bad.records[12].payload = bad.payloads[12];
+  Status s = sink->WriteBatch(bad.records, &written);
+  EXPECT_EQ(s.code(), StatusCode::kAborted) << s.ToString();
+  EXPECT_NE(s.message().find("record 12 of a batch of 30"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("aborted"), std::string::npos) << s.ToString();
+  EXPECT_EQ(written, 12u);
+  // The group stays failed: no later write or commit can publish the incomplete transaction.
+  Batch after = MakeBatch("after", 3, 0);
+  EXPECT_EQ(sink->WriteBatch(after.records, &written).code(), StatusCode::kAborted);
+  EXPECT_EQ(written, 0u);
+  EXPECT_EQ(sink->PreCommit(2).code(), StatusCode::kAborted);
+  EXPECT_EQ(group->Commit(2).code(), StatusCode::kAborted);
+  group.reset();
+
+  std::map<int32_t, std::vector<std::string>> expected = {{2, committed.payloads}};
+  EXPECT_EQ(ReadByPartition(Isolation::kReadCommitted), expected);
+  auto progress = ReadCommittedProgress(kafka_.brokers(), "__flow_progress_" + job_, job_, 20000);
+  ASSERT_TRUE(progress.ok()) << progress.status().ToString();
+  EXPECT_EQ(progress->checkpoint_id, 1);
+}
+
+TEST_F(KafkaTxnWriteBatchTest, BatchBeforeRecoverIsRefusedAndWritesNothing) {
+  auto group = StartGroup(1);
+  ASSERT_NE(group, nullptr);
+  KafkaExactlyOnceSinkOptions o;
+  o.topic = topic_;
+  KafkaExactlyOnceSink sink(group.get(), 0, o);
+  ASSERT_TRUE(sink.Open(0, 1).ok());
+  Batch b = MakeBatch("early", 5, 3);
+  size_t written = 7;
+  Status s = sink.WriteBatch(b.records, &written);
+  EXPECT_EQ(s.code(), StatusCode::kInternal) << s.ToString();
+  EXPECT_EQ(written, 0u);
+  ASSERT_TRUE(sink.Recover(0, "").ok());
+  ASSERT_TRUE(sink.PreCommit(1).ok());
+  ASSERT_TRUE(sink.Commit(1).ok());
+  EXPECT_TRUE(ReadByPartition(Isolation::kReadUncommitted).empty());
+}
+
+}  // namespace
+}  // namespace flow::rt
