@@ -198,6 +198,23 @@ TEST(LateSinkPlan, AWindowOverAJoinPairIsUnsupported) {
   EXPECT_NE(p.error.find("late records of a window that reads a join"), std::string::npos) << p.error;
 }
 
+TEST(LateSinkPlan, AnUnreadStreamWithALateSinkStillRuns) {
+  Planned p = PlanOf("stream unread = clicks | key by user | window sliding 1m every 10s on late into stdout "
+                     "| aggregate count() as n\n"
+                     "clicks | into blackhole");
+  ASSERT_NE(p.plan, nullptr) << p.error;
+  const plan::SinkNode* late = LateSink(*p.plan);
+  ASSERT_NE(late, nullptr);
+  EXPECT_EQ(late->stream, "unread");
+  EXPECT_EQ(plan::Verify(*p.plan), "");
+  codegen::GenerateOptions options;
+  options.flow_file = "t.flow";
+  options.cpp_file = "t.cpp";
+  codegen::GenerateResult r = codegen::Generate(*p.plan, options);
+  EXPECT_EQ(r.error, "");
+  EXPECT_NE(r.cpp.find("\"unread.late_sink\""), std::string::npos);
+}
+
 TEST(LateSinkCodegen, TheWindowSplitsResultsAndLateRecords) {
   Planned p = PlanOf("clicks | window tumbling 1m on late into file(path: \"l\\\"x\") format json "
                      "| aggregate count() as n | into stdout");
