@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Late records routed to sinks (`window ... on late into file(...)`), built with `flowc build`
-and run at parallelism 1 and 2: a keyed tumbling window, a keyed session window and a global
-tumbling window, each with lateness and its own late sink. The window results (stdout) and the
+and run at parallelism 1 and 2: a keyed tumbling window, a keyed session window, a global
+tumbling window and a keyed sliding window, each with lateness and its own late sink. The window results (stdout) and the
 contents of each late sink's files are compared with a reference computed here from the
 documented rules (docs/language.md "Lateness", docs/windows-and-state.md):
 - tumbling [s, e) fires once when the watermark reaches e - 1 + lateness; a record whose window
   fired is late;
+- sliding: the same per window; a record counts in its windows not fired yet and is late when
+  all of them fired;
 - session: a record at t opens [t, t + gap) and merges with the key's open sessions it overlaps;
   a session [s, e) fires when the watermark reaches e - 1 + lateness; a record is late when
   [t, t + gap) would have fired.
@@ -40,6 +42,7 @@ failures = []
 DELAY = 100  # watermark 100ms: W = max - 101
 TSIZE, TLATE = 500, 150  # tumbling 500ms lateness 150ms
 GAP, SLATE = 120, 60  # session 120ms lateness 60ms
+LSIZE, LSLIDE, LLATE = 300, 100, 50  # sliding 300ms every 100ms lateness 50ms
 T0 = 1772323200000  # 2026-03-01T00:00:00Z
 MIN = -(1 << 63)
 
@@ -58,6 +61,11 @@ s | key by k
 s | window tumbling {TSIZE}ms lateness {TLATE}ms on late into file(path: "global_late") format json
   | aggregate count() as n, sum(id) as ids
   | select window_start as gstart, n, ids
+  | into stdout format json
+s | key by k
+  | window sliding {LSIZE}ms every {LSLIDE}ms lateness {LLATE}ms on late into file(path: "sliding_late") format json
+  | aggregate count() as n, sum(id) as ids
+  | select k as lk, window_start as lstart, n, ids
   | into stdout format json
 """
 
@@ -79,6 +87,12 @@ def fired(end, lateness, wm):
 
 def tumbling_late(t, wm):
     return fired((t // TSIZE) * TSIZE + TSIZE, TLATE, wm)
+
+
+def sliding_open(t, wm):
+    """Starts of the sliding windows holding t that have not fired at wm; none: t is late."""
+    last = (t // LSLIDE) * LSLIDE
+    return [s for s in range(last, t - LSIZE, -LSLIDE) if not fired(s + LSIZE, LLATE, wm)]
 
 
 class Sessions:
@@ -123,8 +137,9 @@ def generate(rng, phases):
     sessions = Sessions()
     tumbling = collections.defaultdict(lambda: [0, 0])
     glob_w = collections.defaultdict(lambda: [0, 0])
-    late = {"tumbling": [], "session": [], "global": []}
-    wm_before, top, next_id, kept_behind = MIN, T0, 0, 0
+    sliding = collections.defaultdict(lambda: [0, 0])
+    late = {"tumbling": [], "session": [], "global": [], "sliding": []}
+    wm_before, top, next_id, kept_behind, partly = MIN, T0, 0, 0, 0
     for i in range(phases):
         # Mostly < DELAY (consecutive phases overlap in time); now and then a silence longer than
         # the session gap, so sessions end and fire while input still comes.
@@ -145,6 +160,8 @@ def generate(rng, phases):
                 continue  # its fate would depend on when it arrives within the phase
             if not sessions.stable(k, t, wm_before, wm_after):
                 continue
+            if sliding_open(t, wm_before) != sliding_open(t, wm_after):
+                continue
             rec = {"k": k, "id": next_id, "ts": t}
             next_id += 1
             recs.append(rec)
@@ -160,13 +177,24 @@ def generate(rng, phases):
                     a[1] += rec["id"]
             if sessions.add(k, t, rec["id"], wm_before):
                 late["session"].append(rec)
+            # Sliding: the record counts in every window still open; late only when all fired.
+            if not sliding_open(t, wm_before):
+                late["sliding"].append(rec)
+            elif len(sliding_open(t, wm_before)) < len(sliding_open(t, MIN)):
+                partly += 1
+            for ws in sliding_open(t, wm_before):
+                a = sliding[(k, ws)]
+                a[0] += 1
+                a[1] += rec["id"]
         out.append((recs, wm_after))
         wm_before = wm_after
     sessions.fire(1 << 62)  # end of input fires every session
     want = list(sessions.results)
     want += [{"tk": k, "tstart": rfc(s), "n": n, "ids": ids} for (k, s), (n, ids) in tumbling.items()]
     want += [{"gstart": rfc(s), "n": n, "ids": ids} for (_, s), (n, ids) in glob_w.items()]
+    want += [{"lk": k, "lstart": rfc(s), "n": n, "ids": ids} for (k, s), (n, ids) in sliding.items()]
     late["kept_behind"] = kept_behind
+    late["partly"] = partly
     return out, want, late
 
 
@@ -237,7 +265,7 @@ def run(binary, phases, parallelism, want, late):
         routed = collections.Counter()
         for labels, v in metric_values(text, "flow_late_records_routed_total"):
             op = re.search(r'operator="(sink\d)\.', labels)
-            kind = {"sink1": "tumbling", "sink2": "session", "sink3": "global"}.get(op.group(1) if op else "", labels)
+            kind = {"sink1": "tumbling", "sink2": "session", "sink3": "global", "sink4": "sliding"}.get(op.group(1) if op else "", labels)
             routed[kind] += int(v)
         want_routed = collections.Counter({k: len(v) for k, v in late.items()})
         expect(f"{tag}: flow_late_records_routed_total", routed == want_routed, f"got {dict(routed)} want {dict(want_routed)}")
@@ -274,6 +302,7 @@ expect("flowc build", b.returncode == 0, b.stderr.decode())
 if b.returncode == 0:
     phases, want, late = generate(random.Random(6), 60)
     kept_behind = late.pop("kept_behind")
+    partly = late.pop("partly")
     n = sum(len(r) for r, _ in phases)
     print(f"late_sink_job_test: {n} records, late: " + ", ".join(f"{k} {len(v)}" for k, v in late.items()) +
           f", {len(want)} window results", flush=True)
@@ -281,6 +310,7 @@ if b.returncode == 0:
     for k, v in late.items():
         expect(f"input: late records for the {k} window", len(v) >= 10, len(v))
     expect("input: lateness keeps records behind the watermark", kept_behind >= 10, kept_behind)
+    expect("input: records in partly fired sliding windows", partly >= 5, partly)
     for par in (1, 2):
         run(binary, phases, par, want, late)
 
