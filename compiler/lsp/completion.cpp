@@ -35,7 +35,8 @@ constexpr const char* kKeywords[] = {
     "union",  "join",     "within",     "into",      "exactly_once", "at_least_once",
     "and",    "or",       "not",        "in",        "is",           "null",
     "true",   "false",    "case",       "when",      "then",         "else",
-    "end",    "cast",     "timestamp"};
+    "end",    "cast",     "timestamp",
+    "late"};  // not a grammar keyword: a word the parser checks after a window's `on`
 constexpr const char* kOperators[] = {"where",   "key by", "window", "aggregate", "select",
                                       "explode", "union",  "join",   "into"};
 constexpr const char* kTypes[] = {"bool",  "int",       "float",    "string",

@@ -60,6 +60,13 @@ TEST(LspCompletion, DurationParamsAfterWindowWords) {
   }
 }
 
+// `window ... on late into <sink>`: `late` is offered after `on`, sinks after its `into`.
+TEST(LspCompletion, LateSinkOfAWindow) {
+  std::string base(kBase);
+  EXPECT_TRUE(Has(LabelsAtEnd(base + "other | key by user | window tumbling 1m on "), {"late"}));
+  EXPECT_TRUE(Has(LabelsAtEnd(base + "other | key by user | window tumbling 1m on late into "), {"stdout", "file", "kafka"}));
+}
+
 TEST(LspCompletion, StreamsConnectorsAndFormats) {
   std::string base(kBase);
   EXPECT_EQ(LabelsAtEnd(base + "other | union "), (std::set<std::string>{"clicks", "other"}));
