@@ -3,8 +3,10 @@
 // the test helpers' murmur2, written from the specification); a batch of a participant ahead of
 // the open transaction is not part of its commit, and neither is one written while the broker
 // commits (the writer is not blocked meanwhile; the next checkpoint commits it); a batch before
-// Recover writes nothing; a record the producer refuses in the middle of a batch aborts the
-// transaction, so none of that batch (nor its checkpoint's earlier records) ever becomes visible.
+// Recover writes nothing; a batch refused for lack of memory for held records is taken in part,
+// and the rest later keeps the order; a record the producer refuses in the middle of a batch
+// aborts the transaction, so none of that batch (nor its checkpoint's earlier records) ever
+// becomes visible.
 
 #include <gtest/gtest.h>
 
@@ -12,6 +14,7 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -41,7 +44,8 @@ class KafkaTxnWriteBatchTest : public ::testing::Test {
   }
 
   std::unique_ptr<KafkaTransactionGroup> StartGroup(uint32_t participants,
-                                                    std::map<std::string, std::string> properties = {}) {
+                                                    std::map<std::string, std::string> properties = {},
+                                                    size_t max_buffered_bytes = size_t{256} << 20) {
     KafkaTransactionOptions o;
     o.brokers = kafka_.brokers();
     o.job_id = job_;
@@ -51,6 +55,7 @@ class KafkaTxnWriteBatchTest : public ::testing::Test {
     o.operation_timeout_ms = 20000;
     o.retry_timeout_ms = 20000;
     o.properties = std::move(properties);
+    o.max_buffered_bytes = max_buffered_bytes;
     auto group = KafkaTransactionGroup::Start(std::move(o), participants);
     EXPECT_TRUE(group.ok()) << group.status().ToString();
     return group.ok() ? std::move(group).value() : nullptr;
@@ -204,6 +209,36 @@ TEST_F(KafkaTxnWriteBatchTest, BatchWrittenDuringACommitIsCommittedWithTheNextCh
   std::vector<std::string> in_order = epoch1.payloads;
   in_order.insert(in_order.end(), during.payloads.begin(), during.payloads.end());
   std::map<int32_t, std::vector<std::string>> expected = {{1, in_order}};
+  EXPECT_EQ(ReadByPartition(Isolation::kReadCommitted), expected);
+}
+
+TEST_F(KafkaTxnWriteBatchTest, BatchRefusedForLackOfMemoryIsTakenInPartAndTheRestLaterInOrder) {
+  // Room for a few held records only (each costs its bytes plus bookkeeping).
+  auto group = StartGroup(1, {}, 4000);
+  ASSERT_NE(group, nullptr);
+  auto sink = Sink(group.get(), 0, KafkaPartitioner::kExplicit, 2);
+  Batch epoch1 = MakeBatch("p1-", 10, 0);
+  Batch epoch2 = MakeBatch("p2-", 60, 0);
+  for (std::string& p : epoch2.payloads) p.resize(100, '.');
+  for (size_t i = 0; i < epoch2.payloads.size(); ++i) epoch2.records[i].payload = epoch2.payloads[i];
+  size_t written = 0;
+  ASSERT_TRUE(sink->WriteBatch(epoch1.records, &written).ok());
+  ASSERT_TRUE(sink->PreCommit(1).ok());
+  // Ahead of the open transaction: held in memory until it fills up.
+  Status s = sink->WriteBatch(epoch2.records, &written);
+  ASSERT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
+  ASSERT_GT(written, 0u);
+  ASSERT_LT(written, epoch2.records.size());
+  const size_t taken = written;
+  ASSERT_TRUE(group->Commit(1).ok());
+  // Level with the transaction again: the rest goes straight in, after the held part.
+  ASSERT_TRUE(sink->WriteBatch(std::span<const TxnRecord>(epoch2.records).subspan(taken), &written).ok());
+  EXPECT_EQ(written, epoch2.records.size() - taken);
+  ASSERT_TRUE(sink->PreCommit(2).ok());
+  ASSERT_TRUE(sink->Commit(2).ok());
+  std::vector<std::string> in_order = epoch1.payloads;
+  in_order.insert(in_order.end(), epoch2.payloads.begin(), epoch2.payloads.end());
+  std::map<int32_t, std::vector<std::string>> expected = {{2, in_order}};
   EXPECT_EQ(ReadByPartition(Isolation::kReadCommitted), expected);
 }
 
