@@ -94,7 +94,8 @@ TEST(InputQuietTest, QuietIsSignalledOnceAfterTheInputRanDryAndNotBetweenReadyEl
   ASSERT_TRUE(channel.PushControl(ElementKind::kEnd, 1).ok());
   runner.join();
   ASSERT_TRUE(result.ok()) << result.ToString();
-  EXPECT_EQ(rec.events(), (std::vector<std::string>{"r1", "r2", "r3", "quiet", "r4", "quiet", "e"}));
+  EXPECT_EQ(rec.events(),
+            (std::vector<std::string>{"r1", "r2", "r3", "quiet", "r4", "quiet", "e"}));
 }
 
 }  // namespace

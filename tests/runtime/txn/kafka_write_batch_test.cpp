@@ -43,9 +43,9 @@ class KafkaTxnWriteBatchTest : public ::testing::Test {
     job_ = UniqueName("eobatch");
   }
 
-  std::unique_ptr<KafkaTransactionGroup> StartGroup(uint32_t participants,
-                                                    std::map<std::string, std::string> properties = {},
-                                                    size_t max_buffered_bytes = size_t{256} << 20) {
+  std::unique_ptr<KafkaTransactionGroup> StartGroup(
+      uint32_t participants, std::map<std::string, std::string> properties = {},
+      size_t max_buffered_bytes = size_t{256} << 20) {
     KafkaTransactionOptions o;
     o.brokers = kafka_.brokers();
     o.job_id = job_;
@@ -85,7 +85,8 @@ class KafkaTxnWriteBatchTest : public ::testing::Test {
       b.keys.push_back(key_mod > 0 ? "k" + std::to_string(i % key_mod) : "");
       b.payloads.push_back(prefix + std::to_string(i));
     }
-    for (int i = 0; i < n; ++i) b.records.push_back(TxnRecord{b.keys[i], b.payloads[i], kNoTimestamp});
+    for (int i = 0; i < n; ++i)
+      b.records.push_back(TxnRecord{b.keys[i], b.payloads[i], kNoTimestamp});
     return b;
   }
 
@@ -147,7 +148,8 @@ TEST_F(KafkaTxnWriteBatchTest, BatchOfAParticipantAheadOfTheTransactionIsNotPart
     // Crash: checkpoint 2 never completes, so epoch 2 is aborted with its transaction.
   }
   std::map<int32_t, std::vector<std::string>> expected = {{0, epoch1.payloads}};
-  EXPECT_EQ(ReadByPartition(Isolation::kReadCommitted), expected) << "epoch 2 leaked into the commit of 1";
+  EXPECT_EQ(ReadByPartition(Isolation::kReadCommitted), expected)
+      << "epoch 2 leaked into the commit of 1";
 }
 
 TEST_F(KafkaTxnWriteBatchTest, WritersGoOnWhileTheBrokerCommitsAndTheirBatchWaitsForTheNextCommit) {
@@ -168,7 +170,8 @@ TEST_F(KafkaTxnWriteBatchTest, WritersGoOnWhileTheBrokerCommitsAndTheirBatchWait
       writer = std::async(std::launch::async, [&] {
         during_status = sink->WriteBatch(during.records, &during_written);
       });
-      finished_during_commit = writer.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+      finished_during_commit =
+          writer.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
     });
     size_t written = 0;
     ASSERT_TRUE(sink->WriteBatch(epoch1.records, &written).ok());
@@ -181,7 +184,8 @@ TEST_F(KafkaTxnWriteBatchTest, WritersGoOnWhileTheBrokerCommitsAndTheirBatchWait
   EXPECT_TRUE(during_status.ok()) << during_status.ToString();
   EXPECT_EQ(during_written, during.records.size());
   std::map<int32_t, std::vector<std::string>> expected = {{3, epoch1.payloads}};
-  EXPECT_EQ(ReadByPartition(Isolation::kReadCommitted), expected) << "a batch written during the commit leaked into it";
+  EXPECT_EQ(ReadByPartition(Isolation::kReadCommitted), expected)
+      << "a batch written during the commit leaked into it";
 }
 
 TEST_F(KafkaTxnWriteBatchTest, BatchWrittenDuringACommitIsCommittedWithTheNextCheckpoint) {
@@ -195,7 +199,8 @@ TEST_F(KafkaTxnWriteBatchTest, BatchWrittenDuringACommitIsCommittedWithTheNextCh
   std::future<void> writer;
   group->SetCommitHookForTest([&](int64_t id) {
     if (id != 1) return;
-    writer = std::async(std::launch::async, [&] { during_status = sink->WriteBatch(during.records, &during_written); });
+    writer = std::async(std::launch::async,
+                        [&] { during_status = sink->WriteBatch(during.records, &during_written); });
     (void)writer.wait_for(std::chrono::seconds(30));
   });
   size_t written = 0;
@@ -220,7 +225,8 @@ TEST_F(KafkaTxnWriteBatchTest, BatchRefusedForLackOfMemoryIsTakenInPartAndTheRes
   Batch epoch1 = MakeBatch("p1-", 10, 0);
   Batch epoch2 = MakeBatch("p2-", 60, 0);
   for (std::string& p : epoch2.payloads) p.resize(100, '.');
-  for (size_t i = 0; i < epoch2.payloads.size(); ++i) epoch2.records[i].payload = epoch2.payloads[i];
+  for (size_t i = 0; i < epoch2.payloads.size(); ++i)
+    epoch2.records[i].payload = epoch2.payloads[i];
   size_t written = 0;
   ASSERT_TRUE(sink->WriteBatch(epoch1.records, &written).ok());
   ASSERT_TRUE(sink->PreCommit(1).ok());
@@ -232,7 +238,8 @@ TEST_F(KafkaTxnWriteBatchTest, BatchRefusedForLackOfMemoryIsTakenInPartAndTheRes
   const size_t taken = written;
   ASSERT_TRUE(group->Commit(1).ok());
   // Level with the transaction again: the rest goes straight in, after the held part.
-  ASSERT_TRUE(sink->WriteBatch(std::span<const TxnRecord>(epoch2.records).subspan(taken), &written).ok());
+  ASSERT_TRUE(
+      sink->WriteBatch(std::span<const TxnRecord>(epoch2.records).subspan(taken), &written).ok());
   EXPECT_EQ(written, epoch2.records.size() - taken);
   ASSERT_TRUE(sink->PreCommit(2).ok());
   ASSERT_TRUE(sink->Commit(2).ok());

@@ -51,7 +51,8 @@ TEST(TxnWriteBatchTest, DefaultWriteBatchWritesInOrderAndStopsAtTheFirstError) {
   std::vector<std::string> keys = {"a", "b", "c", "d"};
   std::vector<std::string> payloads = {"1", "2", "bad", "4"};
   std::vector<TxnRecord> records;
-  for (size_t i = 0; i < keys.size(); ++i) records.push_back(TxnRecord{keys[i], payloads[i], TimestampMs(10 + i)});
+  for (size_t i = 0; i < keys.size(); ++i)
+    records.push_back(TxnRecord{keys[i], payloads[i], TimestampMs(10 + i)});
 
   WriteOnlySink all("never");
   size_t written = 99;
@@ -94,7 +95,8 @@ class FlakySink final : public TwoPhaseCommitSink {
     {
       std::lock_guard lock(store_->mu);
       ++store_->batches;
-      store_->largest_batch = std::max<int64_t>(store_->largest_batch, static_cast<int64_t>(records.size()));
+      store_->largest_batch =
+          std::max<int64_t>(store_->largest_batch, static_cast<int64_t>(records.size()));
     }
     const bool refuse = (calls_++ % 2 == 1) && records.size() > take_;
     const size_t n = refuse ? take_ : records.size();
@@ -166,14 +168,16 @@ class TxnWriteBatchJobTest : public ::testing::Test {
       r->i = static_cast<int64_t>(index);
       return true;
     };
-    auto s = job.Source<Rec>("gen", GeneratorSourceFactory<Rec>(gen), WatermarkSpec{.mode = TimeMode::kNone});
+    auto s = job.Source<Rec>("gen", GeneratorSourceFactory<Rec>(gen),
+                             WatermarkSpec{.mode = TimeMode::kNone});
     TxnSinkSpec spec;
     std::shared_ptr<Store> store = store_;
     spec.factory = [store, take, fail_on](uint32_t, uint32_t) {
       return std::make_unique<FlakySink>(store, take, fail_on);
     };
-    ExactlyOnceSink<Rec>(s, job, "flaky", std::move(spec),
-                         [](const Rec& r, std::string*, std::string* payload) { *payload = std::to_string(r.i); });
+    ExactlyOnceSink<Rec>(
+        s, job, "flaky", std::move(spec),
+        [](const Rec& r, std::string*, std::string* payload) { *payload = std::to_string(r.i); });
     return job.Execute();
   }
 
@@ -202,7 +206,8 @@ TEST_F(TxnWriteBatchJobTest, ErrorInTheMiddleOfABatchFailsTheJobAndNothingAfterI
   EXPECT_NE(s.message().find("cannot write record 1234"), std::string::npos) << s.ToString();
   std::lock_guard lock(store_->mu);
   // Whatever was committed before the failure is a prefix of the input, never past the error.
-  for (size_t i = 0; i < store_->committed.size(); ++i) ASSERT_EQ(store_->committed[i], static_cast<int64_t>(i));
+  for (size_t i = 0; i < store_->committed.size(); ++i)
+    ASSERT_EQ(store_->committed[i], static_cast<int64_t>(i));
   EXPECT_LT(static_cast<int64_t>(store_->committed.size()), kFailOn);
 }
 
