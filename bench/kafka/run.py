@@ -7,6 +7,7 @@ Systems, all reading the same preloaded input topic and writing a fresh output t
   alo     bench/kafka/copy_at_least_once.flow (checkpoints every 1 s, sink flushed per checkpoint)
   eo      bench/kafka/copy_exactly_once.flow (checkpoints every 1 s, one Kafka transaction each)
   window  bench/kafka/window_count.flow: key by, tumbling 10 s event-time window, count + sum
+(--checkpoint-interval-ms changes the Flow jobs' 1 s.)
 
 Starts its OWN broker (scripts/kafka with FLOW_KAFKA_PORT=--port, default 19492) and stops it at
 the end; never touches the broker on 9092.
@@ -103,6 +104,8 @@ def parse_args(argv=None):
     p.add_argument("--timeout", type=int, default=600, help="seconds one run may take")
     p.add_argument("--baseline", action="append", default=[], metavar="SYSTEM=BINARY",
                    help="also run SYSTEM from this prebuilt job binary, as SYSTEM-base")
+    p.add_argument("--checkpoint-interval-ms", type=int, default=1000,
+                   help="checkpoint interval of the Flow jobs (default 1000)")
     p.add_argument("--interleave", action="store_true",
                    help="run the systems round-robin instead of one after the other")
     args = p.parse_args(argv)
@@ -124,6 +127,8 @@ def parse_args(argv=None):
         if not os.access(binary, os.X_OK):
             p.error(f"--baseline {b}: {binary} is not an executable file")
         args.baselines[system + "-base"] = os.path.abspath(binary)
+    if args.checkpoint_interval_ms < 1:
+        p.error("--checkpoint-interval-ms must be >= 1")
     if args.records < 1 or args.runs < 1 or args.partitions < 1 or args.keys < 1:
         p.error("--records, --runs, --partitions and --keys must be >= 1")
     return args
@@ -244,7 +249,7 @@ class Bench:
         state = self.work / "state" / run_id
         return [self.jobs[system], "--set", f"brokers={self.brokers}", "--set", f"input={src}",
                 "--set", f"output={dst}", "--set", f"group=flow-bench-{run_id}",
-                "--parallelism", str(self.args.parallelism), "--checkpoint-interval", "1s",
+                "--parallelism", str(self.args.parallelism), "--checkpoint-interval", f"{self.args.checkpoint_interval_ms}ms",
                 "--state-dir", str(state), "--job-id", run_id, "--progress-interval", "0"]
 
     def run_system(self, system, src, dst, consume_flags, records_for_raw, producer_flags=None,
@@ -475,7 +480,8 @@ def markdown(meta, results, latency, failures):
     lines = [f"# Kafka benchmark {meta['date']}", "",
              f"{meta['records']:,} input records of ~{meta['record_bytes']} bytes in "
              f"{meta['partitions']} partitions, own broker on 127.0.0.1:{meta['port']}, "
-             f"Flow parallelism {meta['parallelism']}, checkpoints every 1 s in the Flow jobs; "
+             f"Flow parallelism {meta['parallelism']}, checkpoints every "
+             f"{meta.get('checkpoint_interval_ms', 1000) / 1000:g} s in the Flow jobs; "
              f"medians of {meta['runs']} runs"
              f"{' (systems interleaved run by run)' if meta.get('interleave') else ''}. "
              f"Load average before/after: "
@@ -547,7 +553,8 @@ def main(argv=None):
             "runs": args.runs, "rate": args.rate, "latency_seconds": args.latency_seconds,
             "latency_runs": args.latency_runs, "warmup_ms": args.warmup_ms,
             "cpus": os.cpu_count(), "load_before": load_average(),
-            "interleave": args.interleave, "baselines": args.baselines}
+            "interleave": args.interleave, "baselines": args.baselines,
+            "checkpoint_interval_ms": args.checkpoint_interval_ms}
     try:
         bench.build(systems)
         bench.start_broker()
