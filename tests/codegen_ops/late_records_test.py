@@ -24,8 +24,9 @@ import re
 import shutil
 import subprocess
 import sys
-import time
-import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from phased_stdin import PhasedRun, fired, metric_values, rfc  # noqa: E402
 
 FLOWC = os.path.abspath(sys.argv[1])
 WORK = os.path.abspath(sys.argv[2])
@@ -62,20 +63,11 @@ def expect(name, cond, detail=""):
         print(f"FAIL {name}: {detail}", flush=True)
 
 
-def rfc(t):
-    import datetime
-    return datetime.datetime.fromtimestamp(t / 1000, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + \
-        f"{t % 1000:03d}Z"
-
 
 def join_windows(t):
     """Window ends of the sliding windows holding t, oldest first."""
     first = (t // JSLIDE) * JSLIDE
     return [s + JSIZE for s in range(first, t - JSIZE, -JSLIDE)][::-1]
-
-
-def fired(end, lateness, wm):
-    return end - 1 + lateness <= wm
 
 
 def fate(t, wm):
@@ -157,76 +149,27 @@ def reference(met):
     return want, late
 
 
-def scrape(port):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
-        return resp.read().decode()
-
-
-def metric_values(text, name):
-    """[(labels text, value)] of every sample of `name`."""
-    out = []
-    for line in text.splitlines():
-        m = re.match(r"^" + re.escape(name) + r"(\{[^}]*\})?\s+(\S+)$", line)
-        if m:
-            out.append((m.group(1) or "", float(m.group(2))))
-    return out
-
-
 def run(binary, phases, parallelism, want, late):
     tag = f"-p {parallelism}"
-    err_path = os.path.join(WORK, f"err-{parallelism}.log")
-    with open(err_path, "wb") as err:
-        p = subprocess.Popen([binary, "--parallelism", str(parallelism), "--metrics-port", "0",
-                              "--progress-interval", "0"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=err)
-    out_chunks = []
-    import threading
-    reader = threading.Thread(target=lambda: out_chunks.append(p.stdout.read()))
-    reader.start()
-    port = None
-    deadline = time.monotonic() + 120
-    while port is None and time.monotonic() < deadline and p.poll() is None:
-        m = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", open(err_path).read())
-        port = int(m.group(1)) if m else None
-        time.sleep(0.05)
-    expect(f"{tag}: metrics endpoint", port is not None, open(err_path).read()[-2000:])
-    text, stuck = "", False
+    job = PhasedRun([binary, "--parallelism", str(parallelism), "--metrics-port", "0", "--progress-interval", "0"],
+                    os.path.join(WORK, f"err-{parallelism}.log"))
+    port = job.port()
+    expect(f"{tag}: metrics endpoint", port is not None, job.err()[-2000:])
     if port is not None:
-        for i, (recs, wm_after) in enumerate(phases):
-            p.stdin.write("".join(json.dumps({"side": r[0], "k": r[1], "id": r[2], "ts": r[3]}) + "\n"
-                                  for r in recs).encode())
-            p.stdin.flush()
-            # Every task's watermark reaches wm_after once the phase went through all of them.
-            deadline = time.monotonic() + 120
-            while True:
-                text = scrape(port)
-                wms = [v for _, v in metric_values(text, "flow_watermark_ms")]
-                if wms and min(wms) >= wm_after:
-                    break
-                if time.monotonic() > deadline or p.poll() is not None:
-                    stuck = True
-                    expect(f"{tag}: phase {i} watermark {wm_after}", False, f"{wms}\n" + open(err_path).read()[-2000:])
-                    break
-                time.sleep(0.01)
-            if stuck:
-                break
-        got_late = collections.Counter()
-        for labels, v in metric_values(text, "flow_late_records_dropped_total"):
-            # Operators are named after their pipeline: sink1 (interval join), sink2, sink3.
-            op = re.search(r'operator="(sink\d)\.', labels)
-            kind = {"sink1": "interval", "sink2": "window", "sink3": "aggregate"}.get(op.group(1) if op else "", labels)
-            got_late[kind] += int(v)
-        expect(f"{tag}: late counts", got_late == collections.Counter(late),
-               f"got {dict(got_late)} want {late}; labels {metric_values(text, 'flow_late_records_dropped_total')}")
-    p.stdin.close()
-    try:
-        code = p.wait(timeout=300)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        code = "timeout"
-    reader.join()
-    expect(f"{tag}: exit 0", code == 0, open(err_path).read()[-2000:])
-    got = [json.loads(l) for l in b"".join(out_chunks).decode().splitlines() if l.strip()]
+        encode = lambda r: json.dumps({"side": r[0], "k": r[1], "id": r[2], "ts": r[3]})
+        text = job.feed(port, phases, encode, expect, tag)
+        if text is not None:
+            got_late = collections.Counter()
+            for labels, v in metric_values(text, "flow_late_records_dropped_total"):
+                # Operators are named after their pipeline: sink1 (interval join), sink2, sink3.
+                op = re.search(r'operator="(sink\d)\.', labels)
+                kind = {"sink1": "interval", "sink2": "window", "sink3": "aggregate"}.get(op.group(1) if op else "", labels)
+                got_late[kind] += int(v)
+            expect(f"{tag}: late counts", got_late == collections.Counter(late),
+                   f"got {dict(got_late)} want {late}; labels {metric_values(text, 'flow_late_records_dropped_total')}")
+    code, out = job.finish()
+    expect(f"{tag}: exit 0", code == 0, job.err()[-2000:])
+    got = [json.loads(l) for l in out.splitlines() if l.strip()]
     canon = lambda rs: sorted(json.dumps(r, sort_keys=True) for r in rs)
     g, w = canon(got), canon(want)
     missing = list((collections.Counter(w) - collections.Counter(g)).elements())

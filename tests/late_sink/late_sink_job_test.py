@@ -22,7 +22,6 @@ watermark is within [W(i-1), W(i)]; a candidate record whose fate (late or not, 
 which open sessions it merges with) could differ within that range is not used.
 Usage: late_sink_job_test.py FLOWC WORK_DIR"""
 import collections
-import datetime
 import glob
 import json
 import os
@@ -31,9 +30,9 @@ import re
 import shutil
 import subprocess
 import sys
-import threading
-import time
-import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from phased_stdin import PhasedRun, fired, metric_values, rfc  # noqa: E402
 
 FLOWC = os.path.abspath(sys.argv[1])
 WORK = os.path.abspath(sys.argv[2])
@@ -75,14 +74,6 @@ def expect(name, cond, detail=""):
         failures.append(f"{name}: {detail}")
         print(f"FAIL {name}: {detail}", flush=True)
 
-
-def rfc(t):
-    return datetime.datetime.fromtimestamp(t / 1000, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + \
-        f"{t % 1000:03d}Z"
-
-
-def fired(end, lateness, wm):
-    return end - 1 + lateness <= wm
 
 
 def tumbling_late(t, wm):
@@ -198,20 +189,6 @@ def generate(rng, phases):
     return out, want, late
 
 
-def scrape(port):
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
-        return resp.read().decode()
-
-
-def metric_values(text, name):
-    out = []
-    for line in text.splitlines():
-        m = re.match(r"^" + re.escape(name) + r"(\{[^}]*\})?\s+(\S+)$", line)
-        if m:
-            out.append((m.group(1) or "", float(m.group(2))))
-    return out
-
-
 def canon(rows):
     return sorted(json.dumps(r, sort_keys=True) for r in rows)
 
@@ -227,41 +204,13 @@ def run(binary, phases, parallelism, want, late):
     tag = f"-p {parallelism}"
     cwd = os.path.join(WORK, f"p{parallelism}")
     os.makedirs(cwd)
-    err_path = os.path.join(cwd, "err.log")
-    with open(err_path, "wb") as err:
-        # --state-dir: the exactly-once late sink commits at checkpoints (the last one at the end).
-        p = subprocess.Popen([binary, "--parallelism", str(parallelism), "--metrics-port", "0",
-                              "--progress-interval", "0", "--state-dir", os.path.join(cwd, "state")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                             stderr=err, cwd=cwd)
-    chunks = []
-    reader = threading.Thread(target=lambda: chunks.append(p.stdout.read()))
-    reader.start()
-    port = None
-    deadline = time.monotonic() + 120
-    while port is None and time.monotonic() < deadline and p.poll() is None:
-        m = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", open(err_path).read())
-        port = int(m.group(1)) if m else None
-        time.sleep(0.05)
-    expect(f"{tag}: metrics endpoint", port is not None, open(err_path).read()[-2000:])
-    text = ""
-    if port is not None:
-        for i, (recs, wm_after) in enumerate(phases):
-            p.stdin.write("".join(json.dumps(r) + "\n" for r in recs).encode())
-            p.stdin.flush()
-            deadline = time.monotonic() + 120
-            while True:
-                text = scrape(port)
-                wms = [v for _, v in metric_values(text, "flow_watermark_ms")]
-                if wms and min(wms) >= wm_after:
-                    break
-                if time.monotonic() > deadline or p.poll() is not None:
-                    expect(f"{tag}: phase {i} watermark {wm_after}", False, f"{wms}\n" + open(err_path).read()[-2000:])
-                    port = None
-                    break
-                time.sleep(0.01)
-            if port is None:
-                break
-    if port is not None:
+    # --state-dir: the exactly-once late sink commits at checkpoints (the last one at the end).
+    job = PhasedRun([binary, "--parallelism", str(parallelism), "--metrics-port", "0", "--progress-interval", "0",
+                     "--state-dir", os.path.join(cwd, "state")], os.path.join(cwd, "err.log"), cwd=cwd)
+    port = job.port()
+    expect(f"{tag}: metrics endpoint", port is not None, job.err()[-2000:])
+    text = job.feed(port, phases, json.dumps, expect, tag) if port is not None else None
+    if text is not None:
         routed = collections.Counter()
         for labels, v in metric_values(text, "flow_late_records_routed_total"):
             op = re.search(r'operator="(sink\d)\.', labels)
@@ -271,15 +220,9 @@ def run(binary, phases, parallelism, want, late):
         expect(f"{tag}: flow_late_records_routed_total", routed == want_routed, f"got {dict(routed)} want {dict(want_routed)}")
         dropped = sum(v for _, v in metric_values(text, "flow_late_records_dropped_total"))
         expect(f"{tag}: nothing counted as dropped", dropped == 0, dropped)
-    p.stdin.close()
-    try:
-        code = p.wait(timeout=300)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        code = "timeout"
-    reader.join()
-    expect(f"{tag}: exit 0", code == 0, open(err_path).read()[-2000:])
-    got = [json.loads(l) for l in b"".join(chunks).decode().splitlines() if l.strip()]
+    code, out = job.finish()
+    expect(f"{tag}: exit 0", code == 0, job.err()[-2000:])
+    got = [json.loads(l) for l in out.splitlines() if l.strip()]
     compare(f"{tag}: window results", got, want)
     for name, recs in late.items():
         lines = []
