@@ -17,6 +17,7 @@ const PREC = {
 const SOFT_KEYWORDS = [
   'time', 'key', 'event', 'error', 'fail', 'skip', 'session', 'tumbling', 'sliding', 'every',
   'lateness', 'processing', 'watermark', 'idle', 'format', 'within', 'timestamp', 'dead_letter',
+  'late',
 ];
 
 function commaSep1(rule) {
@@ -130,7 +131,15 @@ module.exports = grammar({
 
     key_by_operator: ($) => prec.right(seq('key', 'by', commaSep1($._expression))),
 
-    window_operator: ($) => seq('window', $.window_spec),
+    window_operator: ($) => seq('window', $.window_spec, optional($.late_route)),
+
+    // `on late into <sink>`: where the window's late records go. Not part of window_spec: join
+    // windows have no such clause (as in grammar/Flow.g4, where `late` is a name, not a keyword).
+    late_route: ($) => prec.right(seq(
+      'on', 'late', 'into', field('connector', $.connector),
+      optional($.format_clause),
+      optional(field('delivery', choice('exactly_once', 'at_least_once'))),
+    )),
 
     window_spec: ($) => prec.right(seq(
       choice(
