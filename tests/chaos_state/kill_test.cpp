@@ -45,6 +45,7 @@ namespace {
 namespace fs = std::filesystem;
 using codegen_test::BuildJob;
 using codegen_test::Ran;
+using codegen_test::ProcessScratchDir;
 using codegen_test::ScratchDir;
 
 // Event times span 100 s; the watermark bound (200 s) is larger, so no record is ever late, also
@@ -311,7 +312,7 @@ class KillTest : public ::testing::TestWithParam<std::string> {
   static void SetUpTestSuite() {
     Shared& s = Suite();
     if (s.built) return;
-    s.dir = ScratchDir("chaos_state");
+    s.dir = ProcessScratchDir("chaos_state");
     s.input = s.dir + "/input";
     Generate(&s, EnvInt("FLOW_CHAOS_RECORDS", 600000));
     codegen_test::WriteText(s.dir + "/job.flow", kScript);

@@ -27,6 +27,8 @@ std::string ScratchDir(const std::string& name) {
   return p.string();
 }
 
+std::string ProcessScratchDir(const std::string& name) { return ScratchDir(name + "-" + std::to_string(::getpid())); }
+
 void WriteText(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;

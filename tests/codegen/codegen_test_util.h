@@ -16,6 +16,10 @@ struct Ran {
 
 // A fresh directory for one test under FLOW_TEST_DIR.
 std::string ScratchDir(const std::string& name);
+// ScratchDir(name + "-<pid>"), for what a suite sets up once and its tests share: CTest runs
+// every test as its own process, two at a time, so a fixed name would be wiped and rewritten by
+// another test's set-up while this one uses it.
+std::string ProcessScratchDir(const std::string& name);
 void WriteText(const std::string& path, const std::string& text);
 std::string ReadText(const std::string& path);
 // Runs argv (no shell) with XDG_CACHE_HOME=cache_home when not empty.

@@ -32,6 +32,7 @@ int64_t T0() { return RecentEventTimeOrigin(); }
 using codegen_test::BuildJob;
 using codegen_test::JsonString;
 using codegen_test::Rfc3339;
+using codegen_test::ProcessScratchDir;
 using codegen_test::ScratchDir;
 using test::Isolation;
 using test::JavaPartition;
@@ -136,7 +137,7 @@ std::string RowPrefix(const std::string& url, int64_t start, int64_t views, int6
 class KafkaExample : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    std::string dir = ScratchDir("kafka_example_build");
+    std::string dir = ProcessScratchDir("kafka_example_build");
     Ran built = BuildJob(std::string(FLOW_SOURCE_DIR) + "/examples/kafka_exactly_once.flow", dir + "/kafka_exactly_once");
     build_error_ = built.exit_code == 0 ? "" : "flowc build failed:\n" + built.err;
     binary_ = dir + "/kafka_exactly_once";
