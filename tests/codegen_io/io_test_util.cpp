@@ -83,6 +83,16 @@ void Background::Kill() {
 
 std::string Background::Err() const { return codegen_test::ReadText(err_path_); }
 
+std::string Background::ErrOnceContains(const std::string& needle, int seconds) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::string err = Err();
+    if (err.find(needle) != std::string::npos || !Running()) return err;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return Err();
+}
+
 int64_t RecentEventTimeOrigin() {
   static const int64_t origin = [] {
     constexpr int64_t kHourMs = 3600000;

@@ -32,6 +32,9 @@ class Background {
   void Kill();
   bool Running();
   std::string Err() const;
+  // Waits up to `seconds` until stderr contains `needle` (or the process ends) and returns stderr.
+  // A log line about one partition may come after the output of another partition was read.
+  std::string ErrOnceContains(const std::string& needle, int seconds);
 
  private:
   pid_t pid_ = -1;
