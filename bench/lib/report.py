@@ -14,6 +14,7 @@ def summarize(events, runs, baseline_cpu, baseline_events):
     cpu = statistics.median(r.cpu_s for r in runs)
     wall = statistics.median(r.wall_s for r in runs)
     cell = {
+        "events": events,
         "runs": len(runs),
         "cpu_s": cpu,
         "wall_s": wall,
@@ -77,7 +78,9 @@ def markdown(meta, queries, check, timing, modes, compile_times, failures, notes
     L.append(f"# Nexmark: Flow vs Flink vs hand-written C++ ({meta.get('commit', '?')})\n")
     L.append(f"Machine: {meta['nproc']} CPUs ({meta['cpu']}), {meta['memory_gb']} GB; load average "
              f"at the end {' '.join(meta.get('loadavg', []))}. Events per timed run: "
-             f"{meta['events']:,}; event-time rate {meta['rate']}/s; parallelism "
+             f"{meta['events']:,}"
+             + "".join(f" ({q}: {n:,})" for q, n in sorted(meta.get("query_events", {}).items()))
+             + f"; event-time rate {meta['rate']}/s; parallelism "
              f"{meta['parallelism']}; median of {meta['runs']} run(s); start-up baseline: "
              + (f"{meta['baseline_events']:,} events" if meta['baseline_events'] > 0 else
                 "the correctness run") + ".\n")

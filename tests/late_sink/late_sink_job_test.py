@@ -75,7 +75,6 @@ def expect(name, cond, detail=""):
         print(f"FAIL {name}: {detail}", flush=True)
 
 
-
 def tumbling_late(t, wm):
     return fired((t // TSIZE) * TSIZE + TSIZE, TLATE, wm)
 
