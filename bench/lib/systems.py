@@ -70,13 +70,16 @@ class Limit:
         self.build_dir = build_dir
         self.binary = build_dir / "bin" / "nexmark_limit"
 
-    def build(self, log):
+    def build(self, log, extra_targets=()):
+        """Configures the build dir when needed (a fresh machine) and builds nexmark_limit, plus
+        extra_targets (flowc and, through its dependencies, the runtime jobs link against)."""
         if not (self.build_dir / "build.ninja").exists():
             subprocess.run(["cmake", "-S", str(self.root), "-B", str(self.build_dir), "-G", "Ninja",
                             "-DCMAKE_BUILD_TYPE=Release"], check=True, stdout=subprocess.DEVNULL)
         subprocess.run(["cmake", "--build", str(self.build_dir), "--target", "nexmark_limit",
-                        "-j2"], check=True, stdout=subprocess.DEVNULL)
-        log(f"limit: {self.binary}")
+                        *extra_targets, "-j2"], check=True, stdout=subprocess.DEVNULL)
+        log(f"limit: {self.binary}" + (f" (also built {', '.join(extra_targets)})"
+                                       if extra_targets else ""))
 
     def supports(self, mode):
         return mode == "off"
