@@ -27,7 +27,9 @@ std::string ScratchDir(const std::string& name) {
   return p.string();
 }
 
-std::string ProcessScratchDir(const std::string& name) { return ScratchDir(name + "-" + std::to_string(::getpid())); }
+std::string ProcessScratchDir(const std::string& name) {
+  return ScratchDir(name + "-" + std::to_string(::getpid()));
+}
 
 void WriteText(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);

@@ -83,14 +83,20 @@ void Background::Kill() {
 
 std::string Background::Err() const { return codegen_test::ReadText(err_path_); }
 
-std::string Background::ErrOnceContains(const std::string& needle, int seconds) {
+std::string Background::WaitForErr(const std::function<bool(const std::string&)>& done,
+                                   int seconds) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   while (std::chrono::steady_clock::now() < deadline) {
     std::string err = Err();
-    if (err.find(needle) != std::string::npos || !Running()) return err;
+    if (done(err) || !Running()) return err;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return Err();
+}
+
+std::string Background::ErrOnceContains(const std::string& needle, int seconds) {
+  return WaitForErr([&](const std::string& err) { return err.find(needle) != std::string::npos; },
+                    seconds);
 }
 
 int64_t RecentEventTimeOrigin() {

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,8 +33,11 @@ class Background {
   void Kill();
   bool Running();
   std::string Err() const;
-  // Waits up to `seconds` until stderr contains `needle` (or the process ends) and returns stderr.
-  // A log line about one partition may come after the output of another partition was read.
+  // Polls stderr until `done(stderr)` holds, the process ends or `seconds` pass; returns the last
+  // stderr read. Log lines trail output: one partition's line may come after another partition's
+  // records were consumed.
+  std::string WaitForErr(const std::function<bool(const std::string&)>& done, int seconds);
+  // WaitForErr until stderr contains `needle`.
   std::string ErrOnceContains(const std::string& needle, int seconds);
 
  private:

@@ -252,17 +252,17 @@ class KafkaExample : public ::testing::Test {
     for (const auto& [k, n] : seen) EXPECT_EQ(want.count(k), 1u) << "unexpected dead letter " << k;
   }
 
-  // Waits until `err_path`'s job logged `n` completed checkpoints (bounded).
-  static bool WaitForCheckpoints(const Background& job, size_t n, int seconds) {
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::string err = job.Err();
+  // Waits until the job logged `n` completed checkpoints (bounded; false if it ends first).
+  static bool WaitForCheckpoints(Background& job, size_t n, int seconds) {
+    auto completed = [n](const std::string& err) {
       size_t count = 0;
-      for (size_t at = err.find("result=completed"); at != std::string::npos; at = err.find("result=completed", at + 1)) ++count;
-      if (count >= n) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
+      for (size_t at = err.find("result=completed"); at != std::string::npos;
+           at = err.find("result=completed", at + 1)) {
+        ++count;
+      }
+      return count >= n;
+    };
+    return completed(job.WaitForErr(completed, seconds));
   }
 
   KafkaTestEnv env_;
