@@ -69,5 +69,5 @@ flow_frontend_defaults(flow_plan)
 
 file(GLOB flow_codegen_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/codegen/*.cpp)
 add_library(flow_codegen STATIC ${flow_codegen_sources} ${CMAKE_CURRENT_BINARY_DIR}/generated/toolchain_config.cpp)
-target_link_libraries(flow_codegen PUBLIC flow_plan flow_stdlib_registry)
+target_link_libraries(flow_codegen PUBLIC flow_plan flow_stdlib_registry flow_rt_common)
 flow_frontend_defaults(flow_codegen)

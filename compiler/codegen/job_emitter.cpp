@@ -5,14 +5,15 @@
 #include <map>
 #include <set>
 
+#include "codegen/aggregate_emitter.h"
 #include "codegen/codegen.h"
 #include "codegen/escape.h"
-#include "codegen/aggregate_emitter.h"
 #include "codegen/expr_emitter.h"
 #include "codegen/records.h"
 #include "codegen/sink_emitter.h"
 #include "codegen/source_emitter.h"
 #include "codegen/writer.h"
+#include "flow/runtime/common/job_id.h"
 #include "stdlib/registry/registry.h"
 
 namespace flow::codegen {
@@ -57,7 +58,12 @@ class JobEmitter {
     w_.Line("");
     w_.Line(PartGuard("FLOW_PART_MAIN"));
     w_.Line("int main(int argc, char** argv) {");
-    w_.Line("  return ::flow::rt::RunMain(argc, argv, flowjob::ParamSpecs(), &flowjob::Build);");
+    // The job's identity comes from the script, not from the binary's file name: a renamed or
+    // redeployed binary is still the same job (state dir and Kafka progress are keyed by it).
+    w_.Line("  return ::flow::rt::RunMain(argc, argv, flowjob::ParamSpecs(), &flowjob::Build, " +
+            CppStringLiteral(::flow::rt::JobIdFromName(
+                std::filesystem::path(options_.flow_file).stem().string())) +
+            ");");
     w_.Line("}");
     w_.Line("#endif");
     GenerateResult r;

@@ -11,7 +11,9 @@ namespace flow::rt {
 namespace {
 
 constexpr uint32_t kMagic = 0x4D434C46;  // "FLCM" little-endian
-constexpr uint32_t kVersion = 1;
+// Version 2 added each snapshot's source_watermark; version 1 files are still read.
+constexpr uint32_t kVersion = 2;
+constexpr uint32_t kOldestVersion = 1;
 constexpr size_t kHeaderBytes = 4 + 4 + 8;  // magic, version, total file size
 // Smallest encodings, to reject counts larger than the bytes left before allocating.
 constexpr size_t kMinOpBytes = 8 + 4;
@@ -61,6 +63,7 @@ std::string EncodeCheckpointMetadata(const CheckpointMetadata& m) {
     w.PutU32(s.key_group_end);
     w.PutBool(s.finished);
     w.PutString(s.source_position);
+    w.PutString(s.source_watermark);
     w.PutU32(static_cast<uint32_t>(s.files.size()));
     for (const SnapshotFile& f : s.files) {
       w.PutString(f.name);
@@ -91,9 +94,10 @@ Result<CheckpointMetadata> DecodeCheckpointMetadata(std::string_view bytes) {
   FLOW_META_READ(r.GetU32(&magic), "magic");
   if (magic != kMagic) return Status::Corruption("checkpoint metadata: bad magic (not a Flow checkpoint metadata file)");
   FLOW_META_READ(r.GetU32(&version), "version");
-  if (version != kVersion) {
-    return Status::Corruption("checkpoint metadata: unsupported version " + std::to_string(version) + " (expected " +
-                              std::to_string(kVersion) + ")");
+  if (version < kOldestVersion || version > kVersion) {
+    return Status::Corruption(
+        "checkpoint metadata: unsupported version " + std::to_string(version) + " (expected " +
+        std::to_string(kOldestVersion) + " to " + std::to_string(kVersion) + ")");
   }
   uint64_t declared = 0;
   FLOW_META_READ(r.GetU64(&declared), "file size");
@@ -136,6 +140,7 @@ Result<CheckpointMetadata> DecodeCheckpointMetadata(std::string_view bytes) {
     }
     FLOW_META_READ(r.GetBool(&s.finished), "snapshot finished flag");
     FLOW_META_READ(r.GetString(&s.source_position), "source position");
+    if (version >= 2) FLOW_META_READ(r.GetString(&s.source_watermark), "source watermark");
     uint32_t nf = 0;
     FLOW_RETURN_IF_ERROR(ReadCount(&r, kMinFileBytes, "file", &nf));
     s.files.resize(nf);

@@ -27,17 +27,6 @@ bool ValidName(std::string_view name) {
   });
 }
 
-// "chk-<digits>" -> id, else -1.
-int64_t ParseCheckpointDir(const std::string& name) {
-  if (name.size() < 5 || name.compare(0, 4, "chk-") != 0) return -1;
-  int64_t id = 0;
-  for (size_t i = 4; i < name.size(); ++i) {
-    if (name[i] < '0' || name[i] > '9' || id > (INT64_MAX - 9) / 10) return -1;
-    id = id * 10 + (name[i] - '0');
-  }
-  return id;
-}
-
 std::optional<CheckpointMetadata> TryReadMetadata(const fs::path& dir) {
   auto bytes = checkpoint_fs::ReadFile((dir / kMetadataFileName).string());
   if (!bytes.ok()) return std::nullopt;
@@ -63,6 +52,16 @@ std::string Hex32(uint32_t v) {
 }  // namespace
 
 std::string CheckpointDirName(int64_t checkpoint_id) { return "chk-" + std::to_string(checkpoint_id); }
+
+int64_t ParseCheckpointDir(std::string_view name) {
+  if (name.size() < 5 || name.substr(0, 4) != "chk-") return -1;
+  int64_t id = 0;
+  for (size_t i = 4; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9' || id > (INT64_MAX - 9) / 10) return -1;
+    id = id * 10 + (name[i] - '0');
+  }
+  return id;
+}
 std::string SavepointDirName(std::string_view name) { return "sp-" + std::string(name); }
 
 std::string SnapshotFileName(std::string_view operator_name, uint32_t subtask) {
@@ -221,6 +220,8 @@ Status CheckpointStorage::ApplyRetention() {
   int64_t newest = complete.back();
   size_t keep_from = complete.size() > options_.retained ? complete.size() - options_.retained : 0;
   std::set<int64_t> kept(complete.begin() + static_cast<std::ptrdiff_t>(keep_from), complete.end());
+  if (const int64_t committed = committed_.load(); committed > 0 && chks.count(committed) > 0)
+    kept.insert(committed);
   std::set<std::string> dropped_refs;
   Status first_error;
   for (const auto& [id, m] : chks) {
@@ -239,6 +240,22 @@ Status CheckpointStorage::ApplyRetention() {
     if (ec && first_error.ok()) first_error = Status::IoError("cannot delete shared file '" + ref + "': " + ec.message());
   }
   return first_error;
+}
+
+Status CheckpointStorage::DiscardNewerThan(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fs::path root(options_.state_dir);
+  std::error_code ec;
+  std::vector<fs::path> doomed;
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    if (ParseCheckpointDir(it->path().filename().string()) > id) doomed.push_back(it->path());
+  }
+  if (ec) return Status::IoError("cannot list state dir '" + root.string() + "': " + ec.message());
+  for (const fs::path& p : doomed) {
+    fs::remove_all(p, ec);
+    if (ec) return Status::IoError("cannot delete '" + p.string() + "': " + ec.message());
+  }
+  return Status::Ok();
 }
 
 Status CheckpointStorage::CreateSavepoint(int64_t checkpoint_id, std::string_view name) {

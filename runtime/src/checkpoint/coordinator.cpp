@@ -56,7 +56,7 @@ void CheckpointCoordinator::Start() {
 }
 
 std::optional<int64_t> CheckpointCoordinator::CanTriggerLocked(int64_t now, CheckpointFailureReason* why) const {
-  if (!started_ || job_failure_) {
+  if (!started_ || job_failure_ || failed_) {
     *why = CheckpointFailureReason::kNotRunning;
   } else if (finishing_) {
     *why = CheckpointFailureReason::kJobFinishing;
@@ -209,6 +209,19 @@ void CheckpointCoordinator::JobFinishing() {
     int64_t now = clock_();
     while (!pending_.empty()) {
       AbortLocked(pending_.begin()->first, CheckpointFailureReason::kJobFinishing, "job is finishing", now);
+    }
+  }
+  Deliver();
+}
+
+void CheckpointCoordinator::JobFailed(const std::string& message) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    failed_ = true;
+    int64_t now = clock_();
+    while (!pending_.empty()) {
+      AbortLocked(pending_.begin()->first, CheckpointFailureReason::kNotRunning,
+                  "the job failed: " + message, now);
     }
   }
   Deliver();

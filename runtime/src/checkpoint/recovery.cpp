@@ -44,16 +44,6 @@ Status CheckBytes(const RestorePoint& p, const SnapshotFile& f, std::string_view
   return Status::Ok();
 }
 
-int64_t ParseCheckpointDir(const std::string& name) {
-  if (name.size() < 5 || name.compare(0, 4, "chk-") != 0) return -1;
-  int64_t id = 0;
-  for (size_t i = 4; i < name.size(); ++i) {
-    if (name[i] < '0' || name[i] > '9' || id > (INT64_MAX - 9) / 10) return -1;
-    id = id * 10 + (name[i] - '0');
-  }
-  return id;
-}
-
 }  // namespace
 
 Result<RestorePoint> VerifyCheckpoint(const std::string& dir) {

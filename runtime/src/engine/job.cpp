@@ -305,6 +305,11 @@ Status Job::Execute() {
     if (ran_) return Status::Internal("Job::Execute called twice");
     ran_ = true;
   }
+  // The state dir's lock is held across restarts and let go when the job is done.
+  struct ReleaseStateDir {
+    std::unique_ptr<StateDirectory>* dir;
+    ~ReleaseStateDir() { dir->reset(); }
+  } release_state_dir{&state_dir_};
   const CheckpointFlags flags = options_.checkpoint;
   // Without a state dir a restart would replay every source from its start: fail instead.
   const bool can_restart = !flags.state_dir.empty() && flags.restart.max_attempts > 0 && flags.restart.Validate().ok();
@@ -422,6 +427,9 @@ void Job::Fail(Runtime* rt, const Status& s) {
     if (!rt->error.ok()) return;
     rt->error = s;
   }
+  // Snapshot writes that drain after the cancel must complete no checkpoint (and so run no
+  // retention and no commit): the restart restores what was complete before the failure.
+  if (rt->coordinator) rt->coordinator->JobFailed(s.ToString());
   control_.cancel.store(true);
   for (InputGate* g : rt->gates) g->Cancel();
 }

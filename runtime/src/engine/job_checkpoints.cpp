@@ -72,12 +72,20 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
   for (const auto& e : edges_) parts.push_back(EdgePart(*e, nodes_[e->from]->name, nodes_[e->to]->name));
   info.fingerprint = JobFingerprint(parts);
 
-  if (rt->txn) FLOW_RETURN_IF_ERROR(rt->txn->Start(options_));
   if (!flags.state_dir.empty()) {
+    // One process per state dir, and the dir of one job only: both checked before anything in
+    // it (or in Kafka) is touched. Held across in-process restarts.
+    if (!state_dir_) {
+      auto dir = StateDirectory::Open(flags.state_dir);
+      if (!dir.ok()) return dir.status();
+      state_dir_ = std::move(dir).value();
+      FLOW_RETURN_IF_ERROR(state_dir_->Claim(options_.job_id));
+    }
     auto storage = CheckpointStorage::Open(CheckpointStorageOptions{flags.state_dir, flags.retained, {}}, info);
     if (!storage.ok()) return storage.status();
     rt->storage = std::move(storage).value();
   }
+  if (rt->txn) FLOW_RETURN_IF_ERROR(rt->txn->Start(options_, rt->storage.get(), state_dir_.get()));
   auto selection = rt->txn ? rt->txn->SelectRestore(flags, info) : ResolveRestore(flags.state_dir, flags.restore, info);
   if (!selection.ok()) return selection.status();
   for (const std::string& w : selection->warnings) Log(LogLevel::kWarn, "checkpoint", w);

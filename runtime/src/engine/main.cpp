@@ -10,9 +10,9 @@
 namespace flow::rt {
 
 int RunMain(int argc, const char* const* argv, const std::vector<ParamSpec>& params,
-            const std::function<Status(Job&)>& build) {
+            const std::function<Status(Job&)>& build, std::string_view job_id) {
   const char* program = argc > 0 ? argv[0] : "job";
-  auto parsed = ParseJobArgs(argc, argv, params);
+  auto parsed = ParseJobArgs(argc, argv, params, job_id);
   if (!parsed.ok()) {
     std::fprintf(stderr, "%s: error: %s\n", program, parsed.status().message().c_str());
     return 2;

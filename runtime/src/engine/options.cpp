@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "flow/runtime/common/job_id.h"
+
 namespace flow::rt {
 namespace {
 
@@ -165,21 +167,9 @@ Result<DurationMs> JobParams::GetDuration(std::string_view name) const {
   return out;
 }
 
-namespace {
-// The program's file name with characters a transactional id may not hold replaced.
-std::string DefaultJobId(std::string_view program) {
-  auto slash = program.find_last_of('/');
-  if (slash != std::string_view::npos) program = program.substr(slash + 1);
-  std::string id(program.substr(0, 200));
-  for (char& c : id) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    if (!ok) c = '_';
-  }
-  return id;
-}
-}  // namespace
-
-Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv, const std::vector<ParamSpec>& specs) {
+Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
+                                const std::vector<ParamSpec>& specs,
+                                std::string_view default_job_id) {
   ParsedArgs parsed;
   JobOptions& o = parsed.options;
   o.parallelism = std::max(1u, std::thread::hardware_concurrency());
@@ -245,7 +235,7 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv, const std::ve
       o.progress_interval_s = s;
     } else if (arg == "--job-id") {
       FLOW_RETURN_IF_ERROR(next(&v));
-      if (v.empty() || v.size() > 200 || v.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != std::string_view::npos) {
+      if (!IsValidJobId(v)) {
         return Status::InvalidArgument(fmt::format("--job-id {}: expected 1 to 200 characters of A-Z a-z 0-9 . _ -", v));
       }
       o.job_id = std::string(v);
@@ -283,7 +273,9 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv, const std::ve
       }
     }
   }
-  if (o.job_id.empty() && argc > 0) o.job_id = DefaultJobId(argv[0]);
+  if (o.job_id.empty())
+    o.job_id = !default_job_id.empty() ? std::string(default_job_id)
+                                       : JobIdFromName(argc > 0 ? argv[0] : "");
   FLOW_RETURN_IF_ERROR(ResolveCheckpointFlags(&o.checkpoint, /*has_exactly_once_sink=*/false));
   auto params = JobParams::Make(specs, sets);
   if (!params.ok()) return params.status();
@@ -304,7 +296,9 @@ std::string JobUsage(std::string_view program, const std::vector<ParamSpec>& spe
       "  --state-backend K      keyed state backend: heap or rocksdb (default: heap)\n"
       "  --state-local-dir DIR  rocksdb working files (default: $TMPDIR or /tmp)\n"
       "  --state-cache-entries N  rocksdb entries kept in memory per state (default: 65536)\n"
-      "  --job-id ID            job id for exactly-once Kafka sinks (default: the program name)\n"
+      "  --job-id ID            the job's identity: its state dir and Kafka transactions belong to "
+      "it\n"
+      "                         (default: compiled in from the script's file name)\n"
       "  --help                 show this text\n",
       program);
   out += "\ncheckpoint flags:\n" + CheckpointFlagsUsage();

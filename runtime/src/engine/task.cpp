@@ -83,6 +83,25 @@ std::vector<OldSourcePosition> Task::RestoredSourcePositions(const std::string& 
   return old;
 }
 
+Result<TimestampMs> Task::RestoredWatermarkFloor(const std::string& op,
+                                                 uint32_t old_parallelism) const {
+  if (checkpointing_.restore == nullptr) return kMinWatermark;
+  TimestampMs floor = kMaxWatermark;
+  bool any = false;
+  for (const OperatorSnapshot& s : checkpointing_.restore->metadata.snapshots) {
+    if (s.finished || s.operator_name != op || s.subtask >= old_parallelism) continue;
+    if (s.source_watermark.empty()) return kMinWatermark;  // an older checkpoint: nothing known
+    auto reached = WatermarkGenerator::ReachedInSnapshot(s.source_watermark);
+    if (!reached.ok()) {
+      return Status(reached.status().code(), fmt::format("source '{}' subtask {}: {}", op,
+                                                         s.subtask, reached.status().message()));
+    }
+    floor = std::min(floor, *reached);
+    any = true;
+  }
+  return any ? floor : kMinWatermark;
+}
+
 // The operator's own file is files[0]; any further files are its keyed state's asynchronous
 // snapshot (state/snapshot_scope.h), reached only through the reference in files[0].
 Status Task::RestoreOneSnapshot(Consumer* m, const OperatorSnapshot& snap) {
@@ -227,8 +246,8 @@ Task::~Task() { FinishSnapshotWrites(); }
 
 void Task::FinishSnapshotWrites() { writer_.reset(); }
 
-Status Task::Checkpoint(int64_t id, const std::string* source_position, const std::function<Status()>& forward,
-                        DurationMs alignment_ms) {
+Status Task::Checkpoint(int64_t id, const SourceState* source,
+                        const std::function<Status()>& forward, DurationMs alignment_ms) {
   CheckpointCoordinator* coordinator = checkpointing_.coordinator;
   if (coordinator == nullptr) return forward();
   const int64_t start = SteadyNowMs();
@@ -260,11 +279,12 @@ Status Task::Checkpoint(int64_t id, const std::string* source_position, const st
   ack.task = checkpointing_.index;
   ack.stats.sync_ms = taken->sync_done_ms - start;
   ack.stats.alignment_ms = alignment_ms;
-  if (source_position != nullptr) {
+  if (source != nullptr) {
     OperatorSnapshot src;
     src.operator_name = name_;
     src.subtask = subtask_;
-    src.source_position = *source_position;
+    src.source_position = source->position;
+    src.source_watermark = source->watermark;
     ack.snapshots.push_back(std::move(src));
   }
   // Asynchronous part: the barrier is gone, records keep flowing; the ack follows the writes.

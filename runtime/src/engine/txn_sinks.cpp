@@ -98,9 +98,15 @@ Status TxnSinkSubtask::Barrier(int64_t id) {
   return sink_->BeginTransaction();
 }
 
-void TxnSinkSubtask::Finish() {
+Status TxnSinkSubtask::Finish() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (finished_) return Status::Ok();
   finished_ = true;
+  if (!sink_) return Status::Internal("exactly-once sink: end of input before start-up");
+  const int64_t id = last_precommit_ + 1;
+  FLOW_RETURN_IF_ERROR(sink_->PreCommit(id));
+  last_precommit_ = id;
+  return sink_->BeginTransaction();
 }
 
 Status TxnSinkSubtask::PreCommitIfFinished(int64_t id) {
@@ -167,8 +173,12 @@ Status TxnSinks::ApplyDefaults(CheckpointFlags* flags) const {
   return Status::Ok();
 }
 
-Status TxnSinks::Start(const JobOptions& options) {
-  state_dir_ = options.checkpoint.state_dir;
+Status TxnSinks::Start(const JobOptions& options, CheckpointStorage* storage,
+                       StateDirectory* state_dir) {
+  storage_ = storage;
+  state_dir_ = state_dir;
+  const int64_t recorded = state_dir_ != nullptr ? state_dir_->committed() : 0;
+  if (storage_ != nullptr) storage_->KeepCommitted(recorded);
   const TxnSinkSpec::Kafka* kafka = nullptr;
   uint32_t participants = 0;
   for (engine_detail::TxnSinkSubtask* s : subtasks_) {
@@ -205,35 +215,45 @@ Status TxnSinks::Start(const JobOptions& options) {
   Log(LogLevel::kInfo, "txn", "transaction group ready",
       {{"transactional_id", group_->transactional_id()}, {"last_committed", std::to_string(c)},
        {"transaction_timeout_ms", std::to_string(group_->transaction_timeout_ms())}});
-  // Checkpoints after C completed but never committed: their output was aborted, and keeping
-  // them would let retention delete chk-C in favour of checkpoints that can never be restored.
-  std::error_code ec;
-  if (!std::filesystem::is_directory(state_dir_, ec)) return Status::Ok();
-  for (const auto& entry : std::filesystem::directory_iterator(state_dir_, ec)) {
-    std::string name = entry.path().filename().string();
-    if (name.rfind("chk-", 0) != 0) continue;
-    int64_t id = 0;
-    try {
-      size_t used = 0;
-      id = std::stoll(name.substr(4), &used);
-      if (used != name.size() - 4) continue;
-    } catch (...) {
-      continue;
-    }
-    if (id <= c) continue;
-    Log(LogLevel::kWarn, "txn", "deleting a checkpoint Kafka never committed",
-        {{"path", entry.path().string()}, {"last_committed", std::to_string(c)}});
-    std::filesystem::remove_all(entry.path(), ec);
-    if (ec) {
-      return Status::IoError(fmt::format("cannot delete uncommitted checkpoint {}: {}", entry.path().string(),
-                                         ec.message()));
-    }
+  if (recorded > c) {
+    // Kafka lost the job's progress (topic deleted or expired, another cluster): restoring
+    // anything would duplicate or lose output, and discarding the checkpoints would be final.
+    return Status::InvalidArgument(fmt::format(
+        "job `{}`: Kafka's progress topic says checkpoint {} was committed last, but state "
+        "directory '{}' recorded that checkpoint {} was; the progress topic was deleted or "
+        "expired, or the brokers are another cluster. Nothing was changed. Point the job at the "
+        "cluster it wrote to, or start a new job with its own --job-id and --state-dir",
+        group_->job_id(), c, state_dir_->path(), recorded));
   }
+  if (storage_ == nullptr) return Status::Ok();
+  // Checkpoints after C completed but were never committed: their output was aborted, and keeping
+  // them would let retention delete chk-C in favour of checkpoints that can never be restored.
+  Log(LogLevel::kInfo, "txn", "discarding checkpoints Kafka never committed",
+      {{"state_dir", storage_->state_dir()}, {"newer_than", std::to_string(c)}});
+  FLOW_RETURN_IF_ERROR(storage_->DiscardNewerThan(c));
+  storage_->KeepCommitted(c);
   return Status::Ok();
 }
 
 Result<RestoreSelection> TxnSinks::SelectRestore(const CheckpointFlags& flags, const JobCheckpointInfo& info) const {
-  if (!group_) return ResolveRestore(flags.state_dir, flags.restore, info);
+  if (!group_) {
+    auto sel = ResolveRestore(flags.state_dir, flags.restore, info);
+    if (!sel.ok()) return sel;
+    const int64_t c = state_dir_ != nullptr ? state_dir_->committed() : 0;
+    const int64_t r = sel->point ? sel->point->metadata.checkpoint_id : 0;
+    if (r >= c) return sel;
+    // The files of epochs up to C are visible: restoring before C would write them again.
+    std::string what = fmt::format("restoring checkpoint {}", r);
+    if (r == 0) {
+      what = flags.restore == "none" ? "--restore none: starting from nothing"
+                                     : "no usable checkpoint: starting from nothing";
+    }
+    return Status::InvalidArgument(fmt::format(
+        "{} would write again the output of checkpoints up to {}, which the exactly-once sinks "
+        "already committed (state directory '{}'). Restore chk-{} or a newer checkpoint (see the "
+        "warnings above if it was skipped), or start a new job with its own --state-dir and output",
+        what, c, flags.state_dir, c));
+  }
   const int64_t c = group_->last_committed();
   const std::string why = fmt::format(
       "Kafka's last committed checkpoint of job `{}` is {}; restoring any other would duplicate or lose output",
@@ -249,7 +269,7 @@ Result<RestoreSelection> TxnSinks::SelectRestore(const CheckpointFlags& flags, c
   std::string path = flags.restore;
   if (path.empty()) {
     if (c == 0) return sel;
-    path = (std::filesystem::path(flags.state_dir) / fmt::format("chk-{}", c)).string();
+    path = (std::filesystem::path(flags.state_dir) / CheckpointDirName(c)).string();
   }
   auto point = VerifyCheckpoint(path);
   if (!point.ok()) {
@@ -299,7 +319,7 @@ void TxnSinks::OnCheckpointComplete(int64_t id) {
     if (failed_ || id <= committed_) return;
   }
   const int64_t start = SteadyNowMs();
-  // Finished subtasks did not see barrier `id`: seal what they wrote since their last one.
+  // Finished subtasks did not see barrier `id`; their data was sealed when they finished.
   for (engine_detail::TxnSinkSubtask* s : subtasks_) {
     if (Status st = s->PreCommitIfFinished(id); !st.ok()) return FailWith(st);
   }
@@ -316,6 +336,14 @@ void TxnSinks::OnCheckpointComplete(int64_t id) {
                                                     st.message())));
     }
   }
+  // Recorded after the commit: the record must never claim more than Kafka (Start compares).
+  if (state_dir_ != nullptr) {
+    if (Status st = state_dir_->RecordCommitted(id); !st.ok()) {
+      return FailWith(Status(
+          st.code(), fmt::format("recording committed checkpoint {}: {}", id, st.message())));
+    }
+  }
+  if (storage_ != nullptr) storage_->KeepCommitted(id);
   Log(LogLevel::kDebug, "txn", "committed",
       {{"id", std::to_string(id)}, {"ms", std::to_string(SteadyNowMs() - start)}});
   std::lock_guard<std::mutex> lock(mu_);

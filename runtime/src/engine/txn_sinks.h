@@ -4,9 +4,9 @@
 // before the restore point is chosen), SelectRestore, Recover (every sink subtask opened and
 // recovered before any task runs; registers as checkpoint listener). Execute calls Finish after
 // every task ended (final checkpoint of a bounded job, then close).
-// Commits run on the thread that completed the checkpoint (listener callbacks never overlap), so
-// the next checkpoint cannot complete before this commit returned: at most one completed
-// checkpoint is ever newer than the one Kafka committed, and retention keeps that one.
+// Commits run on the thread that delivers the checkpoint's completion (listener callbacks never
+// overlap). Newer checkpoints may complete while a commit is slow; retention keeps the last
+// committed one all the same (KeepCommitted), so a failed commit can always restart from it.
 
 #include <cstdint>
 #include <functional>
@@ -15,8 +15,10 @@
 #include <vector>
 
 #include "flow/runtime/checkpoint/checkpoint_flags.h"
+#include "flow/runtime/checkpoint/checkpoint_storage.h"
 #include "flow/runtime/checkpoint/coordinator.h"
 #include "flow/runtime/checkpoint/recovery.h"
+#include "flow/runtime/checkpoint/state_dir.h"
 #include "flow/runtime/engine/graph.h"
 #include "flow/runtime/engine/options.h"
 #include "flow/runtime/engine/txn_sink.h"
@@ -32,11 +34,15 @@ class TxnSinks final : public CheckpointListener {
   // A state dir is required; the checkpoint interval defaults to 1 s.
   [[nodiscard]] Status ApplyDefaults(CheckpointFlags* flags) const;
   // With Kafka sinks: starts the transaction group (fences older instances, aborts what they left
-  // open, reads the committed checkpoint C) and deletes checkpoints newer than C from the state
-  // dir (never committed; their output was aborted).
-  [[nodiscard]] Status Start(const JobOptions& options);
+  // open, reads the committed checkpoint C), refuses to go on when the state dir recorded a newer
+  // commit than C (the progress topic was lost: nothing is deleted), and deletes checkpoints newer
+  // than C from `storage` (never committed; their output was aborted). Retention of `storage`
+  // then always keeps the last committed checkpoint (CheckpointStorage::KeepCommitted).
+  [[nodiscard]] Status Start(const JobOptions& options, CheckpointStorage* storage,
+                             StateDirectory* state_dir);
   // Kafka: exactly C (none when 0); a missing or corrupt chk-C is an error, never a fallback.
-  // Files only: the usual selection (newest valid checkpoint).
+  // Files only: the usual selection (newest valid checkpoint), refused when it is older than the
+  // checkpoint the state dir recorded as committed (its epochs' files are visible already).
   [[nodiscard]] Result<RestoreSelection> SelectRestore(const CheckpointFlags& flags,
                                                        const JobCheckpointInfo& info) const;
   // Open, Recover(restored_id), BeginTransaction for every subtask; listens to `coordinator`.
@@ -57,7 +63,8 @@ class TxnSinks final : public CheckpointListener {
 
   std::vector<engine_detail::TxnSinkSubtask*> subtasks_;
   std::unique_ptr<KafkaTransactionGroup> group_;
-  std::string state_dir_;
+  CheckpointStorage* storage_ = nullptr;  // null without a state dir
+  StateDirectory* state_dir_ = nullptr;   // likewise
   std::function<void(const Status&)> fail_;
   mutable std::mutex mu_;
   int64_t committed_ = 0;  // guarded by mu_

@@ -61,6 +61,58 @@ bool WatermarkGenerator::IsIdle(int64_t now) const {
   return true;
 }
 
+namespace {
+constexpr uint32_t kSnapshotVersion = 1;
+}  // namespace
+
+void WatermarkGenerator::Snapshot(TimestampMs reached, int64_t now, BinaryWriter* out) const {
+  out->PutU32(kSnapshotVersion);
+  out->PutI64(reached);
+  out->PutU32(static_cast<uint32_t>(splits_.size()));
+  for (const Split& s : splits_) {
+    out->PutU32(static_cast<uint32_t>(s.id));
+    out->PutI64(s.max_ts);
+    out->PutBool(SplitIdle(s, now));
+  }
+}
+
+Result<TimestampMs> WatermarkGenerator::ReachedInSnapshot(std::string_view bytes) {
+  BinaryReader in(bytes);
+  uint32_t version = 0;
+  TimestampMs reached = kMinWatermark;
+  if (!in.GetU32(&version).ok() || version != kSnapshotVersion || !in.GetI64(&reached).ok()) {
+    return Status::Corruption("source watermark snapshot: bad version or truncated");
+  }
+  return reached;
+}
+
+Status WatermarkGenerator::Restore(std::string_view bytes, int64_t now, TimestampMs* reached) {
+  auto e = ReachedInSnapshot(bytes);
+  if (!e.ok()) return e.status();
+  BinaryReader in(bytes.substr(4 + 8));
+  uint32_t n = 0;
+  if (!in.GetU32(&n).ok() || static_cast<uint64_t>(n) * 13 > in.remaining()) {
+    return Status::Corruption("source watermark snapshot: bad split count");
+  }
+  std::vector<Split> splits(n);
+  for (Split& s : splits) {
+    uint32_t id = 0;
+    bool idle = false;
+    if (!in.GetU32(&id).ok() || !in.GetI64(&s.max_ts).ok() || !in.GetBool(&idle).ok()) {
+      return Status::Corruption("source watermark snapshot: truncated split");
+    }
+    s.id = static_cast<int32_t>(id);
+    // Idle stays idle (until a record arrives); an active split starts its idle timeout anew.
+    s.last_active = idle ? now - spec_.idle_timeout : now;
+  }
+  if (!in.AtEnd()) return Status::Corruption("source watermark snapshot: trailing bytes");
+  splits_ = std::move(splits);
+  last_split_ = 0;
+  start_now_ = now;
+  *reached = *e;
+  return Status::Ok();
+}
+
 WatermarkCombiner::WatermarkCombiner(size_t channels) : in_(channels) {}
 
 bool WatermarkCombiner::OnWatermark(size_t channel, TimestampMs wm) {

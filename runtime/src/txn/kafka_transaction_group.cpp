@@ -6,9 +6,10 @@
 
 #include <fmt/format.h>
 
-#include "flow/runtime/checkpoint/fault_injection.h"
-#include "flow/runtime/txn/kafka_exactly_once_sink.h"
 #include "../connectors/kafka_common.h"
+#include "flow/runtime/checkpoint/fault_injection.h"
+#include "flow/runtime/common/job_id.h"
+#include "flow/runtime/txn/kafka_exactly_once_sink.h"
 #include "kafka_admin.h"
 
 namespace flow::rt {
@@ -29,12 +30,7 @@ void Backoff(int64_t* delay_ms) {
 }  // namespace
 
 Result<std::string> TransactionalIdForJob(const std::string& job_id) {
-  bool ok = !job_id.empty() && job_id.size() <= 200;
-  for (char c : job_id) {
-    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                c == '.' || c == '_' || c == '-');
-  }
-  if (!ok) {
+  if (!IsValidJobId(job_id)) {
     return Status::InvalidArgument(fmt::format(
         "kafka exactly-once: job id `{}` must be 1..200 characters of [A-Za-z0-9._-] (--job-id)", job_id));
   }

@@ -315,6 +315,27 @@ TEST(CheckpointCoordinator, TaskFailureAndJobFinishing) {
   EXPECT_NE(r.status().message().find("job_finishing"), std::string::npos);
 }
 
+// After the job failed, snapshot writes that drain during the cancel still acknowledge: they
+// must complete nothing (no metadata, no retention, no commit by a listener).
+TEST(CheckpointCoordinator, JobFailedAbortsPendingAndIgnoresLaterAcks) {
+  CheckpointOptions o;
+  o.max_concurrent = 2;
+  Fixture f(o, 2);
+  ASSERT_TRUE(f.coordinator.Trigger().ok());
+  ASSERT_TRUE(f.Ack(1, 0).ok());
+  f.coordinator.JobFailed("sink commit failed");
+  EXPECT_EQ(f.recorder.events, (std::vector<std::string>{"abort 1 not_running"}));
+  ASSERT_TRUE(f.Ack(1, 1).ok());  // the drain's late ack
+  EXPECT_TRUE(f.finalizer.finalized.empty());
+  EXPECT_EQ(f.coordinator.LastCompletedId(), 0);
+  EXPECT_EQ(f.coordinator.ConsecutiveFailures(), 0u);  // the job's failure is counted elsewhere
+  auto r = f.coordinator.Trigger();
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not_running"), std::string::npos);
+  f.now += 100000;
+  EXPECT_FALSE(f.coordinator.Tick().has_value());
+}
+
 TEST(CheckpointCoordinator, NotStartedRefusesTrigger) {
   FakeFinalizer fin;
   CheckpointCoordinator c(CheckpointOptions{}, {"t"}, &fin, [] { return int64_t{0}; }, 1,

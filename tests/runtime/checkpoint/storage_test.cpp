@@ -1,6 +1,7 @@
 // Checkpoint storage: on-disk layout, metadata encoding, atomic finalisation, retention with
 // shared files and savepoints.
 
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -37,6 +38,7 @@ CheckpointMetadata SampleMetadata() {
   s.operator_name = "src";
   s.subtask = 1;
   s.source_position = std::string("\x00\x01pos", 5);
+  s.source_watermark = std::string("\x01\x00wm", 4);
   OperatorSnapshot done;
   done.operator_name = "src";
   done.subtask = 0;
@@ -63,6 +65,57 @@ TEST(CheckpointMetadata, RoundTrip) {
   EXPECT_EQ(d->snapshots[1].source_position, std::string("\x00\x01pos", 5));
   EXPECT_TRUE(d->snapshots[2].finished);
   EXPECT_FALSE(d->snapshots[1].finished);
+  EXPECT_EQ(d->snapshots[1].source_watermark, std::string("\x01\x00wm", 4));
+}
+
+// Checkpoints written before source watermarks were recorded (version 1) still restore.
+TEST(CheckpointMetadata, Version1FilesDecodeWithoutSourceWatermarks) {
+  CheckpointMetadata m = SampleMetadata();
+  for (OperatorSnapshot& s : m.snapshots) s.source_watermark.clear();
+  // Version 1 is version 2 without the (here empty) watermark strings: drop each one's 8-byte
+  // length, which follows the source position, and patch the header and checksum.
+  BinaryWriter w;
+  w.PutU32(0x4D434C46);
+  w.PutU32(1);
+  w.PutU64(0);
+  w.PutI64(m.checkpoint_id);
+  w.PutString(m.savepoint_name);
+  w.PutI64(m.created_ms);
+  w.PutU64(m.job_fingerprint);
+  w.PutU32(m.max_parallelism);
+  w.PutU32(static_cast<uint32_t>(m.operators.size()));
+  for (const OperatorParallelism& op : m.operators) {
+    w.PutString(op.name);
+    w.PutU32(op.parallelism);
+  }
+  w.PutU32(static_cast<uint32_t>(m.snapshots.size()));
+  for (const OperatorSnapshot& s : m.snapshots) {
+    w.PutString(s.operator_name);
+    w.PutU32(s.subtask);
+    w.PutU32(s.key_group_first);
+    w.PutU32(s.key_group_end);
+    w.PutBool(s.finished);
+    w.PutString(s.source_position);
+    w.PutU32(static_cast<uint32_t>(s.files.size()));
+    for (const SnapshotFile& f : s.files) {
+      w.PutString(f.name);
+      w.PutU64(f.size);
+      w.PutU32(f.crc32c);
+      w.PutBool(f.shared);
+    }
+  }
+  std::string v1 = w.Release();
+  uint64_t total = v1.size() + 4;
+  std::memcpy(v1.data() + 8, &total, sizeof total);
+  uint32_t crc = Crc32c(v1);
+  v1.append(reinterpret_cast<const char*>(&crc), sizeof crc);
+  auto d = DecodeCheckpointMetadata(v1);
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_EQ(d->snapshots.size(), 3u);
+  EXPECT_EQ(d->snapshots[1].source_position, std::string("\x00\x01pos", 5));
+  EXPECT_TRUE(d->snapshots[1].source_watermark.empty());
+  EXPECT_EQ(EncodeCheckpointMetadata(*d), EncodeCheckpointMetadata(m))
+      << "re-encoded as the current version";
 }
 
 TEST(CheckpointMetadata, EveryTruncationAndEveryFlippedByteIsCorruption) {
@@ -246,6 +299,56 @@ TEST(CheckpointStorage, RetentionKeepsNewestAndSharedFilesStillReferenced) {
   }
   EXPECT_EQ(test::ReadAll(dir / "sp-keep-me/shared-sst-a"), "content of sst-a");
   EXPECT_EQ(test::ReadAll(dir / "sp-keep-me/agg-1.snap"), "s21");
+}
+
+// A commit of checkpoint 3 is slow or failing while 4, 5 and 6 complete: retention must keep
+// chk-2, the last committed one, which a restart of a Kafka job restores exactly.
+TEST(CheckpointStorage, RetentionKeepsTheLastCommittedCheckpoint) {
+  TempDir dir;
+  auto storage = test::OpenStorage(dir.path(), /*retained=*/2);
+  ASSERT_TRUE(storage);
+  test::WriteCheckpoint(storage.get(), 1, "s1", {"sst-a"});
+  test::WriteCheckpoint(storage.get(), 2, "s2", {"sst-a", "sst-b"});
+  storage->KeepCommitted(2);
+  test::WriteCheckpoint(storage.get(), 3, "s3", {});
+  test::WriteCheckpoint(storage.get(), 4, "s4", {});
+  test::WriteCheckpoint(storage.get(), 5, "s5", {});
+  test::WriteCheckpoint(storage.get(), 6, "s6", {});
+  EXPECT_FALSE(fs::exists(dir / "chk-1"));
+  EXPECT_TRUE(fs::exists(dir / "chk-2/_metadata"));
+  EXPECT_TRUE(fs::exists(dir / "shared/sst-a")) << "a file the committed checkpoint lists";
+  EXPECT_TRUE(fs::exists(dir / "shared/sst-b"));
+  EXPECT_FALSE(fs::exists(dir / "chk-3"));
+  EXPECT_FALSE(fs::exists(dir / "chk-4"));
+  EXPECT_TRUE(VerifyCheckpoint(dir / "chk-2").ok());
+  // Once a newer one is committed, chk-2 is an ordinary old checkpoint.
+  storage->KeepCommitted(6);
+  test::WriteCheckpoint(storage.get(), 7, "s7", {});
+  EXPECT_FALSE(fs::exists(dir / "chk-2"));
+  EXPECT_FALSE(fs::exists(dir / "shared/sst-a"));
+  EXPECT_TRUE(fs::exists(dir / "chk-6"));
+  EXPECT_TRUE(fs::exists(dir / "chk-7"));
+}
+
+TEST(CheckpointStorage, DiscardNewerThanDeletesOnlyNewerCheckpoints) {
+  TempDir dir;
+  auto storage = test::OpenStorage(dir.path(), /*retained=*/5);
+  ASSERT_TRUE(storage);
+  test::WriteCheckpoint(storage.get(), 1, "s1", {});
+  test::WriteCheckpoint(storage.get(), 2, "s2", {});
+  test::WriteCheckpoint(storage.get(), 3, "s3", {});
+  ASSERT_TRUE(storage->WriteSnapshotFile(4, "agg-0.snap", "partial").ok());
+  ASSERT_TRUE(storage->CreateSavepoint(3, "sp").ok());
+  ASSERT_TRUE(storage->DiscardNewerThan(1).ok());
+  EXPECT_TRUE(fs::exists(dir / "chk-1/_metadata"));
+  EXPECT_FALSE(fs::exists(dir / "chk-2"));
+  EXPECT_FALSE(fs::exists(dir / "chk-3"));
+  EXPECT_FALSE(fs::exists(dir / "chk-4"));
+  EXPECT_TRUE(fs::exists(dir / "sp-sp/_metadata")) << "savepoints are not checkpoints";
+  EXPECT_EQ(ParseCheckpointDir("chk-12"), 12);
+  EXPECT_EQ(ParseCheckpointDir("chk-"), -1);
+  EXPECT_EQ(ParseCheckpointDir("chk-1x"), -1);
+  EXPECT_EQ(ParseCheckpointDir("sp-1"), -1);
 }
 
 TEST(CheckpointStorage, InProgressNewerDirectoryIsNotDeleted) {

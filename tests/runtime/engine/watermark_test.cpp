@@ -73,6 +73,38 @@ TEST(WatermarkGeneratorTest, NoOverflowNearTheMinimum) {
   EXPECT_EQ(g.Current(0, 0), kMinWatermark);
 }
 
+// What a checkpoint keeps of a source's event time: a restored generator is where the old one
+// was (per split, idle splits still idle), and the reached watermark travels with it.
+TEST(WatermarkGeneratorTest, SnapshotRestoresSplitsIdlenessAndTheReachedWatermark) {
+  WatermarkGenerator g(Spec(10, 50), 0);
+  g.OnRecord(1000, 0, 0);
+  g.OnRecord(5000, 1, 40);
+  g.OnRecord(3000, 2, 45);
+  // At 60 split 0 is idle: the watermark is min(5000, 3000) - 11.
+  ASSERT_EQ(g.Current(60, 0), 2989);
+  BinaryWriter w;
+  g.Snapshot(/*reached=*/2989, 60, &w);
+  const std::string bytes = w.Release();
+  WatermarkGenerator r(Spec(10, 50), 7000);
+  TimestampMs reached = 0;
+  ASSERT_TRUE(r.Restore(bytes, 7000, &reached).ok());
+  EXPECT_EQ(reached, 2989);
+  EXPECT_EQ(r.Current(7000, 0), 2989) << "no record since the restore, same watermark";
+  EXPECT_FALSE(r.IsIdle(7000)) << "splits 1 and 2 start their idle timeout anew";
+  EXPECT_TRUE(r.IsIdle(7050));
+  r.OnRecord(4000, 2, 7060);
+  EXPECT_EQ(r.Current(7060, 0), 3989);
+  auto only = WatermarkGenerator::ReachedInSnapshot(bytes);
+  ASSERT_TRUE(only.ok());
+  EXPECT_EQ(*only, 2989);
+  // Damaged bytes are an error, never a guess.
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    WatermarkGenerator t(Spec(10, 50), 0);
+    EXPECT_FALSE(t.Restore(std::string_view(bytes).substr(0, cut), 0, &reached).ok()) << cut;
+  }
+  EXPECT_FALSE(r.Restore(bytes + "x", 0, &reached).ok());
+}
+
 TEST(WatermarkCombinerTest, MinOverChannelsOnlyIncreasing) {
   WatermarkCombiner c(3);
   EXPECT_FALSE(c.OnWatermark(0, 100));

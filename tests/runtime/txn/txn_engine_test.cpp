@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <thread>
@@ -42,24 +43,31 @@ class TxnEngineTest : public ::testing::Test {
 
   // Generator 0..n-1 at parallelism 2 (a short pause every 100 records so checkpoints land
   // mid-run) -> exactly-once file sink at parallelism 2.
-  Status RunJob(int64_t n, bool with_state_dir = true) {
+  // `interval_ms`: checkpoint interval (an hour: only the final checkpoint). `uneven`: source
+  // subtask 0 ends after 50 records while subtask 1 goes on, each feeding its own sink subtask
+  // (forward), so sink subtask 0 finishes while the job runs.
+  Status RunJob(int64_t n, bool with_state_dir = true, int64_t interval_ms = 20,
+                bool uneven = false) {
     JobOptions o;
     o.parallelism = 2;
     if (with_state_dir) o.checkpoint.state_dir = (dir_ / "state").string();
-    o.checkpoint.interval_ms = 20;
-    o.checkpoint.options.interval_ms = 20;
+    o.checkpoint.interval_ms = interval_ms;
+    o.checkpoint.options.interval_ms = interval_ms;
     Job job(o);
-    auto gen = [n](uint64_t index, Rec* r) {
-      if (static_cast<int64_t>(index) >= n) return false;
-      if (index % 100 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    auto gen = [n, uneven](uint64_t index, Rec* r) {
+      if (static_cast<int64_t>(index) >= n || (uneven && index % 2 == 0 && index >= 100))
+        return false;
+      if (index % 100 == (uneven ? 1 : 0))
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
       r->i = static_cast<int64_t>(index);
       return true;
     };
     auto s = job.Source<Rec>("gen", GeneratorSourceFactory<Rec>(gen), WatermarkSpec{.mode = TimeMode::kNone});
     ExactlyOnceFileSinkOptions fo;
     fo.directory = (dir_ / "out").string();
-    ExactlyOnceSink<Rec>(s.Rebalance(), job, "files", FileTxnSink(fo),
-                         [](const Rec& r, std::string*, std::string* payload) { *payload = std::to_string(r.i); });
+    ExactlyOnceSink<Rec>(
+        uneven ? s : s.Rebalance(), job, "files", FileTxnSink(fo),
+        [](const Rec& r, std::string*, std::string* payload) { *payload = std::to_string(r.i); });
     return job.Execute();
   }
 
@@ -82,12 +90,18 @@ class TxnEngineTest : public ::testing::Test {
     return lines;
   }
 
-  // Every i in [0, n) exactly once, nothing else.
-  static ::testing::AssertionResult ExactlyOnce(const std::map<int64_t, int>& lines, int64_t n) {
-    if (static_cast<int64_t>(lines.size()) != n) {
-      return ::testing::AssertionFailure() << lines.size() << " distinct records visible, expected " << n;
+  // Every i in [0, n) exactly once (only the odd ones and 0..99 when `uneven`), nothing else.
+  static ::testing::AssertionResult ExactlyOnce(const std::map<int64_t, int>& lines, int64_t n,
+                                                bool uneven = false) {
+    auto expected = [uneven](int64_t i) { return !uneven || i % 2 == 1 || i < 100; };
+    int64_t want = 0;
+    for (int64_t i = 0; i < n; ++i) want += expected(i) ? 1 : 0;
+    if (static_cast<int64_t>(lines.size()) != want) {
+      return ::testing::AssertionFailure()
+             << lines.size() << " distinct records visible, expected " << want;
     }
     for (int64_t i = 0; i < n; ++i) {
+      if (!expected(i)) continue;
       auto it = lines.find(i);
       if (it == lines.end()) return ::testing::AssertionFailure() << "record " << i << " missing";
       if (it->second != 1) return ::testing::AssertionFailure() << "record " << i << " visible " << it->second << " times";
@@ -157,6 +171,47 @@ TEST_P(TxnEngineCrashTest, KilledAtAProtocolStepThenRerunIsExact) {
   Status s = RunJob(n);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_TRUE(ExactlyOnce(Visible(), n));
+}
+
+// Runs the job in a forked child armed with `fault`, which must kill it; the child's exit status.
+::testing::AssertionResult KilledAt(const char* fault, const std::function<Status()>& run) {
+  pid_t pid = ::fork();
+  if (pid < 0) return ::testing::AssertionFailure() << "fork failed";
+  if (pid == 0) {
+    if (!ConfigureFaults(fault).ok()) ::_exit(70);
+    Status s = run();
+    ::_exit(s.ok() ? 0 : 71);
+  }
+  int status = 0;
+  if (::waitpid(pid, &status, 0) != pid) return ::testing::AssertionFailure() << "waitpid failed";
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << fault << " was not reached (status " << status << ")";
+}
+
+// The final checkpoint of a bounded job is durable (its metadata written) and the process dies
+// before the sinks heard it completed: the rerun restores it, every source has finished, and the
+// restore alone must make the last epoch visible (the sinks sealed it before acknowledging).
+TEST_F(TxnEngineTest, KilledRightAfterTheFinalCheckpointIsDurableLosesNothing) {
+  const int64_t n = 3000;
+  // An hour between checkpoints: the first checkpoint is the final one.
+  ASSERT_TRUE(KilledAt("after-metadata:1", [&] { return RunJob(n, true, 3600000); }));
+  Status s = RunJob(n, true, 3600000);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  int hidden = -1;
+  EXPECT_TRUE(ExactlyOnce(Visible(&hidden), n));
+  EXPECT_EQ(hidden, 0);
+}
+
+// Sink subtask 0 ends (within milliseconds) while subtask 1 writes for about 0.4 s; the first
+// checkpoint, which covers subtask 0's end, completes and the process dies before the commit.
+// Subtask 0's records must survive the restore (its source is not rerun: it had finished).
+TEST_F(TxnEngineTest, SinkSubtaskThatEndedBeforeOthersKeepsItsRecordsAcrossACrash) {
+  const int64_t n = 20000;
+  ASSERT_TRUE(KilledAt("after-metadata:1", [&] { return RunJob(n, true, 20, /*uneven=*/true); }));
+  for (const auto& [i, c] : Visible()) ASSERT_EQ(c, 1) << "record " << i;
+  Status s = RunJob(n, true, 20, /*uneven=*/true);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(ExactlyOnce(Visible(), n, /*uneven=*/true));
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, TxnEngineCrashTest,

@@ -10,14 +10,15 @@
 // Task threads write their snapshot files (WriteSnapshotFile / WriteSharedFile, each fsynced) and
 // acknowledge with the returned SnapshotFile handles. When all tasks acked, the coordinator calls
 // Finalize: fsync the directory, write `_metadata.tmp`, fsync it, rename to `_metadata`, fsync the
-// directory. Then retention keeps the newest `retained` complete checkpoints, deletes older ones
-// and abandoned partial directories older than the new one, and deletes shared files that only
-// deleted checkpoints referenced.
+// directory. Then retention keeps the newest `retained` complete checkpoints (and the last one the
+// sinks committed, KeepCommitted), deletes older ones and abandoned partial directories older than
+// the new one, and deletes shared files that only deleted checkpoints referenced.
 //
 // Threading: WriteSnapshotFile/WriteSharedFile may be called from any threads concurrently (for
 // distinct files). Finalize/Discard/CreateSavepoint are serialized by an internal mutex.
 // Errors: IoError naming the path and the OS error.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -40,6 +41,7 @@ struct CheckpointStorageOptions {
 };
 
 std::string CheckpointDirName(int64_t checkpoint_id);   // "chk-7"
+int64_t ParseCheckpointDir(std::string_view name);      // "chk-7" -> 7; anything else -> -1
 std::string SavepointDirName(std::string_view name);     // "sp-<name>"
 // "<operator>-<subtask>.snap" with characters other than [A-Za-z0-9_.-] replaced by '_'.
 std::string SnapshotFileName(std::string_view operator_name, uint32_t subtask);
@@ -76,6 +78,14 @@ class CheckpointStorage final : public CheckpointFinalizer {
   // Applies retention now (Finalize does it after every checkpoint).
   [[nodiscard]] Status ApplyRetention();
 
+  // Retention never deletes checkpoint `id` (0: none), on top of the newest `retained`: the last
+  // checkpoint the job's two-phase-commit sinks committed, which a restart must restore even when
+  // newer checkpoints completed while that commit was slow or failed. Thread-safe.
+  void KeepCommitted(int64_t id) { committed_.store(id); }
+  // Deletes every chk-<N> with N > `id`, complete or not: checkpoints whose output was never
+  // committed (a restart restores exactly the committed one). IoError naming the directory.
+  [[nodiscard]] Status DiscardNewerThan(int64_t id);
+
  private:
   CheckpointStorage(CheckpointStorageOptions options, JobCheckpointInfo job)
       : options_(std::move(options)), job_(std::move(job)) {}
@@ -83,6 +93,7 @@ class CheckpointStorage final : public CheckpointFinalizer {
   CheckpointStorageOptions options_;
   JobCheckpointInfo job_;
   std::mutex mu_;
+  std::atomic<int64_t> committed_{0};
 };
 
 // Low-level file helpers shared with recovery (exposed for tests). All return IoError naming the

@@ -51,6 +51,9 @@ struct OperatorSnapshot {
   std::vector<SnapshotFile> files;
   // Source position bytes (SourceFunction::SnapshotPosition); empty for non-sources.
   std::string source_position;
+  // The source subtask's event-time state (WatermarkGenerator::Snapshot); empty for non-sources
+  // and in checkpoints written before it was recorded (metadata version 1).
+  std::string source_watermark;
   // The subtask had finished (end of input) before this checkpoint: nothing to restore or rerun.
   bool finished = false;
 };

@@ -115,6 +115,10 @@ class CheckpointCoordinator {
   // The job is finishing or stopping: aborts all pending checkpoints (kJobFinishing, not counted
   // as failures) and refuses further triggers.
   void JobFinishing();
+  // The job failed (it is being cancelled and will restart or exit): aborts all pending
+  // checkpoints (kNotRunning, not counted) and refuses every later trigger, so snapshot writes
+  // that drain after the cancel complete nothing and run no retention.
+  void JobFailed(const std::string& message);
 
   // Set once more than tolerable_failures consecutive checkpoints failed: the job must fail
   // (and be restarted by the restart policy). The Status names the last failure.
@@ -160,6 +164,7 @@ class CheckpointCoordinator {
   int64_t last_completed_id_ = 0;
   bool started_ = false;
   bool finishing_ = false;
+  bool failed_ = false;  // JobFailed
   int64_t last_trigger_ms_ = 0;
   std::optional<int64_t> last_completion_ms_;
   uint32_t consecutive_failures_ = 0;

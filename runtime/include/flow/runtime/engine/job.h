@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "flow/runtime/checkpoint/state_dir.h"
 #include "flow/runtime/engine/graph.h"
 #include "flow/runtime/engine/metrics.h"
 #include "flow/runtime/engine/options.h"
@@ -215,6 +216,8 @@ class Job {
   std::mutex run_mu_;
   Runtime* running_ = nullptr;  // guarded by run_mu_
   bool ran_ = false;
+  // The state dir's lock and records, held across in-process restarts (checkpoint/state_dir.h).
+  std::unique_ptr<StateDirectory> state_dir_;
 };
 
 template <typename T>

@@ -101,9 +101,10 @@ struct JobOptions {
   std::string state_backend = "heap";
   std::string state_local_dir;
   uint64_t state_cache_entries = 0;
-  // Stable across restarts, unique per job and Kafka cluster: exactly-once Kafka sinks use the
-  // transactional id "flow-<job_id>" (docs/exactly-once.md). Default: "" (ParseJobArgs: the
-  // program's file name).
+  // Stable across restarts, unique per job and Kafka cluster: the state dir records it (another
+  // job's dir is refused) and exactly-once Kafka sinks use the transactional id "flow-<job_id>"
+  // (docs/exactly-once.md). Default: "" = none (ParseJobArgs: --job-id, else the id compiled in
+  // from the script, else the program's file name).
   std::string job_id;
   // The processing-time clock: what processing-time windows read and their timers wait for.
   // Default: null = the system clock (tests pass a ManualClock).
@@ -115,8 +116,12 @@ struct ParsedArgs {
   bool help = false;  // --help was given; print JobUsage and exit 0
 };
 
-// argv[0] is the program name. See the file comment for the flags.
-Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv, const std::vector<ParamSpec>& specs);
+// argv[0] is the program name. See the file comment for the flags. `default_job_id`: the job id
+// when --job-id is not given (flowc compiles in one from the script's name); when empty, the
+// program's file name (JobIdFromName).
+Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
+                                const std::vector<ParamSpec>& specs,
+                                std::string_view default_job_id = {});
 std::string JobUsage(std::string_view program, const std::vector<ParamSpec>& specs);
 
 }  // namespace flow::rt

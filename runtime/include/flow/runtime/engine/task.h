@@ -84,7 +84,12 @@ class Task {
   // A failed snapshot or write declines the checkpoint without failing the job; only `forward`'s
   // error is returned. Without checkpointing it only calls `forward`.
   // `alignment_ms`: how long the input task waited for the barrier on all channels (stats, log).
-  Status Checkpoint(int64_t id, const std::string* source_position, const std::function<Status()>& forward,
+  // `source`: a source task's position and event-time state (null for input tasks).
+  struct SourceState {
+    std::string position;   // SourceFunction::SnapshotPosition
+    std::string watermark;  // WatermarkGenerator::Snapshot
+  };
+  Status Checkpoint(int64_t id, const SourceState* source, const std::function<Status()>& forward,
                     DurationMs alignment_ms = 0);
   // Tells the coordinator (when there is one) that this task cannot take checkpoint `id`.
   void DeclineCheckpoint(int64_t id, const std::string& why);
@@ -98,6 +103,11 @@ class Task {
   uint32_t RestoredParallelism(const std::string& op) const;
   // Sources restored at another parallelism: every old subtask's position, by old subtask.
   std::vector<OldSourcePosition> RestoredSourcePositions(const std::string& op, uint32_t old_parallelism) const;
+  // Sources restored at another parallelism: the lowest watermark any old subtask that had not
+  // finished had reached (kMinWatermark when none is recorded). Every new subtask may emit it at
+  // once: no old subtask was behind it at the checkpoint.
+  [[nodiscard]] Result<TimestampMs> RestoredWatermarkFloor(const std::string& op,
+                                                           uint32_t old_parallelism) const;
   // The loop drained its whole input (not stopped): the coordinator hears TaskFinished.
   void MarkInputFinished() { input_finished_ = true; }
   // Null when no chained operator can register processing-time timers.
@@ -209,6 +219,8 @@ class SourceTask final : public Task {
     FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return source_->Open(ctx_); }));
     opened_ = true;
     bool finished_before = false;
+    WatermarkGenerator gen(spec_, SteadyNowMs());
+    TimestampMs restored_wm = kMinWatermark;  // the watermark to emit again right away
     const uint32_t old_parallelism = RestoredParallelism(ctx_.name);
     if (restoring() && old_parallelism != 0 && old_parallelism != ctx_.parallelism) {
       // Rescaled: the source redistributes the old subtasks' splits by its own rules.
@@ -221,6 +233,9 @@ class SourceTask final : public Task {
                                               "--parallelism {}, or --restore none)",
                                               ctx_.parallelism, old_parallelism, s.message(), old_parallelism));
         }
+        auto floor = RestoredWatermarkFloor(ctx_.name, old_parallelism);
+        if (!floor.ok()) return floor.status();
+        restored_wm = *floor;
       }
     } else if (restoring()) {
       // No snapshot of this subtask: it had finished before the checkpoint, so it is not rerun.
@@ -230,9 +245,22 @@ class SourceTask final : public Task {
         BinaryReader reader(snap->source_position);
         FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return source_->RestorePosition(&reader); }));
       }
+      if (snap != nullptr && !snap->source_watermark.empty()) {
+        Status s = gen.Restore(snap->source_watermark, SteadyNowMs(), &restored_wm);
+        if (!s.ok()) {
+          return Status(s.code(), fmt::format("source '{}' subtask {}: {}", ctx_.name, ctx_.subtask,
+                                              s.message()));
+        }
+      }
     }
-    WatermarkGenerator gen(spec_, SteadyNowMs());
     TimestampMs emitted = kMinWatermark;
+    // A restored source emits at once the watermark it had reached: windows that were due at
+    // the checkpoint fire even when no record ever follows.
+    if (!finished_before && restored_wm > kMinWatermark && spec_.mode == TimeMode::kEventTime) {
+      emitted = restored_wm;
+      watermark_->Set(emitted);
+      FLOW_RETURN_IF_ERROR(next_->OnWatermark(emitted));
+    }
     bool idle = false;
     int64_t last_emit = SteadyNowMs();
     Batch<T> batch;
@@ -245,7 +273,7 @@ class SourceTask final : public Task {
       if (control_->stop.load(std::memory_order_relaxed)) break;
       if (int64_t id = barrier_requested_.load(std::memory_order_acquire); id > barrier_done_) {
         barrier_done_ = id;
-        FLOW_RETURN_IF_ERROR(TakeCheckpoint(id));
+        FLOW_RETURN_IF_ERROR(TakeCheckpoint(id, gen, emitted));
       }
       FLOW_RETURN_IF_ERROR(FireDueTimers());
       batch.Clear();
@@ -317,11 +345,16 @@ class SourceTask final : public Task {
   }
 
  private:
-  Status TakeCheckpoint(int64_t id) {
+  Status TakeCheckpoint(int64_t id, const WatermarkGenerator& gen, TimestampMs emitted) {
     BinaryWriter position;
     FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return source_->SnapshotPosition(&position); }));
-    std::string bytes = position.Release();
-    return Checkpoint(id, &bytes, [&] { return next_->OnBarrier(id); });
+    SourceState state;
+    state.position = position.Release();
+    BinaryWriter watermark;
+    const int64_t now = SteadyNowMs();
+    gen.Snapshot(std::max(emitted, gen.Current(now, ClockNowMs())), now, &watermark);
+    state.watermark = watermark.Release();
+    return Checkpoint(id, &state, [&] { return next_->OnBarrier(id); });
   }
 
   // The job's processing clock (tests may run on a ManualClock).

@@ -55,9 +55,13 @@ class TxnSinkSubtask {
   [[nodiscard]] Status WriteBatch(std::span<const TxnRecord> records);
   // Task thread: barrier `id` reached the subtask: PreCommit(id), then the next transaction.
   [[nodiscard]] Status Barrier(int64_t id);
-  // Task thread: end of input; later checkpoints are pre-committed by PreCommitIfFinished.
-  void Finish();
-  // Commit thread: a finished subtask seals what it wrote for checkpoint `id`.
+  // Task thread: end of input, before the task reports itself finished to the coordinator (which
+  // then acknowledges every later checkpoint for it). Pre-commits what the subtask wrote since its
+  // last barrier under the next id, the smallest checkpoint that can cover it: every checkpoint
+  // from that id on completes only with this data durable, so a restore of any of them commits it.
+  [[nodiscard]] Status Finish();
+  // Commit thread: a finished subtask seals checkpoint `id` (an empty epoch: Finish sealed its
+  // data) so that a sink that commits per checkpoint id (the Kafka group) sees every participant.
   [[nodiscard]] Status PreCommitIfFinished(int64_t id);
   // Commit thread: Commit(id) (resumable sinks; the Kafka group is committed once by TxnSinks).
   [[nodiscard]] Status Commit(int64_t id);
@@ -129,8 +133,8 @@ class TxnSinkDriver final : public BatchConsumer<T> {
   Status OnIdle(bool) override { return Status::Ok(); }
   Status OnBarrier(int64_t id) override { return CallUser(ctx_, [&] { return sub_.Barrier(id); }); }
   Status OnEnd(bool drained) override {
-    if (drained) sub_.Finish();
-    return Status::Ok();
+    if (!drained) return Status::Ok();
+    return CallUser(ctx_, [&] { return sub_.Finish(); });
   }
   // The transaction state is not snapshotted: Recover works from the restored id alone (Kafka:
   // the progress topic; files: the checkpoint id in each pending name).

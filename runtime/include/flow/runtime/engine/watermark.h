@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "flow/runtime/common/serde.h"
+#include "flow/runtime/common/status.h"
 #include "flow/runtime/common/time.h"
 
 namespace flow::rt {
@@ -46,6 +48,19 @@ class WatermarkGenerator {
   TimestampMs Current(int64_t now, TimestampMs wall_now_ms) const;
   // True when every split is idle (or the subtask never got a record within idle_timeout).
   bool IsIdle(int64_t now) const;
+
+  // Checkpoints carry the generator (docs/checkpoints.md, "Event time across a restore"), so a
+  // restored source reaches again the watermark it had reached, even when no record follows.
+  // `reached`: the watermark the subtask had reached at the checkpoint (the highest it emitted,
+  // or the one it would emit next if higher).
+  // Format: u32 version=1, i64 reached, u32 n, n x {i32 split, i64 max_ts, bool idle}.
+  void Snapshot(TimestampMs reached, int64_t now, BinaryWriter* out) const;
+  // Replaces the splits with the snapshot's; an idle split stays idle until it gets a record.
+  // `*reached` = the snapshot's reached watermark. Corruption when the bytes do not decode.
+  [[nodiscard]] Status Restore(std::string_view bytes, int64_t now, TimestampMs* reached);
+  // The reached watermark recorded in a snapshot (for restores at another parallelism, where
+  // splits move between subtasks and only a floor carries over).
+  [[nodiscard]] static Result<TimestampMs> ReachedInSnapshot(std::string_view bytes);
 
  private:
   struct Split {
