@@ -4,7 +4,8 @@
 // source holds mid-input (open windows, buffered join sides) and two more checkpoints completed,
 // and is stopped; the same job then runs to its end at parallelism P' from that state dir. The
 // committed output must equal a reference computed here from the record formula: a window result
-// fired twice (state restored into two subtasks), or state that no subtask restored, shows.
+// fired twice (state restored into two subtasks), or state that no subtask restored, shows. Both
+// state backends (rocksdb with a 16-entry cache, so most state is in RocksDB).
 
 #include <gtest/gtest.h>
 
@@ -341,8 +342,8 @@ std::map<std::string, int> Reference(Kind kind) {
   return lines;
 }
 
-// kind, (parallelism of the first run, parallelism it is restored at)
-using Param = std::tuple<Kind, std::pair<uint32_t, uint32_t>>;
+// kind, (parallelism of the first run, parallelism it is restored at), state backend
+using Param = std::tuple<Kind, std::pair<uint32_t, uint32_t>, std::string>;
 
 class OperatorRescaleTest : public ::testing::TestWithParam<Param> {
  protected:
@@ -362,6 +363,8 @@ class OperatorRescaleTest : public ::testing::TestWithParam<Param> {
     o.checkpoint.options.interval_ms = 20;
     o.checkpoint.retained = 100;
     o.checkpoint.restart.max_attempts = 0;  // a failed restore is the test's failure, not a restart
+    o.state_backend = std::get<2>(GetParam());
+    if (o.state_backend == "rocksdb") o.state_cache_entries = 16;  // most state in RocksDB itself
     return o;
   }
 
@@ -390,8 +393,8 @@ class OperatorRescaleTest : public ::testing::TestWithParam<Param> {
 
  public:
   static std::string Name(const Param& p) {
-    return fmt::format("{}_{}to{}", KindName(std::get<0>(p)), std::get<1>(p).first,
-                       std::get<1>(p).second);
+    return fmt::format("{}_{}to{}_{}", KindName(std::get<0>(p)), std::get<1>(p).first,
+                       std::get<1>(p).second, std::get<2>(p));
   }
 
  protected:
@@ -514,25 +517,26 @@ TEST_P(NonKeyedRescaleTest, StatefulOperatorWithoutKeyedInputIsRefused) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Parallelism, NonKeyedRescaleTest,
-                         ::testing::Values(Param{Kind::kRunning, {2, 4}},
-                                           Param{Kind::kRunning, {2, 1}}),
+                         ::testing::Values(Param{Kind::kRunning, {2, 4}, "heap"},
+                                           Param{Kind::kRunning, {2, 1}, "heap"}),
                          [](const ::testing::TestParamInfo<Param>& info) {
                            return fmt::format("{}to{}", std::get<1>(info.param).first,
                                               std::get<1>(info.param).second);
                          });
 
-INSTANTIATE_TEST_SUITE_P(Operators, OperatorRescaleTest,
-                         ::testing::Combine(::testing::Values(Kind::kTumbling, Kind::kSliding,
-                                                              Kind::kSession, Kind::kWindowJoin,
-                                                              Kind::kIntervalJoin, Kind::kRunning),
-                                            ::testing::Values(std::pair<uint32_t, uint32_t>{1, 2},
-                                                              std::pair<uint32_t, uint32_t>{2, 1},
-                                                              std::pair<uint32_t, uint32_t>{2, 4},
-                                                              std::pair<uint32_t, uint32_t>{4, 2},
-                                                              std::pair<uint32_t, uint32_t>{2, 2})),
-                         [](const ::testing::TestParamInfo<Param>& info) {
-                           return OperatorRescaleTest::Name(info.param);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Operators, OperatorRescaleTest,
+    ::testing::Combine(::testing::Values(Kind::kTumbling, Kind::kSliding, Kind::kSession,
+                                         Kind::kWindowJoin, Kind::kIntervalJoin, Kind::kRunning),
+                       ::testing::Values(std::pair<uint32_t, uint32_t>{1, 2},
+                                         std::pair<uint32_t, uint32_t>{2, 1},
+                                         std::pair<uint32_t, uint32_t>{2, 4},
+                                         std::pair<uint32_t, uint32_t>{4, 2},
+                                         std::pair<uint32_t, uint32_t>{2, 2}),
+                       ::testing::Values(std::string("heap"), std::string("rocksdb"))),
+    [](const ::testing::TestParamInfo<Param>& info) {
+      return OperatorRescaleTest::Name(info.param);
+    });
 
 }  // namespace
 }  // namespace flow::rt
