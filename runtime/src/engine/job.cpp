@@ -173,6 +173,9 @@ Status Job::Build(Runtime* rt) {
     ctx.parallelism = nodes_[v]->parallelism;
     ctx.max_parallelism = maxp;
     ctx.key_groups = KeyGroupsOfSubtask(j, ctx.parallelism, maxp);
+    ctx.keyed_input = !nodes_[v]->in_edges.empty() &&
+                      std::all_of(nodes_[v]->in_edges.begin(), nodes_[v]->in_edges.end(),
+                                  [&](int e) { return edges_[e]->kind == Partitioning::kHash; });
     ctx.metrics = MetricGroup(&metrics_, ctx.name, j);
     ctx.params = &options_.params;
     ctx.clock = clock;

@@ -129,6 +129,20 @@ Status Task::RestoreMembers() {
       FLOW_RETURN_IF_ERROR(RestoreOneSnapshot(m, *snap));
       continue;
     }
+    // An operator fed other than by key keeps state that is not split by key group (a count, a
+    // buffer): handed out by key-group range it would be duplicated (scaling up) or merged into
+    // a subtask whose input it no longer matches. Stateless ones (no file) rescale freely.
+    if (!ctx->keyed_input) {
+      for (const OperatorSnapshot* s : SnapshotsOf(point.metadata, ctx->name)) {
+        if (s->finished || s->files.empty()) continue;
+        return Status::InvalidArgument(
+            fmt::format("cannot restore operator '{}' taken at parallelism {} into parallelism {}: "
+                        "its input is not partitioned by key, so its state is not split by key "
+                        "group (run with --parallelism {}, or --restore none)",
+                        ctx->name, old_parallelism, ctx->parallelism, old_parallelism));
+      }
+      continue;
+    }
     // Rescaled: restore every old snapshot that holds one of this subtask's key groups, once
     // each; RestoreState keeps the groups of ctx->key_groups only.
     auto plan = PlanKeyedRestore(point.metadata, ctx->name, ctx->parallelism);

@@ -38,6 +38,10 @@ struct OperatorContext {
   uint32_t parallelism = 1;
   uint32_t max_parallelism = 128;
   KeyGroupRange key_groups;
+  // Every input edge is KeyBy (hash-partitioned by key group). Only then is state that
+  // RestoreState splits by key group rescalable: the engine refuses to restore a stateful operator
+  // with other inputs at another parallelism (Task::RestoreMembers). Default: false.
+  bool keyed_input = false;
   MetricGroup metrics;
   const JobParams* params = nullptr;  // never null when opened by the engine
   // The job's processing clock (JobOptions::clock); never null when opened by the engine.

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -69,7 +70,8 @@ class Task {
   void SetCheckpointing(TaskCheckpointing c) { checkpointing_ = c; }
   // The processing-time timers of the chained operators (engine/timers.h); none by default.
   void SetTimers(std::unique_ptr<TaskTimers> timers) { timers_ = std::move(timers); }
-  // Source tasks: take checkpoint `id` between two polls. Thread-safe; others ignore it.
+  // Source tasks: take checkpoint `id` between two polls, after every id requested before it
+  // (each requested barrier is taken, in order). Thread-safe; others ignore it.
   virtual void RequestBarrier(int64_t id) {}
   const std::string& name() const { return name_; }
   uint32_t subtask() const { return subtask_; }
@@ -271,9 +273,8 @@ class SourceTask final : public Task {
     while (!drained) {
       if (control_->cancel.load(std::memory_order_relaxed)) return Status::Cancelled("job cancelled");
       if (control_->stop.load(std::memory_order_relaxed)) break;
-      if (int64_t id = barrier_requested_.load(std::memory_order_acquire); id > barrier_done_) {
-        barrier_done_ = id;
-        FLOW_RETURN_IF_ERROR(TakeCheckpoint(id, gen, emitted));
+      if (barrier_requested_.load(std::memory_order_acquire) > barrier_done_) {
+        FLOW_RETURN_IF_ERROR(TakeRequestedCheckpoints(gen, emitted));
       }
       FLOW_RETURN_IF_ERROR(FireDueTimers());
       batch.Clear();
@@ -333,7 +334,13 @@ class SourceTask final : public Task {
   }
 
  public:
-  void RequestBarrier(int64_t id) override { barrier_requested_.store(id, std::memory_order_release); }
+  // Queues `id`; ids only grow, a repeated or older one is ignored.
+  void RequestBarrier(int64_t id) override {
+    std::lock_guard<std::mutex> lock(requests_mu_);
+    if (id <= barrier_requested_.load(std::memory_order_relaxed)) return;
+    requests_.push_back(id);
+    barrier_requested_.store(id, std::memory_order_release);
+  }
 
  protected:
 
@@ -345,6 +352,23 @@ class SourceTask final : public Task {
   }
 
  private:
+  // Takes every barrier requested since the last poll, oldest first. With concurrent
+  // checkpoints several may be requested while one poll blocks; skipping any of them would make
+  // the downstream aligners see N+1 on this channel and N on the others and decline N.
+  Status TakeRequestedCheckpoints(const WatermarkGenerator& gen, TimestampMs emitted) {
+    std::vector<int64_t> ids;
+    {
+      std::lock_guard<std::mutex> lock(requests_mu_);
+      ids.swap(requests_);
+    }
+    for (int64_t id : ids) {
+      if (id <= barrier_done_) continue;
+      barrier_done_ = id;
+      FLOW_RETURN_IF_ERROR(TakeCheckpoint(id, gen, emitted));
+    }
+    return Status::Ok();
+  }
+
   Status TakeCheckpoint(int64_t id, const WatermarkGenerator& gen, TimestampMs emitted) {
     BinaryWriter position;
     FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return source_->SnapshotPosition(&position); }));
@@ -389,8 +413,10 @@ class SourceTask final : public Task {
   Metric* records_out_ = nullptr;
   Metric* watermark_ = nullptr;
   bool opened_ = false;
-  std::atomic<int64_t> barrier_requested_{0};  // set by the checkpoint timer thread
-  int64_t barrier_done_ = 0;
+  std::mutex requests_mu_;
+  std::vector<int64_t> requests_;              // requested, not yet taken; guarded by requests_mu_
+  std::atomic<int64_t> barrier_requested_{0};  // newest requested id: the loop's lock-free check
+  int64_t barrier_done_ = 0;                   // task thread only
 };
 
 }  // namespace flow::rt
