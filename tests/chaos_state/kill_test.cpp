@@ -8,9 +8,16 @@
 // An uninterrupted run comes first and must be exact; its length scales the random kill times.
 // The fault-point kills and the random kills each run in their own state dirs from the start.
 //
+// The `exactly_once` variant (heap backend) builds the same script with `exactly_once` file sinks
+// and checks strictly: every result exactly once, no duplicate. Its fault-point kills include the
+// two-phase-commit points and hit each point at a random checkpoint (not only the first); one
+// more run is killed right after its final checkpoint became durable (bounded sources all
+// finished). The at-least-once variants are the control: the same strict check must find
+// duplicates there, which shows that it can fail.
+//
 // Knobs (environment): FLOW_CHAOS_RECORDS (default 600000), FLOW_CHAOS_KILLS (default 20),
-// FLOW_CHAOS_SEED (default fixed), FLOW_CHAOS_BACKENDS (comma list, default "heap,rocksdb"; other names
-// are passed as --state-backend NAME).
+// FLOW_CHAOS_SEED (default fixed), FLOW_CHAOS_BACKENDS (comma list, default
+// "heap,rocksdb,exactly_once"; other names are passed as --state-backend NAME).
 
 #include <fcntl.h>
 #include <signal.h>
@@ -71,9 +78,16 @@ stream windows = evs
   | aggregate count() as c, sum(v) as s
   | select k, window_start, c, s
 
-running | into file(path: counts_out) format csv
-windows | into file(path: windows_out) format csv
+running | into file(path: counts_out) format csv DELIVERY
+windows | into file(path: windows_out) format csv DELIVERY
 )";
+
+// The script with `delivery` ("" or " exactly_once") on both sinks.
+std::string Script(const std::string& delivery) {
+  std::string s = kScript;
+  for (size_t at; (at = s.find(" DELIVERY")) != std::string::npos;) s.replace(at, 9, delivery);
+  return s;
+}
 
 constexpr int64_t kBaseMs = 1767225600000;  // 2026-01-01T00:00:00Z
 constexpr int64_t kSpanMs = 100000;
@@ -94,6 +108,7 @@ struct Reference {
 struct Shared {
   std::string dir;
   std::string binary;
+  std::string binary_eo;  // the same script with exactly_once sinks
   std::string input;
   Reference ref;
   bool built = false;
@@ -248,8 +263,12 @@ std::vector<std::string> SplitCsv(const std::string& line) {
   return out;
 }
 
-// Compares the sinks' output with the reference; returns "" when it matches.
-std::string CheckOutput(const std::string& out_dir, const Reference& ref) {
+// Compares the sinks' output with the reference; returns "" when it matches. Duplicates (a window
+// result or a running count of a key seen more than once) are allowed here and counted in
+// *duplicates; exactly-once output must have none.
+std::string CheckOutput(const std::string& out_dir, const Reference& ref,
+                        int64_t* duplicates = nullptr) {
+  int64_t dupes = 0;
   std::ostringstream err;
   int problems = 0;
   auto fail = [&](const std::string& what) {
@@ -270,7 +289,7 @@ std::string CheckOutput(const std::string& out_dir, const Reference& ref) {
     }
     std::string want = std::to_string(it->second.first) + "," + std::to_string(it->second.second);
     if (f[2] + "," + f[3] != want) fail("wrong window result: " + line + " (expected count,sum " + want + ")");
-    seen_windows.insert(it->first);
+    if (!seen_windows.insert(it->first).second) ++dupes;
   }
   for (const auto& [w, v] : ref.windows) {
     if (!seen_windows.count(w)) fail("missing window: " + w.first + " " + w.second);
@@ -291,7 +310,7 @@ std::string CheckOutput(const std::string& out_dir, const Reference& ref) {
     }
     int64_t n = std::strtoll(f[1].c_str(), nullptr, 10);
     if (n < 1 || n > it->second.first) fail("count out of range: " + line);
-    counts[f[0]].insert(n);
+    if (!counts[f[0]].insert(n).second) ++dupes;
     if (n == it->second.first) final_sums[f[0]].insert(std::strtoll(f[2].c_str(), nullptr, 10));
   }
   for (const auto& [k, v] : ref.per_key) {
@@ -304,6 +323,7 @@ std::string CheckOutput(const std::string& out_dir, const Reference& ref) {
     }
   }
   if (problems > 10) err << "... " << problems - 10 << " more\n";
+  if (duplicates != nullptr) *duplicates += dupes;
   return err.str();
 }
 
@@ -315,23 +335,38 @@ class KillTest : public ::testing::TestWithParam<std::string> {
     s.dir = ProcessScratchDir("chaos_state");
     s.input = s.dir + "/input";
     Generate(&s, EnvInt("FLOW_CHAOS_RECORDS", 600000));
-    codegen_test::WriteText(s.dir + "/job.flow", kScript);
+    codegen_test::WriteText(s.dir + "/job.flow", Script(""));
     s.binary = s.dir + "/job";
     Ran r = BuildJob(s.dir + "/job.flow", s.binary);
     s.build_log = r.err + r.out;
     s.built = r.exit_code == 0;
+    if (!s.built) return;
+    codegen_test::WriteText(s.dir + "/job_eo.flow", Script(" exactly_once"));
+    s.binary_eo = s.dir + "/job_eo";
+    r = BuildJob(s.dir + "/job_eo.flow", s.binary_eo);
+    s.build_log = r.err + r.out;
+    s.built = r.exit_code == 0;
   }
 
+  bool exactly_once() const { return GetParam() == "exactly_once"; }
+
   std::vector<std::string> Args(const std::string& run_dir, const std::string& parallelism, int interval_ms) {
-    std::vector<std::string> a = {Suite().binary,
-                                  "--parallelism", parallelism,
-                                  "--state-dir", run_dir + "/state",
-                                  "--checkpoint-interval", std::to_string(interval_ms) + "ms",
-                                  "--progress-interval", "0",
-                                  "--set", "input=" + Suite().input,
-                                  "--set", "counts_out=" + run_dir + "/out/counts",
-                                  "--set", "windows_out=" + run_dir + "/out/windows"};
-    if (GetParam() != "heap") {
+    std::vector<std::string> a = {exactly_once() ? Suite().binary_eo : Suite().binary,
+                                  "--parallelism",
+                                  parallelism,
+                                  "--state-dir",
+                                  run_dir + "/state",
+                                  "--checkpoint-interval",
+                                  std::to_string(interval_ms) + "ms",
+                                  "--progress-interval",
+                                  "0",
+                                  "--set",
+                                  "input=" + Suite().input,
+                                  "--set",
+                                  "counts_out=" + run_dir + "/out/counts",
+                                  "--set",
+                                  "windows_out=" + run_dir + "/out/windows"};
+    if (GetParam() != "heap" && !exactly_once()) {
       a.push_back("--state-backend");
       a.push_back(GetParam());
     }
@@ -364,17 +399,23 @@ TEST_P(KillTest, SurvivesKillsAndRescales) {
   const std::string faults = base + "/faults";
   fs::create_directories(faults);
   int fault_kills = 0;
+  std::string hit;  // the fault specs that killed a run
   bool finished = false;
   for (const auto& p : rt::KnownFaultPoints()) {
     std::string name(p.name);
-    if (finished || name == "after-precommit" || name == "during-commit" || name == "after-commit-before-cleanup") {
-      continue;
-    }
+    const bool two_phase = name == "after-precommit" || name == "during-commit" ||
+                           name == "after-commit-before-cleanup";
+    if (finished || (two_phase && !exactly_once())) continue;
     std::string spec = name;
     for (int a = 0; a < p.args; ++a) spec += ":*";
-    Child c = RunJob(Args(faults, "4", 100), spec, -1, log(faults));
+    // Exactly once: at a random checkpoint (hit), not only the first; checkpoints often enough
+    // that a later hit still comes before the job's end.
+    if (exactly_once()) spec += ":" + std::to_string(1 + rng() % 3);
+    const int every_ms = exactly_once() ? static_cast<int>(std::max<int64_t>(10, full_ms / 40)) : 100;
+    Child c = RunJob(Args(faults, "4", every_ms), spec, -1, log(faults));
     if (c.killed) {
       ++fault_kills;
+      hit += (hit.empty() ? "" : " ") + spec;
       EXPECT_NE(c.log.find("fault injection armed"), std::string::npos) << c.log;
     } else {
       ASSERT_EQ(c.exit_code, 0) << "fault " << spec << ": " << c.log;
@@ -383,6 +424,18 @@ TEST_P(KillTest, SurvivesKillsAndRescales) {
   }
   if (!finished) {
     Child c = RunJob(Args(faults, "4", 150), "", -1, log(faults));
+    ASSERT_EQ(c.exit_code, 0) << c.log;
+  }
+
+  // 1b. Killed right after the final checkpoint's metadata is durable: an hour between
+  // checkpoints makes the final one the first; every source has finished when it is taken, so the
+  // rerun replays nothing and only the restore can make the last epoch visible.
+  const std::string final_dir = base + "/final";
+  if (exactly_once()) {
+    fs::create_directories(final_dir);
+    Child c = RunJob(Args(final_dir, "4", 3600000), "after-metadata:1", -1, log(final_dir));
+    ASSERT_TRUE(c.killed) << "after-metadata:1 was not reached: " << c.log;
+    c = RunJob(Args(final_dir, "4", 3600000), "", -1, log(final_dir));
     ASSERT_EQ(c.exit_code, 0) << c.log;
   }
 
@@ -396,6 +449,7 @@ TEST_P(KillTest, SurvivesKillsAndRescales) {
     return static_cast<int>(lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1)));
   };
   int killed = 0, rounds = 0;
+  int64_t duplicates = 0;  // over the randomly killed and the rescaled runs
   std::vector<std::string> rescaled;
   while (killed < kills) {
     const std::string run = base + "/random-" + std::to_string(rounds++);
@@ -430,26 +484,44 @@ TEST_P(KillTest, SurvivesKillsAndRescales) {
       Child c = RunJob(Args(run, "4", 150), "", -1, log(run));
       ASSERT_EQ(c.exit_code, 0) << c.log;
     }
-    EXPECT_EQ(CheckOutput(run + "/out", s.ref), "") << "parallelism 4, round " << rounds;
+    EXPECT_EQ(CheckOutput(run + "/out", s.ref, &duplicates), "")
+        << "parallelism 4, round " << rounds;
   }
   for (size_t i = 0; i < rescaled.size(); ++i) {
     const std::string p = i == 0 ? "2" : "8";
     Child c = RunJob(Args(rescaled[i], p, 150), "", -1, rescaled[i] + "/log");
     ASSERT_EQ(c.exit_code, 0) << "parallelism " << p << ": " << c.log;
     EXPECT_NE(c.log.find("->" + p), std::string::npos) << "not rescaled: " << c.log;
-    EXPECT_EQ(CheckOutput(rescaled[i] + "/out", s.ref), "") << "restored at parallelism " << p;
+    EXPECT_EQ(CheckOutput(rescaled[i] + "/out", s.ref, &duplicates), "")
+        << "restored at parallelism " << p;
   }
-  std::cout << "records: " << EnvInt("FLOW_CHAOS_RECORDS", 600000) << ", uninterrupted run: " << full_ms
-            << " ms, random kills: " << killed << " in " << rounds << " round(s), fault-point kills: " << fault_kills
-            << ", runs: " << runs << std::endl;
+  std::cout << "records: " << EnvInt("FLOW_CHAOS_RECORDS", 600000)
+            << ", uninterrupted run: " << full_ms << " ms, random kills: " << killed << " in "
+            << rounds << " round(s), fault-point kills: " << fault_kills << " (" << hit << ")"
+            << ", runs: " << runs
+            << ", duplicates after random kills: " << duplicates << std::endl;
   EXPECT_GE(fault_kills, 1) << "no fault point was hit";
-  EXPECT_EQ(CheckOutput(clean + "/out", s.ref), "") << "uninterrupted";
-  EXPECT_EQ(CheckOutput(faults + "/out", s.ref), "") << "killed at fault points";
+  int64_t clean_dupes = 0, fault_dupes = 0;
+  EXPECT_EQ(CheckOutput(clean + "/out", s.ref, &clean_dupes), "") << "uninterrupted";
+  EXPECT_EQ(clean_dupes, 0) << "an uninterrupted run writes every result once";
+  EXPECT_EQ(CheckOutput(faults + "/out", s.ref, &fault_dupes), "") << "killed at fault points";
+  if (exactly_once()) {
+    int64_t final_dupes = 0;
+    EXPECT_EQ(CheckOutput(final_dir + "/out", s.ref, &final_dupes), "")
+        << "killed after the final checkpoint";
+    EXPECT_EQ(final_dupes, 0) << "killed after the final checkpoint";
+    EXPECT_EQ(fault_dupes, 0) << "killed at fault points";
+    EXPECT_EQ(duplicates, 0) << "exactly-once output after random kills and rescaled restores";
+  } else {
+    // The control: at-least-once output after kills has duplicates, and the check sees them.
+    EXPECT_GT(duplicates, 0) << "the strict check found no duplicate in at-least-once output";
+  }
 }
 
 std::vector<std::string> Backends() {
   std::vector<std::string> out;
-  std::string list = std::getenv("FLOW_CHAOS_BACKENDS") ? std::getenv("FLOW_CHAOS_BACKENDS") : "heap,rocksdb";
+  std::string list = std::getenv("FLOW_CHAOS_BACKENDS") ? std::getenv("FLOW_CHAOS_BACKENDS")
+                                                        : "heap,rocksdb,exactly_once";
   std::stringstream in(list);
   std::string b;
   while (std::getline(in, b, ',')) {
