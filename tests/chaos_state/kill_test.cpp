@@ -8,8 +8,9 @@
 // An uninterrupted run comes first and must be exact; its length scales the random kill times.
 // The fault-point kills and the random kills each run in their own state dirs from the start.
 //
-// The `exactly_once` variant (heap backend) builds the same script with `exactly_once` file sinks
-// and checks strictly: every result exactly once, no duplicate. Its fault-point kills include the
+// The `exactly_once` variant (heap backend) builds the same script with `exactly_once` file sinks,
+// runs with two concurrent checkpoints and checks strictly: every result exactly once, no
+// duplicate. Its fault-point kills include the
 // two-phase-commit points and hit each point at a random checkpoint (not only the first); one
 // more run is killed right after its final checkpoint became durable (bounded sources all
 // finished). The at-least-once variants are the control: the same strict check must find
@@ -369,6 +370,11 @@ class KillTest : public ::testing::TestWithParam<std::string> {
     if (GetParam() != "heap" && !exactly_once()) {
       a.push_back("--state-backend");
       a.push_back(GetParam());
+    }
+    if (exactly_once()) {
+      // Two checkpoints in flight at once: several pending epochs per sink subtask.
+      a.push_back("--max-concurrent-checkpoints");
+      a.push_back("2");
     }
     return a;
   }
