@@ -46,7 +46,7 @@ const std::vector<ConnectorSpec>& AllConnectors() {
        {Arg("topic", Type::String(), true), Arg("brokers", Type::String(), true),
         Arg("group", Type::String(), false),
         Arg("start", Type::String(), false, {"earliest", "latest", "committed"}),
-        Arg("read_committed", Type::Bool(), false)},
+        Arg("read_committed", Type::Bool(), false), Arg("partition_discovery", Type::Duration(), false)},
        Need::kRequired,
        Need::kRequired,
        false,

@@ -211,6 +211,40 @@ rt::Status KafkaTestEnv::CheckReachable(Millis timeout) const {
   return rt::Status::Ok();
 }
 
+namespace {
+// Waits until metadata shows `partitions` partitions of `topic`, each with a leader that answers
+// a ListOffsets request.
+rt::Status WaitUntilServed(rd_kafka_t* rk, const std::string& brokers, const std::string& topic,
+                           int partitions, const std::string& what,
+                           const internal::Deadline& deadline, Millis timeout) {
+  rt::Status last = rt::Status::TimedOut(what + ": partitions got no leader in time");
+  while (!deadline.Passed()) {
+    auto layout = internal::FetchTopicLayout(rk, topic, brokers, deadline);
+    if (layout.ok() && layout->partitions == partitions && layout->with_leader == partitions) {
+      // Metadata names a leader before it serves the partition; an idempotent producer whose
+      // first batch meets "not leader" may lose it (librdkafka 2.0.2). Ready means every
+      // partition answers a ListOffsets request.
+      bool served = true;
+      for (int p = 0; p < partitions && served; ++p) {
+        int64_t low = 0;
+        int64_t high = 0;
+        rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
+            rk, topic.c_str(), p, &low, &high, std::max(deadline.LeftMs(), 1));
+        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+          served = false;
+          last = internal::ErrStatus(err, what + ": partition " + std::to_string(p));
+        }
+      }
+      if (served) return rt::Status::Ok();
+    }
+    if (!layout.ok()) last = layout.status();
+    std::this_thread::sleep_for(Millis(std::min(100, deadline.LeftMs())));
+  }
+  return rt::Status::TimedOut(what + ": not ready within " + std::to_string(timeout.count()) +
+                              " ms (last: " + last.ToString() + ")");
+}
+}  // namespace
+
 rt::Status KafkaTestEnv::CreateTopic(const std::string& topic, int partitions,
                                      const KafkaSettings& configs, Millis timeout) const {
   if (partitions < 1) {
@@ -269,32 +303,52 @@ rt::Status KafkaTestEnv::CreateTopic(const std::string& topic, int partitions,
     return internal::ErrStatus(err, what + (detail ? std::string(" (") + detail + ")" : ""));
   }
   // Creation is acknowledged before every partition has a leader; producers need leaders.
-  rt::Status last = rt::Status::TimedOut(what + ": partitions got no leader in time");
-  while (!deadline.Passed()) {
-    auto layout = internal::FetchTopicLayout(rk->get(), topic, brokers_, deadline);
-    if (layout.ok() && layout->partitions == partitions && layout->with_leader == partitions) {
-      // Metadata names a leader before it serves the partition; an idempotent producer whose
-      // first batch meets "not leader" may lose it (librdkafka 2.0.2). Ready means every
-      // partition answers a ListOffsets request.
-      bool served = true;
-      for (int p = 0; p < partitions && served; ++p) {
-        int64_t low = 0;
-        int64_t high = 0;
-        rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-            rk->get(), topic.c_str(), p, &low, &high, std::max(deadline.LeftMs(), 1));
-        if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-          served = false;
-          last = internal::ErrStatus(err, what + ": partition " + std::to_string(p));
-        }
-      }
-      if (served) return rt::Status::Ok();
-    }
-    if (!layout.ok()) last = layout.status();
-    std::this_thread::sleep_for(Millis(std::min(100, deadline.LeftMs())));
+  return WaitUntilServed(rk->get(), brokers_, topic, partitions, what, deadline, timeout);
+}
+
+rt::Status KafkaTestEnv::AddPartitions(const std::string& topic, int total, Millis timeout) const {
+  internal::Deadline deadline(timeout);
+  auto rk = MakeProducer();
+  if (!rk.ok()) return rk.status();
+  char errstr[512];
+  std::string what = "adding partitions to topic '" + topic + "' (to " + std::to_string(total) +
+                     ") at " + brokers_;
+  std::unique_ptr<rd_kafka_NewPartitions_t,
+                  Freer<rd_kafka_NewPartitions_t, rd_kafka_NewPartitions_destroy>>
+      request(rd_kafka_NewPartitions_new(topic.c_str(), static_cast<size_t>(total), errstr,
+                                         sizeof errstr));
+  if (!request) return rt::Status::InvalidArgument(what + ": " + errstr);
+  std::unique_ptr<rd_kafka_AdminOptions_t,
+                  Freer<rd_kafka_AdminOptions_t, rd_kafka_AdminOptions_destroy>>
+      options(rd_kafka_AdminOptions_new(rk->get(), RD_KAFKA_ADMIN_OP_CREATEPARTITIONS));
+  int ms = std::max(deadline.LeftMs(), 1);
+  if (rd_kafka_AdminOptions_set_request_timeout(options.get(), ms, errstr, sizeof errstr) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR ||
+      rd_kafka_AdminOptions_set_operation_timeout(options.get(), ms, errstr, sizeof errstr) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return rt::Status::Internal(std::string("admin options rejected: ") + errstr);
   }
-  return rt::Status::TimedOut(what + ": created, but not ready within " +
-                              std::to_string(timeout.count()) + " ms (last: " + last.ToString() +
-                              ")");
+  std::unique_ptr<rd_kafka_queue_t, Freer<rd_kafka_queue_t, rd_kafka_queue_destroy>> queue(
+      rd_kafka_queue_new(rk->get()));
+  rd_kafka_NewPartitions_t* requests[] = {request.get()};
+  rd_kafka_CreatePartitions(rk->get(), requests, 1, options.get(), queue.get());
+  std::unique_ptr<rd_kafka_event_t, Freer<rd_kafka_event_t, rd_kafka_event_destroy>> event(
+      rd_kafka_queue_poll(queue.get(), ms + 1000));
+  if (!event) return rt::Status::TimedOut(what + ": no answer within " + std::to_string(ms) + " ms");
+  if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return internal::ErrStatus(rd_kafka_event_error(event.get()),
+                               what + " (" + rd_kafka_event_error_string(event.get()) + ")");
+  }
+  size_t count = 0;
+  const rd_kafka_topic_result_t** results = rd_kafka_CreatePartitions_result_topics(
+      rd_kafka_event_CreatePartitions_result(event.get()), &count);
+  if (count != 1) return rt::Status::Internal(what + ": " + std::to_string(count) + " results");
+  rd_kafka_resp_err_t err = rd_kafka_topic_result_error(results[0]);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    const char* detail = rd_kafka_topic_result_error_string(results[0]);
+    return internal::ErrStatus(err, what + (detail ? std::string(" (") + detail + ")" : ""));
+  }
+  return WaitUntilServed(rk->get(), brokers_, topic, total, what, deadline, timeout);
 }
 
 rt::Result<std::string> KafkaTestEnv::CreateUniqueTopic(std::string_view prefix, int partitions,

@@ -83,6 +83,10 @@ class KafkaTestEnv {
   [[nodiscard]] rt::Status CreateTopic(const std::string& topic, int partitions,
                                        const KafkaSettings& configs = {},
                                        Millis timeout = kKafkaTimeout) const;
+  // Grows `topic` to `total` partitions (admin CreatePartitions) and waits until every partition
+  // has a leader that serves it, as CreateTopic does.
+  [[nodiscard]] rt::Status AddPartitions(const std::string& topic, int total,
+                                         Millis timeout = kKafkaTimeout) const;
   // CreateTopic with a UniqueName(prefix); returns the name.
   [[nodiscard]] rt::Result<std::string> CreateUniqueTopic(std::string_view prefix,
                                                           int partitions,

@@ -79,7 +79,7 @@ TEST(LspCompletion, StreamsConnectorsAndFormats) {
   EXPECT_EQ(sources.count("stdout"), 0u);
   EXPECT_TRUE(Has(LabelsAtEnd(base + "other | into stdout format "), {"json", "csv"}));
   EXPECT_EQ(LabelsAtEnd(base + "stream s = from kafka(topic: \"t\", "),
-            (std::set<std::string>{"topic", "brokers", "group", "start", "read_committed"}));
+            (std::set<std::string>{"topic", "brokers", "group", "start", "read_committed", "partition_discovery"}));
 }
 
 TEST(LspCompletion, FieldsFollowThePipeline) {

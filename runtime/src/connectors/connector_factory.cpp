@@ -93,12 +93,14 @@ class OptionReader {
     return Status::Ok();
   }
 
-  Status DurationMsInt(const std::string& name, int* out) {
+  // `zero_is_off`: 0 is accepted too (it switches the feature off).
+  Status DurationMsInt(const std::string& name, int* out, bool zero_is_off = false) {
     const std::string* v = Find(name);
     if (v == nullptr) return Status::Ok();
     DurationMs d = 0;
-    if (!(ParseInt64(*v, &d) || ParseDuration(*v, &d)) || d <= 0 ||
+    if (!(ParseInt64(*v, &d) || ParseDuration(*v, &d)) || d < 0 || (d == 0 && !zero_is_off) ||
         d > std::numeric_limits<int>::max()) {
+      if (zero_is_off) return Error(name, fmt::format("must be a duration like 10s, or 0 (off), not \"{}\"", *v));
       return Error(name, fmt::format("must be a positive duration like 10s, not \"{}\"", *v));
     }
     *out = static_cast<int>(d);
@@ -188,6 +190,8 @@ Result<std::unique_ptr<RawSource>> MakeKafkaSource(OptionReader& r) {
   FLOW_RETURN_IF_ERROR(r.Choice("isolation", {"read_committed", "read_uncommitted"}, &isolation));
   FLOW_RETURN_IF_ERROR(r.DurationMsInt("metadata_timeout", &o.metadata_timeout_ms));
   FLOW_RETURN_IF_ERROR(r.DurationMsInt("unavailable_timeout", &o.unavailable_timeout_ms));
+  FLOW_RETURN_IF_ERROR(
+      r.DurationMsInt("partition_discovery", &o.partition_discovery_interval_ms, /*zero_is_off=*/true));
   o.start = static_cast<KafkaStart>(start);
   o.read_committed = isolation == 0;
   o.properties = r.Passthrough();

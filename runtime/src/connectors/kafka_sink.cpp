@@ -1,14 +1,30 @@
 #include "flow/runtime/connectors/kafka_sink.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "kafka_common.h"
 
 namespace flow::rt {
 
+namespace {
+// How long one wait blocks before it looks at its deadline and the cancel flag again.
+constexpr int kWaitSliceMs = 100;
+}  // namespace
+
 KafkaSink::~KafkaSink() {
   // Without a Close the undelivered records are dropped; Close reports that as an error.
-  if (rk_ != nullptr) rd_kafka_destroy(rk_);
+  DestroyProducer();
+}
+
+void KafkaSink::DestroyProducer() {
+  if (rk_ == nullptr) return;
+  // Undelivered records are dropped explicitly: the handle's teardown must not wait for brokers
+  // that are down (this runs after Flush gave up or the job was cancelled).
+  rd_kafka_purge(rk_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+  rd_kafka_destroy(rk_);
+  rk_ = nullptr;
 }
 
 void KafkaSink::OnDelivery(rd_kafka_t* rk, const rd_kafka_message_t* msg, void* opaque) {
@@ -66,6 +82,7 @@ Status KafkaSink::Write(std::string_view key, std::string_view payload, Timestam
   int32_t partition =
       options_.partitioner == KafkaPartitioner::kExplicit ? options_.partition : RD_KAFKA_PARTITION_UA;
   int64_t ts = timestamp == kNoTimestamp ? 0 : timestamp;
+  int64_t deadline = 0;  // set when the queue is first found full
   while (true) {
     rd_kafka_resp_err_t err = rd_kafka_producev(
         rk_, RD_KAFKA_V_TOPIC(options_.topic.c_str()), RD_KAFKA_V_PARTITION(partition),
@@ -78,8 +95,17 @@ Status KafkaSink::Write(std::string_view key, std::string_view payload, Timestam
       return KafkaError(err, fmt::format("kafka sink: cannot produce to topic `{}`: {}",
                                          options_.topic, rd_kafka_err2str(err)));
     }
-    // Backpressure: wait for deliveries (or their timeouts) to free queue space.
-    rd_kafka_poll(rk_, 100);
+    // Backpressure: wait for deliveries (or their timeouts) to free queue space. Every queued
+    // record is delivered or failed within delivery_timeout_ms, so that bounds the wait too.
+    const int64_t now = KafkaNowMs();
+    if (deadline == 0) deadline = now + options_.delivery_timeout_ms;
+    if (context_.cancelled()) return Status::Cancelled("kafka sink: job cancelled while the producer queue was full");
+    if (now >= deadline) {
+      return Status::Unavailable(fmt::format(
+          "kafka sink: producer queue for topic `{}` still full after {} ms (delivery_timeout; brokers {})",
+          options_.topic, options_.delivery_timeout_ms, options_.brokers));
+    }
+    rd_kafka_poll(rk_, static_cast<int>(std::min<int64_t>(deadline - now, kWaitSliceMs)));
     if (!delivery_error_.ok()) return delivery_error_;
   }
   rd_kafka_poll(rk_, 0);
@@ -88,7 +114,19 @@ Status KafkaSink::Write(std::string_view key, std::string_view payload, Timestam
 
 Status KafkaSink::Flush() {
   if (rk_ == nullptr) return Status::Ok();
-  rd_kafka_resp_err_t err = rd_kafka_flush(rk_, options_.flush_timeout_ms);
+  // In slices, so that a cancelled job does not wait out flush_timeout_ms for a dead cluster.
+  const int64_t deadline = KafkaNowMs() + options_.flush_timeout_ms;
+  rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
+  while (true) {
+    const int64_t left = deadline - KafkaNowMs();
+    if (left <= 0) break;
+    err = rd_kafka_flush(rk_, static_cast<int>(std::min<int64_t>(left, kWaitSliceMs)));
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR || !delivery_error_.ok()) break;
+    if (context_.cancelled()) {
+      return Status::Cancelled(fmt::format("kafka sink: job cancelled; {} records to topic `{}` unacknowledged",
+                                           rd_kafka_outq_len(rk_), options_.topic));
+    }
+  }
   if (!delivery_error_.ok()) return delivery_error_;
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return Status::Unavailable(fmt::format(
@@ -101,8 +139,7 @@ Status KafkaSink::Flush() {
 Status KafkaSink::Close() {
   if (rk_ == nullptr) return Status::Ok();
   Status s = Flush();
-  rd_kafka_destroy(rk_);
-  rk_ = nullptr;
+  DestroyProducer();
   return s;
 }
 

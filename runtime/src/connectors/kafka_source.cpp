@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kafka_common.h"
+#include "kafka_start_offsets.h"
 
 namespace flow::rt {
 namespace {
@@ -70,19 +71,66 @@ Status KafkaSource::Open(uint32_t subtask, uint32_t parallelism) {
   Result<int32_t> partitions =
       KafkaPartitionCount(rk_, options_.topic, options_.brokers, options_.metadata_timeout_ms);
   if (!partitions.ok()) return partitions.status();
-  for (int32_t p = 0; p < *partitions; ++p) {
-    if (static_cast<uint32_t>(p) % parallelism == subtask) next_offsets_[p] = -1;
-  }
-  return ResolveStartOffsets();
+  subtask_ = subtask;
+  parallelism_ = parallelism;
+  known_partitions_ = *partitions;
+  next_discovery_ms_ = KafkaNowMs() + options_.partition_discovery_interval_ms;
+  return ResolveStartOffsets(*partitions);
 }
 
-Status KafkaSource::ResolveStartOffsets() {
-  if (next_offsets_.empty()) return Status::Ok();
+Status KafkaSource::ResolveStartOffsets(int32_t partitions) {
+  std::vector<int32_t> owned;
+  for (int32_t p = 0; p < partitions; ++p) {
+    if (static_cast<uint32_t>(p) % parallelism_ == subtask_) owned.push_back(p);
+  }
+  if (owned.empty()) return Status::Ok();
+  if (context_.durable_dir.empty()) {
+    Result<std::map<int32_t, int64_t>> offsets = QueryOffsets(owned, options_.start);
+    if (!offsets.ok()) return offsets.status();
+    next_offsets_ = std::move(*offsets);
+    return Status::Ok();
+  }
+  Result<std::optional<std::map<int32_t, int64_t>>> recorded =
+      ReadKafkaStartOffsets(context_.durable_dir, options_.topic);
+  if (!recorded.ok()) return recorded.status();
+  std::map<int32_t, int64_t> start;
+  if (recorded->has_value()) {
+    start = std::move(**recorded);
+  } else {
+    // The job's first start: resolve every partition, not only the owned ones, so the record
+    // serves any parallelism of a restart.
+    std::vector<int32_t> all;
+    for (int32_t p = 0; p < partitions; ++p) all.push_back(p);
+    Result<std::map<int32_t, int64_t>> resolved = QueryOffsets(all, options_.start);
+    if (!resolved.ok()) return resolved.status();
+    Result<std::map<int32_t, int64_t>> kept =
+        RecordKafkaStartOffsets(context_.durable_dir, options_.topic, *resolved);
+    if (!kept.ok()) return kept.status();
+    start = std::move(*kept);
+  }
+  std::vector<int32_t> added;  // not in the record: created after the job's first start
+  for (int32_t p : owned) {
+    if (auto it = start.find(p); it != start.end()) {
+      next_offsets_[p] = it->second;
+    } else {
+      added.push_back(p);
+    }
+  }
+  if (added.empty()) return Status::Ok();
+  Result<std::map<int32_t, int64_t>> earliest = QueryOffsets(added, KafkaStart::kEarliest);
+  if (!earliest.ok()) return earliest.status();
+  next_offsets_.insert(earliest->begin(), earliest->end());
+  return Status::Ok();
+}
+
+Result<std::map<int32_t, int64_t>> KafkaSource::QueryOffsets(const std::vector<int32_t>& partitions,
+                                                             KafkaStart start) {
+  std::map<int32_t, int64_t> result;
   std::map<int32_t, int64_t> committed;
-  if (options_.start == KafkaStart::kCommitted) {
+  if (start == KafkaStart::kCommitted) {
     rd_kafka_topic_partition_list_t* list =
-        rd_kafka_topic_partition_list_new(static_cast<int>(next_offsets_.size()));
-    for (const auto& [p, off] : next_offsets_) {
+        rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()));
+    for (int32_t p : partitions) {
       rd_kafka_topic_partition_list_add(list, options_.topic.c_str(), p);
     }
     int64_t deadline = KafkaNowMs() + options_.metadata_timeout_ms;
@@ -109,9 +157,9 @@ Status KafkaSource::ResolveStartOffsets() {
     }
     DestroyPartitionList(list);
   }
-  for (auto& [p, off] : next_offsets_) {
+  for (int32_t p : partitions) {
     if (auto it = committed.find(p); it != committed.end()) {
-      off = it->second;
+      result[p] = it->second;
       continue;
     }
     int64_t low = 0, high = 0;
@@ -134,10 +182,41 @@ Status KafkaSource::ResolveStartOffsets() {
                                          options_.topic, p, options_.brokers,
                                          rd_kafka_err2str(err)));
     }
-    off = options_.start == KafkaStart::kLatest ? high : low;
+    result[p] = start == KafkaStart::kLatest ? high : low;
   }
-  return Status::Ok();
+  return result;
 }
+
+void KafkaSource::DiscoverPartitions() {
+  // Failures are not errors: brokers that stay away are reported by Poll's own bound, and the
+  // next interval looks again. Partition counts only grow.
+  Result<int32_t> count = KafkaPartitionCount(rk_, options_.topic, options_.brokers, kProbeTimeoutMs);
+  if (!count.ok() || *count <= known_partitions_) return;
+  std::vector<int32_t> added;
+  for (int32_t p = known_partitions_; p < *count; ++p) {
+    if (static_cast<uint32_t>(p) % parallelism_ == subtask_ && next_offsets_.count(p) == 0) added.push_back(p);
+  }
+  if (!added.empty()) {
+    // Every record of a partition added while the job runs is new to it: read from the start.
+    Result<std::map<int32_t, int64_t>> offsets = QueryOffsets(added, KafkaStart::kEarliest);
+    if (!offsets.ok()) return;  // e.g. no leader yet: try again at the next interval
+    if (assigned_) {
+      rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(static_cast<int>(added.size()));
+      for (const auto& [p, off] : *offsets) {
+        rd_kafka_topic_partition_list_add(list, options_.topic.c_str(), p)->offset = off;
+      }
+      rd_kafka_error_t* error = rd_kafka_incremental_assign(rk_, list);
+      DestroyPartitionList(list);
+      if (error != nullptr) {
+        rd_kafka_error_destroy(error);
+        return;  // nothing changed; the next interval tries again
+      }
+    }
+    next_offsets_.insert(offsets->begin(), offsets->end());
+  }
+  known_partitions_ = *count;
+}
+
 
 Status KafkaSource::Assign() {
   rd_kafka_topic_partition_list_t* list =
@@ -163,7 +242,11 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
                                      int timeout_ms) {
   if (rk_ == nullptr) return Status::Internal("kafka source: Poll before Open");
   ReleaseMessages();
-  if (next_offsets_.empty()) return PollResult::kIdle;  // more subtasks than partitions
+  if (options_.partition_discovery_interval_ms > 0 && KafkaNowMs() >= next_discovery_ms_) {
+    DiscoverPartitions();
+    next_discovery_ms_ = KafkaNowMs() + options_.partition_discovery_interval_ms;
+  }
+  if (next_offsets_.empty()) return PollResult::kIdle;  // more subtasks than partitions (so far)
   if (!assigned_) FLOW_RETURN_IF_ERROR(Assign());
   if (max_records == 0) return PollResult::kRecords;
   batch_.resize(max_records);

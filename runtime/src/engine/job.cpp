@@ -179,6 +179,8 @@ Status Job::Build(Runtime* rt) {
     ctx.metrics = MetricGroup(&metrics_, ctx.name, j);
     ctx.params = &options_.params;
     ctx.clock = clock;
+    ctx.cancel = &control_.cancel;
+    ctx.state_dir = options_.checkpoint.state_dir;
     return ctx;
   };
   auto own = [&](std::unique_ptr<Consumer> c) {

@@ -22,6 +22,8 @@ constexpr int64_t kWriteRetryMs = 120000;
 constexpr int64_t kMaxBackoffMs = 100;
 
 int64_t NowMs() { return SteadyNowMs(); }
+// A failed job stops retrying refused writes at once instead of after kWriteRetryMs.
+bool IsCancelled(const OperatorContext& ctx) { return ctx.cancel != nullptr && ctx.cancel->load(); }
 }  // namespace
 
 Status TxnSinkSubtask::Start(KafkaTransactionGroup* group, uint32_t participant, int64_t restored_id) {
@@ -54,6 +56,7 @@ Status TxnSinkSubtask::Write(std::string_view key, std::string_view payload, Tim
       s = sink_->Write(key, payload, ts);
     }
     if (s.code() != StatusCode::kUnavailable) return s;
+    if (IsCancelled(ctx_)) return Status::Cancelled("job cancelled: " + s.message());
     int64_t now = NowMs();
     if (deadline == 0) deadline = now + kWriteRetryMs;
     if (now >= deadline) {
@@ -78,6 +81,7 @@ Status TxnSinkSubtask::WriteBatch(std::span<const TxnRecord> records) {
     if (s.ok()) return s;
     if (s.code() != StatusCode::kUnavailable) return s;
     records = records.subspan(std::min(written, records.size()));
+    if (IsCancelled(ctx_)) return Status::Cancelled("job cancelled: " + s.message());
     int64_t now = NowMs();
     if (written > 0) deadline = 0;  // some records were taken: the bound starts again
     if (deadline == 0) deadline = now + kWriteRetryMs;
@@ -204,6 +208,9 @@ Status TxnSinks::Start(const JobOptions& options, CheckpointStorage* storage,
   o.brokers = kafka->brokers;
   o.job_id = options.job_id;
   o.transaction_timeout_ms = kafka->transaction_timeout_ms;
+  if (kafka->retry_timeout_ms > 0) o.retry_timeout_ms = static_cast<int>(kafka->retry_timeout_ms);
+  // The job's failure ends the group's waits (full queue, commit) instead of their bounds.
+  o.cancel = subtasks_.front()->ctx().cancel;
   o.checkpoints = options.checkpoint.options;
   o.properties = kafka->properties;
   Log(LogLevel::kInfo, "txn", "starting the transaction group",

@@ -37,8 +37,13 @@ Result<std::string> TransactionalIdForJob(const std::string& job_id) {
   return "flow-" + job_id;
 }
 
+int64_t CommitBoundMs(const KafkaTransactionOptions& options) {
+  return int64_t{options.retry_timeout_ms} + kTxnWaitSliceMs;
+}
+
 Status ValidateTransactionTimeout(int64_t transaction_timeout_ms, int64_t broker_max_timeout_ms,
-                                  const CheckpointOptions& checkpoints, const std::string& job_id) {
+                                  const CheckpointOptions& checkpoints, int64_t commit_bound_ms,
+                                  const std::string& job_id) {
   if (checkpoints.interval_ms <= 0) {
     return Status::InvalidArgument(fmt::format(
         "job `{}`: an exactly-once Kafka sink needs periodic checkpoints (--checkpoint-interval): its "
@@ -50,16 +55,18 @@ Status ValidateTransactionTimeout(int64_t transaction_timeout_ms, int64_t broker
         "it or raise the broker setting", job_id, transaction_timeout_ms, broker_max_timeout_ms));
   }
   int64_t one = checkpoints.interval_ms + checkpoints.timeout_ms;
-  int64_t needed = int64_t{checkpoints.tolerable_failures + 1} * one + checkpoints.min_pause_ms;
+  int64_t needed =
+      int64_t{checkpoints.tolerable_failures + 1} * one + checkpoints.min_pause_ms + commit_bound_ms;
   if (transaction_timeout_ms <= needed) {
     return Status::InvalidArgument(fmt::format(
         "job `{}`: transaction.timeout.ms {} is too short: a transaction stays open until the next "
         "checkpoint commits, up to (tolerable failures {} + 1) x (checkpoint interval {} + checkpoint "
-        "timeout {}) + min pause {} = {} ms; the broker would abort it and fail the job. Lower "
+        "timeout {}) + min pause {} + the commit's own bound {} (flush and commit retries, "
+        "retry_timeout) = {} ms; the broker would abort it and fail the job. Lower "
         "--checkpoint-timeout or --checkpoint-interval, or raise transaction.timeout.ms (broker "
         "maximum {})",
         job_id, transaction_timeout_ms, checkpoints.tolerable_failures, checkpoints.interval_ms,
-        checkpoints.timeout_ms, checkpoints.min_pause_ms, needed, broker_max_timeout_ms));
+        checkpoints.timeout_ms, checkpoints.min_pause_ms, commit_bound_ms, needed, broker_max_timeout_ms));
   }
   return Status::Ok();
 }
@@ -127,7 +134,8 @@ Status KafkaTransactionGroup::Init() {
                                                                        o.operation_timeout_ms);
   if (!broker_max.ok()) return broker_max.status();
   transaction_timeout_ms_ = o.transaction_timeout_ms > 0 ? o.transaction_timeout_ms : *broker_max;
-  FLOW_RETURN_IF_ERROR(ValidateTransactionTimeout(transaction_timeout_ms_, *broker_max, o.checkpoints, o.job_id));
+  FLOW_RETURN_IF_ERROR(
+      ValidateTransactionTimeout(transaction_timeout_ms_, *broker_max, o.checkpoints, CommitBoundMs(o), o.job_id));
   FLOW_RETURN_IF_ERROR(txn_detail::EnsureProgressTopic(admin_rk.get(), o.progress_topic,
                                                        o.progress_replication_factor, o.operation_timeout_ms));
   admin_rk.reset();
@@ -152,7 +160,7 @@ Status KafkaTransactionGroup::Init() {
   while (true) {
     ErrorPtr error(rd_kafka_init_transactions(rk_, o.operation_timeout_ms));
     if (!error) break;
-    if (rd_kafka_error_is_retriable(error.get()) && NowMs() < deadline) {
+    if (rd_kafka_error_is_retriable(error.get()) && NowMs() < deadline && !Cancelled()) {
       Backoff(&delay);
       continue;
     }
@@ -160,7 +168,8 @@ Status KafkaTransactionGroup::Init() {
   }
   Result<KafkaProgress> progress =
       ReadCommittedProgress(o.brokers, o.progress_topic, o.job_id, o.operation_timeout_ms);
-  while (!progress.ok() && progress.status().code() == StatusCode::kUnavailable && NowMs() < deadline) {
+  while (!progress.ok() && progress.status().code() == StatusCode::kUnavailable && NowMs() < deadline &&
+         !Cancelled()) {
     Backoff(&delay);
     progress = ReadCommittedProgress(o.brokers, o.progress_topic, o.job_id, o.operation_timeout_ms);
   }
@@ -214,8 +223,20 @@ void KafkaTransactionGroup::FlushBeforeAbortLocked() {
   // librdkafka may send EndTxn(abort) before the coordinator processed AddPartitionsToTxn for the
   // records in flight; the broker then answers INVALID_TXN_STATE, which is fatal (librdkafka
   // issue 4849). Once the records are acknowledged their partitions are registered. A flush
-  // timeout is fine: the abort is attempted anyway and a failure leaves nothing committed.
-  (void)rd_kafka_flush(rk_, options_.operation_timeout_ms);
+  // timeout is fine: the abort is attempted anyway and a failure leaves nothing committed. A live
+  // broker acknowledges in milliseconds; waiting the full operation timeout for a dead one would
+  // only delay the job's restart.
+  (void)FlushUntil(NowMs() + std::min(options_.operation_timeout_ms, kFlushBeforeAbortMs));
+}
+
+bool KafkaTransactionGroup::FlushUntil(int64_t deadline_ms) {
+  while (true) {
+    const int64_t left = deadline_ms - NowMs();
+    if (left <= 0 || Cancelled()) return rd_kafka_outq_len(rk_) == 0;
+    if (rd_kafka_flush(rk_, static_cast<int>(std::min<int64_t>(left, kTxnWaitSliceMs))) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return true;
+    }
+  }
 }
 
 Status KafkaTransactionGroup::WaitForLeaders(const std::string& topic, int32_t partitions) {
@@ -250,6 +271,7 @@ Result<int32_t> KafkaTransactionGroup::PartitionCount(const std::string& topic) 
 
 Status KafkaTransactionGroup::ProduceLocked(rd_kafka_topic_t* rkt, const std::string& topic, int32_t partition,
                                             std::string_view key, std::string_view payload, int64_t timestamp) {
+  int64_t deadline = 0;  // set when the queue is first found full
   while (true) {
     rd_kafka_resp_err_t err = rd_kafka_producev(
         rk_, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_PARTITION(partition),
@@ -277,7 +299,23 @@ Status KafkaTransactionGroup::ProduceLocked(rd_kafka_topic_t* rkt, const std::st
       return Status::IoError(fmt::format("kafka exactly-once (job `{}`): cannot produce to `{}`: {}",
                                          options_.job_id, topic, rd_kafka_err2str(err)));
     }
-    rd_kafka_poll(rk_, 100);  // backpressure: wait for deliveries to free queue space
+    // Backpressure: wait for deliveries to free queue space. Records wait for a broker up to
+    // message.timeout.ms (= transaction.timeout.ms, up to 15 min): a cluster that is down must
+    // fail the attempt long before that.
+    const int64_t now = NowMs();
+    if (deadline == 0) deadline = now + options_.retry_timeout_ms;
+    if (Cancelled()) {
+      return Status::Cancelled(fmt::format("kafka exactly-once (job `{}`): job cancelled while the producer queue "
+                                           "was full",
+                                           options_.job_id));
+    }
+    if (now >= deadline) {
+      return Status::Unavailable(fmt::format(
+          "kafka exactly-once (job `{}`): producer queue still full after {} ms (retry_timeout): brokers {} take no "
+          "records ({} records queued for `{}` and others)",
+          options_.job_id, options_.retry_timeout_ms, options_.brokers, rd_kafka_outq_len(rk_), topic));
+    }
+    rd_kafka_poll(rk_, static_cast<int>(std::min<int64_t>(deadline - now, 100)));
   }
 }
 
@@ -361,18 +399,26 @@ Status KafkaTransactionGroup::PreCommit(uint32_t participant, int64_t checkpoint
   return Status::Ok();
 }
 
-rd_kafka_error_t* KafkaTransactionGroup::CommitWithRetry() {
-  int64_t deadline = NowMs() + options_.retry_timeout_ms;
-  int64_t delay = 100;
+rd_kafka_error_t* KafkaTransactionGroup::CommitWithRetry(int64_t deadline_ms, bool* cancelled) {
+  *cancelled = false;
   while (true) {
-    ErrorPtr error(rd_kafka_commit_transaction(rk_, options_.operation_timeout_ms));
+    // Short attempts: a commit_transaction that timed out is resumed by calling it again
+    // (librdkafka >= 1.9), so slicing costs nothing and lets the deadline and cancellation in.
+    const int slice = static_cast<int>(std::clamp<int64_t>(deadline_ms - NowMs(), 1, kTxnWaitSliceMs));
+    ErrorPtr error(rd_kafka_commit_transaction(rk_, slice));
     if (!error) return nullptr;
-    if (rd_kafka_error_is_retriable(error.get()) && !rd_kafka_error_txn_requires_abort(error.get()) &&
-        !rd_kafka_error_is_fatal(error.get()) && NowMs() < deadline) {
-      Backoff(&delay);
-      continue;
+    if (!rd_kafka_error_is_retriable(error.get()) || rd_kafka_error_txn_requires_abort(error.get()) ||
+        rd_kafka_error_is_fatal(error.get()) || NowMs() >= deadline_ms) {
+      return error.release();
     }
-    return error.release();
+    if (Cancelled()) {
+      *cancelled = true;
+      return error.release();
+    }
+    if (rd_kafka_error_code(error.get()) != RD_KAFKA_RESP_ERR__TIMED_OUT) {
+      // A retriable broker answer (coordinator loading, not available): wait a little.
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(100, std::max<int64_t>(deadline_ms - NowMs(), 0))));
+    }
   }
 }
 
@@ -420,15 +466,29 @@ Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
   // transaction and none touches the producer: the flush and the broker's commit run without
   // mu_, and the writers go on instead of waiting for the broker's acknowledgements.
   lock.unlock();
+  // The flush and every commit attempt share one deadline (CommitBoundMs), so a cluster that is
+  // down fails the commit within retry_timeout_ms, never after transaction.timeout.ms.
+  const int64_t deadline = NowMs() + options_.retry_timeout_ms;
   // Not required (commit flushes), but makes `during-commit` mean "everything is in the log".
   // A flush timeout is not an error here: commit_transaction flushes again and reports it.
-  (void)rd_kafka_flush(rk_, options_.operation_timeout_ms);
+  (void)FlushUntil(deadline);
   FaultPoint("during-commit");
   if (commit_hook_) commit_hook_(checkpoint_id);
-  ErrorPtr commit_error(CommitWithRetry());
+  bool cancelled = false;
+  ErrorPtr commit_error(CommitWithRetry(deadline, &cancelled));
   lock.lock();
+  if (cancelled) {
+    // The broker may still finish this commit: the next start's init_transactions waits for it
+    // or aborts the transaction, and the progress topic then says which. Nothing more here.
+    failed_ = Status::Cancelled(fmt::format("kafka exactly-once (job `{}`): commit of checkpoint {} given up: job "
+                                            "cancelled",
+                                            options_.job_id, checkpoint_id));
+    return failed_;
+  }
   if (commit_error) {
-    return TxnErrorLocked(commit_error.get(), fmt::format("commit of checkpoint {}", checkpoint_id));
+    return TxnErrorLocked(commit_error.get(),
+                          fmt::format("commit of checkpoint {} (brokers {}, gave up after {} ms)", checkpoint_id,
+                                      options_.brokers, options_.retry_timeout_ms));
   }
   FaultPoint("after-commit-before-cleanup");
   committed_ = checkpoint_id;

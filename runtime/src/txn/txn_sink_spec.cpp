@@ -110,6 +110,10 @@ Result<TxnSinkSpec> TxnSinkSpecFor(const std::string& kind, const std::map<std::
     FLOW_RETURN_IF_ERROR(r.String("partitioner", &partitioner));
     FLOW_RETURN_IF_ERROR(r.Int("partition", 0, std::numeric_limits<int32_t>::max(), &partition));
     FLOW_RETURN_IF_ERROR(r.Duration("transaction_timeout", &k.transaction_timeout_ms));
+    FLOW_RETURN_IF_ERROR(r.Duration("retry_timeout", &k.retry_timeout_ms));
+    if (k.retry_timeout_ms > std::numeric_limits<int>::max()) {
+      return Status::InvalidArgument("exactly-once kafka sink: option `retry_timeout` is too long");
+    }
     if (partitioner != "key_hash" && partitioner != "explicit") {
       return Status::InvalidArgument(fmt::format(
           "exactly-once kafka sink: option `partitioner` must be one of key_hash|explicit, not \"{}\"", partitioner));

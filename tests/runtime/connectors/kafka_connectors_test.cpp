@@ -237,6 +237,60 @@ TEST_F(KafkaConnectorsTest, RestoreAtAnotherParallelismFromSeveralSnapshots) {
   EXPECT_EQ(consumed.size(), static_cast<size_t>(kRecords));
 }
 
+// Sources started with `latest` on 4 partitions; the topic grows to 6 while they poll. The new
+// partitions are read from their first record (they are new to the job, whatever `start` says),
+// and their positions are in the snapshots: a restore at another parallelism reads only what
+// came after.
+TEST_F(KafkaConnectorsTest, DiscoveredPartitionsStartAtEarliestAndAreSnapshotted) {
+  ProduceWithHelper();  // before the start: never read
+  KafkaSourceOptions o = SourceOptions();
+  o.start = KafkaStart::kLatest;
+  o.partition_discovery_interval_ms = 200;
+  KafkaSource s0(o), s1(o);
+  ASSERT_TRUE(s0.Open(0, 2).ok());
+  ASSERT_TRUE(s1.Open(1, 2).ok());
+  ASSERT_TRUE(kafka_.AddPartitions(topic_, 6).ok());
+  std::vector<test::KafkaRecord> records;
+  for (int i = 0; i < 60; ++i) records.push_back({i % 6, "", fmt::format("grown-{}", i), -1});
+  ASSERT_TRUE(kafka_.Produce(topic_, records).ok());
+  std::map<std::string, int> seen;
+  for (KafkaSource* src : {&s0, &s1}) {
+    const uint32_t subtask = src == &s0 ? 0 : 1;
+    std::vector<Got> got = ReadN(src, 30);
+    EXPECT_EQ(got.size(), 30u) << "subtask " << subtask;
+    for (const Got& g : got) {
+      EXPECT_EQ(static_cast<uint32_t>(g.partition) % 2, subtask) << g.payload;
+      ++seen[g.payload];
+    }
+    EXPECT_TRUE(src->positions().count(subtask + 4)) << "partition " << subtask + 4 << " not in the position";
+  }
+  ASSERT_EQ(seen.size(), 60u);
+  for (const auto& [payload, n] : seen) EXPECT_EQ(n, 1) << payload;
+  std::vector<OldSourcePosition> old;
+  for (KafkaSource* src : {&s0, &s1}) {
+    BinaryWriter w;
+    ASSERT_TRUE(src->SnapshotPosition(&w).ok());
+    old.push_back({static_cast<uint32_t>(old.size()), false, w.Release()});
+  }
+  records.clear();
+  for (int i = 0; i < 12; ++i) records.push_back({4 + i % 2, "", fmt::format("later-{}", i), -1});
+  ASSERT_TRUE(kafka_.Produce(topic_, records).ok());
+  std::set<std::string> later;
+  for (uint32_t s = 0; s < 3; ++s) {
+    KafkaSource src(o);
+    ASSERT_TRUE(src.Open(s, 3).ok());
+    ASSERT_TRUE(src.RestoreRescaled(old, 2).ok());
+    const size_t mine = (s == 1 || s == 2) ? 6 : 0;  // partition 4 -> subtask 1, 5 -> subtask 2
+    for (const Got& g : ReadN(&src, mine)) EXPECT_TRUE(later.insert(g.payload).second) << g.payload;
+    for (int poll = 0; poll < 5; ++poll) {  // nothing else comes
+      std::vector<RawRecord> recs;
+      ASSERT_TRUE(src.Poll(&recs, 10, 200).ok());
+      for (const RawRecord& r : recs) ADD_FAILURE() << "subtask " << s << " read " << r.payload << " again";
+    }
+  }
+  EXPECT_EQ(later.size(), 12u);
+}
+
 TEST_F(KafkaConnectorsTest, LatestAndCommittedStarts) {
   ProduceWithHelper();
   KafkaSourceOptions latest_opts = SourceOptions();

@@ -8,6 +8,7 @@
 // Errors: every call returns Status/Result; a broker that is down is kUnavailable (retried by the
 // caller), bad configuration is kInvalidArgument, a fenced producer is kFenced.
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -43,9 +44,27 @@ struct OldSourcePosition {
   std::string position;   // its SnapshotPosition bytes (empty when finished)
 };
 
+// What the engine hands a connector before Open (RawSource::Bind, RawSink::Bind). Every field is
+// optional: a connector used outside the engine gets the defaults.
+struct ConnectorContext {
+  // Set when the running job fails and is being cancelled. Calls that wait on something outside
+  // the process (a broker) poll it and return kCancelled within about 100 ms once it is set, so a
+  // failed job does not sit out their deadlines. Null: never cancelled. Owned by the engine; it
+  // outlives the connector.
+  const std::atomic<bool>* cancel = nullptr;
+  // A directory private to this connector's operator that survives process restarts of the job:
+  // <state dir>/connectors/<operator>. Empty without --state-dir. Created by the connector when it
+  // needs it; what a connector keeps there must be safe for every subtask to read and write.
+  std::string durable_dir;
+
+  bool cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
+};
+
 class RawSource {
  public:
   virtual ~RawSource() = default;
+  // Called once before Open by the engine. Default: ignored.
+  virtual void Bind(const ConnectorContext& context) {}
   // Binds the instance to subtask `subtask` of `parallelism` and opens its splits (files,
   // partitions). Splits are assigned by the job, never by consumer-group rebalancing.
   [[nodiscard]] virtual Status Open(uint32_t subtask, uint32_t parallelism) = 0;
@@ -74,6 +93,8 @@ class RawSource {
 class RawSink {
  public:
   virtual ~RawSink() = default;
+  // Called once before Open by the engine. Default: ignored.
+  virtual void Bind(const ConnectorContext& context) {}
   [[nodiscard]] virtual Status Open(uint32_t subtask, uint32_t parallelism) = 0;
   // Buffers or writes one encoded record. May block for backpressure.
   [[nodiscard]] virtual Status Write(std::string_view key, std::string_view payload,

@@ -2,12 +2,21 @@
 // KafkaSource: reads one topic with a librdkafka consumer. Unbounded (Poll never returns kEnd).
 //
 // Splits: the job assigns partitions explicitly: partition p belongs to subtask p % parallelism.
-// The consumer uses assign(), never subscribe(), so there is no group rebalancing. Partitions
-// added to the topic after Open are not read.
+// The consumer uses assign(), never subscribe(), so there is no group rebalancing.
+// Partition discovery: every partition_discovery_interval_ms Poll asks the broker for the
+// topic's partition count; partitions added since are assigned (incrementally) to their subtask
+// and read from their earliest offset: every record in them is new to the job. Their positions
+// are part of the snapshot like the others'.
 // Start offsets (for partitions without a restored offset), resolved to concrete offsets in Open
 // so that every snapshot holds exact offsets:
 //   kEarliest: the partition's low watermark; kLatest: its high watermark (only new records);
 //   kCommitted: the group's committed offset, or the low watermark when the group has none.
+// They are resolved once per job: with a durable dir (Bind; the engine gives one under
+// --state-dir) the first Open records the offsets of every partition of the topic in
+// <durable dir>/kafka-start-<topic> and every later Open (a restart, any parallelism) uses
+// them, so a crash before the first checkpoint does not move `latest` past records produced in
+// between. A partition missing from the record was added later and starts at its earliest offset.
+// Without a durable dir every Open resolves again.
 // Positions: per assigned partition, the offset of the next record to read (last returned
 // offset + 1). RestorePosition seeks to the snapshotted offsets; it may be called several times
 // (once per snapshot of an earlier run, e.g. at another parallelism) and takes the offsets of the
@@ -17,7 +26,9 @@
 // CommitOffsets(), for lag monitoring; they are never used for exactly-once.
 // Errors: brokers unreachable: kUnavailable after metadata_timeout_ms (Open) or after
 // unavailable_timeout_ms without progress (Poll), naming the brokers; a missing topic is
-// kNotFound; bad options or rejected librdkafka properties are kInvalidArgument.
+// kNotFound; bad options or rejected librdkafka properties are kInvalidArgument; a damaged
+// start offsets record is kCorruption naming the file. A failed discovery (brokers down) is
+// retried at the next interval; it is not an error by itself.
 // RawRecord: payload, key (empty when absent), timestamp (broker/producer time, or
 // kNoTimestamp), partition and offset. Payloads stay valid until the next Poll or Close.
 // Threading: one instance per subtask, used by one thread at a time.
@@ -52,6 +63,9 @@ struct KafkaSourceOptions {
   int metadata_timeout_ms = 10000;
   // How long Poll tolerates "all brokers down" before returning kUnavailable. Default: 30 s.
   int unavailable_timeout_ms = 30000;
+  // How often Poll looks for partitions added to the topic; 0 = never (partitions added while the
+  // job runs are then read only after a restart). Default: 10 s.
+  int partition_discovery_interval_ms = 10000;
   // Other librdkafka consumer settings, passed through ("fetch.max.bytes", "security.protocol").
   std::map<std::string, std::string> properties{};
 };
@@ -61,6 +75,7 @@ class KafkaSource final : public RawSource {
   explicit KafkaSource(KafkaSourceOptions options);
   ~KafkaSource() override;
 
+  void Bind(const ConnectorContext& context) override { context_ = context; }
   Status Open(uint32_t subtask, uint32_t parallelism) override;
   Result<PollResult> Poll(std::vector<RawRecord>* out, size_t max_records,
                           int timeout_ms) override;
@@ -77,7 +92,13 @@ class KafkaSource final : public RawSource {
 
  private:
   static void OnError(rd_kafka_s* rk, int err, const char* reason, void* opaque);
-  Status ResolveStartOffsets();
+  // Start offsets of the owned partitions of a topic with `partitions` partitions (see above).
+  Status ResolveStartOffsets(int32_t partitions);
+  // Concrete offsets of `partitions` as `start` says, retrying transient errors until
+  // metadata_timeout_ms.
+  Result<std::map<int32_t, int64_t>> QueryOffsets(const std::vector<int32_t>& partitions, KafkaStart start);
+  // Assigns owned partitions added to the topic since the last look, at their earliest offsets.
+  void DiscoverPartitions();
   Status Assign();
   void ReleaseMessages();
 
@@ -87,6 +108,11 @@ class KafkaSource final : public RawSource {
   std::map<int32_t, int64_t> next_offsets_;  // partition -> next offset to read
   std::vector<rd_kafka_message_s*> batch_;   // messages backing the last Poll's payloads
   bool assigned_ = false;
+  ConnectorContext context_;
+  uint32_t subtask_ = 0;
+  uint32_t parallelism_ = 1;
+  int32_t known_partitions_ = 0;   // the topic's partition count at the last look
+  int64_t next_discovery_ms_ = 0;  // monotonic ms of the next look
   int64_t down_since_ms_ = -1;  // monotonic ms when "all brokers down" was first seen
   std::string down_reason_;
 };

@@ -7,6 +7,7 @@
 // (always, also after a failure).
 // Every method returning Status may fail; a failure cancels the job (exit code 1).
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -49,6 +50,12 @@ struct OperatorContext {
   // Processing-time timers of this operator subtask (engine/timers.h); null for sources and sinks
   // and outside the engine.
   ProcessingTimeService* timers = nullptr;
+  // The job's cancellation flag: set when the run fails, cleared before an in-process restart.
+  // Operators that wait on the outside world (connectors) poll it to give up early. Null outside
+  // the engine.
+  const std::atomic<bool>* cancel = nullptr;
+  // The job's --state-dir ("" when none): durable across process restarts of the job.
+  std::string state_dir;
 };
 
 class Consumer;

@@ -32,6 +32,24 @@ struct DecodeErrorHandling {
   std::function<void(const RawRecord& record, const Status& error, const std::string& location)> dead_letter;
 };
 
+// What a connector of the operator `ctx` gets from the engine: the job's cancellation flag and,
+// with a state dir, <state dir>/connectors/<operator name> (characters outside [A-Za-z0-9._-]
+// replaced by '_').
+inline ConnectorContext ConnectorContextOf(const OperatorContext& ctx) {
+  ConnectorContext c;
+  c.cancel = ctx.cancel;
+  if (!ctx.state_dir.empty()) {
+    std::string name = ctx.name;
+    for (char& ch : name) {
+      const bool keep = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+                        ch == '.' || ch == '_' || ch == '-';
+      if (!keep) ch = '_';
+    }
+    c.durable_dir = ctx.state_dir + "/connectors/" + (name.empty() ? std::string("source") : name);
+  }
+  return c;
+}
+
 using RawSourceFactory = std::function<std::unique_ptr<RawSource>()>;
 using RawSinkFactory = std::function<std::unique_ptr<RawSink>()>;
 
@@ -47,6 +65,7 @@ class RawSourceFunction final : public SourceFunction<T> {
     name_ = ctx.name;
     bytes_in_ = ctx.metrics.Counter(kMetricBytesIn, "Bytes read by sources");
     decode_errors_ = ctx.metrics.Counter(kMetricDecodeErrors, "Records that failed to decode");
+    raw_->Bind(ConnectorContextOf(ctx));
     return raw_->Open(ctx.subtask, ctx.parallelism);
   }
 
@@ -136,6 +155,7 @@ class RawSinkFunction final : public SinkFunction<T> {
   Status Open(OperatorContext& ctx) override {
     name_ = ctx.name;
     bytes_out_ = ctx.metrics.Counter(kMetricBytesOut, "Bytes written by sinks");
+    raw_->Bind(ConnectorContextOf(ctx));
     FLOW_RETURN_IF_ERROR(raw_->Open(ctx.subtask, ctx.parallelism));
     opened_ = true;
     return Status::Ok();

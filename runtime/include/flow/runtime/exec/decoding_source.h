@@ -72,8 +72,10 @@ class DecodingSource final : public rt::SourceFunction<T> {
     if (policy_.on_error == OnError::kDeadLetter) {
       dead_sink_ = policy_.dead_letter();
       if (dead_sink_ == nullptr) return rt::Status::Internal("dead-letter sink was not validated");
+      dead_sink_->Bind(rt::ConnectorContextOf(ctx));
       FLOW_RETURN_IF_ERROR(dead_sink_->Open(ctx.subtask, ctx.parallelism));
     }
+    raw_->Bind(rt::ConnectorContextOf(ctx));
     return raw_->Open(ctx.subtask, ctx.parallelism);
   }
 

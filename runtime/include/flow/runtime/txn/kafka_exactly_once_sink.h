@@ -17,8 +17,11 @@
 // read_committed: last_committed() is the checkpoint the job must restore (0: none, start
 // fresh). Sinks refuse Recover from any other checkpoint.
 //
-// Errors: broker unreachable -> retried with backoff inside each call up to its bound, then
-// kUnavailable (nothing lost; the caller may retry). Fenced -> kFenced "another instance of job
+// Errors: broker unreachable -> retried with backoff inside each call up to its bound
+// (retry_timeout_ms; no call waits longer, see CommitBoundMs), then kUnavailable (nothing lost;
+// the caller may retry), or kAborted when the open transaction lost a record (a write that
+// found the producer queue full until the bound: the transaction is aborted). The job's
+// cancellation (KafkaTransactionOptions::cancel) ends every wait early with kCancelled. Fenced -> kFenced "another instance of job
 // X took over (transactional id flow-X)" (exit code 3; two jobs with the same job id fence each
 // other). A transaction that needs an abort -> aborted, then kAborted (restart from the last
 // completed checkpoint). Fatal producer errors -> producer destroyed, kIoError. After kFenced,
@@ -31,6 +34,7 @@
 // progress record flushed, transaction not committed), `after-commit-before-cleanup` (committed,
 // next transaction not begun).
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -64,10 +68,17 @@ struct KafkaTransactionOptions {
   int64_t transaction_timeout_ms = 0;
   // The job's checkpoint options, for the timeout check (ValidateTransactionTimeout).
   CheckpointOptions checkpoints = CheckpointOptions::ForJob(true);
-  // Bound of each broker round trip (metadata, init, commit attempt, progress read). Default: 30 s.
+  // Bound of each broker round trip (metadata, init, progress read, abort). Default: 30 s.
   int operation_timeout_ms = 30000;
-  // How long Start and Commit keep retrying while brokers are unreachable. Default: 60 s.
+  // How long a call waits for brokers that do not answer before it fails: Start retries
+  // init_transactions and the progress read; a write that finds the producer queue full waits
+  // for room; Commit's flush and commit_transaction attempts share one deadline of this length.
+  // So a cluster that is down fails the attempt within this bound (plus one abort, below) instead
+  // of waiting for transaction.timeout.ms. Default: 60 s.
   int retry_timeout_ms = 60000;
+  // The job's cancellation flag (ConnectorContext::cancel): once set, every wait above ends
+  // within about kTxnWaitSliceMs with kCancelled. Null: never cancelled.
+  const std::atomic<bool>* cancel = nullptr;
   // Memory for records of participants that are ahead of the open transaction; beyond it Write
   // returns kUnavailable (retry after the pending checkpoint committed). Default: 256 MiB.
   size_t max_buffered_bytes = size_t{256} << 20;
@@ -88,14 +99,28 @@ struct KafkaProgress {
                                                           const std::string& progress_topic,
                                                           const std::string& job_id, int timeout_ms);
 
+// How long one wait of the group blocks before it looks at the deadline and the cancel flag again.
+inline constexpr int kTxnWaitSliceMs = 200;
+// How long the flush before an abort waits for records in flight (librdkafka issue 4849, see
+// FlushBeforeAbortLocked): a live broker acknowledges them in milliseconds, a dead one never.
+inline constexpr int kFlushBeforeAbortMs = 5000;
+
+// The longest a Commit keeps its transaction open before it succeeds or fails: its flush and
+// commit attempts share retry_timeout_ms, and the last attempt may overrun it by one slice. A
+// failed commit that needs an abort returns after at most min(operation_timeout_ms,
+// kFlushBeforeAbortMs) + operation_timeout_ms more (flush before the abort, the abort).
+int64_t CommitBoundMs(const KafkaTransactionOptions& options);
+
 // A Kafka transaction stays open from one commit to the next. It must outlive the longest gap:
 // (tolerable_failures + 1) failed-or-slow checkpoints of up to interval + timeout each, plus the
-// min pause. InvalidArgument explaining which option to change when transaction_timeout_ms is
-// shorter, or longer than the broker's maximum, or when checkpoints are off.
+// min pause, plus the commit that ends it (commit_bound_ms, CommitBoundMs: the flush and the
+// commit retries run while the transaction is still open). InvalidArgument explaining which
+// option to change when transaction_timeout_ms is shorter, or longer than the broker's maximum,
+// or when checkpoints are off.
 [[nodiscard]] Status ValidateTransactionTimeout(int64_t transaction_timeout_ms,
                                                 int64_t broker_max_timeout_ms,
                                                 const CheckpointOptions& checkpoints,
-                                                const std::string& job_id);
+                                                int64_t commit_bound_ms, const std::string& job_id);
 
 // "flow-<job id>"; InvalidArgument for a job id that is empty, too long or has other characters.
 [[nodiscard]] Result<std::string> TransactionalIdForJob(const std::string& job_id);
@@ -178,9 +203,15 @@ class KafkaTransactionGroup {
   // Topic handles first: librdkafka requires them released before the producer.
   void DestroyProducerLocked();
   Status TxnErrorLocked(rd_kafka_error_s* error, std::string_view step);
-  // commit_transaction, retrying retriable errors up to retry_timeout_ms; the final error (owned
-  // by the caller) or null. Runs without mu_ (only Commit calls it, holding commit_mu_).
-  rd_kafka_error_s* CommitWithRetry();
+  // commit_transaction in slices of kTxnWaitSliceMs, retrying retriable errors until
+  // `deadline_ms` (monotonic) or cancellation; the final error (owned by the caller) or null,
+  // and *cancelled when the job's cancellation ended it. Runs without mu_ (only Commit calls it,
+  // holding commit_mu_).
+  rd_kafka_error_s* CommitWithRetry(int64_t deadline_ms, bool* cancelled);
+  // rd_kafka_flush in slices until the queue is empty, `deadline_ms` passed or the job is
+  // cancelled; true when everything was delivered.
+  bool FlushUntil(int64_t deadline_ms);
+  bool Cancelled() const { return options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed); }
   void FlushBeforeAbortLocked();
 
   KafkaTransactionOptions options_;

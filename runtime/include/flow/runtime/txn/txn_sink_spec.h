@@ -6,6 +6,8 @@
 // TxnSinkSpecFor options:
 //   kafka: brokers (required), topic (required), partitioner key_hash|explicit, partition N,
 //          transaction_timeout D (transaction.timeout.ms; default the broker's maximum),
+//          retry_timeout D (how long an unreachable cluster is waited for before the attempt
+//          fails: start-up, a full producer queue, a commit; default 60 s),
 //          kafka.<librdkafka property> passed to the job's transactional producer.
 //   file:  directory (required; `path` in scripts), prefix, suffix, roll_bytes, buffer_bytes.
 // Errors: kInvalidArgument naming the connector and option (unknown option, bad value, missing
@@ -32,6 +34,9 @@ struct TxnSinkSpec {
     int64_t transaction_timeout_ms = 0;
     // Other producer settings for the group.
     std::map<std::string, std::string> properties;
+    // KafkaTransactionOptions::retry_timeout_ms; 0 = its default (60 s). The first Kafka sink's
+    // value counts.
+    int64_t retry_timeout_ms = 0;
   };
   std::optional<Kafka> kafka;
   // Other sinks (files, user sinks): one instance per subtask. Must be resumable
