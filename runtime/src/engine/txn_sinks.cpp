@@ -26,17 +26,18 @@ int64_t NowMs() { return SteadyNowMs(); }
 bool IsCancelled(const OperatorContext& ctx) { return ctx.cancel != nullptr && ctx.cancel->load(); }
 }  // namespace
 
-Status TxnSinkSubtask::Start(KafkaTransactionGroup* group, uint32_t participant, int64_t restored_id) {
+Status TxnSinkSubtask::Start(CommitGroup* group, uint32_t participant, int64_t restored_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (spec_->kafka) {
-    sink_ = std::make_unique<KafkaExactlyOnceSink>(group, participant, spec_->kafka->sink);
-  } else if (spec_->factory) {
+  if (spec_->group && group != nullptr) {
+    sink_ = spec_->group->participant(group, participant);
+  } else if (!spec_->group && spec_->factory) {
     sink_ = spec_->factory(ctx_.subtask, ctx_.parallelism);
   }
   if (!sink_) return Status::InvalidArgument(fmt::format("exactly-once sink '{}': no sink to write to", ctx_.name));
-  if (!spec_->kafka && !sink_->CommitIsResumable()) {
+  if (!spec_->group && !sink_->CommitIsResumable()) {
     return Status::InvalidArgument(fmt::format(
-        "exactly-once sink '{}': only Kafka may be a non-resumable participant (its commit goes first)", ctx_.name));
+        "exactly-once sink '{}': a sink outside a commit group must be resumable (only a group's commit goes first)",
+        ctx_.name));
   }
   FLOW_RETURN_IF_ERROR(sink_->Open(ctx_.subtask, ctx_.parallelism));
   FLOW_RETURN_IF_ERROR(sink_->Recover(restored_id, ""));
@@ -171,7 +172,7 @@ Status TxnSinks::ApplyDefaults(CheckpointFlags* flags) const {
   }
   if (flags->retained < 2) {
     return Status::InvalidArgument(
-        "--retained-checkpoints: keep at least 2 with exactly-once sinks (the one Kafka committed and the one being "
+        "--retained-checkpoints: keep at least 2 with exactly-once sinks (the one last committed and the one being "
         "committed)");
   }
   return Status::Ok();
@@ -183,59 +184,48 @@ Status TxnSinks::Start(const JobOptions& options, CheckpointStorage* storage,
   state_dir_ = state_dir;
   const int64_t recorded = state_dir_ != nullptr ? state_dir_->committed() : 0;
   if (storage_ != nullptr) storage_->KeepCommitted(recorded);
-  const TxnSinkSpec::Kafka* kafka = nullptr;
+  const CommitGroupSpec* spec = nullptr;
   uint32_t participants = 0;
   for (engine_detail::TxnSinkSubtask* s : subtasks_) {
-    if (!s->is_kafka()) continue;
-    const TxnSinkSpec::Kafka& k = *s->spec().kafka;
-    if (kafka == nullptr) {
-      kafka = &k;
-    } else if (k.brokers != kafka->brokers) {
+    if (!s->in_group()) continue;
+    const CommitGroupSpec& g = *s->spec().group;
+    if (spec == nullptr) {
+      spec = &g;
+    } else if (g.key != spec->key) {
       return Status::InvalidArgument(fmt::format(
-          "exactly-once sink '{}': brokers `{}` differ from `{}`; a job's exactly-once Kafka sinks share one "
-          "transaction, so they must write to one cluster",
-          s->ctx().name, k.brokers, kafka->brokers));
+          "exactly-once sink '{}': it commits with {}, another sink with {}; a job's grouped exactly-once "
+          "sinks share one transaction, so they must write to one cluster",
+          s->ctx().name, g.key, spec->key));
     }
     ++participants;
   }
-  if (kafka == nullptr) return Status::Ok();
-  if (options.job_id.empty()) {
-    return Status::InvalidArgument(
-        "exactly-once Kafka sinks need a job id: --job-id ID (stable across restarts, unique per job; "
-        "[A-Za-z0-9._-])");
-  }
-  KafkaTransactionOptions o;
-  o.brokers = kafka->brokers;
-  o.job_id = options.job_id;
-  o.transaction_timeout_ms = kafka->transaction_timeout_ms;
-  if (kafka->retry_timeout_ms > 0) o.retry_timeout_ms = static_cast<int>(kafka->retry_timeout_ms);
-  // The job's failure ends the group's waits (full queue, commit) instead of their bounds.
-  o.cancel = subtasks_.front()->ctx().cancel;
-  o.checkpoints = options.checkpoint.options;
-  o.properties = kafka->properties;
-  Log(LogLevel::kInfo, "txn", "starting the transaction group",
-      {{"job_id", o.job_id}, {"brokers", o.brokers}, {"participants", std::to_string(participants)}});
-  auto group = KafkaTransactionGroup::Start(std::move(o), participants);
+  if (spec == nullptr) return Status::Ok();
+  CommitGroupContext ctx;
+  ctx.job_id = options.job_id;
+  ctx.checkpoints = options.checkpoint.options;
+  ctx.cancel = subtasks_.front()->ctx().cancel;
+  Log(LogLevel::kInfo, "txn", "starting the commit group",
+      {{"job_id", ctx.job_id}, {"group", spec->key}, {"participants", std::to_string(participants)}});
+  auto group = spec->start(ctx, participants);
   if (!group.ok()) return group.status();
   group_ = std::move(group).value();
   const int64_t c = group_->last_committed();
-  Log(LogLevel::kInfo, "txn", "transaction group ready",
-      {{"transactional_id", group_->transactional_id()}, {"last_committed", std::to_string(c)},
-       {"transaction_timeout_ms", std::to_string(group_->transaction_timeout_ms())}});
+  Log(LogLevel::kInfo, "txn", "commit group ready",
+      {{"group", group_->Describe()}, {"last_committed", std::to_string(c)}});
   if (recorded > c) {
-    // Kafka lost the job's progress (topic deleted or expired, another cluster): restoring
+    // The group lost the job's progress (a topic deleted or expired, another cluster): restoring
     // anything would duplicate or lose output, and discarding the checkpoints would be final.
     return Status::InvalidArgument(fmt::format(
-        "job `{}`: Kafka's progress topic says checkpoint {} was committed last, but state "
-        "directory '{}' recorded that checkpoint {} was; the progress topic was deleted or "
-        "expired, or the brokers are another cluster. Nothing was changed. Point the job at the "
+        "job `{}`: {} says checkpoint {} was committed last, but state directory '{}' recorded "
+        "that checkpoint {} was; its record of progress was lost (a Kafka progress topic deleted "
+        "or expired) or this is another cluster. Nothing was changed. Point the job at the "
         "cluster it wrote to, or start a new job with its own --job-id and --state-dir",
-        group_->job_id(), c, state_dir_->path(), recorded));
+        options.job_id, group_->Describe(), c, state_dir_->path(), recorded));
   }
   if (storage_ == nullptr) return Status::Ok();
   // Checkpoints after C completed but were never committed: their output was aborted, and keeping
   // them would let retention delete chk-C in favour of checkpoints that can never be restored.
-  Log(LogLevel::kInfo, "txn", "discarding checkpoints Kafka never committed",
+  Log(LogLevel::kInfo, "txn", "discarding checkpoints the group never committed",
       {{"state_dir", storage_->state_dir()}, {"newer_than", std::to_string(c)}});
   FLOW_RETURN_IF_ERROR(storage_->DiscardNewerThan(c));
   storage_->KeepCommitted(c);
@@ -263,8 +253,8 @@ Result<RestoreSelection> TxnSinks::SelectRestore(const CheckpointFlags& flags, c
   }
   const int64_t c = group_->last_committed();
   const std::string why = fmt::format(
-      "Kafka's last committed checkpoint of job `{}` is {}; restoring any other would duplicate or lose output",
-      group_->job_id(), c);
+      "the last checkpoint {} committed is {}; restoring any other would duplicate or lose output",
+      group_->Describe(), c);
   RestoreSelection sel;
   if (flags.restore == "none") {
     if (c != 0) {
@@ -298,7 +288,7 @@ Status TxnSinks::Recover(int64_t restored_id, CheckpointCoordinator* coordinator
   committed_ = restored_id;
   uint32_t participant = 0;
   for (engine_detail::TxnSinkSubtask* s : subtasks_) {
-    uint32_t p = s->is_kafka() ? participant++ : 0;
+    uint32_t p = s->in_group() ? participant++ : 0;
     FLOW_RETURN_IF_ERROR(s->Start(group_.get(), p, restored_id));
   }
   if (coordinator != nullptr) coordinator->AddListener(this);
@@ -337,13 +327,13 @@ void TxnSinks::OnCheckpointComplete(int64_t id) {
     }
   }
   for (engine_detail::TxnSinkSubtask* s : subtasks_) {
-    if (s->is_kafka()) continue;
+    if (s->in_group()) continue;
     if (Status st = s->Commit(id); !st.ok()) {
       return FailWith(Status(st.code(), fmt::format("committing checkpoint {} of sink '{}': {}", id, s->ctx().name,
                                                     st.message())));
     }
   }
-  // Recorded after the commit: the record must never claim more than Kafka (Start compares).
+  // Recorded after the commit: the record must never claim more than the group (Start compares).
   if (state_dir_ != nullptr) {
     if (Status st = state_dir_->RecordCommitted(id); !st.ok()) {
       return FailWith(Status(

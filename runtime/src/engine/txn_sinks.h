@@ -1,6 +1,6 @@
 #pragma once
 // Engine-internal: the exactly-once sinks of one running job (docs/exactly-once.md, "Engine
-// wiring"). Job::PrepareCheckpoints calls, in order: Find, ApplyDefaults, Start (Kafka group,
+// wiring"). Job::PrepareCheckpoints calls, in order: Find, ApplyDefaults, Start (commit group,
 // before the restore point is chosen), SelectRestore, Recover (every sink subtask opened and
 // recovered before any task runs; registers as checkpoint listener). Execute calls Finish after
 // every task ended (final checkpoint of a bounded job, then close).
@@ -33,16 +33,18 @@ class TxnSinks final : public CheckpointListener {
 
   // A state dir is required; the checkpoint interval defaults to 1 s.
   [[nodiscard]] Status ApplyDefaults(CheckpointFlags* flags) const;
-  // With Kafka sinks: starts the transaction group (fences older instances, aborts what they left
-  // open, reads the committed checkpoint C), refuses to go on when the state dir recorded a newer
-  // commit than C (the progress topic was lost: nothing is deleted), and deletes checkpoints newer
-  // than C from `storage` (never committed; their output was aborted). Retention of `storage`
-  // then always keeps the last committed checkpoint (CheckpointStorage::KeepCommitted).
+  // With grouped sinks (Kafka; txn/commit_group.h): starts the group (fences older instances,
+  // aborts what they left open, reads the committed checkpoint C), refuses to go on when the
+  // state dir recorded a newer commit than C (the group's progress was lost: nothing is
+  // deleted), and deletes checkpoints newer than C from `storage` (never committed; their output
+  // was aborted). Retention of `storage` then always keeps the last committed checkpoint
+  // (CheckpointStorage::KeepCommitted).
   [[nodiscard]] Status Start(const JobOptions& options, CheckpointStorage* storage,
                              StateDirectory* state_dir);
-  // Kafka: exactly C (none when 0); a missing or corrupt chk-C is an error, never a fallback.
-  // Files only: the usual selection (newest valid checkpoint), refused when it is older than the
-  // checkpoint the state dir recorded as committed (its epochs' files are visible already).
+  // With a group: exactly C (none when 0); a missing or corrupt chk-C is an error, never a
+  // fallback. Resumable sinks only: the usual selection (newest valid checkpoint), refused when
+  // it is older than the checkpoint the state dir recorded as committed (its epochs' files are
+  // visible already).
   [[nodiscard]] Result<RestoreSelection> SelectRestore(const CheckpointFlags& flags,
                                                        const JobCheckpointInfo& info) const;
   // Open, Recover(restored_id), BeginTransaction for every subtask; listens to `coordinator`.
@@ -62,7 +64,7 @@ class TxnSinks final : public CheckpointListener {
   void FailWith(const Status& s);
 
   std::vector<engine_detail::TxnSinkSubtask*> subtasks_;
-  std::unique_ptr<KafkaTransactionGroup> group_;
+  std::unique_ptr<CommitGroup> group_;  // null when no sink is in a group
   CheckpointStorage* storage_ = nullptr;  // null without a state dir
   StateDirectory* state_dir_ = nullptr;   // likewise
   std::function<void(const Status&)> fail_;

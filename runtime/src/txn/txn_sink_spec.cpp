@@ -10,11 +10,42 @@
 
 namespace flow::rt {
 
+TxnSinkSpec KafkaTxnSink(KafkaTxnSinkConfig config) {
+  CommitGroupSpec g;
+  g.key = "Kafka brokers `" + config.brokers + "`";
+  g.start = [config](const CommitGroupContext& ctx,
+                     uint32_t participants) -> Result<std::unique_ptr<CommitGroup>> {
+    if (ctx.job_id.empty()) {
+      return Status::InvalidArgument(
+          "exactly-once Kafka sinks need a job id: --job-id ID (stable across restarts, unique per "
+          "job; [A-Za-z0-9._-])");
+    }
+    KafkaTransactionOptions o;
+    o.brokers = config.brokers;
+    o.job_id = ctx.job_id;
+    o.transaction_timeout_ms = config.transaction_timeout_ms;
+    if (config.retry_timeout_ms > 0) o.retry_timeout_ms = static_cast<int>(config.retry_timeout_ms);
+    // The job's failure ends the group's waits (full queue, commit) instead of their bounds.
+    o.cancel = ctx.cancel;
+    o.checkpoints = ctx.checkpoints;
+    o.properties = config.properties;
+    auto group = KafkaTransactionGroup::Start(std::move(o), participants);
+    if (!group.ok()) return group.status();
+    return std::unique_ptr<CommitGroup>(std::move(group).value());
+  };
+  g.participant = [sink = config.sink](CommitGroup* group, uint32_t participant) {
+    // Only the group this spec's `start` made is ever handed back here.
+    return std::make_unique<KafkaExactlyOnceSink>(static_cast<KafkaTransactionGroup*>(group),
+                                                  participant, sink);
+  };
+  TxnSinkSpec spec;
+  spec.group = std::move(g);
+  return spec;
+}
+
 TxnSinkSpec KafkaTxnSink(std::string brokers, KafkaExactlyOnceSinkOptions options,
                          std::map<std::string, std::string> properties) {
-  TxnSinkSpec spec;
-  spec.kafka = TxnSinkSpec::Kafka{std::move(brokers), std::move(options), 0, std::move(properties)};
-  return spec;
+  return KafkaTxnSink(KafkaTxnSinkConfig{std::move(brokers), std::move(options), 0, std::move(properties)});
 }
 
 TxnSinkSpec FileTxnSink(ExactlyOnceFileSinkOptions options) {
@@ -99,32 +130,36 @@ class Reader {
 
 }  // namespace
 
+Result<KafkaTxnSinkConfig> KafkaTxnSinkConfigFor(const std::map<std::string, std::string>& options) {
+  Reader r("exactly-once kafka sink", options);
+  KafkaTxnSinkConfig k;
+  std::string partitioner = "key_hash";
+  int64_t partition = 0;
+  FLOW_RETURN_IF_ERROR(r.String("brokers", &k.brokers, true));
+  FLOW_RETURN_IF_ERROR(r.String("topic", &k.sink.topic, true));
+  FLOW_RETURN_IF_ERROR(r.String("partitioner", &partitioner));
+  FLOW_RETURN_IF_ERROR(r.Int("partition", 0, std::numeric_limits<int32_t>::max(), &partition));
+  FLOW_RETURN_IF_ERROR(r.Duration("transaction_timeout", &k.transaction_timeout_ms));
+  FLOW_RETURN_IF_ERROR(r.Duration("retry_timeout", &k.retry_timeout_ms));
+  if (k.retry_timeout_ms > std::numeric_limits<int>::max()) {
+    return Status::InvalidArgument("exactly-once kafka sink: option `retry_timeout` is too long");
+  }
+  if (partitioner != "key_hash" && partitioner != "explicit") {
+    return Status::InvalidArgument(fmt::format(
+        "exactly-once kafka sink: option `partitioner` must be one of key_hash|explicit, not \"{}\"", partitioner));
+  }
+  k.sink.partitioner = partitioner == "explicit" ? KafkaPartitioner::kExplicit : KafkaPartitioner::kKeyHash;
+  k.sink.partition = static_cast<int32_t>(partition);
+  k.properties = r.Passthrough();
+  FLOW_RETURN_IF_ERROR(r.RejectUnknown());
+  return k;
+}
+
 Result<TxnSinkSpec> TxnSinkSpecFor(const std::string& kind, const std::map<std::string, std::string>& options) {
   if (kind == "kafka") {
-    Reader r("exactly-once kafka sink", options);
-    TxnSinkSpec::Kafka k;
-    std::string partitioner = "key_hash";
-    int64_t partition = 0;
-    FLOW_RETURN_IF_ERROR(r.String("brokers", &k.brokers, true));
-    FLOW_RETURN_IF_ERROR(r.String("topic", &k.sink.topic, true));
-    FLOW_RETURN_IF_ERROR(r.String("partitioner", &partitioner));
-    FLOW_RETURN_IF_ERROR(r.Int("partition", 0, std::numeric_limits<int32_t>::max(), &partition));
-    FLOW_RETURN_IF_ERROR(r.Duration("transaction_timeout", &k.transaction_timeout_ms));
-    FLOW_RETURN_IF_ERROR(r.Duration("retry_timeout", &k.retry_timeout_ms));
-    if (k.retry_timeout_ms > std::numeric_limits<int>::max()) {
-      return Status::InvalidArgument("exactly-once kafka sink: option `retry_timeout` is too long");
-    }
-    if (partitioner != "key_hash" && partitioner != "explicit") {
-      return Status::InvalidArgument(fmt::format(
-          "exactly-once kafka sink: option `partitioner` must be one of key_hash|explicit, not \"{}\"", partitioner));
-    }
-    k.sink.partitioner = partitioner == "explicit" ? KafkaPartitioner::kExplicit : KafkaPartitioner::kKeyHash;
-    k.sink.partition = static_cast<int32_t>(partition);
-    k.properties = r.Passthrough();
-    FLOW_RETURN_IF_ERROR(r.RejectUnknown());
-    TxnSinkSpec spec;
-    spec.kafka = std::move(k);
-    return spec;
+    auto config = KafkaTxnSinkConfigFor(options);
+    if (!config.ok()) return config.status();
+    return KafkaTxnSink(std::move(config).value());
   }
   if (kind == "file") {
     Reader r("exactly-once file sink", options);

@@ -244,16 +244,23 @@ TEST_F(TxnEngineTest, SinkFromScriptOptionsCommitsAtTheEnd) {
 }
 
 TEST(TxnSinkSpecTest, OptionsAreCheckedAndNamed) {
-  auto k = TxnSinkSpecFor("kafka", {{"brokers", "b:1"}, {"topic", "t"}, {"partitioner", "explicit"},
-                                    {"partition", "3"}, {"transaction_timeout", "2m"}, {"kafka.linger.ms", "5"}});
+  const std::map<std::string, std::string> options = {{"brokers", "b:1"},  {"topic", "t"},
+                                                      {"partitioner", "explicit"}, {"partition", "3"},
+                                                      {"transaction_timeout", "2m"}, {"kafka.linger.ms", "5"}};
+  auto k = KafkaTxnSinkConfigFor(options);
   ASSERT_TRUE(k.ok()) << k.status().ToString();
-  ASSERT_TRUE(k->kafka.has_value());
-  EXPECT_EQ(k->kafka->brokers, "b:1");
-  EXPECT_EQ(k->kafka->sink.topic, "t");
-  EXPECT_EQ(k->kafka->sink.partitioner, KafkaPartitioner::kExplicit);
-  EXPECT_EQ(k->kafka->sink.partition, 3);
-  EXPECT_EQ(k->kafka->transaction_timeout_ms, 120000);
-  EXPECT_EQ(k->kafka->properties.at("linger.ms"), "5");
+  EXPECT_EQ(k->brokers, "b:1");
+  EXPECT_EQ(k->sink.topic, "t");
+  EXPECT_EQ(k->sink.partitioner, KafkaPartitioner::kExplicit);
+  EXPECT_EQ(k->sink.partition, 3);
+  EXPECT_EQ(k->transaction_timeout_ms, 120000);
+  EXPECT_EQ(k->properties.at("linger.ms"), "5");
+  // A Kafka sink is a participant of a commit group keyed by its brokers; the engine sees no more.
+  auto spec = TxnSinkSpecFor("kafka", options);
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_TRUE(spec->group.has_value());
+  EXPECT_NE(spec->group->key.find("b:1"), std::string::npos) << spec->group->key;
+  EXPECT_FALSE(static_cast<bool>(spec->factory));
 
   auto missing = TxnSinkSpecFor("kafka", {{"brokers", "b:1"}});
   EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
@@ -268,7 +275,7 @@ TEST(TxnSinkSpecTest, OptionsAreCheckedAndNamed) {
   EXPECT_EQ(hidden.status().code(), StatusCode::kInvalidArgument);
   auto file = TxnSinkSpecFor("file", {{"directory", "/tmp/x"}, {"roll_bytes", "4096"}});
   ASSERT_TRUE(file.ok()) << file.status().ToString();
-  EXPECT_FALSE(file->kafka.has_value());
+  EXPECT_FALSE(file->group.has_value());
   EXPECT_TRUE(static_cast<bool>(file->factory));
 }
 

@@ -6,12 +6,13 @@
 //
 // encode: void(const T&, std::string* key, std::string* payload) (key may stay empty).
 //
-// Every exactly-once Kafka sink subtask of a job is a participant of the job's one
-// KafkaTransactionGroup (transactional id "flow-<job id>", JobOptions::job_id). The engine
-// (txn_sinks.cpp) starts the group before it chooses the checkpoint to restore, restores exactly
-// the checkpoint Kafka committed last, opens and recovers every sink subtask before any task
-// runs, pre-commits at each barrier, and commits when a checkpoint completes: the Kafka group
-// first, then resumable sinks (files). A job with such sinks needs --state-dir; its checkpoint
+// The engine knows no sink types: a spec either names a commit group (txn/commit_group.h; every
+// exactly-once Kafka sink subtask is a participant of the job's one KafkaTransactionGroup,
+// transactional id "flow-<job id>") or makes resumable sinks (files). The engine (txn_sinks.cpp)
+// starts the group before it chooses the checkpoint to restore, restores exactly the checkpoint
+// the group committed last, opens and recovers every sink subtask before any task runs,
+// pre-commits at each barrier, and commits when a checkpoint completes: the group first, then
+// resumable sinks. A job with such sinks needs --state-dir; its checkpoint
 // interval defaults to 1 s. A bounded job ends with a final checkpoint whose commit makes the
 // last epoch visible; a stopped or failed one leaves it uncommitted (replayed after a restart).
 // Errors: kFenced (another instance of the job took over) ends the job with exit code 3; a
@@ -43,11 +44,13 @@ class TxnSinkSubtask {
  public:
   TxnSinkSubtask(const TxnSinkSpec* spec, OperatorContext ctx) : spec_(spec), ctx_(std::move(ctx)) {}
   const OperatorContext& ctx() const { return ctx_; }
-  bool is_kafka() const { return spec_->kafka.has_value(); }
+  // A participant of the job's commit group (txn/commit_group.h), not a resumable sink.
+  bool in_group() const { return spec_->group.has_value(); }
   const TxnSinkSpec& spec() const { return *spec_; }
 
   // Start-up, before any task runs: creates the sink, Open, Recover(restored, ""), Begin.
-  [[nodiscard]] Status Start(KafkaTransactionGroup* group, uint32_t participant, int64_t restored_id);
+  // `group`: the job's started commit group when in_group() (else unused).
+  [[nodiscard]] Status Start(CommitGroup* group, uint32_t participant, int64_t restored_id);
   // Task thread: one record into the open transaction (retries kUnavailable with backoff).
   [[nodiscard]] Status Write(std::string_view key, std::string_view payload, TimestampMs ts);
   // Task thread: records in order, one lock and one sink call per attempt (TwoPhaseCommitSink::
@@ -63,7 +66,7 @@ class TxnSinkSubtask {
   // Commit thread: a finished subtask seals checkpoint `id` (an empty epoch: Finish sealed its
   // data) so that a sink that commits per checkpoint id (the Kafka group) sees every participant.
   [[nodiscard]] Status PreCommitIfFinished(int64_t id);
-  // Commit thread: Commit(id) (resumable sinks; the Kafka group is committed once by TxnSinks).
+  // Commit thread: Commit(id) (resumable sinks; a commit group is committed once by TxnSinks).
   [[nodiscard]] Status Commit(int64_t id);
   // End of the job (after every task ended).
   void Close();

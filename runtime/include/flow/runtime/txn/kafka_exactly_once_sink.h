@@ -48,6 +48,7 @@
 
 #include "flow/runtime/checkpoint/coordinator.h"
 #include "flow/runtime/connectors/kafka_sink.h"
+#include "flow/runtime/txn/commit_group.h"
 #include "flow/runtime/txn/two_phase_commit_sink.h"
 
 struct rd_kafka_error_s;
@@ -125,19 +126,21 @@ int64_t CommitBoundMs(const KafkaTransactionOptions& options);
 // "flow-<job id>"; InvalidArgument for a job id that is empty, too long or has other characters.
 [[nodiscard]] Result<std::string> TransactionalIdForJob(const std::string& job_id);
 
-class KafkaTransactionGroup {
+class KafkaTransactionGroup final : public CommitGroup {
  public:
   // Does the start-up sequence above for `participants` sink subtasks (numbered 0..n-1 over all
   // exactly-once Kafka sinks of the job).
   [[nodiscard]] static Result<std::unique_ptr<KafkaTransactionGroup>> Start(
       KafkaTransactionOptions options, uint32_t participants);
   // Aborts the open transaction (bounded, best effort; never commits) and closes the producer.
-  ~KafkaTransactionGroup();
+  ~KafkaTransactionGroup() override;
   KafkaTransactionGroup(const KafkaTransactionGroup&) = delete;
   KafkaTransactionGroup& operator=(const KafkaTransactionGroup&) = delete;
 
   // The checkpoint the job must restore (the last one committed in Kafka); 0 = none.
-  int64_t last_committed() const;
+  int64_t last_committed() const override;
+  // "Kafka transactional id flow-<job id>".
+  std::string Describe() const override { return "Kafka transactional id " + transactional_id_; }
   const std::string& transactional_id() const { return transactional_id_; }
   const std::string& job_id() const { return options_.job_id; }
   int64_t transaction_timeout_ms() const { return transaction_timeout_ms_; }
@@ -166,7 +169,7 @@ class KafkaTransactionGroup {
   // Commits everything of epochs <= checkpoint_id atomically with its progress record and
   // begins the next transaction. Idempotent (<= last_committed() is OK). Every participant
   // must have pre-committed checkpoint_id (kInternal otherwise).
-  [[nodiscard]] Status Commit(int64_t checkpoint_id);
+  [[nodiscard]] Status Commit(int64_t checkpoint_id) override;
   // Aborts the open transaction; the group is then failed (kAborted) until a restart.
   [[nodiscard]] Status Abort();
 

@@ -20,33 +20,42 @@
 #include <optional>
 #include <string>
 
+#include "flow/runtime/txn/commit_group.h"
 #include "flow/runtime/txn/exactly_once_file_sink.h"
 #include "flow/runtime/txn/kafka_exactly_once_sink.h"
 
 namespace flow::rt {
 
+// An exactly-once Kafka sink: it joins the job's commit group (one transactional producer) on
+// these brokers.
+struct KafkaTxnSinkConfig {
+  std::string brokers;
+  KafkaExactlyOnceSinkOptions sink;
+  // transaction.timeout.ms; 0 = the broker's maximum. The first Kafka sink's value counts.
+  int64_t transaction_timeout_ms = 0;
+  // Other producer settings for the group.
+  std::map<std::string, std::string> properties;
+  // KafkaTransactionOptions::retry_timeout_ms; 0 = its default (60 s). The first Kafka sink's
+  // value counts.
+  int64_t retry_timeout_ms = 0;
+};
+
+// What the engine needs of one exactly-once sink node; it never looks at the sink's type.
 struct TxnSinkSpec {
-  // Set for Kafka: the sink joins the job's transaction group on these brokers.
-  struct Kafka {
-    std::string brokers;
-    KafkaExactlyOnceSinkOptions sink;
-    // transaction.timeout.ms; 0 = the broker's maximum. The first Kafka sink's value counts.
-    int64_t transaction_timeout_ms = 0;
-    // Other producer settings for the group.
-    std::map<std::string, std::string> properties;
-    // KafkaTransactionOptions::retry_timeout_ms; 0 = its default (60 s). The first Kafka sink's
-    // value counts.
-    int64_t retry_timeout_ms = 0;
-  };
-  std::optional<Kafka> kafka;
+  // Sinks committed by a shared transaction (Kafka): the group and its participants.
+  std::optional<CommitGroupSpec> group;
   // Other sinks (files, user sinks): one instance per subtask. Must be resumable
-  // (CommitIsResumable): only the Kafka group may be a non-resumable participant.
+  // (CommitIsResumable): only a group's participants may be non-resumable.
   std::function<std::unique_ptr<TwoPhaseCommitSink>(uint32_t subtask, uint32_t parallelism)> factory;
 };
 
+TxnSinkSpec KafkaTxnSink(KafkaTxnSinkConfig config);
 TxnSinkSpec KafkaTxnSink(std::string brokers, KafkaExactlyOnceSinkOptions options,
                          std::map<std::string, std::string> properties = {});
 TxnSinkSpec FileTxnSink(ExactlyOnceFileSinkOptions options);
+
+// A script's `kafka` options (above) as a KafkaTxnSinkConfig.
+[[nodiscard]] Result<KafkaTxnSinkConfig> KafkaTxnSinkConfigFor(const std::map<std::string, std::string>& options);
 
 // `kind` "kafka" or "file" with the connector's options (above).
 [[nodiscard]] Result<TxnSinkSpec> TxnSinkSpecFor(const std::string& kind,
