@@ -369,16 +369,7 @@ class OperatorRescaleTest : public ::testing::TestWithParam<Param> {
   }
 
   // Newest complete checkpoint id in the state dir; 0 when none.
-  int64_t NewestCheckpoint() const {
-    int64_t best = 0;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir_ / "state", ec)) {
-      std::string name = e.path().filename().string();
-      if (name.rfind("chk-", 0) == 0 && fs::exists(e.path() / "_metadata"))
-        best = std::max<int64_t>(best, std::stoll(name.substr(4)));
-    }
-    return best;
-  }
+  int64_t NewestCheckpoint() const { return rt::testing::NewestCompleteCheckpoint(dir_ / "state"); }
 
   // Committed lines of the output directory.
   std::map<std::string, int> Visible() const {

@@ -17,6 +17,7 @@
 
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/txn_sink.h"
+#include "../engine/test_util.h"
 
 namespace flow::rt {
 namespace {
@@ -113,8 +114,7 @@ TEST_F(TxnStateDirTest, SecondInstanceOnTheSameStateDirFailsFastAndHarmsNothing)
   // Wait until the first instance has completed a checkpoint (it holds the directory then).
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (!done && std::chrono::steady_clock::now() < until &&
-         !fs::exists(dir_ / "state" / "chk-1" / "_metadata") &&
-         !fs::exists(dir_ / "state" / "chk-2" / "_metadata")) {
+         testing::NewestCompleteCheckpoint(dir_ / "state") == 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   ASSERT_FALSE(done.load()) << "the first instance ended before the second could start";

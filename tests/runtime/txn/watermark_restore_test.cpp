@@ -23,6 +23,7 @@
 #include "flow/runtime/engine/source.h"
 #include "flow/runtime/engine/txn_sink.h"
 #include "flow/runtime/exec/window_aggregate_adapter.h"
+#include "../engine/test_util.h"
 
 namespace flow::exec {
 namespace {
@@ -192,17 +193,7 @@ class WatermarkRestoreTest : public ::testing::TestWithParam<std::tuple<uint32_t
     return s;
   }
 
-  // Newest checkpoint id whose metadata is written; 0 when none.
-  int64_t NewestCheckpoint() const {
-    int64_t newest = 0;
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(dir_ / "state", ec)) {
-      std::string name = e.path().filename().string();
-      if (name.rfind("chk-", 0) != 0 || !fs::exists(e.path() / "_metadata")) continue;
-      newest = std::max<int64_t>(newest, std::stoll(name.substr(4)));
-    }
-    return newest;
-  }
+  int64_t NewestCheckpoint() const { return rt::testing::NewestCompleteCheckpoint(dir_ / "state"); }
 
   // Committed rows (user, start) -> count; duplicates counted in *dupes.
   std::map<std::pair<int64_t, int64_t>, int64_t> Visible(int* dupes) const {
