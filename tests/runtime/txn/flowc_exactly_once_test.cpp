@@ -63,3 +63,49 @@ TEST(FlowcExactlyOnce, FileSinkKilledAtPreCommitThenRerunIsExact) {
 }
 
 }  // namespace
+
+namespace {
+
+// The job id is compiled in from the script's file name: a renamed (or redeployed) binary is the
+// same job and goes on with its state; another --job-id is refused by the state dir, which is
+// left as it was; a second process on a running job's state dir exits 3 at once.
+TEST(FlowcExactlyOnce, RenamedBinaryIsTheSameJobAndAnotherJobIdIsRefused) {
+  std::string dir = ScratchDir("flowc-job-identity");
+  const int n = 2000;
+  std::string input;
+  for (int i = 0; i < n; ++i) input += "{\"x\": " + std::to_string(i) + "}\n";
+  WriteText(dir + "/a.jsonl", input);
+  WriteText(dir + "/clicks.flow", "schema A { x: int }\nfrom file(path: \"" + dir + "/a.jsonl\") format json as A\n"
+                                  "  | into file(path: \"" + dir + "/out\") format json exactly_once\n");
+  Ran built = BuildJob(dir + "/clicks.flow", dir + "/job-v1");
+  ASSERT_EQ(built.exit_code, 0) << built.err;
+  auto run = [&](const std::string& binary, std::vector<std::string> extra = {}) {
+    std::vector<std::string> argv = {binary, "--parallelism", "2", "--state-dir", dir + "/state",
+                                     "--checkpoint-interval", "20ms", "--progress-interval", "0"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return RunCmd(argv);
+  };
+  Ran first = run(dir + "/job-v1");
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(ReadText(dir + "/state/_job"), "clicks\n");
+  fs::rename(dir + "/job-v1", dir + "/job-v2");
+  Ran renamed = run(dir + "/job-v2");
+  EXPECT_EQ(renamed.exit_code, 0) << renamed.err;
+  EXPECT_NE(renamed.err.find("restoring"), std::string::npos) << "the renamed binary did not go on: " << renamed.err;
+  Ran other = run(dir + "/job-v2", {"--job-id", "clicks-v2"});
+  EXPECT_EQ(other.exit_code, 1) << other.err;
+  EXPECT_NE(other.err.find("belongs to job `clicks`"), std::string::npos) << other.err;
+  EXPECT_TRUE(fs::exists(dir + "/state/_committed"));
+  // Every record exactly once after the three runs.
+  std::map<int, int> seen;
+  for (const auto& e : fs::directory_iterator(dir + "/out")) {
+    if (e.path().filename().string()[0] == '.') continue;
+    std::istringstream in(ReadText(e.path().string()));
+    std::string line;
+    while (std::getline(in, line)) ++seen[std::stoi(line.substr(line.find(':') + 1))];
+  }
+  ASSERT_EQ(seen.size(), static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) ASSERT_EQ(seen[i], 1) << "record " << i;
+}
+
+}  // namespace
