@@ -192,6 +192,7 @@ class ChaosTest : public ::testing::Test {
     int64_t kills = 0;
     std::vector<std::string> faults;
     int broker_restarts = 0;
+    std::string files;  // copy: also an exactly-once file sink in this directory ("" = none)
   };
 
   // Runs the rounds of `plan` while the input is produced; returns the read_committed output
@@ -210,6 +211,10 @@ class ChaosTest : public ::testing::Test {
                                      "--set", "brokers=" + env_.brokers(), "--set", "input=" + input,
                                      "--set", "output=" + output, "--set", "guarantee=" + plan.guarantee,
                                      "--set", fmt::format("window_ms={}", kWindowMs)};
+    if (!plan.files.empty()) {
+      args.push_back("--set");
+      args.push_back("files=" + plan.files);
+    }
     // Round kinds, shuffled: 'k' random kill, 'f' fault point, 'b' broker restart.
     std::vector<std::string> rounds;
     for (int64_t i = 0; i < plan.kills; ++i) rounds.push_back("k");
@@ -324,6 +329,18 @@ class ChaosTest : public ::testing::Test {
     for (size_t i = from; i < all.size(); ++i) std::printf("  %s\n", all[i].c_str());
   }
 
+  // The committed lines of an exactly-once file sink's directory (hidden files are uncommitted).
+  static std::vector<std::string> FileOutput(const std::string& dir) {
+    std::vector<std::string> lines;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      if (e.path().filename().string()[0] == '.') continue;
+      std::ifstream in(e.path());
+      for (std::string line; std::getline(in, line);) lines.push_back(line);
+    }
+    return lines;
+  }
+
   std::map<std::string, int64_t> CopyReference() const {
     std::map<std::string, int64_t> m;
     for (int64_t i = 0; i < records_; ++i) ++m[Key(i) + "=" + fmt::format("{},{}", i, Ts(i))];
@@ -370,9 +387,11 @@ const std::vector<std::string> kAllFaults = {"after-precommit:2", "after-metadat
 
 TEST_F(ChaosTest, CopierExactlyOnceUnderKillsAndBrokerRestarts) {
   // The copier has no operator state files, so `during-restore` cannot fire for it.
+  // The same job also writes every record to an exactly-once file sink: its Kafka commit goes
+  // first, the files' after; both outputs must be exact after every kind of crash.
   Plan plan{"copy", "exactly_once", kills_, {"after-precommit:2", "after-metadata:2", "during-commit:2",
                                              "after-commit-before-cleanup:2", "after-precommit:5"},
-            static_cast<int>(EnvInt("FLOW_CHAOS_BROKER_RESTARTS", 2))};
+            static_cast<int>(EnvInt("FLOW_CHAOS_BROKER_RESTARTS", 2)), (work_ / "copy-files").string()};
   auto expected = CopyReference();
   int64_t rounds = 0;
   auto out = RunChaos(plan, records_ + kPartitions, &rounds);
@@ -391,10 +410,15 @@ TEST_F(ChaosTest, CopierExactlyOnceUnderKillsAndBrokerRestarts) {
   }
   EXPECT_TRUE(v.exact()) << "missing " << v.missing << ", duplicates " << v.duplicates << ", wrong " << v.wrong
                          << "; " << v.example << " (seed " << seed_ << ")";
+  auto files = FileOutput(plan.files);
+  Verdict f = Compare(expected, files);
+  Report("copy exactly_once, file sink of the same job", f, rounds, files.size());
+  EXPECT_TRUE(f.exact()) << "file sink: missing " << f.missing << ", duplicates " << f.duplicates << ", wrong "
+                         << f.wrong << "; " << f.example << " (seed " << seed_ << ")";
 }
 
 TEST_F(ChaosTest, WindowExactlyOnceUnderKills) {
-  Plan plan{"window", "exactly_once", kills_, kAllFaults, 0};
+  Plan plan{"window", "exactly_once", kills_, kAllFaults, 0, ""};
   auto expected = WindowReference();
   int64_t rounds = 0;
   auto out = RunChaos(plan, static_cast<int64_t>(expected.size()), &rounds);
@@ -408,7 +432,7 @@ TEST_F(ChaosTest, WindowExactlyOnceUnderKills) {
 // The checker is not blind: the same kills with the at-least-once sink must show duplicates
 // (and still nothing missing).
 TEST_F(ChaosTest, CheckerDetectsAtLeastOnceDuplicates) {
-  Plan plan{"copy", "at_least_once", std::max<int64_t>(8, kills_ / 2), {}, 0};
+  Plan plan{"copy", "at_least_once", std::max<int64_t>(8, kills_ / 2), {}, 0, ""};
   auto expected = CopyReference();
   int64_t rounds = 0;
   auto out = RunChaos(plan, records_ + kPartitions, &rounds);

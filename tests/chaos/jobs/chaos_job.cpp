@@ -1,11 +1,13 @@
 // The jobs the chaos test kills (tests/chaos/chaos_test.cpp), on the runtime's Job API:
 //
 //   chaos_job --set job=copy|window --set brokers=B --set input=T --set output=T
-//             [--set guarantee=exactly_once|at_least_once] <engine flags>
+//             [--set guarantee=exactly_once|at_least_once] [--set files=DIR] <engine flags>
 //
 // Input records: key "k<n>", value "<i>,<event time ms>" (4 partitions; one Kafka source subtask
 // per partition at parallelism 4).
-// - copy: every input record to `output` unchanged (key and value).
+// - copy: every input record to `output` unchanged (key and value); with `files` (exactly once
+//   only) also to an exactly-once file sink in DIR as lines "<key>=<value>": one job with a Kafka
+//   and a file sink, whose commits must agree after every crash.
 // - window: key by key -> tumbling event-time windows of `window_ms` -> count and sum of i per
 //   (key, window); output key "<key>|<window start>", value "<key>,<window start>,<count>,<sum>".
 //   The window operator is written here (state: open windows; fired when the watermark passes
@@ -161,7 +163,8 @@ int main(int argc, char** argv) {
        {"input", ParamType::kString, "", "input topic"},
        {"output", ParamType::kString, "", "output topic"},
        {"guarantee", ParamType::kString, "exactly_once", "exactly_once or at_least_once"},
-       {"window_ms", ParamType::kInt, "5000", "tumbling window size"}},
+       {"window_ms", ParamType::kInt, "5000", "tumbling window size"},
+       {"files", ParamType::kString, "", "copy, exactly once: also write the records to files here"}},
       [](flow::rt::Job& job) -> Status {
         const auto& p = job.params();
         auto kind = p.GetString("job");
@@ -170,8 +173,9 @@ int main(int argc, char** argv) {
         auto output = p.GetString("output");
         auto guarantee = p.GetString("guarantee");
         auto window_ms = p.GetInt("window_ms");
+        auto files = p.GetString("files");
         if (!kind.ok() || !brokers.ok() || !input.ok() || !output.ok() || !guarantee.ok() || !window_ms.ok() ||
-            input->empty() || output->empty() || *window_ms <= 0) {
+            !files.ok() || input->empty() || output->empty() || *window_ms <= 0) {
           return Status::InvalidArgument("bad parameters (input and output are required)");
         }
         flow::rt::KafkaSourceOptions so;
@@ -183,6 +187,15 @@ int main(int argc, char** argv) {
         flow::rt::WatermarkSpec spec{.mode = flow::rt::TimeMode::kEventTime, .max_out_of_orderness = 0};
         auto records = job.Source<Rec>("input", source, spec, 0, [](const Rec& r) { return r.ts; });
         if (*kind == "copy") {
+          if (!files->empty()) {
+            if (*guarantee != "exactly_once") return Status::InvalidArgument("files: exactly_once only");
+            flow::rt::ExactlyOnceFileSinkOptions fo;
+            fo.directory = *files;
+            flow::rt::ExactlyOnceSink<Rec>(records, job, "files", flow::rt::FileTxnSink(fo),
+                                           [](const Rec& r, std::string*, std::string* payload) {
+                                             *payload = r.key + "=" + r.value;
+                                           });
+          }
           return AddSink<Rec>(job, records, *guarantee, *brokers, *output,
                               [](const Rec& r, std::string* key, std::string* payload) {
                                 *key = r.key;
