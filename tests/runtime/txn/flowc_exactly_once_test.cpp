@@ -22,14 +22,41 @@ using flow::codegen_test::RunCmd;
 using flow::codegen_test::ScratchDir;
 using flow::codegen_test::WriteText;
 
-TEST(FlowcExactlyOnce, FileSinkKilledAtPreCommitThenRerunIsExact) {
-  std::string dir = ScratchDir("flowc-exactly-once");
-  const int n = 3000;
+// Writes `n` records {"x": i} to dir/a.jsonl and dir/<name>.flow, a script copying them into an
+// exactly_once file sink in dir/out.
+void WriteCopyJob(const std::string& dir, const std::string& name, int n) {
   std::string input;
   for (int i = 0; i < n; ++i) input += "{\"x\": " + std::to_string(i) + "}\n";
   WriteText(dir + "/a.jsonl", input);
-  WriteText(dir + "/job.flow", "schema A { x: int }\nfrom file(path: \"" + dir + "/a.jsonl\") format json as A\n"
-                               "  | into file(path: \"" + dir + "/out\") format json exactly_once\n");
+  WriteText(dir + "/" + name + ".flow",
+            "schema A { x: int }\nfrom file(path: \"" + dir + "/a.jsonl\") format json as A\n"
+            "  | into file(path: \"" + dir + "/out\") format json exactly_once\n");
+}
+
+// How often each x is in the committed files of dir/out; *hidden counts uncommitted files.
+std::map<int, int> Committed(const std::string& dir, int* hidden) {
+  std::map<int, int> seen;
+  *hidden = 0;
+  for (const auto& e : fs::directory_iterator(dir + "/out")) {
+    if (e.path().filename().string()[0] == '.') {
+      ++*hidden;
+      continue;
+    }
+    std::istringstream in(ReadText(e.path().string()));
+    std::string line;
+    while (std::getline(in, line)) {
+      auto colon = line.find(':');
+      EXPECT_NE(colon, std::string::npos) << line;
+      if (colon != std::string::npos) ++seen[std::stoi(line.substr(colon + 1))];
+    }
+  }
+  return seen;
+}
+
+TEST(FlowcExactlyOnce, FileSinkKilledAtPreCommitThenRerunIsExact) {
+  std::string dir = ScratchDir("flowc-exactly-once");
+  const int n = 3000;
+  WriteCopyJob(dir, "job", n);
   Ran built = BuildJob(dir + "/job.flow", dir + "/job");
   ASSERT_EQ(built.exit_code, 0) << built.err;
   std::vector<std::string> run = {dir + "/job", "--parallelism", "2", "--state-dir", dir + "/state",
@@ -42,29 +69,12 @@ TEST(FlowcExactlyOnce, FileSinkKilledAtPreCommitThenRerunIsExact) {
   EXPECT_NE(killed.err.find("after-precommit"), std::string::npos) << killed.err;
   Ran again = RunCmd(run);
   ASSERT_EQ(again.exit_code, 0) << again.err;
-  std::map<int, int> seen;
   int hidden = 0;
-  for (const auto& e : fs::directory_iterator(dir + "/out")) {
-    if (e.path().filename().string()[0] == '.') {
-      ++hidden;
-      continue;
-    }
-    std::istringstream in(ReadText(e.path().string()));
-    std::string line;
-    while (std::getline(in, line)) {
-      auto colon = line.find(':');
-      ASSERT_NE(colon, std::string::npos) << line;
-      ++seen[std::stoi(line.substr(colon + 1))];
-    }
-  }
+  std::map<int, int> seen = Committed(dir, &hidden);
   EXPECT_EQ(hidden, 0);
   ASSERT_EQ(seen.size(), static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) ASSERT_EQ(seen[i], 1) << "record " << i;
 }
-
-}  // namespace
-
-namespace {
 
 // The job id is compiled in from the script's file name: a renamed (or redeployed) binary is the
 // same job and goes on with its state; another --job-id is refused by the state dir, which is
@@ -72,11 +82,7 @@ namespace {
 TEST(FlowcExactlyOnce, RenamedBinaryIsTheSameJobAndAnotherJobIdIsRefused) {
   std::string dir = ScratchDir("flowc-job-identity");
   const int n = 2000;
-  std::string input;
-  for (int i = 0; i < n; ++i) input += "{\"x\": " + std::to_string(i) + "}\n";
-  WriteText(dir + "/a.jsonl", input);
-  WriteText(dir + "/clicks.flow", "schema A { x: int }\nfrom file(path: \"" + dir + "/a.jsonl\") format json as A\n"
-                                  "  | into file(path: \"" + dir + "/out\") format json exactly_once\n");
+  WriteCopyJob(dir, "clicks", n);
   Ran built = BuildJob(dir + "/clicks.flow", dir + "/job-v1");
   ASSERT_EQ(built.exit_code, 0) << built.err;
   auto run = [&](const std::string& binary, std::vector<std::string> extra = {}) {
@@ -97,13 +103,8 @@ TEST(FlowcExactlyOnce, RenamedBinaryIsTheSameJobAndAnotherJobIdIsRefused) {
   EXPECT_NE(other.err.find("belongs to job `clicks`"), std::string::npos) << other.err;
   EXPECT_TRUE(fs::exists(dir + "/state/_committed"));
   // Every record exactly once after the three runs.
-  std::map<int, int> seen;
-  for (const auto& e : fs::directory_iterator(dir + "/out")) {
-    if (e.path().filename().string()[0] == '.') continue;
-    std::istringstream in(ReadText(e.path().string()));
-    std::string line;
-    while (std::getline(in, line)) ++seen[std::stoi(line.substr(line.find(':') + 1))];
-  }
+  int hidden = 0;
+  std::map<int, int> seen = Committed(dir, &hidden);
   ASSERT_EQ(seen.size(), static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) ASSERT_EQ(seen[i], 1) << "record " << i;
 }
