@@ -102,9 +102,15 @@ StateDirectory::~StateDirectory() {
 Status StateDirectory::Claim(const std::string& job_id) {
   if (job_id.empty()) return Status::Ok();
   if (job_id_.empty()) {
-    FLOW_RETURN_IF_ERROR(checkpoint_fs::WriteFileAtomically(Join(dir_, kJobFile), job_id + "\n"));
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir_, ec)) {
+      if (ParseCheckpointDir(e.path().filename().string()) >= 0 && fs::exists(e.path() / "_metadata", ec)) {
+        claimed_unrecorded_checkpoints_ = true;
+      }
+    }
     job_id_ = job_id;
-    return Status::Ok();
+    claim_pending_ = true;
+    return claimed_unrecorded_checkpoints_ ? Status::Ok() : ConfirmClaim();
   }
   if (job_id_ == job_id) return Status::Ok();
   return Status::InvalidArgument(fmt::format(
@@ -112,6 +118,13 @@ Status StateDirectory::Claim(const std::string& job_id) {
       "in from the script's name); nothing was changed. To go on with that job's state, run with "
       "--job-id {}; to start a new job, give it its own --state-dir",
       dir_, job_id_, job_id, job_id_));
+}
+
+Status StateDirectory::ConfirmClaim() {
+  if (!claim_pending_) return Status::Ok();
+  FLOW_RETURN_IF_ERROR(checkpoint_fs::WriteFileAtomically(Join(dir_, kJobFile), job_id_ + "\n"));
+  claim_pending_ = false;
+  return Status::Ok();
 }
 
 int64_t StateDirectory::committed() const {

@@ -86,6 +86,7 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
     rt->storage = std::move(storage).value();
   }
   if (rt->txn) FLOW_RETURN_IF_ERROR(rt->txn->Start(options_, rt->storage.get(), state_dir_.get()));
+  if (state_dir_) FLOW_RETURN_IF_ERROR(state_dir_->ConfirmClaim());  // the start-up checks passed
   auto selection = rt->txn ? rt->txn->SelectRestore(flags, info) : ResolveRestore(flags.state_dir, flags.restore, info);
   if (!selection.ok()) return selection.status();
   for (const std::string& w : selection->warnings) Log(LogLevel::kWarn, "checkpoint", w);

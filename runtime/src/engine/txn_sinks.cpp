@@ -222,6 +222,17 @@ Status TxnSinks::Start(const JobOptions& options, CheckpointStorage* storage,
         "cluster it wrote to, or start a new job with its own --job-id and --state-dir",
         options.job_id, group_->Describe(), c, state_dir_->path(), recorded));
   }
+  if (c == 0 && state_dir_ != nullptr && state_dir_->claimed_unrecorded_checkpoints()) {
+    // Checkpoints from a version that did not record job ids, and no progress under this id: the
+    // job most likely ran under another id (the binary's name). Discarding them and starting
+    // fresh would write its whole input into the output again.
+    return Status::InvalidArgument(fmt::format(
+        "state directory '{}' holds checkpoints written without a job id record, and {} has no "
+        "committed progress for job `{}`: the job most likely ran under another id (earlier "
+        "versions took the binary's file name). Nothing was changed. Run with --job-id <that "
+        "id>; to start over, give the job a new --state-dir",
+        state_dir_->path(), group_->Describe(), options.job_id));
+  }
   if (storage_ == nullptr) return Status::Ok();
   // Checkpoints after C completed but were never committed: their output was aborted, and keeping
   // them would let retention delete chk-C in favour of checkpoints that can never be restored.

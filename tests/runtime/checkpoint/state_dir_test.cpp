@@ -74,6 +74,40 @@ TEST(StateDirectory, BelongsToTheFirstJobThatClaimsIt) {
   EXPECT_EQ((*d)->recorded_job_id(), "clicks");
 }
 
+// A directory written before job ids were recorded: complete checkpoints, no `_job`.
+TEST(StateDirectory, ClaimingADirectoryWithUnrecordedCheckpointsSaysSo) {
+  TempDir dir;
+  const std::string path = dir.path() + "/state";
+  fs::create_directories(path + "/chk-4");
+  fs::create_directories(path + "/chk-5");  // incomplete: no metadata
+  {
+    auto d = StateDirectory::Open(path);
+    ASSERT_TRUE(d.ok());
+    ASSERT_TRUE((*d)->Claim("job").ok());
+    EXPECT_FALSE((*d)->claimed_unrecorded_checkpoints()) << "chk-5 has no metadata, chk-4 neither yet";
+  }
+  fs::remove(fs::path(path) / "_job");
+  std::ofstream(fs::path(path) / "chk-4" / "_metadata") << "x";
+  {
+    auto d = StateDirectory::Open(path);
+    ASSERT_TRUE(d.ok());
+    ASSERT_TRUE((*d)->Claim("job").ok());
+    EXPECT_TRUE((*d)->claimed_unrecorded_checkpoints());
+    EXPECT_FALSE(fs::exists(fs::path(path) / "_job")) << "recorded only once confirmed";
+  }
+  {
+    auto d = StateDirectory::Open(path);
+    ASSERT_TRUE(d.ok());
+    ASSERT_TRUE((*d)->Claim("job").ok());
+    EXPECT_TRUE((*d)->claimed_unrecorded_checkpoints());
+    ASSERT_TRUE((*d)->ConfirmClaim().ok());
+  }
+  auto d = StateDirectory::Open(path);
+  ASSERT_TRUE(d.ok());
+  ASSERT_TRUE((*d)->Claim("job").ok());
+  EXPECT_FALSE((*d)->claimed_unrecorded_checkpoints()) << "recorded now";
+}
+
 TEST(StateDirectory, CommittedIsRecordedDurablyAndOnlyGrows) {
   TempDir dir;
   const std::string path = dir.path() + "/state";

@@ -20,6 +20,7 @@
 #include "flow/runtime/checkpoint/fault_injection.h"
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/txn_sink.h"
+#include "../engine/test_util.h"
 #include "kafka/kafka_test_env.h"
 
 namespace flow::rt {
@@ -164,6 +165,35 @@ TEST_P(TxnEngineMixedKillTest, BothOutputsExactAfterAKillAndARerun) {
 
 INSTANTIATE_TEST_SUITE_P(Faults, TxnEngineMixedKillTest,
                          ::testing::Values("during-commit:2", "after-commit-before-cleanup:2", "after-metadata:2"));
+
+// A state dir from a version that did not record job ids (complete checkpoints, no `_job`), and
+// no progress in Kafka under this job id: the job most likely ran under another id. It must be
+// refused, never have its checkpoints discarded and its input replayed into the output.
+TEST_F(TxnEngineKafkaTest, UnrecordedCheckpointsWithoutKafkaProgressAreRefusedNotDiscarded) {
+  ASSERT_TRUE(Run(500, 0).ok());
+  const fs::path state = dir_ / "state";
+  const int64_t newest = testing::NewestCompleteCheckpoint(state);
+  ASSERT_GT(newest, 0);
+  fs::remove(state / "_job");
+  fs::remove(state / "_committed");
+  const std::string old_id = job_id_;
+  job_id_ = UniqueName("txn-engine-renamed");  // what the binary's new name would have given
+  Status st = Run(500, 0);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+  EXPECT_NE(st.message().find("--job-id"), std::string::npos) << st.message();
+  EXPECT_EQ(testing::NewestCompleteCheckpoint(state), newest) << "checkpoints were discarded";
+  EXPECT_EQ(Committed().size(), 500u);
+  size_t total = 0;
+  for (const auto& [v, c] : Committed()) total += static_cast<size_t>(c);
+  EXPECT_EQ(total, 500u) << "the input was written again";
+  // Under its old id the job goes on (its final checkpoint: nothing more is written).
+  job_id_ = old_id;
+  st = Run(500, 0);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  total = 0;
+  for (const auto& [v, c] : Committed()) total += static_cast<size_t>(c);
+  EXPECT_EQ(total, 500u);
+}
 
 TEST_F(TxnEngineKafkaTest, AnotherInstanceFencesTheRunningJob) {
   std::atomic<Job*> running{nullptr};

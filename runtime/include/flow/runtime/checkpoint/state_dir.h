@@ -40,6 +40,13 @@ class StateDirectory {
   // Binds the directory to `job_id` (recorded when none is yet). InvalidArgument when it belongs
   // to another job: nothing is deleted, the message says how to go on. An empty id claims nothing.
   [[nodiscard]] Status Claim(const std::string& job_id);
+  // True when Claim found complete checkpoints but no job id record: they were written by a
+  // version that did not record ids, under an id that is not known (it defaulted to the binary's
+  // file name), so they may belong to another id. Such a claim is recorded only by ConfirmClaim,
+  // once the start-up checks accepted it.
+  bool claimed_unrecorded_checkpoints() const { return claimed_unrecorded_checkpoints_; }
+  // Records a claim Claim left pending (above); a no-op otherwise.
+  [[nodiscard]] Status ConfirmClaim();
 
   // The newest checkpoint the sinks committed; 0 when none is recorded.
   int64_t committed() const;
@@ -52,6 +59,8 @@ class StateDirectory {
   std::string dir_;
   int lock_fd_ = -1;
   std::string job_id_;
+  bool claimed_unrecorded_checkpoints_ = false;
+  bool claim_pending_ = false;  // job_id_ is claimed but not written to `_job` yet
   mutable std::mutex mu_;
   int64_t committed_ = 0;  // guarded by mu_
 };
