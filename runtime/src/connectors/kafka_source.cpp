@@ -217,7 +217,6 @@ void KafkaSource::DiscoverPartitions() {
   known_partitions_ = *count;
 }
 
-
 Status KafkaSource::Assign() {
   rd_kafka_topic_partition_list_t* list =
       rd_kafka_topic_partition_list_new(static_cast<int>(next_offsets_.size()));

@@ -1,6 +1,5 @@
 #include "kafka_start_offsets.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +12,8 @@
 
 #include <fmt/format.h>
 
+#include "flow/runtime/checkpoint/checkpoint_storage.h"
+
 namespace flow::rt {
 namespace {
 
@@ -22,16 +23,6 @@ constexpr std::string_view kMagic = "flow-kafka-start 1";
 
 std::string PathOf(const std::string& dir, const std::string& topic) {
   return dir + "/kafka-start-" + topic;
-}
-
-Status SyncPath(const std::string& path, int flags) {
-  int fd = ::open(path.c_str(), flags | O_CLOEXEC);
-  if (fd < 0) return Status::IoError(fmt::format("cannot open `{}`: {}", path, std::strerror(errno)));
-  int rc = ::fsync(fd);
-  int saved = errno;
-  ::close(fd);
-  if (rc != 0) return Status::IoError(fmt::format("cannot fsync `{}`: {}", path, std::strerror(saved)));
-  return Status::Ok();
 }
 
 }  // namespace
@@ -83,15 +74,10 @@ Result<std::map<int32_t, int64_t>> RecordKafkaStartOffsets(const std::string& di
   // A name per process and call, so concurrent subtasks never write the same temporary file.
   static std::atomic<uint64_t> counter{0};
   const std::string tmp = fmt::format("{}.tmp-{}-{}", path, ::getpid(), counter.fetch_add(1));
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << kMagic << "\ntopic " << topic << "\n";
-    for (const auto& [p, off] : offsets) out << p << ' ' << off << '\n';
-    out << "end\n";
-    out.flush();
-    if (!out) return Status::IoError(fmt::format("kafka source: cannot write `{}`", tmp));
-  }
-  Status synced = SyncPath(tmp, O_RDONLY);
+  std::string text = fmt::format("{}\ntopic {}\n", kMagic, topic);
+  for (const auto& [p, off] : offsets) text += fmt::format("{} {}\n", p, off);
+  text += "end\n";
+  Status synced = checkpoint_fs::WriteFileDurably(tmp, text);
   if (!synced.ok()) {
     fs::remove(tmp, ec);
     return Status::IoError("kafka source: " + synced.message());
@@ -105,7 +91,7 @@ Result<std::map<int32_t, int64_t>> RecordKafkaStartOffsets(const std::string& di
                                        std::strerror(saved)));
   }
   if (rc == 0) {
-    Status dir_synced = SyncPath(dir, O_RDONLY | O_DIRECTORY);
+    Status dir_synced = checkpoint_fs::SyncDir(dir);
     if (!dir_synced.ok()) return Status::IoError("kafka source: " + dir_synced.message());
     return offsets;
   }

@@ -63,6 +63,15 @@ bool WatermarkGenerator::IsIdle(int64_t now) const {
 
 namespace {
 constexpr uint32_t kSnapshotVersion = 1;
+
+// The snapshot's header: version and reached watermark.
+Status ReadSnapshotHeader(BinaryReader* in, TimestampMs* reached) {
+  uint32_t version = 0;
+  if (!in->GetU32(&version).ok() || version != kSnapshotVersion || !in->GetI64(reached).ok()) {
+    return Status::Corruption("source watermark snapshot: bad version or truncated");
+  }
+  return Status::Ok();
+}
 }  // namespace
 
 void WatermarkGenerator::Snapshot(TimestampMs reached, int64_t now, BinaryWriter* out) const {
@@ -78,18 +87,15 @@ void WatermarkGenerator::Snapshot(TimestampMs reached, int64_t now, BinaryWriter
 
 Result<TimestampMs> WatermarkGenerator::ReachedInSnapshot(std::string_view bytes) {
   BinaryReader in(bytes);
-  uint32_t version = 0;
   TimestampMs reached = kMinWatermark;
-  if (!in.GetU32(&version).ok() || version != kSnapshotVersion || !in.GetI64(&reached).ok()) {
-    return Status::Corruption("source watermark snapshot: bad version or truncated");
-  }
+  FLOW_RETURN_IF_ERROR(ReadSnapshotHeader(&in, &reached));
   return reached;
 }
 
 Status WatermarkGenerator::Restore(std::string_view bytes, int64_t now, TimestampMs* reached) {
-  auto e = ReachedInSnapshot(bytes);
-  if (!e.ok()) return e.status();
-  BinaryReader in(bytes.substr(4 + 8));
+  BinaryReader in(bytes);
+  TimestampMs header_reached = kMinWatermark;
+  FLOW_RETURN_IF_ERROR(ReadSnapshotHeader(&in, &header_reached));
   uint32_t n = 0;
   if (!in.GetU32(&n).ok() || static_cast<uint64_t>(n) * 13 > in.remaining()) {
     return Status::Corruption("source watermark snapshot: bad split count");
@@ -109,7 +115,7 @@ Status WatermarkGenerator::Restore(std::string_view bytes, int64_t now, Timestam
   splits_ = std::move(splits);
   last_split_ = 0;
   start_now_ = now;
-  *reached = *e;
+  *reached = header_reached;
   return Status::Ok();
 }
 
