@@ -52,9 +52,10 @@ Status KafkaSource::Open(uint32_t subtask, uint32_t parallelism) {
       {"enable.auto.offset.store", "false"},
       {"auto.offset.reset", "earliest"},
       {"isolation.level", options_.read_committed ? "read_committed" : "read_uncommitted"},
-      {"enable.partition.eof", "false"},
   };
   for (const auto& [k, v] : options_.properties) settings[k] = v;
+  // Not the user's to change: an empty partition reports its end, which SplitsPending needs.
+  settings["enable.partition.eof"] = "true";
   Result<rd_kafka_conf_t*> conf = MakeKafkaConf(settings, "kafka source");
   if (!conf.ok()) return conf.status();
   rd_kafka_conf_set_error_cb(*conf, &KafkaSource::OnError);
@@ -211,6 +212,7 @@ void KafkaSource::DiscoverPartitions() {
         rd_kafka_error_destroy(error);
         return;  // nothing changed; the next interval tries again
       }
+      for (const auto& [p, off] : *offsets) unheard_.insert(p);
     }
     next_offsets_.insert(offsets->begin(), offsets->end());
   }
@@ -229,6 +231,8 @@ Status KafkaSource::Assign() {
     return KafkaError(err, fmt::format("kafka source: assign failed: {}", rd_kafka_err2str(err)));
   }
   assigned_ = true;
+  unheard_.clear();
+  for (const auto& [p, off] : next_offsets_) unheard_.insert(p);
   return Status::Ok();
 }
 
@@ -267,7 +271,10 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
   Status error;
   for (rd_kafka_message_t* m : batch_) {
     if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) continue;
+      if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
+        unheard_.erase(m->partition);  // caught up: nothing older to wait for
+        continue;
+      }
       if (m->err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || m->err == RD_KAFKA_RESP_ERR__TRANSPORT) {
         if (down_since_ms_ < 0) down_since_ms_ = KafkaNowMs();
         down_reason_ = rd_kafka_message_errstr(m);
@@ -282,6 +289,7 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
     auto it = next_offsets_.find(m->partition);
     if (it == next_offsets_.end()) continue;  // not ours (cannot happen with assign())
     it->second = m->offset + 1;
+    if (!unheard_.empty()) unheard_.erase(m->partition);
     RawRecord rec;
     rec.payload = std::string_view(static_cast<const char*>(m->payload), m->len);
     if (m->key != nullptr) rec.key = std::string_view(static_cast<const char*>(m->key), m->key_len);
@@ -396,6 +404,7 @@ Status KafkaSource::Close() {
     rk_ = nullptr;
   }
   assigned_ = false;
+  unheard_.clear();
   return Status::Ok();
 }
 

@@ -21,12 +21,13 @@ namespace {
 // Record timestamps near now: the broker's time retention (7 days by default) deletes records
 // stamped in 1970 at its next check, possibly between the test's write and read.
 TimestampMs RecentMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
-using testing::ClosedPort;
 using test::JavaPartition;
+using testing::ClosedPort;
 
 struct Got {
   int32_t partition;
@@ -262,7 +263,8 @@ TEST_F(KafkaConnectorsTest, DiscoveredPartitionsStartAtEarliestAndAreSnapshotted
       EXPECT_EQ(static_cast<uint32_t>(g.partition) % 2, subtask) << g.payload;
       ++seen[g.payload];
     }
-    EXPECT_TRUE(src->positions().count(subtask + 4)) << "partition " << subtask + 4 << " not in the position";
+    EXPECT_TRUE(src->positions().count(subtask + 4))
+        << "partition " << subtask + 4 << " not in the position";
   }
   ASSERT_EQ(seen.size(), 60u);
   for (const auto& [payload, n] : seen) EXPECT_EQ(n, 1) << payload;
@@ -285,7 +287,8 @@ TEST_F(KafkaConnectorsTest, DiscoveredPartitionsStartAtEarliestAndAreSnapshotted
     for (int poll = 0; poll < 5; ++poll) {  // nothing else comes
       std::vector<RawRecord> recs;
       ASSERT_TRUE(src.Poll(&recs, 10, 200).ok());
-      for (const RawRecord& r : recs) ADD_FAILURE() << "subtask " << s << " read " << r.payload << " again";
+      for (const RawRecord& r : recs)
+        ADD_FAILURE() << "subtask " << s << " read " << r.payload << " again";
     }
   }
   EXPECT_EQ(later.size(), 12u);
@@ -316,7 +319,8 @@ TEST_F(KafkaConnectorsTest, LatestAndCommittedStarts) {
 
 TEST_F(KafkaConnectorsTest, FullProducerQueueBlocksInsteadOfFailing) {
   // A 5-message queue: Write must wait for deliveries (backpressure), never drop or fail.
-  KafkaSink sink({.brokers = kafka_.brokers(), .topic = topic_,
+  KafkaSink sink({.brokers = kafka_.brokers(),
+                  .topic = topic_,
                   .properties = {{"queue.buffering.max.messages", "5"}, {"linger.ms", "0"}}});
   ASSERT_TRUE(sink.Open(0, 1).ok());
   for (int i = 0; i < 300; ++i) {
@@ -342,9 +346,49 @@ TEST_F(KafkaConnectorsTest, SubtaskWithoutPartitionsIsIdle) {
   EXPECT_TRUE(recs.empty());
 }
 
+// Until a partition delivered a record or reported its end it is pending (the engine holds the
+// watermark): here partitions 2 and 3 are empty and must report their end.
+TEST_F(KafkaConnectorsTest, PartitionsArePendingUntilTheirFirstRecordOrTheirEnd) {
+  std::vector<test::KafkaRecord> records;
+  for (int i = 0; i < 40; ++i) records.push_back({i % 2, "", fmt::format("r{}", i), -1});
+  ASSERT_TRUE(kafka_.Produce(topic_, records).ok());
+  KafkaSourceOptions o = SourceOptions();
+  o.properties["enable.partition.eof"] = "false";  // the source needs it and overrides this
+  KafkaSource src(o);
+  ASSERT_TRUE(src.Open(0, 1).ok());
+  EXPECT_TRUE(src.SplitsPending());
+  EXPECT_EQ(ReadN(&src, 40).size(), 40u);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (src.SplitsPending() && std::chrono::steady_clock::now() < deadline) {
+    std::vector<RawRecord> recs;
+    ASSERT_TRUE(src.Poll(&recs, 10, 100).ok());
+    EXPECT_TRUE(recs.empty());
+  }
+  EXPECT_FALSE(src.SplitsPending()) << "empty partitions never reported their end";
+  BinaryWriter w;
+  ASSERT_TRUE(src.SnapshotPosition(&w).ok());
+  ASSERT_TRUE(src.Close().ok());
+
+  // Restored, every partition is pending again until heard from.
+  KafkaSource again(SourceOptions());
+  ASSERT_TRUE(again.Open(0, 1).ok());
+  BinaryReader r(w.data());
+  ASSERT_TRUE(again.RestorePosition(&r).ok());
+  EXPECT_TRUE(again.SplitsPending());
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (again.SplitsPending() && std::chrono::steady_clock::now() < deadline) {
+    std::vector<RawRecord> recs;
+    ASSERT_TRUE(again.Poll(&recs, 10, 100).ok());
+    EXPECT_TRUE(recs.empty());
+  }
+  EXPECT_FALSE(again.SplitsPending());
+}
+
 TEST_F(KafkaConnectorsTest, ExplicitPartitionAndMissingTopic) {
-  KafkaSink sink({.brokers = kafka_.brokers(), .topic = topic_,
-                  .partitioner = KafkaPartitioner::kExplicit, .partition = 2});
+  KafkaSink sink({.brokers = kafka_.brokers(),
+                  .topic = topic_,
+                  .partitioner = KafkaPartitioner::kExplicit,
+                  .partition = 2});
   ASSERT_TRUE(sink.Open(0, 1).ok());
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(sink.Write(fmt::format("k{}", i), "x", 0).ok());
   ASSERT_TRUE(sink.Close().ok());
@@ -353,8 +397,10 @@ TEST_F(KafkaConnectorsTest, ExplicitPartitionAndMissingTopic) {
   EXPECT_EQ(read->size(), 20u);
   for (const auto& r : *read) EXPECT_EQ(r.partition, 2);
 
-  KafkaSink bad({.brokers = kafka_.brokers(), .topic = topic_,
-                 .partitioner = KafkaPartitioner::kExplicit, .partition = kPartitions});
+  KafkaSink bad({.brokers = kafka_.brokers(),
+                 .topic = topic_,
+                 .partitioner = KafkaPartitioner::kExplicit,
+                 .partition = kPartitions});
   EXPECT_EQ(bad.Open(0, 1).code(), StatusCode::kInvalidArgument);
   KafkaSourceOptions missing_opts = SourceOptions();
   missing_opts.topic = topic_ + "-absent";
@@ -378,8 +424,8 @@ TEST(KafkaUnreachable, OpenReturnsUnavailable) {
 }
 
 TEST(KafkaOptions, RejectedPropertyIsInvalidArgument) {
-  KafkaSource src({.brokers = "127.0.0.1:1", .topic = "t",
-                   .properties = {{"no.such.property", "1"}}});
+  KafkaSource src(
+      {.brokers = "127.0.0.1:1", .topic = "t", .properties = {{"no.such.property", "1"}}});
   Status s = src.Open(0, 1);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("no.such.property"), std::string::npos) << s.message();

@@ -87,6 +87,11 @@ class RawSource {
     return Status::InvalidArgument("this source cannot restore positions taken at parallelism " +
                                    std::to_string(old_parallelism) + " into another parallelism");
   }
+  // True while some split this instance reads has neither delivered a record nor reported that
+  // it has none left (a Kafka partition not fetched since Open or since it was added). Such a
+  // split may hold records older than the others': the engine emits no event-time watermark
+  // until it is heard from (or, with an idle timeout, until that passes). Default: false.
+  virtual bool SplitsPending() const { return false; }
   [[nodiscard]] virtual Status Close() = 0;
 };
 

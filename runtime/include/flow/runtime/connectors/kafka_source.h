@@ -35,6 +35,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,8 @@ class KafkaSource final : public RawSource {
   Status SnapshotPosition(BinaryWriter* out) const override;
   Status RestorePosition(BinaryReader* in) override;
   Status RestoreRescaled(const std::vector<OldSourcePosition>& old, uint32_t old_parallelism) override;
+  // A partition is pending from its assignment until its first record or end-of-partition event.
+  bool SplitsPending() const override { return !unheard_.empty() || (!assigned_ && !next_offsets_.empty()); }
   Status Close() override;
 
   // Commits the current positions to the consumer group (synchronously), for lag monitoring.
@@ -106,6 +109,7 @@ class KafkaSource final : public RawSource {
   rd_kafka_s* rk_ = nullptr;
   rd_kafka_queue_s* queue_ = nullptr;
   std::map<int32_t, int64_t> next_offsets_;  // partition -> next offset to read
+  std::set<int32_t> unheard_;                // assigned, no record or end reported since
   std::vector<rd_kafka_message_s*> batch_;   // messages backing the last Poll's payloads
   bool assigned_ = false;
   ConnectorContext context_;

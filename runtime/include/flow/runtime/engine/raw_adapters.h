@@ -96,6 +96,7 @@ class RawSourceFunction final : public SourceFunction<T> {
   }
 
   const std::vector<int32_t>* LastSplits() const override { return splits_.empty() ? nullptr : &splits_; }
+  bool SplitsPending() const override { return raw_->SplitsPending(); }
   Status SnapshotPosition(BinaryWriter* out) const override { return raw_->SnapshotPosition(out); }
   Status RestorePosition(BinaryReader* in) override { return raw_->RestorePosition(in); }
   Status RestoreRescaled(const std::vector<OldSourcePosition>& old, uint32_t old_parallelism) override {

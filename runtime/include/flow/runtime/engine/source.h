@@ -32,6 +32,9 @@ class SourceFunction {
   // For sources with several splits (Kafka partitions, files): the split id of each record the
   // last PollBatch appended, in order; nullptr when the source has a single split.
   virtual const std::vector<int32_t>* LastSplits() const { return nullptr; }
+  // True while a split has not been heard from since Open (RawSource::SplitsPending): the task
+  // holds its event-time watermark meanwhile. Default: false.
+  virtual bool SplitsPending() const { return false; }
   [[nodiscard]] virtual Status SnapshotPosition(BinaryWriter* out) const { return Status::Ok(); }
   [[nodiscard]] virtual Status RestorePosition(BinaryReader* in) { return Status::Ok(); }
   // Restoring a checkpoint taken at `old_parallelism` (!= this run's): `old` holds every old

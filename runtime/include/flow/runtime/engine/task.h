@@ -302,7 +302,7 @@ class SourceTask final : public Task {
       }
       if (spec_.interval <= 0 || now - last_emit >= spec_.interval) {
         last_emit = now;
-        TimestampMs wm = gen.Current(now, ClockNowMs());
+        TimestampMs wm = HoldingForSplits(now) ? kMinWatermark : gen.Current(now, ClockNowMs());
         if (wm > emitted) {
           emitted = wm;
           watermark_->Set(wm);
@@ -376,9 +376,24 @@ class SourceTask final : public Task {
     state.position = position.Release();
     BinaryWriter watermark;
     const int64_t now = SteadyNowMs();
-    gen.Snapshot(std::max(emitted, gen.Current(now, ClockNowMs())), now, &watermark);
+    // What the source would emit next counts as reached, unless a split it has not heard from
+    // yet could still hold older records: then only what it did emit.
+    const TimestampMs next = HoldingForSplits(now) ? kMinWatermark : gen.Current(now, ClockNowMs());
+    gen.Snapshot(std::max(emitted, next), now, &watermark);
     state.watermark = watermark.Release();
     return Checkpoint(id, &state, [&] { return next_->OnBarrier(id); });
+  }
+
+  // Event time waits for splits not heard from yet (SourceFunction::SplitsPending): before a
+  // partition's first fetch, the others' records say nothing about its times. With an idle
+  // timeout, a split silent that long stops holding time back, as an idle one does.
+  bool HoldingForSplits(int64_t now) {
+    if (spec_.mode != TimeMode::kEventTime || !source_->SplitsPending()) {
+      pending_since_ = -1;
+      return false;
+    }
+    if (pending_since_ < 0) pending_since_ = now;
+    return spec_.idle_timeout <= 0 || now - pending_since_ < spec_.idle_timeout;
   }
 
   // The job's processing clock (tests may run on a ManualClock).
@@ -417,6 +432,7 @@ class SourceTask final : public Task {
   std::vector<int64_t> requests_;              // requested, not yet taken; guarded by requests_mu_
   std::atomic<int64_t> barrier_requested_{0};  // newest requested id: the loop's lock-free check
   int64_t barrier_done_ = 0;                   // task thread only
+  int64_t pending_since_ = -1;                 // HoldingForSplits: since when; task thread only
 };
 
 }  // namespace flow::rt

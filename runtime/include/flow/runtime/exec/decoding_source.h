@@ -108,6 +108,7 @@ class DecodingSource final : public rt::SourceFunction<T> {
   }
 
   const std::vector<int32_t>* LastSplits() const override { return splits_.empty() ? nullptr : &splits_; }
+  bool SplitsPending() const override { return raw_->SplitsPending(); }
   rt::Status SnapshotPosition(rt::BinaryWriter* out) const override { return raw_->SnapshotPosition(out); }
   rt::Status RestorePosition(rt::BinaryReader* in) override { return raw_->RestorePosition(in); }
   // Restore at another parallelism: the connector redistributes its splits (files, partitions).

@@ -1,0 +1,188 @@
+// Event time waits for splits the source has not heard from yet (SourceFunction::SplitsPending):
+// a Kafka consumer often gets one partition's first fetch before another's, and a watermark
+// computed from the first alone makes the other's older records late (dropped by windows).
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "flow/runtime/engine/job.h"
+#include "flow/runtime/engine/sink.h"
+#include "flow/runtime/engine/source.h"
+#include "test_util.h"
+
+namespace flow::rt {
+namespace {
+
+struct Seen {
+  std::atomic<TimestampMs> watermark{kMinWatermark};
+  std::atomic<int64_t> records{0};
+  std::atomic<int64_t> late{0};  // records at or below a watermark the operator had already seen
+  std::atomic<bool> second_split_delivered{false};
+  std::atomic<TimestampMs> watermark_before_second{kMinWatermark};
+};
+
+// Split 0 delivers ts 1000..10000 at once. Split 1 stays unheard for `silent_polls` polls, then
+// delivers ts 1500..9500, or never when `deliver_second` is false. The source ends once the
+// watermark passed `end_at` (or after a 20 s liveness guard).
+class TwoSplitSource final : public SourceFunction<int64_t> {
+ public:
+  TwoSplitSource(Seen* seen, bool report_pending, bool deliver_second, TimestampMs end_at)
+      : seen_(seen),
+        report_pending_(report_pending),
+        deliver_second_(deliver_second),
+        end_at_(end_at) {}
+
+  Result<PollResult> PollBatch(Batch<int64_t>& out, size_t) override {
+    splits_.clear();
+    ++polls_;
+    if (polls_ == 1) {
+      for (int64_t ts = 1000; ts <= 10000; ts += 1000) Add(out, ts, 0);
+      return PollResult::kRecords;
+    }
+    if (deliver_second_ && !second_done_ && polls_ > kSilentPolls) {
+      seen_->watermark_before_second = seen_->watermark.load();
+      for (int64_t ts = 1500; ts <= 9500; ts += 1000) Add(out, ts, 1);
+      second_done_ = true;
+      seen_->second_split_delivered = true;
+      return PollResult::kRecords;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    const bool due = (!deliver_second_ || second_done_) && seen_->watermark.load() >= end_at_;
+    if (due || std::chrono::steady_clock::now() > give_up_) return PollResult::kEnd;
+    return PollResult::kIdle;
+  }
+  const std::vector<int32_t>* LastSplits() const override { return &splits_; }
+  bool SplitsPending() const override {
+    return report_pending_ && deliver_second_ && !second_done_;
+  }
+
+ private:
+  static constexpr int kSilentPolls = 50;  // ~100 ms of empty polls: several watermark intervals
+
+  void Add(Batch<int64_t>& out, TimestampMs ts, int32_t split) {
+    out.Add(ts, ts);
+    splits_.push_back(split);
+  }
+
+  Seen* seen_;
+  bool report_pending_;
+  bool deliver_second_;
+  TimestampMs end_at_;
+  int polls_ = 0;
+  bool second_done_ = false;
+  std::vector<int32_t> splits_;
+  std::chrono::steady_clock::time_point give_up_ =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
+};
+
+// Split 0 delivers one record per poll, ts 1000, 2000, ...; split 1 is never heard from
+// (SplitsPending stays true). Ends once the watermark passed `end_at`.
+class SilentSecondSplit final : public SourceFunction<int64_t> {
+ public:
+  SilentSecondSplit(Seen* seen, TimestampMs end_at) : seen_(seen), end_at_(end_at) {}
+  Result<PollResult> PollBatch(Batch<int64_t>& out, size_t) override {
+    if (seen_->watermark.load() >= end_at_ || std::chrono::steady_clock::now() > give_up_)
+      return PollResult::kEnd;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    next_ += 1000;
+    out.Add(next_, next_);
+    return PollResult::kRecords;
+  }
+  const std::vector<int32_t>* LastSplits() const override { return &splits_; }
+  bool SplitsPending() const override { return true; }
+
+ private:
+  Seen* seen_;
+  TimestampMs end_at_;
+  TimestampMs next_ = 0;
+  std::vector<int32_t> splits_{0};
+  std::chrono::steady_clock::time_point give_up_ =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
+};
+
+class CountLate final : public OneInputOperator<int64_t, int64_t> {
+ public:
+  explicit CountLate(Seen* seen) : seen_(seen) {}
+  Status ProcessBatch(const Batch<int64_t>& b, Output<int64_t>&) override {
+    for (size_t i = 0; i < b.size(); ++i) {
+      seen_->records.fetch_add(1);
+      if (b.timestamps[i] <= seen_->watermark.load()) seen_->late.fetch_add(1);
+    }
+    return Status::Ok();
+  }
+  Status OnWatermark(TimestampMs wm, Output<int64_t>&) override {
+    if (wm != kMaxWatermark) seen_->watermark = wm;
+    return Status::Ok();
+  }
+
+ private:
+  Seen* seen_;
+};
+
+WatermarkSpec EveryBatch(DurationMs idle_timeout) {
+  WatermarkSpec spec;
+  spec.interval = 0;
+  spec.idle_timeout = idle_timeout;
+  return spec;
+}
+
+Status RunJob(Seen* seen, SourceFactory<int64_t> factory, DurationMs idle_timeout) {
+  JobOptions options;
+  options.parallelism = 1;
+  Job job(options);
+  job.Source<int64_t>("src", std::move(factory), EveryBatch(idle_timeout))
+      .Then<int64_t>("late", [seen] { return std::make_unique<CountLate>(seen); })
+      .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()));
+  return testing::ExecuteWithWatchdog(job);
+}
+
+TEST(PendingSplitsTest, WatermarkWaitsForASplitNotHeardFromYet) {
+  Seen seen;
+  Status s = RunJob(
+      &seen,
+      [&seen](uint32_t, uint32_t) {
+        return std::make_unique<TwoSplitSource>(&seen, true, true, 9499);
+      },
+      0);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(seen.second_split_delivered.load());
+  EXPECT_EQ(seen.records.load(), 19);
+  EXPECT_EQ(seen.watermark_before_second.load(), kMinWatermark)
+      << "a watermark went out before the second split was heard from";
+  EXPECT_EQ(seen.late.load(), 0);
+  EXPECT_EQ(seen.watermark.load(), 9499);  // min(10000, 9500) - 1
+}
+
+// The control: a source that does not say its second split is pending makes its records late,
+// so the check above can fail.
+TEST(PendingSplitsTest, WithoutPendingSplitsTheSecondSplitsRecordsAreLate) {
+  Seen seen;
+  Status s = RunJob(
+      &seen,
+      [&seen](uint32_t, uint32_t) {
+        return std::make_unique<TwoSplitSource>(&seen, false, true, 9499);
+      },
+      0);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(seen.second_split_delivered.load());
+  EXPECT_EQ(seen.watermark_before_second.load(), 9999);
+  EXPECT_EQ(seen.late.load(), 9);
+}
+
+// With an idle timeout a split that never speaks stops holding time back, as an idle one does.
+TEST(PendingSplitsTest, ASplitSilentPastTheIdleTimeoutStopsHoldingTheWatermark) {
+  Seen seen;
+  Status s = RunJob(
+      &seen,
+      [&seen](uint32_t, uint32_t) { return std::make_unique<SilentSecondSplit>(&seen, 9999); }, 50);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_GE(seen.watermark.load(), 9999) << "the watermark stayed held after the idle timeout";
+}
+
+}  // namespace
+}  // namespace flow::rt
