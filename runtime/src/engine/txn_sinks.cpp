@@ -40,7 +40,7 @@ Status TxnSinkSubtask::Start(CommitGroup* group, uint32_t participant, int64_t r
         ctx_.name));
   }
   FLOW_RETURN_IF_ERROR(sink_->Open(ctx_.subtask, ctx_.parallelism));
-  FLOW_RETURN_IF_ERROR(sink_->Recover(restored_id, ""));
+  FLOW_RETURN_IF_ERROR(sink_->Recover(restored_id));
   FLOW_RETURN_IF_ERROR(sink_->BeginTransaction());
   last_precommit_ = restored_id;
   return Status::Ok();

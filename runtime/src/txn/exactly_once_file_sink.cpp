@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <set>
 
 #include <fmt/format.h>
 
@@ -17,8 +16,6 @@
 namespace flow::rt {
 namespace {
 
-constexpr uint32_t kStateMagic = 0x53455446;  // "FTES": file transaction state
-constexpr uint32_t kStateVersion = 1;
 constexpr std::string_view kInProgress = ".inprogress";
 constexpr std::string_view kPending = ".pending-";
 
@@ -158,51 +155,9 @@ Status ExactlyOnceFileSink::SyncDirectory() {
   return Status::Ok();
 }
 
-Status ExactlyOnceFileSink::Recover(int64_t restored_checkpoint_id, std::string_view state) {
+Status ExactlyOnceFileSink::Recover(int64_t restored_checkpoint_id) {
   if (!opened_) return Status::Internal("exactly-once file sink: Recover before Open");
   if (recovered_) return Status::Internal("exactly-once file sink: Recover called twice");
-  // Decode the snapshots (several when a rescale gave this subtask the files of old subtasks).
-  std::map<uint32_t, std::set<std::pair<int64_t, std::string>>> listed;  // old subtask -> files
-  BinaryReader in(state);
-  while (!in.AtEnd()) {
-    uint32_t magic = 0, version = 0, old_subtask = 0, n_ids = 0;
-    FLOW_RETURN_IF_ERROR(in.GetU32(&magic));
-    FLOW_RETURN_IF_ERROR(in.GetU32(&version));
-    if (magic != kStateMagic || version != kStateVersion) {
-      return Status::Corruption(fmt::format(
-          "exactly-once file sink: transaction state of checkpoint {} has a bad magic/version",
-          restored_checkpoint_id));
-    }
-    FLOW_RETURN_IF_ERROR(in.GetU32(&old_subtask));
-    FLOW_RETURN_IF_ERROR(in.GetU32(&n_ids));
-    auto& files = listed[old_subtask];
-    for (uint32_t i = 0; i < n_ids; ++i) {
-      int64_t id = 0;
-      uint32_t n_files = 0;
-      FLOW_RETURN_IF_ERROR(in.GetI64(&id));
-      FLOW_RETURN_IF_ERROR(in.GetU32(&n_files));
-      if (id > restored_checkpoint_id || id <= 0 || n_files > in.remaining()) {
-        return Status::Corruption(fmt::format(
-            "exactly-once file sink: transaction state of checkpoint {} lists checkpoint {}",
-            restored_checkpoint_id, id));
-      }
-      for (uint32_t f = 0; f < n_files; ++f) {
-        std::string name;
-        FLOW_RETURN_IF_ERROR(in.GetString(&name));
-        PartName parsed;
-        if (!ParseFinal(name, options_, &parsed) || parsed.subtask != old_subtask) {
-          return Status::Corruption(
-              fmt::format("exactly-once file sink: transaction state lists a bad file name `{}`", name));
-        }
-        files.emplace(id, name);
-      }
-    }
-  }
-  // Commit what the restored checkpoint lists: those checkpoints are complete.
-  for (const auto& [old_subtask, files] : listed) {
-    for (const auto& [id, name] : files) FLOW_RETURN_IF_ERROR(CommitFile(name, id));
-  }
-
   DIR* dir = ::opendir(options_.directory.c_str());
   if (dir == nullptr) return Errno("cannot list directory", options_.directory);
   std::vector<PartName> entries;
@@ -218,13 +173,9 @@ Status ExactlyOnceFileSink::Recover(int64_t restored_checkpoint_id, std::string_
     std::string path = p.kind == PartName::Kind::kInProgress
                            ? Path(InProgressName(p.final_name))
                            : Path(PendingName(p.final_name, p.checkpoint_id));
-    // With a state for this old subtask, it alone says what is committed; without one (fresh
-    // start, or an old subtask whose state was not handed over) the name's checkpoint id decides.
-    bool commit = false;
-    if (p.kind == PartName::Kind::kPending && p.checkpoint_id <= restored_checkpoint_id) {
-      auto it = listed.find(p.subtask);
-      commit = it == listed.end();
-    }
+    // The name's checkpoint id decides: pre-committed for a checkpoint <= R means complete (or
+    // subsumed by R); anything later belongs to an epoch the restore drops.
+    const bool commit = p.kind == PartName::Kind::kPending && p.checkpoint_id <= restored_checkpoint_id;
     if (commit) {
       FLOW_RETURN_IF_ERROR(CommitFile(p.final_name, p.checkpoint_id));
     } else if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
@@ -315,25 +266,6 @@ Status ExactlyOnceFileSink::PreCommit(int64_t checkpoint_id) {
   in_transaction_ = false;
   last_precommit_ = checkpoint_id;
   FaultPoint("after-precommit");
-  return Status::Ok();
-}
-
-Status ExactlyOnceFileSink::SnapshotTransactionState(int64_t checkpoint_id, BinaryWriter* out) {
-  if (in_transaction_) {
-    return Status::Internal("exactly-once file sink: snapshot of an open transaction (PreCommit first)");
-  }
-  out->PutU32(kStateMagic);
-  out->PutU32(kStateVersion);
-  out->PutU32(subtask_);
-  uint32_t n_ids = 0;
-  for (const auto& entry : pending_) n_ids += entry.first <= checkpoint_id ? 1 : 0;
-  out->PutU32(n_ids);
-  for (const auto& [id, names] : pending_) {
-    if (id > checkpoint_id) continue;
-    out->PutI64(id);
-    out->PutU32(static_cast<uint32_t>(names.size()));
-    for (const std::string& name : names) out->PutString(name);
-  }
   return Status::Ok();
 }
 

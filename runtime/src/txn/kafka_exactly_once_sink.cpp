@@ -11,7 +11,6 @@
 namespace flow::rt {
 namespace {
 
-constexpr uint32_t kStateMagic = 0x54454b46;  // "FKET": Kafka transaction state
 constexpr int64_t kTailRecords = 1000;       // first look at only the newest records
 
 struct ClientFree {
@@ -114,21 +113,8 @@ Status KafkaExactlyOnceSink::Open(uint32_t subtask, uint32_t parallelism) {
   return Status::Ok();
 }
 
-Status KafkaExactlyOnceSink::Recover(int64_t restored_checkpoint_id, std::string_view transaction_state) {
+Status KafkaExactlyOnceSink::Recover(int64_t restored_checkpoint_id) {
   if (!opened_) return Status::Internal("kafka exactly-once sink: Recover before Open");
-  if (!transaction_state.empty()) {
-    BinaryReader in(transaction_state);
-    uint32_t magic = 0;
-    std::string job;
-    FLOW_RETURN_IF_ERROR(in.GetU32(&magic));
-    FLOW_RETURN_IF_ERROR(in.GetString(&job));
-    if (magic != kStateMagic) return Status::Corruption("kafka exactly-once sink: bad transaction state");
-    if (job != group_->job_id()) {
-      return Status::InvalidArgument(fmt::format(
-          "kafka exactly-once sink: the restored checkpoint belongs to job `{}`, this is job `{}`", job,
-          group_->job_id()));
-    }
-  }
   // init_transactions (in the group's Start) already aborted what an earlier incarnation left.
   int64_t committed = group_->last_committed();
   if (restored_checkpoint_id != committed) {
@@ -165,14 +151,6 @@ Status KafkaExactlyOnceSink::WriteBatch(std::span<const TxnRecord> records, size
 Status KafkaExactlyOnceSink::PreCommit(int64_t checkpoint_id) {
   if (!recovered_) return Status::Internal("kafka exactly-once sink: PreCommit before Recover");
   return group_->PreCommit(participant_, checkpoint_id);
-}
-
-Status KafkaExactlyOnceSink::SnapshotTransactionState(int64_t /*checkpoint_id*/, BinaryWriter* out) {
-  // Informational: recovery needs only the progress topic; the job id guards against restoring
-  // another job's checkpoint.
-  out->PutU32(kStateMagic);
-  out->PutString(group_->job_id());
-  return Status::Ok();
 }
 
 Status KafkaExactlyOnceSink::Commit(int64_t checkpoint_id) { return group_->Commit(checkpoint_id); }

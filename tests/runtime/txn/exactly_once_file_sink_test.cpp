@@ -94,14 +94,12 @@ ExactlyOnceFileSinkOptions Options(const std::string& dir, uint64_t roll_bytes =
 }
 
 std::vector<std::unique_ptr<ExactlyOnceFileSink>> StartSinks(const std::string& dir, int64_t restored,
-                                                            const std::vector<std::string>& states,
                                                             uint64_t roll_bytes = 1 << 20) {
   std::vector<std::unique_ptr<ExactlyOnceFileSink>> sinks;
   for (uint32_t s = 0; s < kParallelism; ++s) {
     auto sink = std::make_unique<ExactlyOnceFileSink>(Options(dir, roll_bytes));
     EXPECT_TRUE(sink->Open(s, kParallelism).ok());
-    std::string state = states.empty() ? std::string() : states[s];
-    Status r = sink->Recover(restored, state);
+    Status r = sink->Recover(restored);
     EXPECT_TRUE(r.ok()) << r.ToString();
     EXPECT_TRUE(sink->BeginTransaction().ok());
     sinks.push_back(std::move(sink));
@@ -116,24 +114,18 @@ void WriteEpoch(ExactlyOnceFileSink& sink, uint32_t subtask, int64_t epoch, int 
   }
 }
 
-// Barrier `epoch` at every subtask: pre-commit, snapshot (the returned states are what
-// checkpoint `epoch` stores), begin the next transaction.
-std::vector<std::string> Barrier(std::vector<std::unique_ptr<ExactlyOnceFileSink>>& sinks, int64_t epoch) {
-  std::vector<std::string> states;
+// Barrier `epoch` at every subtask: pre-commit, begin the next transaction.
+void Barrier(std::vector<std::unique_ptr<ExactlyOnceFileSink>>& sinks, int64_t epoch) {
   for (auto& sink : sinks) {
     Status s = sink->PreCommit(epoch);
     EXPECT_TRUE(s.ok()) << s.ToString();
-    BinaryWriter w;
-    EXPECT_TRUE(sink->SnapshotTransactionState(epoch, &w).ok());
-    states.push_back(w.Release());
     EXPECT_TRUE(sink->BeginTransaction().ok());
   }
-  return states;
 }
 
 TEST(ExactlyOnceFileSinkTest, RecordsBecomeVisibleOnlyAtCommitAndExactlyOnce) {
   TempDir dir;
-  auto sinks = StartSinks(dir.path(), 0, {});
+  auto sinks = StartSinks(dir.path(), 0);
   for (uint32_t s = 0; s < kParallelism; ++s) WriteEpoch(*sinks[s], s, 1, 5);
   EXPECT_TRUE(VisibleLines(dir.path()).empty());
   Barrier(sinks, 1);
@@ -151,7 +143,7 @@ TEST(ExactlyOnceFileSinkTest, RecordsBecomeVisibleOnlyAtCommitAndExactlyOnce) {
 
 TEST(ExactlyOnceFileSinkTest, CommitOfNCommitsEveryPendingCheckpointUpToN) {
   TempDir dir;
-  auto sinks = StartSinks(dir.path(), 0, {});
+  auto sinks = StartSinks(dir.path(), 0);
   for (int64_t e = 1; e <= 3; ++e) {
     for (uint32_t s = 0; s < kParallelism; ++s) WriteEpoch(*sinks[s], s, e, 3);
     Barrier(sinks, e);
@@ -166,7 +158,7 @@ TEST(ExactlyOnceFileSinkTest, CommitOfNCommitsEveryPendingCheckpointUpToN) {
 
 TEST(ExactlyOnceFileSinkTest, RolledFilesOfAnEpochAreCommittedTogether) {
   TempDir dir;
-  auto sinks = StartSinks(dir.path(), 0, {}, /*roll_bytes=*/20);
+  auto sinks = StartSinks(dir.path(), 0, /*roll_bytes=*/20);
   for (uint32_t s = 0; s < kParallelism; ++s) WriteEpoch(*sinks[s], s, 1, 12);
   Barrier(sinks, 1);
   EXPECT_TRUE(VisibleLines(dir.path()).empty());
@@ -189,25 +181,21 @@ class FileSinkCrashTest : public ::testing::TestWithParam<CrashAt> {};
 TEST_P(FileSinkCrashTest, RecoverShowsExactlyTheCommittedEpochsAndContinues) {
   TempDir dir;
   constexpr int kPer = 4;
-  std::map<int64_t, std::vector<std::string>> checkpoint_states;  // completed checkpoints
   int64_t restored = 0;
   {
-    auto sinks = StartSinks(dir.path(), 0, {});
+    auto sinks = StartSinks(dir.path(), 0);
     for (int64_t e = 1; e <= 2; ++e) {
       for (uint32_t s = 0; s < kParallelism; ++s) WriteEpoch(*sinks[s], s, e, kPer);
-      checkpoint_states[e] = Barrier(sinks, e);
+      Barrier(sinks, e);
       for (auto& sink : sinks) ASSERT_TRUE(sink->Commit(e).ok());
     }
     restored = 2;
     for (uint32_t s = 0; s < kParallelism; ++s) WriteEpoch(*sinks[s], s, 3, kPer);
     if (GetParam() != CrashAt::kAfterWrite) {
-      std::vector<std::string> states = Barrier(sinks, 3);
+      Barrier(sinks, 3);
       // Records of epoch 4 that will never be committed.
       for (uint32_t s = 0; s < kParallelism; ++s) WriteEpoch(*sinks[s], s, 4, kPer);
-      if (GetParam() != CrashAt::kAfterPreCommit) {
-        checkpoint_states[3] = states;
-        restored = 3;
-      }
+      if (GetParam() != CrashAt::kAfterPreCommit) restored = 3;
       if (GetParam() == CrashAt::kBetweenSubtaskCommits) {
         ASSERT_TRUE(sinks[0]->Commit(3).ok());
       }
@@ -217,7 +205,7 @@ TEST_P(FileSinkCrashTest, RecoverShowsExactlyTheCommittedEpochsAndContinues) {
     }
     // The crash: objects dropped, nothing closed or cleaned up.
   }
-  auto sinks = StartSinks(dir.path(), restored, checkpoint_states[restored]);
+  auto sinks = StartSinks(dir.path(), restored);
   EXPECT_EQ(VisibleLines(dir.path()), Expected(restored, kPer));
   EXPECT_TRUE(HiddenFiles(dir.path()).empty()) << "orphans left: " << HiddenFiles(dir.path()).size();
   // The job replays from the restored checkpoint: the next epochs appear once each.
@@ -237,65 +225,39 @@ INSTANTIATE_TEST_SUITE_P(EveryStep, FileSinkCrashTest,
 
 TEST(ExactlyOnceFileSinkTest, RecoverIsIdempotent) {
   TempDir dir;
-  std::vector<std::string> states;
   {
-    auto sinks = StartSinks(dir.path(), 0, {});
+    auto sinks = StartSinks(dir.path(), 0);
     for (uint32_t s = 0; s < kParallelism; ++s) WriteEpoch(*sinks[s], s, 1, 3);
-    states = Barrier(sinks, 1);
+    Barrier(sinks, 1);
   }
-  { auto sinks = StartSinks(dir.path(), 1, states); }
-  auto sinks = StartSinks(dir.path(), 1, states);
+  { auto sinks = StartSinks(dir.path(), 1); }
+  auto sinks = StartSinks(dir.path(), 1);
   EXPECT_EQ(VisibleLines(dir.path()), Expected(1, 3));
 }
 
 TEST(ExactlyOnceFileSinkTest, RescaleFromTwoToOneRecoversBothOldSubtasks) {
   TempDir dir;
-  std::vector<std::string> states;
   {
-    auto sinks = StartSinks(dir.path(), 0, {});
+    auto sinks = StartSinks(dir.path(), 0);
     for (uint32_t s = 0; s < kParallelism; ++s) WriteEpoch(*sinks[s], s, 1, 3);
-    states = Barrier(sinks, 1);
+    Barrier(sinks, 1);
     for (uint32_t s = 0; s < kParallelism; ++s) WriteEpoch(*sinks[s], s, 2, 3);
   }
   ExactlyOnceFileSink sink(Options(dir.path()));
   ASSERT_TRUE(sink.Open(0, 1).ok());
-  Status r = sink.Recover(1, states[0] + states[1]);
+  Status r = sink.Recover(1);
   ASSERT_TRUE(r.ok()) << r.ToString();
   EXPECT_EQ(VisibleLines(dir.path()), Expected(1, 3));
   EXPECT_TRUE(HiddenFiles(dir.path()).empty());
 }
 
-TEST(ExactlyOnceFileSinkTest, MissingPendingFileIsCorruptionNamingIt) {
-  TempDir dir;
-  std::vector<std::string> states;
-  {
-    auto sinks = StartSinks(dir.path(), 0, {});
-    WriteEpoch(*sinks[0], 0, 1, 3);
-    states = Barrier(sinks, 1);
-  }
-  for (const std::string& name : HiddenFiles(dir.path())) fs::remove(dir.path() + "/" + name);
-  ExactlyOnceFileSink sink(Options(dir.path()));
-  ASSERT_TRUE(sink.Open(0, kParallelism).ok());
-  Status r = sink.Recover(1, states[0]);
-  EXPECT_EQ(r.code(), StatusCode::kCorruption);
-  EXPECT_NE(r.message().find("part-0-0.jsonl"), std::string::npos) << r.message();
-}
-
-TEST(ExactlyOnceFileSinkTest, CorruptStateIsAnErrorNotACrash) {
-  TempDir dir;
-  ExactlyOnceFileSink sink(Options(dir.path()));
-  ASSERT_TRUE(sink.Open(0, 1).ok());
-  Status r = sink.Recover(3, std::string("\x01\x02\x03", 3));
-  EXPECT_EQ(r.code(), StatusCode::kCorruption) << r.ToString();
-}
-
 TEST(ExactlyOnceFileSinkTest, CallsOutOfOrderAreInternalErrors) {
   TempDir dir;
   ExactlyOnceFileSink sink(Options(dir.path()));
-  EXPECT_EQ(sink.Recover(0, "").code(), StatusCode::kInternal);
+  EXPECT_EQ(sink.Recover(0).code(), StatusCode::kInternal);
   ASSERT_TRUE(sink.Open(0, 1).ok());
   EXPECT_EQ(sink.Write("", "x", kNoTimestamp).code(), StatusCode::kInternal);
-  ASSERT_TRUE(sink.Recover(0, "").ok());
+  ASSERT_TRUE(sink.Recover(0).ok());
   EXPECT_EQ(sink.PreCommit(1).code(), StatusCode::kInternal);
   ASSERT_TRUE(sink.BeginTransaction().ok());
   ASSERT_TRUE(sink.PreCommit(2).ok());
@@ -304,21 +266,18 @@ TEST(ExactlyOnceFileSinkTest, CallsOutOfOrderAreInternalErrors) {
 }
 
 // ---- Real crashes: a forked child runs three checkpoints with FLOW_FAULT-style faults armed.
-// It stores each checkpoint's states in `chk-<N>` (temp file + rename: the metadata) between
-// the pre-commits and the commits, like the coordinator does.
+// It writes `chk-<N>` (temp file + rename: the metadata) between the pre-commits and the
+// commits, like the coordinator does.
 
 void ChildRun(const std::string& dir, const std::string& fault) {
   if (!ConfigureFaults(fault).ok()) ::_exit(2);
   std::string out = dir + "/out";
-  auto sinks = StartSinks(out, 0, {});
+  auto sinks = StartSinks(out, 0);
   for (int64_t e = 1; e <= 3; ++e) {
     for (uint32_t s = 0; s < kParallelism; ++s) WriteEpoch(*sinks[s], s, e, 4);
-    std::vector<std::string> states = Barrier(sinks, e);
+    Barrier(sinks, e);
     std::string tmp = dir + "/chk.tmp";
-    {
-      std::ofstream f(tmp, std::ios::binary);
-      for (const std::string& st : states) f << st.size() << '\n' << st;
-    }
+    { std::ofstream f(tmp, std::ios::binary); }
     fs::rename(tmp, dir + "/chk-" + std::to_string(e));
     for (auto& sink : sinks) {
       if (!sink->Commit(e).ok()) ::_exit(3);
@@ -327,21 +286,11 @@ void ChildRun(const std::string& dir, const std::string& fault) {
   ::_exit(0);
 }
 
-std::pair<int64_t, std::vector<std::string>> NewestCheckpoint(const std::string& dir) {
+int64_t NewestCheckpoint(const std::string& dir) {
   for (int64_t e = 3; e >= 1; --e) {
-    std::ifstream f(dir + "/chk-" + std::to_string(e), std::ios::binary);
-    if (!f) continue;
-    std::vector<std::string> states;
-    size_t size = 0;
-    while (f >> size) {
-      f.get();
-      std::string st(size, '\0');
-      f.read(st.data(), static_cast<std::streamsize>(size));
-      states.push_back(st);
-    }
-    return {e, states};
+    if (fs::exists(dir + "/chk-" + std::to_string(e))) return e;
   }
-  return {0, {}};
+  return 0;
 }
 
 struct KillCase {
@@ -368,9 +317,9 @@ TEST_P(FileSinkKillTest, SigkillAtFaultPointThenRecoverGivesCommittedEpochsOnly)
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
       << "child did not die at " << GetParam().fault << " (status " << status << ")";
-  auto [restored, states] = NewestCheckpoint(dir.path());
+  const int64_t restored = NewestCheckpoint(dir.path());
   ASSERT_EQ(restored, GetParam().expected_restored);
-  auto sinks = StartSinks(dir.path() + "/out", restored, states);
+  auto sinks = StartSinks(dir.path() + "/out", restored);
   EXPECT_EQ(VisibleLines(dir.path() + "/out"), Expected(restored, 4));
   EXPECT_TRUE(HiddenFiles(dir.path() + "/out").empty());
 }

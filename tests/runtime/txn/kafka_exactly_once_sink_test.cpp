@@ -93,7 +93,7 @@ class KafkaExactlyOnceSinkTest : public ::testing::Test {
       auto sink = std::make_unique<KafkaExactlyOnceSink>(group, s, o);
       Status st = sink->Open(s, kParallelism);
       EXPECT_TRUE(st.ok()) << st.ToString();
-      st = sink->Recover(restored, "");
+      st = sink->Recover(restored);
       EXPECT_TRUE(st.ok()) << st.ToString();
       EXPECT_TRUE(sink->BeginTransaction().ok());
       sinks.push_back(std::move(sink));
@@ -268,22 +268,6 @@ TEST_F(KafkaExactlyOnceSinkTest, CommitOfNCoversAnAbortedEarlierCheckpoint) {
   EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(2));
 }
 
-TEST_F(KafkaExactlyOnceSinkTest, RecoverRefusesTheStateOfAnotherJob) {
-  auto group = StartGroup();
-  ASSERT_NE(group, nullptr);
-  KafkaExactlyOnceSinkOptions o;
-  o.topic = topic_;
-  KafkaExactlyOnceSink sink(group.get(), 0, o);
-  ASSERT_TRUE(sink.Open(0, kParallelism).ok());
-  BinaryWriter state;
-  ASSERT_TRUE(sink.SnapshotTransactionState(0, &state).ok());
-  std::string other = state.Release();
-  other.replace(other.find(job_), job_.size(), std::string(job_.size(), 'x'));
-  Status st = sink.Recover(0, other);
-  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
-  EXPECT_EQ(sink.Recover(0, std::string("\x01", 1)).code(), StatusCode::kCorruption);
-}
-
 TEST_F(KafkaExactlyOnceSinkTest, CommitBeforeEveryParticipantPreCommittedIsRefused) {
   auto group = StartGroup();
   ASSERT_NE(group, nullptr);
@@ -348,10 +332,10 @@ TEST_F(KafkaExactlyOnceSinkTest, RecoverRefusesAnyCheckpointButTheCommittedOne) 
   o.topic = topic_;
   KafkaExactlyOnceSink sink(group.get(), 0, o);
   ASSERT_TRUE(sink.Open(0, kParallelism).ok());
-  Status st = sink.Recover(2, "");
+  Status st = sink.Recover(2);
   EXPECT_EQ(st.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(st.message().find("restore exactly chk-1"), std::string::npos) << st.message();
-  EXPECT_EQ(sink.Recover(0, "").code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(sink.Recover(0).code(), StatusCode::kInvalidArgument);
 }
 
 TEST_F(KafkaExactlyOnceSinkTest, StartValidatesTheTimeoutAgainstTheBroker) {
@@ -479,14 +463,14 @@ class MixedSinksKillTest : public KafkaExactlyOnceSinkTest,
     fs::remove_all(dir_, ec);
   }
 
-  std::vector<std::unique_ptr<ExactlyOnceFileSink>> FileSinks(int64_t restored, const std::vector<std::string>& states) {
+  std::vector<std::unique_ptr<ExactlyOnceFileSink>> FileSinks(int64_t restored) {
     std::vector<std::unique_ptr<ExactlyOnceFileSink>> sinks;
     for (uint32_t s = 0; s < kParallelism; ++s) {
       ExactlyOnceFileSinkOptions o;
       o.directory = dir_ + "/out";
       auto sink = std::make_unique<ExactlyOnceFileSink>(o);
       EXPECT_TRUE(sink->Open(s, kParallelism).ok());
-      Status st = sink->Recover(restored, states.empty() ? std::string() : states[s]);
+      Status st = sink->Recover(restored);
       EXPECT_TRUE(st.ok()) << st.ToString();
       EXPECT_TRUE(sink->BeginTransaction().ok());
       sinks.push_back(std::move(sink));
@@ -494,44 +478,23 @@ class MixedSinksKillTest : public KafkaExactlyOnceSinkTest,
     return sinks;
   }
 
-  // Runs epochs from..3 on both sinks; the file states of checkpoint e go to `chk-e` (the
-  // metadata) before any commit of e.
-  void RunEpochs(KafkaTransactionGroup* group, int64_t restored, const std::vector<std::string>& states) {
+  // Runs epochs from..3 on both sinks; `chk-e` (the metadata) is written before any commit of e.
+  void RunEpochs(KafkaTransactionGroup* group, int64_t restored) {
     auto kafka = Sinks(group, restored);
-    auto files = FileSinks(restored, states);
+    auto files = FileSinks(restored);
     for (int64_t e = restored + 1; e <= 3; ++e) {
-      std::vector<std::string> chk;
       for (uint32_t s = 0; s < kParallelism; ++s) {
         WriteEpoch(*kafka[s], s, e);
         WriteEpoch(*files[s], s, e);
         ASSERT_TRUE(kafka[s]->PreCommit(e).ok());
         ASSERT_TRUE(files[s]->PreCommit(e).ok());
-        BinaryWriter w;
-        ASSERT_TRUE(files[s]->SnapshotTransactionState(e, &w).ok());
-        chk.push_back(w.Release());
         ASSERT_TRUE(files[s]->BeginTransaction().ok());
       }
-      {
-        std::ofstream f(dir_ + "/chk.tmp", std::ios::binary);
-        for (const std::string& st : chk) f << st.size() << '\n' << st;
-      }
+      { std::ofstream f(dir_ + "/chk.tmp", std::ios::binary); }
       fs::rename(dir_ + "/chk.tmp", dir_ + "/chk-" + std::to_string(e));
       ASSERT_TRUE(kafka[0]->Commit(e).ok());  // the non-resumable participant first
       for (auto& f : files) ASSERT_TRUE(f->Commit(e).ok());
     }
-  }
-
-  std::vector<std::string> FileStates(int64_t checkpoint) {
-    std::vector<std::string> states;
-    std::ifstream f(dir_ + "/chk-" + std::to_string(checkpoint), std::ios::binary);
-    size_t size = 0;
-    while (f >> size) {
-      f.get();
-      std::string st(size, '\0');
-      f.read(st.data(), static_cast<std::streamsize>(size));
-      states.push_back(st);
-    }
-    return states;
   }
 
   std::string dir_;
@@ -545,7 +508,7 @@ TEST_P(MixedSinksKillTest, BothOutputsHoldExactlyTheKafkaCommittedEpochs) {
     if (!ConfigureFaults(fault).ok()) ::_exit(2);
     auto group = KafkaTransactionGroup::Start(Options(), kParallelism);
     if (!group.ok()) ::_exit(3);
-    RunEpochs(group->get(), 0, {});
+    RunEpochs(group->get(), 0);
     ::_exit(::testing::Test::HasFailure() ? 4 : 0);
   }
   int status = 0;
@@ -562,11 +525,11 @@ TEST_P(MixedSinksKillTest, BothOutputsHoldExactlyTheKafkaCommittedEpochs) {
   EXPECT_EQ(fs::exists(dir_ + "/chk-2"), true);
   {
     // Recovery alone: both outputs show exactly the committed epochs.
-    auto files = FileSinks(restored, FileStates(restored));
+    auto files = FileSinks(restored);
     EXPECT_EQ(VisibleFileLines(dir_ + "/out"), Expected(restored));
   }
   EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(restored));
-  RunEpochs(group.get(), restored, FileStates(restored));
+  RunEpochs(group.get(), restored);
   EXPECT_EQ(VisibleFileLines(dir_ + "/out"), Expected(3));
   EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(3));
 }

@@ -69,7 +69,7 @@ class KafkaTxnWriteBatchTest : public ::testing::Test {
     o.partition = partition;
     auto sink = std::make_unique<KafkaExactlyOnceSink>(group, participant, o);
     EXPECT_TRUE(sink->Open(participant, 1).ok());
-    EXPECT_TRUE(sink->Recover(0, "").ok());
+    EXPECT_TRUE(sink->Recover(0).ok());
     EXPECT_TRUE(sink->BeginTransaction().ok());
     return sink;
   }
@@ -295,7 +295,7 @@ TEST_F(KafkaTxnWriteBatchTest, BatchBeforeRecoverIsRefusedAndWritesNothing) {
   Status s = sink.WriteBatch(b.records, &written);
   EXPECT_EQ(s.code(), StatusCode::kInternal) << s.ToString();
   EXPECT_EQ(written, 0u);
-  ASSERT_TRUE(sink.Recover(0, "").ok());
+  ASSERT_TRUE(sink.Recover(0).ok());
   ASSERT_TRUE(sink.PreCommit(1).ok());
   ASSERT_TRUE(sink.Commit(1).ok());
   EXPECT_TRUE(ReadByPartition(Isolation::kReadUncommitted).empty());

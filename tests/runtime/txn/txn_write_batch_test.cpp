@@ -27,7 +27,7 @@ class WriteOnlySink final : public TwoPhaseCommitSink {
  public:
   explicit WriteOnlySink(std::string fail_on) : fail_on_(std::move(fail_on)) {}
   Status Open(uint32_t, uint32_t) override { return Status::Ok(); }
-  Status Recover(int64_t, std::string_view) override { return Status::Ok(); }
+  Status Recover(int64_t) override { return Status::Ok(); }
   Status BeginTransaction() override { return Status::Ok(); }
   Status Write(std::string_view key, std::string_view payload, TimestampMs ts) override {
     if (payload == fail_on_) return Status::IoError("refused " + std::string(payload));
@@ -35,7 +35,6 @@ class WriteOnlySink final : public TwoPhaseCommitSink {
     return Status::Ok();
   }
   Status PreCommit(int64_t) override { return Status::Ok(); }
-  Status SnapshotTransactionState(int64_t, BinaryWriter*) override { return Status::Ok(); }
   Status Commit(int64_t) override { return Status::Ok(); }
   Status Abort(int64_t) override { return Status::Ok(); }
   Status Close() override { return Status::Ok(); }
@@ -85,7 +84,7 @@ class FlakySink final : public TwoPhaseCommitSink {
   FlakySink(std::shared_ptr<Store> store, size_t take, int64_t fail_on)
       : store_(std::move(store)), take_(take), fail_on_(fail_on) {}
   Status Open(uint32_t, uint32_t) override { return Status::Ok(); }
-  Status Recover(int64_t, std::string_view) override { return Status::Ok(); }
+  Status Recover(int64_t) override { return Status::Ok(); }
   Status BeginTransaction() override { return Status::Ok(); }
   Status Write(std::string_view, std::string_view, TimestampMs) override {
     return Status::Internal("the engine should write batches");
@@ -118,7 +117,6 @@ class FlakySink final : public TwoPhaseCommitSink {
     open_.clear();
     return Status::Ok();
   }
-  Status SnapshotTransactionState(int64_t, BinaryWriter*) override { return Status::Ok(); }
   Status Commit(int64_t id) override {
     std::lock_guard lock(store_->mu);
     while (!pending_.empty() && pending_.front().first <= id) {

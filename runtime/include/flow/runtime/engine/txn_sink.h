@@ -48,7 +48,7 @@ class TxnSinkSubtask {
   bool in_group() const { return spec_->group.has_value(); }
   const TxnSinkSpec& spec() const { return *spec_; }
 
-  // Start-up, before any task runs: creates the sink, Open, Recover(restored, ""), Begin.
+  // Start-up, before any task runs: creates the sink, Open, Recover(restored), Begin.
   // `group`: the job's started commit group when in_group() (else unused).
   [[nodiscard]] Status Start(CommitGroup* group, uint32_t participant, int64_t restored_id);
   // Task thread: one record into the open transaction (retries kUnavailable with backoff).
@@ -139,8 +139,8 @@ class TxnSinkDriver final : public BatchConsumer<T> {
     if (!drained) return Status::Ok();
     return CallUser(ctx_, [&] { return sub_.Finish(); });
   }
-  // The transaction state is not snapshotted: Recover works from the restored id alone (Kafka:
-  // the progress topic; files: the checkpoint id in each pending name).
+  // Nothing of the sink is snapshotted: Recover works from the restored id alone (Kafka: the
+  // progress topic; files: the checkpoint id in each pending name).
   const OperatorContext* operator_context() const override { return &ctx_; }
 
  private:

@@ -8,12 +8,10 @@
 //   <prefix>-<subtask>-<n><suffix>                committed: atomic rename at Commit(M >= N)
 // So a reader never sees a partial or uncommitted file; a visible file never changes again.
 //
-// Recover(R, state): for every subtask s' this instance owns after a rescale (s' % parallelism
-// == subtask), renames each `.pending-<K>` with K <= R to its final name (a rename already done
+// Recover(R): for every subtask s' this instance owns after a rescale (s' % parallelism ==
+// subtask), renames each `.pending-<K>` with K <= R to its final name (a rename already done
 // is fine), deletes `.pending-<K>` with K > R and every `.inprogress` file (orphans of epochs
-// after R), and continues part numbers after the highest number in the directory. The state
-// (pending names per checkpoint) is checked against the directory: a listed file that is neither
-// pending nor committed is kCorruption — its data would be lost.
+// after R), and continues part numbers after the highest number in the directory.
 // Fault points (checkpoint/fault_injection.h): `after-precommit` at the end of PreCommit,
 // `during-commit` after the first rename of a Commit, `after-commit-before-cleanup` after the
 // renames, before the pending list is updated.
@@ -51,11 +49,10 @@ class ExactlyOnceFileSink final : public TwoPhaseCommitSink {
   ~ExactlyOnceFileSink() override;
 
   Status Open(uint32_t subtask, uint32_t parallelism) override;
-  Status Recover(int64_t restored_checkpoint_id, std::string_view transaction_state) override;
+  Status Recover(int64_t restored_checkpoint_id) override;
   Status BeginTransaction() override;
   Status Write(std::string_view key, std::string_view payload, TimestampMs timestamp) override;
   Status PreCommit(int64_t checkpoint_id) override;
-  Status SnapshotTransactionState(int64_t checkpoint_id, BinaryWriter* out) override;
   Status Commit(int64_t checkpoint_id) override;
   Status Abort(int64_t checkpoint_id) override;
   Status Close() override;

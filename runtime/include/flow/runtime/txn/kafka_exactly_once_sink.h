@@ -251,13 +251,12 @@ class KafkaExactlyOnceSink final : public TwoPhaseCommitSink {
       : group_(group), participant_(participant), options_(std::move(options)) {}
 
   Status Open(uint32_t subtask, uint32_t parallelism) override;
-  Status Recover(int64_t restored_checkpoint_id, std::string_view transaction_state) override;
+  Status Recover(int64_t restored_checkpoint_id) override;
   Status BeginTransaction() override;
   Status Write(std::string_view key, std::string_view payload, TimestampMs timestamp) override;
   // One call of the group's WriteBatch.
   Status WriteBatch(std::span<const TxnRecord> records, size_t* written) override;
   Status PreCommit(int64_t checkpoint_id) override;
-  Status SnapshotTransactionState(int64_t checkpoint_id, BinaryWriter* out) override;
   Status Commit(int64_t checkpoint_id) override;
   Status Abort(int64_t checkpoint_id) override;
   Status Close() override { return Status::Ok(); }

@@ -4,12 +4,11 @@
 //
 // Life of one instance (one sink subtask of one incarnation of the job):
 //   Open(subtask, parallelism)
-//   Recover(restored checkpoint id, its transaction state)   -- always, also on a fresh start (0, "")
+//   Recover(restored checkpoint id)   -- always, also on a fresh start (0)
 //   BeginTransaction()
 //   repeat:
 //     Write(...)*                       -- records of the current epoch
 //     PreCommit(N)                      -- barrier N reached this subtask
-//     SnapshotTransactionState(N, out)  -- bytes stored in checkpoint N for this subtask
 //     BeginTransaction()                -- the next epoch starts at once
 //     ... Commit(M) whenever "checkpoint M complete" arrives (M may be older than the barrier
 //         the subtask is at); Abort(M) only when the job gives up this incarnation
@@ -35,10 +34,12 @@
 // - Abort(N): discards uncommitted data up to and including N and the open transaction. After
 //   Abort the instance is only good for Close; the job restarts from its last completed
 //   checkpoint.
-// - Recover(R, state): called after a restore of checkpoint R (R = 0, state empty: fresh start).
-//   Commits every transaction R's state lists as pending (they belong to checkpoints <= R, all
-//   complete), and aborts/deletes every leftover of later, never-completed epochs (orphans).
-//   Idempotent: recovering twice from the same R gives the same result.
+// - Recover(R): called after a restore of checkpoint R (R = 0: fresh start). Commits every
+//   transaction pre-committed for a checkpoint <= R (all complete, or subsumed by R), and
+//   aborts/deletes every leftover of later, never-completed epochs (orphans). A sink finds them
+//   from R alone — the checkpoint stores no sink state (Kafka: the progress record; files: the
+//   id in each pending name) — so a rescaled restore needs nothing handed over. Idempotent:
+//   recovering twice from the same R gives the same result.
 // - CommitIsResumable(): true when a transaction pre-committed by an earlier incarnation can
 //   still be committed by Recover (files). False for Kafka: a restart aborts what the previous
 //   process left open. A job commits its (at most one) non-resumable participant FIRST on
@@ -76,8 +77,7 @@ class TwoPhaseCommitSink {
   virtual ~TwoPhaseCommitSink() = default;
 
   [[nodiscard]] virtual Status Open(uint32_t subtask, uint32_t parallelism) = 0;
-  [[nodiscard]] virtual Status Recover(int64_t restored_checkpoint_id,
-                                       std::string_view transaction_state) = 0;
+  [[nodiscard]] virtual Status Recover(int64_t restored_checkpoint_id) = 0;
   [[nodiscard]] virtual Status BeginTransaction() = 0;
   [[nodiscard]] virtual Status Write(std::string_view key, std::string_view payload,
                                      TimestampMs timestamp) = 0;
@@ -90,8 +90,6 @@ class TwoPhaseCommitSink {
     return Status::Ok();
   }
   [[nodiscard]] virtual Status PreCommit(int64_t checkpoint_id) = 0;
-  [[nodiscard]] virtual Status SnapshotTransactionState(int64_t checkpoint_id,
-                                                        BinaryWriter* out) = 0;
   [[nodiscard]] virtual Status Commit(int64_t checkpoint_id) = 0;
   [[nodiscard]] virtual Status Abort(int64_t checkpoint_id) = 0;
   // Closes without committing: data not committed yet stays pending (files) or is aborted by
