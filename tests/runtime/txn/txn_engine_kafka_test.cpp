@@ -208,6 +208,9 @@ TEST_F(TxnEngineKafkaTest, AnotherInstanceFencesTheRunningJob) {
   o.checkpoints.interval_ms = 50;
   auto other = KafkaTransactionGroup::Start(o, 1);
   ASSERT_TRUE(other.ok()) << other.status().ToString();
+  // What the new instance found committed (init_transactions settled any commit in flight).
+  const int64_t committed = (*other)->last_committed();
+  ASSERT_GT(committed, 0) << "the first instance committed nothing in 3 s";
   for (int i = 0; i < 600 && running.load() != nullptr && result.ok(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -216,6 +219,13 @@ TEST_F(TxnEngineKafkaTest, AnotherInstanceFencesTheRunningJob) {
   EXPECT_EQ(result.code(), StatusCode::kFenced) << result.ToString();
   EXPECT_NE(result.message().find(job_id_), std::string::npos) << result.message();
   EXPECT_NE(result.message().find("took over"), std::string::npos) << result.message();
+  // The zombie stopped before it touched its checkpoints: at most the one in flight when it was
+  // fenced completed (its commit then failed), and retention kept the committed one, which a
+  // restart of this state dir needs.
+  const fs::path state = dir_ / "state";
+  EXPECT_LE(testing::NewestCompleteCheckpoint(state), committed + 1);
+  EXPECT_TRUE(fs::exists(state / CheckpointDirName(committed) / "_metadata"))
+      << "chk-" << committed << " (committed in Kafka) was deleted by the fenced instance";
 }
 
 TEST_F(TxnEngineKafkaTest, RestoreOfAnotherCheckpointThanKafkasIsRefused) {
