@@ -7,7 +7,9 @@
 //      FLOW_CHAOS_KILLS (default 20) random moments (start-up and recovery included), and dies at
 //      every protocol fault point (FLOW_FAULT: after-precommit, after-metadata, during-commit,
 //      after-commit-before-cleanup, during-restore); the broker is hard-killed and restarted twice
-//      while the job runs; the job is restarted after each;
+//      while the job runs, and the copier also sees FLOW_CHAOS_LONG_OUTAGES (default 2) outages
+//      longer than its sink's retry bound (2 s there), so writes and commits fail past it; the
+//      job is restarted after each;
 //   3. a last clean run until the output is complete; then the read_committed output is checked
 //      against a reference computed here from the input: the copier's output must equal the
 //      input multiset, and every window result must appear exactly once with the right count
@@ -193,6 +195,11 @@ class ChaosTest : public ::testing::Test {
     std::vector<std::string> faults;
     int broker_restarts = 0;
     std::string files;  // copy: also an exactly-once file sink in this directory ("" = none)
+    // Outages longer than the exactly-once sink's retry bound (`retry_timeout_ms`, short here):
+    // writes and commits fail past it, the job restarts (in process, or by the next round) and
+    // restores Kafka's last committed checkpoint.
+    int long_outages = 0;
+    int64_t retry_timeout_ms = 0;
   };
 
   // Runs the rounds of `plan` while the input is produced; returns the read_committed output
@@ -215,13 +222,19 @@ class ChaosTest : public ::testing::Test {
       args.push_back("--set");
       args.push_back("files=" + plan.files);
     }
-    // Round kinds, shuffled: 'k' random kill, 'f' fault point, 'b' broker restart.
+    if (plan.retry_timeout_ms > 0) {
+      args.push_back("--set");
+      args.push_back(fmt::format("retry_timeout_ms={}", plan.retry_timeout_ms));
+    }
+    // Round kinds, shuffled: 'k' random kill, 'f' fault point, 'b' broker restart, 'B' an outage
+    // past the retry bound.
     std::vector<std::string> rounds;
     for (int64_t i = 0; i < plan.kills; ++i) rounds.push_back("k");
     if (EnvInt("FLOW_CHAOS_FAULTS", 1) != 0) {
       for (const std::string& f : plan.faults) rounds.push_back("f" + f);
     }
     for (int i = 0; i < plan.broker_restarts; ++i) rounds.push_back("b");
+    for (int i = 0; i < plan.long_outages; ++i) rounds.push_back("B");
     std::shuffle(rounds.begin(), rounds.end(), rng_);
     const int64_t n_rounds = static_cast<int64_t>(rounds.size());
     // Input arrives steadily over about 3/4 of the rounds (~1.7 s each), so kills land while
@@ -241,6 +254,7 @@ class ChaosTest : public ::testing::Test {
       }
     });
     int64_t faults_hit = 0;
+    int64_t gave_up = 0;  // failures past the retry bound the job logged in 'B' rounds
     for (int64_t r = 0; r < n_rounds; ++r) {
       const std::string& kind = rounds[r];
       std::ofstream(log, std::ios::app) << "=== round " << r << ": " << kind << "\n";
@@ -267,6 +281,19 @@ class ChaosTest : public ::testing::Test {
           ADD_FAILURE() << "with fault " << kind.substr(1) << " the job exited with status " << status << " (see "
                         << log << ")";
         }
+      } else if (kind == "B") {
+        pid_t pid = Spawn(args, "", log);
+        std::this_thread::sleep_for(std::chrono::milliseconds(Uniform(500, 1500)));
+        const auto from = static_cast<std::streamoff>(fs::file_size(log));
+        {
+          std::lock_guard<std::mutex> lock(broker_mu);
+          EXPECT_EQ(std::system(KafkaScript("kill", port_).c_str()), 0);
+          std::this_thread::sleep_for(std::chrono::milliseconds(plan.retry_timeout_ms + Uniform(2000, 4000)));
+          EXPECT_EQ(std::system(KafkaScript("start", port_).c_str()), 0);
+        }
+        gave_up += CountGaveUp(log, from);
+        int status = WaitFor(pid, 4000);
+        if (status == -1) Kill(pid);
       } else {
         pid_t pid = Spawn(args, "", log);
         std::this_thread::sleep_for(std::chrono::milliseconds(Uniform(500, 2000)));
@@ -285,6 +312,10 @@ class ChaosTest : public ::testing::Test {
     ProduceFlush(input);
     if (EnvInt("FLOW_CHAOS_FAULTS", 1) != 0) {
       EXPECT_EQ(faults_hit, static_cast<int64_t>(plan.faults.size()));
+    }
+    if (plan.long_outages > 0) {
+      EXPECT_GT(gave_up, 0) << "no write or commit failed past the retry bound in " << plan.long_outages
+                            << " outages longer than it (see " << log << ")";
     }
     // The input itself must be complete, or a loss below would be the producer's, not the job's.
     auto in = env_.ConsumeToEnd(input, Isolation::kReadUncommitted, Millis(60000));
@@ -316,6 +347,21 @@ class ChaosTest : public ::testing::Test {
     output_ = output;
     log_ = log;
     return values;
+  }
+
+  // Lines of `log` from byte `from` on that say an exactly-once wait ended at its bound
+  // (kafka_transaction_group.cpp: a commit, a full producer queue, init_transactions).
+  static int64_t CountGaveUp(const std::string& log, std::streamoff from) {
+    std::ifstream in(log);
+    in.seekg(from);
+    int64_t n = 0;
+    for (std::string line; std::getline(in, line);) {
+      if (line.find("gave up after") != std::string::npos || line.find("still full after") != std::string::npos ||
+          line.find("init_transactions") != std::string::npos) {
+        ++n;
+      }
+    }
+    return n;
   }
 
   // The end of the last RunChaos's job log on stdout, so a failure on a machine whose work dir is
@@ -391,7 +437,8 @@ TEST_F(ChaosTest, CopierExactlyOnceUnderKillsAndBrokerRestarts) {
   // first, the files' after; both outputs must be exact after every kind of crash.
   Plan plan{"copy", "exactly_once", kills_, {"after-precommit:2", "after-metadata:2", "during-commit:2",
                                              "after-commit-before-cleanup:2", "after-precommit:5"},
-            static_cast<int>(EnvInt("FLOW_CHAOS_BROKER_RESTARTS", 2)), (work_ / "copy-files").string()};
+            static_cast<int>(EnvInt("FLOW_CHAOS_BROKER_RESTARTS", 2)), (work_ / "copy-files").string(),
+            static_cast<int>(EnvInt("FLOW_CHAOS_LONG_OUTAGES", 2)), 2000};
   auto expected = CopyReference();
   int64_t rounds = 0;
   auto out = RunChaos(plan, records_ + kPartitions, &rounds);

@@ -137,11 +137,13 @@ class TumblingSum final : public flow::rt::OneInputOperator<Rec, Agg> {
 
 template <typename T, typename Encode>
 Status AddSink(flow::rt::Job& job, const flow::rt::Stream<T>& s, const std::string& guarantee,
-               const std::string& brokers, const std::string& topic, Encode encode) {
+               const std::string& brokers, const std::string& topic, int64_t retry_timeout_ms, Encode encode) {
   if (guarantee == "exactly_once") {
-    flow::rt::KafkaExactlyOnceSinkOptions o;
-    o.topic = topic;
-    flow::rt::ExactlyOnceSink<T>(s, job, "out", flow::rt::KafkaTxnSink(brokers, o), encode);
+    flow::rt::KafkaTxnSinkConfig config;
+    config.brokers = brokers;
+    config.sink.topic = topic;
+    config.retry_timeout_ms = retry_timeout_ms;
+    flow::rt::ExactlyOnceSink<T>(s, job, "out", flow::rt::KafkaTxnSink(config), encode);
     return Status::Ok();
   }
   if (guarantee != "at_least_once") return Status::InvalidArgument("guarantee: exactly_once or at_least_once");
@@ -164,7 +166,8 @@ int main(int argc, char** argv) {
        {"output", ParamType::kString, "", "output topic"},
        {"guarantee", ParamType::kString, "exactly_once", "exactly_once or at_least_once"},
        {"window_ms", ParamType::kInt, "5000", "tumbling window size"},
-       {"files", ParamType::kString, "", "copy, exactly once: also write the records to files here"}},
+       {"files", ParamType::kString, "", "copy, exactly once: also write the records to files here"},
+       {"retry_timeout_ms", ParamType::kInt, "0", "exactly once: how long Kafka is waited for (0: 60 s)"}},
       [](flow::rt::Job& job) -> Status {
         const auto& p = job.params();
         auto kind = p.GetString("job");
@@ -174,8 +177,9 @@ int main(int argc, char** argv) {
         auto guarantee = p.GetString("guarantee");
         auto window_ms = p.GetInt("window_ms");
         auto files = p.GetString("files");
+        auto retry = p.GetInt("retry_timeout_ms");
         if (!kind.ok() || !brokers.ok() || !input.ok() || !output.ok() || !guarantee.ok() || !window_ms.ok() ||
-            !files.ok() || input->empty() || output->empty() || *window_ms <= 0) {
+            !files.ok() || !retry.ok() || input->empty() || output->empty() || *window_ms <= 0 || *retry < 0) {
           return Status::InvalidArgument("bad parameters (input and output are required)");
         }
         flow::rt::KafkaSourceOptions so;
@@ -196,7 +200,7 @@ int main(int argc, char** argv) {
                                              *payload = r.key + "=" + r.value;
                                            });
           }
-          return AddSink<Rec>(job, records, *guarantee, *brokers, *output,
+          return AddSink<Rec>(job, records, *guarantee, *brokers, *output, *retry,
                               [](const Rec& r, std::string* key, std::string* payload) {
                                 *key = r.key;
                                 *payload = r.value;
@@ -206,7 +210,7 @@ int main(int argc, char** argv) {
         int64_t size = *window_ms;
         auto sums = records.KeyBy("key", [](const Rec& r) { return flow::rt::StableHash(std::string_view(r.key)); })
                         .Then<Agg>("window", [size] { return std::make_unique<TumblingSum>(size); });
-        return AddSink<Agg>(job, sums, *guarantee, *brokers, *output,
+        return AddSink<Agg>(job, sums, *guarantee, *brokers, *output, *retry,
                             [](const Agg& a, std::string* key, std::string* payload) {
                               *key = fmt::format("{}|{}", a.key, a.start);
                               *payload = fmt::format("{},{},{},{}", a.key, a.start, a.count, a.sum);
