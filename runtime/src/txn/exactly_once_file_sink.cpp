@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "flow/runtime/checkpoint/checkpoint_storage.h"  // checkpoint_fs
 #include "flow/runtime/checkpoint/fault_injection.h"
 
 namespace flow::rt {
@@ -87,11 +87,6 @@ bool ParsePartName(std::string_view name, const ExactlyOnceFileSinkOptions& o, P
   return ParseFinal(name.substr(0, at), o, out);
 }
 
-bool Exists(const std::string& path) {
-  struct stat st;
-  return ::lstat(path.c_str(), &st) == 0;
-}
-
 }  // namespace
 
 ExactlyOnceFileSink::~ExactlyOnceFileSink() {
@@ -137,22 +132,13 @@ Status ExactlyOnceFileSink::CommitFile(const std::string& final_name, int64_t ch
   std::string to = Path(final_name);
   if (::rename(from.c_str(), to.c_str()) == 0) return Status::Ok();
   // Committed before (e.g. by a commit that crashed before its bookkeeping): fine.
-  if (errno == ENOENT && Exists(to)) return Status::Ok();
+  if (errno == ENOENT && checkpoint_fs::Exists(to)) return Status::Ok();
   if (errno == ENOENT) {
     return Status::Corruption(fmt::format(
         "exactly-once file sink: pending file '{}' of checkpoint {} is missing and '{}' was never "
         "committed: its records are lost", from, checkpoint_id, to));
   }
   return Errno("cannot commit (rename) to", to);
-}
-
-Status ExactlyOnceFileSink::SyncDirectory() {
-  int dfd = ::open(options_.directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return Errno("cannot open directory", options_.directory);
-  int rc = ::fsync(dfd);
-  ::close(dfd);
-  if (rc != 0) return Errno("cannot fsync directory", options_.directory);
-  return Status::Ok();
 }
 
 Status ExactlyOnceFileSink::Recover(int64_t restored_checkpoint_id) {
@@ -182,7 +168,7 @@ Status ExactlyOnceFileSink::Recover(int64_t restored_checkpoint_id) {
       return Errno("cannot delete orphan", path);
     }
   }
-  FLOW_RETURN_IF_ERROR(SyncDirectory());
+  FLOW_RETURN_IF_ERROR(checkpoint_fs::SyncDir(options_.directory));
   next_part_ = next_part;
   last_precommit_ = restored_checkpoint_id;
   recovered_ = true;
@@ -259,7 +245,7 @@ Status ExactlyOnceFileSink::PreCommit(int64_t checkpoint_id) {
   }
   if (!epoch_files_.empty()) {
     // The pending names must survive a crash before the checkpoint's metadata is written.
-    FLOW_RETURN_IF_ERROR(SyncDirectory());
+    FLOW_RETURN_IF_ERROR(checkpoint_fs::SyncDir(options_.directory));
     pending_[checkpoint_id] = std::move(epoch_files_);
   }
   epoch_files_.clear();
@@ -281,7 +267,7 @@ Status ExactlyOnceFileSink::Commit(int64_t checkpoint_id) {
     }
   }
   if (!any) return Status::Ok();
-  FLOW_RETURN_IF_ERROR(SyncDirectory());
+  FLOW_RETURN_IF_ERROR(checkpoint_fs::SyncDir(options_.directory));
   FaultPoint("after-commit-before-cleanup");
   pending_.erase(pending_.begin(), pending_.upper_bound(checkpoint_id));
   return Status::Ok();

@@ -68,7 +68,6 @@ class ExactlyOnceFileSink final : public TwoPhaseCommitSink {
   Status FinishPart();
   Status WriteBuffer();
   Status CommitFile(const std::string& final_name, int64_t checkpoint_id);
-  Status SyncDirectory();
 
   ExactlyOnceFileSinkOptions options_;
   uint32_t subtask_ = 0;
