@@ -6,6 +6,8 @@ find_package(CLI11 REQUIRED)
 find_package(simdjson REQUIRED)
 find_package(RocksDB REQUIRED CONFIG)
 pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka)
+# The job's HTTP endpoints (engine/metrics_server.cpp).
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 find_package(antlr4-runtime REQUIRED)
 find_package(antlr4-generator REQUIRED)
 if(FLOW_BUILD_TESTS)

@@ -359,10 +359,22 @@ void CheckpointTimer::Run() {
     cv_.wait_for(lock, std::chrono::milliseconds(period_ms_));
     if (stop_) break;
     lock.unlock();
-    std::optional<int64_t> id = coordinator_->Tick();
-    if (id && on_trigger_) on_trigger_(*id);
+    {
+      std::lock_guard<std::mutex> trigger(trigger_mu_);
+      std::optional<int64_t> id = coordinator_->Tick();
+      if (id && on_trigger_) on_trigger_(*id);
+    }
     lock.lock();
   }
+}
+
+Result<int64_t> CheckpointTimer::TriggerNow(const std::function<void(int64_t)>& before) {
+  std::lock_guard<std::mutex> trigger(trigger_mu_);
+  Result<int64_t> id = coordinator_->Trigger();
+  if (!id.ok()) return id;
+  if (before) before(*id);
+  if (on_trigger_) on_trigger_(*id);
+  return id;
 }
 
 }  // namespace flow::rt

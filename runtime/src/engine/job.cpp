@@ -371,7 +371,7 @@ Status Job::ExecuteOnce(bool* checkpoint_completed) {
     metrics_.ClearCallbacks();
     return built;
   }
-  MetricsServer server(&metrics_);
+  MetricsServer server(&metrics_, [this](const SavepointRequest& r) { return TakeSavepoint(r); });
   if (options_.metrics_port >= 0) {
     Status s = server.Start(options_.metrics_bind, options_.metrics_port);
     if (!s.ok()) {
@@ -401,8 +401,20 @@ Status Job::ExecuteOnce(bool* checkpoint_completed) {
     });
   }
   StartCheckpoints(&rt);
+  {
+    std::lock_guard<std::mutex> lock(run_mu_);
+    running_ = &rt;
+  }
   Monitor(&rt);
   for (auto& th : threads) th.join();
+  {
+    // Savepoint calls in flight see `ended` and return before `rt` goes away.
+    rt.ended.store(true);
+    std::unique_lock<std::mutex> lock(run_mu_);
+    running_ = nullptr;
+    run_cv_.wait(lock, [this] { return savepoint_calls_ == 0; });
+  }
+  control_.pause_after_barrier.store(0);
   if (rt.checkpoint_timer) rt.checkpoint_timer->Stop();
   if (rt.txn) rt.txn->Finish(rt.coordinator.get(), rt.error.ok() && !control_.stop.load());  // final commit
   if (rt.coordinator) {
@@ -444,6 +456,13 @@ void Job::Monitor(Runtime* rt) {
   const auto interval = std::chrono::milliseconds(static_cast<int64_t>(options_.progress_interval_s * 1000));
   auto last = Clock::now();
   int64_t last_in = 0, last_out = 0;
+  std::thread stopper;  // --savepoint-on-stop
+  struct Join {
+    std::thread* t;
+    ~Join() {
+      if (t->joinable()) t->join();
+    }
+  } join_stopper{&stopper};
   while (rt->running.load() > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (rt->coordinator) {
@@ -452,9 +471,25 @@ void Job::Monitor(Runtime* rt) {
         Fail(rt, *failure);
       }
     }
-    if (StopSignalReceived() && !control_.stop.load()) {
-      Log(LogLevel::kInfo, "engine", "stop requested by signal; draining");
-      RequestStop();
+    if (StopSignalReceived() && !control_.stop.load() && !stopper.joinable()) {
+      if (options_.savepoint_on_stop) {
+        Log(LogLevel::kInfo, "engine", "stop requested by signal; taking a savepoint first");
+        // On its own thread: this loop keeps watching for failures meanwhile.
+        stopper = std::thread([this] {
+          SavepointRequest request;
+          request.stop = true;
+          Result<SavepointResult> r = TakeSavepoint(request);
+          if (!r.ok()) {
+            Log(LogLevel::kError, "engine", "stop with savepoint failed; stopping without one",
+                {{"error", r.status().ToString()}});
+            stop_savepoint_failed_.store(true);
+            RequestStop();
+          }
+        });
+      } else {
+        Log(LogLevel::kInfo, "engine", "stop requested by signal; draining");
+        RequestStop();
+      }
     }
     if (options_.progress_interval_s <= 0 || Clock::now() - last < interval) continue;
     auto now = Clock::now();
@@ -480,6 +515,7 @@ void Job::Monitor(Runtime* rt) {
 
 int Job::Run() {
   Status s = Execute();
+  if (s.ok() && stop_savepoint_failed_.load()) return 1;  // asked for a savepoint, stopped without
   if (s.ok()) return 0;
   Log(LogLevel::kError, "engine", "job failed", {{"error", s.ToString()}});
   return s.code() == StatusCode::kFenced ? 3 : 1;

@@ -1,7 +1,10 @@
 // Wiring of the checkpoint machinery into a running job (docs/checkpoints.md, "Engine hooks"):
 // storage and restore selection at start-up, the coordinator and its timer, each task's part.
 
+#include <chrono>
+#include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -113,6 +116,11 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
     FLOW_RETURN_IF_ERROR(rt->txn->Recover(rt->restore ? rt->restore->metadata.checkpoint_id : 0, rt->coordinator.get(),
                                           [this, rt](const Status& s) { Fail(rt, s); }));
   }
+  if (rt->coordinator) {
+    // After the exactly-once sinks: a savepoint is reported only once its checkpoint committed.
+    rt->savepoints = std::make_unique<SavepointWaiter>();
+    rt->coordinator->AddListener(rt->savepoints.get());
+  }
   for (size_t i = 0; i < rt->tasks.size(); ++i) {
     TaskCheckpointing c;
     c.coordinator = rt->coordinator.get();
@@ -131,6 +139,95 @@ void Job::StartCheckpoints(Runtime* rt) {
   rt->checkpoint_timer = std::make_unique<CheckpointTimer>(rt->coordinator.get(), kCheckpointTickMs, [rt](int64_t id) {
     for (auto& t : rt->tasks) t->RequestBarrier(id);
   });
+}
+
+void SavepointWaiter::OnCheckpointComplete(int64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  done_[id] = true;
+  cv_.notify_all();
+}
+
+void SavepointWaiter::OnCheckpointAborted(int64_t id, CheckpointFailureReason reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  done_[id] = false;
+  why_[id] = reason;
+  cv_.notify_all();
+}
+
+Status SavepointWaiter::Wait(int64_t id, int64_t deadline_ms, const std::function<bool()>& gone) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    if (auto it = done_.find(id); it != done_.end()) {
+      if (it->second) return Status::Ok();
+      return Status::Aborted(fmt::format("checkpoint {} failed ({})", id, CheckpointFailureReasonName(why_[id])));
+    }
+    if (gone()) return Status::Cancelled(fmt::format("the job ended before checkpoint {} completed", id));
+    if (SteadyNowMs() >= deadline_ms) return Status::TimedOut(fmt::format("checkpoint {} did not complete in time", id));
+    cv_.wait_for(lock, std::chrono::milliseconds(20));
+  }
+}
+
+Result<SavepointResult> Job::TakeSavepoint(const SavepointRequest& request) {
+  if (!request.name.empty() && !IsValidSavepointName(request.name)) {
+    return Status::InvalidArgument(
+        fmt::format("savepoint name '{}': use letters, digits, '_', '-' and '.', not starting with '.'", request.name));
+  }
+  Runtime* rt = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(run_mu_);
+    if (running_ == nullptr) return Status::Unavailable("the job is not running (starting, restarting or ending)");
+    rt = running_;
+    ++savepoint_calls_;
+  }
+  struct Leave {
+    Job* job;
+    ~Leave() {
+      std::lock_guard<std::mutex> lock(job->run_mu_);
+      --job->savepoint_calls_;
+      job->run_cv_.notify_all();
+    }
+  } leave{this};
+  if (!rt->storage || !rt->coordinator || !rt->checkpoint_timer || !rt->savepoints) {
+    return Status::InvalidArgument(
+        "savepoints need checkpoints: run the job with --state-dir DIR and a --checkpoint-interval above 0");
+  }
+  std::lock_guard<std::mutex> one_at_a_time(rt->savepoint_mu);
+  const int64_t start = SteadyNowMs();
+  std::string path;
+  if (!request.name.empty()) {
+    path = (std::filesystem::path(rt->storage->state_dir()) / SavepointDirName(request.name)).string();
+    if (std::filesystem::exists(path)) return Status::InvalidArgument(fmt::format("savepoint '{}' already exists", path));
+  }
+  // Checkpoints may be refused for a moment (as many pending as allowed, the minimum pause).
+  Result<int64_t> id = Status::Internal("unset");
+  for (int64_t deadline = start + 10000; SteadyNowMs() < deadline && !rt->ended.load();) {
+    id = rt->checkpoint_timer->TriggerNow([&](int64_t n) {
+      if (request.stop) control_.pause_after_barrier.store(n);
+    });
+    if (id.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!id.ok()) return Status(id.status().code(), "savepoint: cannot trigger a checkpoint: " + id.status().message());
+  Status done = rt->savepoints->Wait(*id, start + request.timeout_ms,
+                                     [rt] { return rt->ended.load() || rt->running.load() == 0; });
+  if (done.ok()) {
+    std::lock_guard<std::mutex> lock(rt->error_mu);
+    if (!rt->error.ok()) done = Status::Aborted("the job failed: " + rt->error.ToString());
+  }
+  const std::string name = request.name.empty() ? std::to_string(*id) : request.name;
+  if (done.ok()) done = rt->storage->CreateSavepoint(*id, name);
+  if (!done.ok()) {
+    if (request.stop) control_.pause_after_barrier.store(0);  // the job goes on
+    Log(LogLevel::kWarn, "checkpoint", "savepoint failed", {{"id", std::to_string(*id)}, {"error", done.ToString()}});
+    return Status(done.code(), "savepoint: " + done.message());
+  }
+  SavepointResult result;
+  result.checkpoint_id = *id;
+  result.path = (std::filesystem::path(rt->storage->state_dir()) / SavepointDirName(name)).string();
+  Log(LogLevel::kInfo, "checkpoint", request.stop ? "savepoint taken; stopping" : "savepoint taken",
+      {{"path", result.path}, {"id", std::to_string(*id)}, {"ms", std::to_string(SteadyNowMs() - start)}});
+  if (request.stop) RequestStop();
+  return result;
 }
 
 }  // namespace flow::rt

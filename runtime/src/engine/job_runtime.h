@@ -2,6 +2,8 @@
 // Engine-internal: what one Job::Execute owns while the job runs (job.cpp, job_checkpoints.cpp).
 
 #include <atomic>
+#include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -15,6 +17,23 @@
 
 namespace flow::rt {
 
+// Hears which checkpoints completed or were aborted, for Job::TakeSavepoint. Registered after
+// the exactly-once sinks, so a completion seen here is also committed.
+class SavepointWaiter final : public CheckpointListener {
+ public:
+  void OnCheckpointComplete(int64_t id) override;
+  void OnCheckpointAborted(int64_t id, CheckpointFailureReason reason) override;
+  // OK once `id` completed; kAborted naming the reason; kTimedOut at `deadline_ms` (steady);
+  // kCancelled as soon as `gone()` says the job ended.
+  [[nodiscard]] Status Wait(int64_t id, int64_t deadline_ms, const std::function<bool()>& gone);
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<int64_t, bool> done_;  // id -> completed (true) or aborted (false)
+  std::map<int64_t, CheckpointFailureReason> why_;
+};
+
 struct Job::Runtime {
   std::vector<std::unique_ptr<ChannelBase>> channels;
   std::vector<std::unique_ptr<Consumer>> consumers;
@@ -26,11 +45,14 @@ struct Job::Runtime {
   // Each input gate with its subtask's backpressure time from earlier attempts (Job member).
   std::vector<std::pair<InputGate*, std::atomic<int64_t>*>> backpressure;
   std::atomic<size_t> running{0};
+  std::atomic<bool> ended{false};  // every task thread returned: no checkpoint completes any more
   std::mutex error_mu;
   Status error;
   // Checkpoints (all empty when the job has no state dir and nothing to restore).
   std::unique_ptr<CheckpointStorage> storage;
   std::optional<RestorePoint> restore;
+  std::unique_ptr<SavepointWaiter> savepoints;  // declared before the coordinator: outlives it
+  std::mutex savepoint_mu;                      // one savepoint at a time
   std::unique_ptr<CheckpointCoordinator> coordinator;
   std::unique_ptr<CheckpointTimer> checkpoint_timer;
   // Exactly-once sinks (null when the job has none); destroyed first (txn_sinks.h).

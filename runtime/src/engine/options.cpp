@@ -223,6 +223,11 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
         return Status::InvalidArgument(fmt::format("--metrics-port {}: expected a port from 0 to 65535", v));
       }
       o.metrics_port = static_cast<int>(n);
+    } else if (arg == "--savepoint-on-stop") {
+      if (has_inline && value != "true" && value != "false") {
+        return Status::InvalidArgument(fmt::format("--savepoint-on-stop={}: expected true or false", value));
+      }
+      o.savepoint_on_stop = !has_inline || value == "true";
     } else if (arg == "--metrics-bind") {
       FLOW_RETURN_IF_ERROR(next(&v));
       o.metrics_bind = std::string(v);
@@ -277,6 +282,9 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
     o.job_id = !default_job_id.empty() ? std::string(default_job_id)
                                        : JobIdFromName(argc > 0 ? argv[0] : "");
   FLOW_RETURN_IF_ERROR(ResolveCheckpointFlags(&o.checkpoint, /*has_exactly_once_sink=*/false));
+  if (o.savepoint_on_stop && o.checkpoint.state_dir.empty()) {
+    return Status::InvalidArgument("--savepoint-on-stop: savepoints are kept in the state dir; give --state-dir DIR");
+  }
   auto params = JobParams::Make(specs, sets);
   if (!params.ok()) return params.status();
   o.params = std::move(params).value();
@@ -289,8 +297,10 @@ std::string JobUsage(std::string_view program, const std::vector<ParamSpec>& spe
       "flags:\n"
       "  --parallelism N        parallel subtasks per operator (default: hardware threads)\n"
       "  --set name=value       set a job parameter (repeatable)\n"
-      "  --metrics-port P       serve Prometheus metrics at http://127.0.0.1:P/metrics\n"
-      "  --metrics-bind ADDR    address for the metrics endpoint (default: 127.0.0.1)\n"
+      "  --metrics-port P       serve the job's HTTP endpoints at 127.0.0.1:P: GET /metrics\n"
+      "                         (Prometheus), GET /healthz, POST /savepoint[?stop=true&name=N]\n"
+      "  --metrics-bind ADDR    address for the HTTP endpoints (default: 127.0.0.1)\n"
+      "  --savepoint-on-stop    SIGINT/SIGTERM stop the job with a savepoint (needs --state-dir)\n"
       "  --progress-interval S  seconds between progress lines on stderr, 0 = off (default: 5)\n"
       "  --log-level L          debug, info, warn, error or off (default: info)\n"
       "  --state-backend K      keyed state backend: heap or rocksdb (default: heap)\n"

@@ -64,7 +64,7 @@ TEST(MetricsRegistryTest, RendersPrometheusText) {
   EXPECT_EQ(r.RenderPrometheus().find("flow_input_queue_depth"), std::string::npos);
 }
 
-TEST(MetricsServerTest, AnswersGetMetricsOnly) {
+TEST(MetricsServerTest, AnswersMetricsAndHealth) {
   MetricsRegistry r;
   r.Counter("flow_test_total", "t", {})->Add(3);
   MetricsServer server(&r);
@@ -77,7 +77,10 @@ TEST(MetricsServerTest, AnswersGetMetricsOnly) {
             std::string::npos)
       << ok;
   EXPECT_EQ(HttpRequest(server.port(), "GET / HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404", 0), 0u);
-  EXPECT_EQ(HttpRequest(server.port(), "POST /metrics HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
+  EXPECT_EQ(HttpRequest(server.port(), "GET /healthz HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 200", 0), 0u);
+  // Without a job behind it there is no savepoint endpoint.
+  EXPECT_EQ(HttpRequest(server.port(), "POST /savepoint HTTP/1.1\r\nContent-Length: 0\r\n\r\n").rfind("HTTP/1.1 404", 0), 0u);
+  EXPECT_EQ(HttpRequest(server.port(), "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
   server.Stop();
   EXPECT_EQ(server.port(), 0);
 }

@@ -43,6 +43,7 @@ struct CheckpointStorageOptions {
 std::string CheckpointDirName(int64_t checkpoint_id);   // "chk-7"
 int64_t ParseCheckpointDir(std::string_view name);      // "chk-7" -> 7; anything else -> -1
 std::string SavepointDirName(std::string_view name);     // "sp-<name>"
+bool IsValidSavepointName(std::string_view name);        // [A-Za-z0-9_.-]+, not starting with '.'
 // "<operator>-<subtask>.snap" with characters other than [A-Za-z0-9_.-] replaced by '_'.
 std::string SnapshotFileName(std::string_view operator_name, uint32_t subtask);
 

@@ -183,12 +183,17 @@ class CheckpointTimer {
   CheckpointTimer(const CheckpointTimer&) = delete;
   CheckpointTimer& operator=(const CheckpointTimer&) = delete;
   void Stop();
+  // Triggers a checkpoint now (coordinator->Trigger) and hands its id to `on_trigger`, serialized
+  // with the periodic triggers: barriers reach every source in id order, so none is skipped.
+  // `before`, if given, runs with the id before any barrier is injected.
+  Result<int64_t> TriggerNow(const std::function<void(int64_t)>& before = {});
 
  private:
   void Run();
   CheckpointCoordinator* coordinator_;
   DurationMs period_ms_;
   std::function<void(int64_t)> on_trigger_;
+  std::mutex trigger_mu_;  // a trigger and the injection of its barriers, one at a time
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;

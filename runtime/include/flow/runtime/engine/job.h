@@ -17,6 +17,7 @@
 // what SIGINT/SIGTERM trigger when InstallStopSignalHandlers was called).
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -131,6 +132,19 @@ ConnectedStreams<A, B> Connect(Stream<A> a, Stream<B> b) {
   return ConnectedStreams<A, B>(std::move(a), std::move(b));
 }
 
+// Job::TakeSavepoint (docs/checkpoints.md, "Savepoints").
+struct SavepointRequest {
+  std::string name;  // the directory is <state dir>/sp-<name>; "" = the checkpoint's id
+  // Stop with savepoint: sources read nothing after its barrier; once it is complete, committed
+  // and copied, the job stops (Execute returns OK, exit code 0).
+  bool stop = false;
+  DurationMs timeout_ms = 600000;  // until the checkpoint completes; default 10 min
+};
+struct SavepointResult {
+  int64_t checkpoint_id = 0;
+  std::string path;
+};
+
 class Job {
  public:
   explicit Job(JobOptions options = {});
@@ -158,10 +172,17 @@ class Job {
   // (--restart-attempts, --restart-delay, ...), restoring the newest complete checkpoint; the
   // error is returned when it is not retriable or the attempts are exhausted. Call once.
   Status Execute();
-  // Execute + logs the error; returns the exit code (0 ok/stopped, 1 failed, 3 fenced).
+  // Execute + logs the error; returns the exit code (0 ok/stopped, 1 failed or a stop with
+  // savepoint that could not take one, 3 fenced).
   int Run();
   // Graceful stop: sources end their input, in-flight data drains, sinks flush. Thread-safe.
   void RequestStop();
+  // A savepoint of the running job: a checkpoint triggered now and, once it is complete (and
+  // committed by exactly-once sinks), copied into a self-contained directory that --restore
+  // takes. Thread-safe; blocks until done. kInvalidArgument without --state-dir or with
+  // checkpoints off, or for a bad or taken name; kUnavailable when the job is not running (yet);
+  // kAborted when the checkpoint failed; kTimedOut past request.timeout_ms.
+  Result<SavepointResult> TakeSavepoint(const SavepointRequest& request);
 
   const JobOptions& options() const { return options_; }
   const JobParams& params() const { return options_.params; }
@@ -214,7 +235,10 @@ class Job {
   // on restart, and the counter must not go back.
   std::map<std::string, std::atomic<int64_t>> backpressure_before_;
   std::mutex run_mu_;
-  Runtime* running_ = nullptr;  // guarded by run_mu_
+  std::condition_variable run_cv_;
+  Runtime* running_ = nullptr;  // while tasks run, for TakeSavepoint; guarded by run_mu_
+  int savepoint_calls_ = 0;     // TakeSavepoint calls using running_; guarded by run_mu_
+  std::atomic<bool> stop_savepoint_failed_{false};  // --savepoint-on-stop could not take one
   bool ran_ = false;
   // The state dir's lock and records, held across in-process restarts (checkpoint/state_dir.h).
   std::unique_ptr<StateDirectory> state_dir_;

@@ -1,42 +1,55 @@
 #pragma once
-// A tiny HTTP server for Prometheus scrapes: GET /metrics answers with the registry in the text
-// format; anything else gets 404 (405 for other methods). One background thread, one request per
-// connection. Binds 127.0.0.1 by default.
+// The job's HTTP endpoints, served by cpp-httplib on a small thread pool (docs/runtime.md,
+// "HTTP endpoints"):
+//   GET  /metrics    the registry in the Prometheus text format
+//   GET  /healthz    200 "ok" while the server runs (the process is alive and serving)
+//   POST /savepoint  ?name=N&stop=true: Job::TakeSavepoint; answers when it is done with
+//                    {"checkpoint":7,"path":"..."}, or an error status with {"error":"..."}
+// Other paths get 404, other methods on these paths 405. Binds 127.0.0.1 by default.
 //
-// Threading: Start/Stop from one thread; serving happens on the server's own thread.
+// Threading: Start/Stop from one thread; requests are served on the server's threads.
 
-#include <atomic>
+#include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 
 #include "flow/runtime/common/status.h"
 #include "flow/runtime/engine/metrics.h"
 
+namespace httplib {
+class Server;
+}
+
 namespace flow::rt {
+
+struct SavepointRequest;
+struct SavepointResult;
 
 class MetricsServer {
  public:
-  explicit MetricsServer(const MetricsRegistry* registry) : registry_(registry) {}
-  ~MetricsServer() { Stop(); }
+  using SavepointFn = std::function<Result<SavepointResult>(const SavepointRequest&)>;
+  // Without `savepoint`, POST /savepoint answers 404.
+  explicit MetricsServer(const MetricsRegistry* registry, SavepointFn savepoint = {});
+  ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
 
   // Binds and starts serving; port 0 picks a free port (see port()). kIoError names the address
-  // when binding fails; kInvalidArgument for an unparsable address.
+  // when binding fails; kInvalidArgument for an unparsable IPv4 address.
   [[nodiscard]] Status Start(const std::string& bind_address, int port);
   // The bound port, 0 when not running.
   int port() const { return port_; }
-  // Stops the thread and closes the socket (waits at most ~100 ms). Idempotent.
+  // Stops serving; requests in progress finish first. Idempotent.
   void Stop();
 
  private:
-  void Serve();
-  void HandleConnection(int fd);
+  void Route();
 
   const MetricsRegistry* registry_;
-  int listen_fd_ = -1;
+  SavepointFn savepoint_;
+  std::unique_ptr<httplib::Server> server_;
   int port_ = 0;
-  std::atomic<bool> stop_{false};
   std::thread thread_;
 };
 

@@ -85,6 +85,9 @@ struct JobOptions {
   // Prometheus endpoint; -1 = off, 0 = ephemeral port. Default: -1.
   int metrics_port = -1;
   std::string metrics_bind = "127.0.0.1";
+  // SIGINT/SIGTERM stop the job with a savepoint (Job::TakeSavepoint with stop) instead of
+  // draining. Default: false.
+  bool savepoint_on_stop = false;
   // Seconds between progress lines; 0 = off. Default: 0 (ParseJobArgs: 5).
   double progress_interval_s = 0;
   // Applied process-wide by RunMain (SetLogLevel); a Job alone does not change the log level.

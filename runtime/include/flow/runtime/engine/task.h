@@ -35,6 +35,9 @@ namespace flow::rt {
 struct JobControl {
   std::atomic<bool> stop{false};    // graceful: sources end their input (not drained)
   std::atomic<bool> cancel{false};  // failure: every task ends as soon as it can
+  // Stop with savepoint: sources read nothing after taking this barrier (0 = never), so no
+  // record follows the savepoint before the stop.
+  std::atomic<int64_t> pause_after_barrier{0};
 };
 
 // How a task takes part in checkpoints; all null = checkpoints off and nothing to restore.
@@ -275,6 +278,12 @@ class SourceTask final : public Task {
       if (control_->stop.load(std::memory_order_relaxed)) break;
       if (barrier_requested_.load(std::memory_order_acquire) > barrier_done_) {
         FLOW_RETURN_IF_ERROR(TakeRequestedCheckpoints(gen, emitted));
+      }
+      const int64_t pause = control_->pause_after_barrier.load(std::memory_order_relaxed);
+      if (pause > 0 && barrier_done_ >= pause) {
+        // Held at the savepoint until the stop: later barriers still pass (empty epochs).
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        continue;
       }
       FLOW_RETURN_IF_ERROR(FireDueTimers());
       batch.Clear();
