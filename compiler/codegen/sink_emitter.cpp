@@ -37,15 +37,15 @@ class SinkEmitter {
     // A late sink reads its window's side output of late records (job_emitter.cpp, LateStream).
     std::string in = "s" + std::to_string(n_.inputs[0]) + (n_.late ? "_late" : "");
     if (n_.delivery == ast::Delivery::kExactlyOnce) {
-      // Transactional sinks are their own node kind (engine/txn_sink.h): no SinkFactory.
+      // Transactional sinks are their own node kind (engine/txn_sink.h): no SinkFactory. Only the
+      // sinks the connector catalog lists as exactly-once get here (plan/io_support.cpp).
       cx_.Build("if (auto st = ::flow::rt::AddExactlyOnceSink<" + rec_ + ">(job, " + in + ", " +
                 cx_.Name(n_, n_.late ? "late_sink" : "sink") + ", " + kind + ", ::flow::exec::SinkOptions(" + kind + ", " +
                 cx_.ConnectorOptions(n_.into->sink, true) + "), ::flow::exec::EncodeRecord<" + rec_ + ", decltype(&" + fn +
                 ")>(&" + fn + ")); !st.ok()) return st;");
       return;
     }
-    std::string delivery = n_.delivery == ast::Delivery::kExactlyOnce ? "::flow::exec::Delivery::kExactlyOnce"
-                                                                      : "::flow::exec::Delivery::kAtLeastOnce";
+    std::string delivery = "::flow::exec::Delivery::kAtLeastOnce";  // every other sink
     cx_.Build("auto " + factory + " = ::flow::exec::MakeSink<" + rec_ + ">(" + kind + ", ::flow::exec::SinkOptions(" + kind + ", " +
               cx_.ConnectorOptions(n_.into->sink, true) + "), " + delivery + ", &" + fn + ");");
     cx_.Build("if (!" + factory + ".ok()) return " + factory + ".status();");

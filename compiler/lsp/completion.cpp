@@ -273,6 +273,7 @@ Json Completion(const Document& doc, Position pos) {
     bool source = prev_word == "from";
     for (const sema::ConnectorSpec& c : sema::AllConnectors()) {
       if (c.source != source) continue;
+      if (prev_word == "dead_letter" && !c.dead_letter) continue;  // the checker refuses it
       std::string args;
       for (const sema::ArgSpec& a : c.args) {
         args += (args.empty() ? "" : ", ") + a.name + (a.required ? "" : "?") + ": " +

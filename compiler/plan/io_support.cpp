@@ -1,15 +1,13 @@
-// What flowc build supports of sources and sinks, and the key a sink writes with.
+// What flowc build supports of sources and sinks (the runtime's connector catalog), and the key a
+// sink writes with.
 
 #include <algorithm>
 
+#include "flow/runtime/connectors/connector_catalog.h"
 #include "plan/plan.h"
 
 namespace flow::plan {
 namespace {
-
-bool IsOneOf(const std::string& s, std::initializer_list<const char*> options) {
-  return std::any_of(options.begin(), options.end(), [&](const char* o) { return s == o; });
-}
 
 // Whether `step` passes field `name` through unchanged.
 bool Keeps(const ChainStep& step, const std::string& name) {
@@ -37,21 +35,23 @@ std::string SourceFormat(const ast::Source& source) {
 
 std::string UnsupportedSource(const ast::Source& source, diag::SourceRange* where) {
   const std::string& kind = source.connector.name.name;
-  if (!IsOneOf(kind, {"file", "stdin", "kafka", "datagen", "nexmark"})) {
+  const rt::ConnectorCaps* caps = rt::FindConnectorCaps(kind);
+  if (caps == nullptr || !caps->source) {
     *where = source.connector.range;
     return "the `" + kind + "` source";
   }
   std::string format = SourceFormat(source);
-  bool generator = kind == "datagen" || kind == "nexmark";
-  if (generator ? format != "none" : !IsOneOf(format, {"json", "csv", "raw"})) {
+  if (caps->formats == 0 ? format != "none" : !rt::TakesFormat(kind, format)) {
     *where = source.format ? source.format->range : source.range;
     return "`format " + format + "` on a `" + kind + "` source";
   }
   if (source.on_error && source.on_error->kind == ast::ErrorPolicyKind::kDeadLetter) {
     const ast::ErrorPolicy& p = *source.on_error;
-    if (!p.sink || !IsOneOf(p.sink->name.name, {"file", "stdout", "kafka"})) {
+    if (!p.sink || !rt::IsDeadLetterSinkKind(p.sink->name.name)) {
       *where = p.sink ? p.sink->range : p.range;
-      return "a dead-letter sink other than file, stdout or kafka";
+      return "a dead-letter sink other than " +
+             rt::ConnectorKindList(
+                 [](const rt::ConnectorCaps& c) { return c.sink && c.dead_letter; }, " or ");
     }
     if (p.format && p.format->name.name != "json") {
       *where = p.format->range;
@@ -63,17 +63,17 @@ std::string UnsupportedSource(const ast::Source& source, diag::SourceRange* wher
 
 std::string UnsupportedSink(const ast::IntoOp& into, diag::SourceRange* where) {
   const std::string& kind = into.sink.name.name;
-  std::string format = into.format ? into.format->name.name : "json";
-  if (!IsOneOf(kind, {"stdout", "file", "blackhole", "kafka"})) {
+  if (!rt::IsSinkKind(kind)) {
     *where = into.sink.range;
     return "the `" + kind + "` sink";
   }
-  if (!IsOneOf(format, {"json", "csv", "raw"})) {
+  // Without a format clause the sink writes JSON, or nothing (blackhole).
+  if (into.format && !rt::TakesFormat(kind, into.format->name.name)) {
     *where = into.format->range;
-    return "`format " + format + "` on a sink";
+    return "`format " + into.format->name.name + "` on a sink";
   }
-  // exactly_once: kafka and file have transactional sinks (engine/txn_sink.h).
-  if (into.delivery == ast::Delivery::kExactlyOnce && !IsOneOf(kind, {"kafka", "file"})) {
+  if (into.delivery == ast::Delivery::kExactlyOnce &&
+      !rt::SinkOffers(kind, rt::Delivery::kExactlyOnce)) {
     *where = into.delivery_range ? *into.delivery_range : into.range;
     return "`exactly_once` on a `" + kind + "` sink";
   }

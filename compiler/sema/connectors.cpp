@@ -3,6 +3,7 @@
 #include <set>
 #include <span>
 
+#include "flow/runtime/connectors/connector_catalog.h"
 #include "flow/runtime/generators/generator_args.h"
 #include "sema/checker_impl.h"
 
@@ -37,59 +38,105 @@ std::vector<ArgSpec> FromRuntime(std::span<const rt::GeneratorArgSpec> specs) {
   return out;
 }
 
-}  // namespace
+// The language side of one connector: its arguments, whether a source needs `as Schema`, an
+// example. Which connectors exist and what they support is the runtime catalog's.
+struct LanguageSide {
+  std::string_view kind;
+  bool source;
+  std::vector<ArgSpec> args;
+  Need schema;
+  std::string example;
+};
 
-const std::vector<ConnectorSpec>& AllConnectors() {
-  static const std::vector<ConnectorSpec> specs = {
+const std::vector<LanguageSide>& LanguageSides() {
+  static const std::vector<LanguageSide> sides = {
       {"kafka",
        true,
        {Arg("topic", Type::String(), true), Arg("brokers", Type::String(), true),
         Arg("group", Type::String(), false),
         Arg("start", Type::String(), false, {"earliest", "latest", "committed"}),
-        Arg("read_committed", Type::Bool(), false), Arg("partition_discovery", Type::Duration(), false)},
+        Arg("read_committed", Type::Bool(), false),
+        Arg("partition_discovery", Type::Duration(), false)},
        Need::kRequired,
-       Need::kRequired,
-       false,
        "kafka(topic: \"clicks\", brokers: brokers)"},
       {"file",
        true,
        {Arg("path", Type::String(), true)},
        Need::kRequired,
-       Need::kRequired,
-       false,
        "file(path: \"in.jsonl\")"},
-      {"stdin", true, {}, Need::kRequired, Need::kRequired, false, "stdin()"},
-      {"datagen",
-       true,
-       FromRuntime(rt::DatagenArgSpecs()),
-       Need::kNo,
-       Need::kRequired,
-       false,
+      {"stdin", true, {}, Need::kRequired, "stdin()"},
+      {"datagen", true, FromRuntime(rt::DatagenArgSpecs()), Need::kRequired,
        "datagen(count: 1000, rate: 100, seed: 7) as Schema"},
-      {"nexmark",
-       true,
-       FromRuntime(rt::NexmarkArgSpecs()),
-       Need::kNo,
-       Need::kNo,
-       false,
+      {"nexmark", true, FromRuntime(rt::NexmarkArgSpecs()), Need::kNo,
        "nexmark(kind: bid, events: 100000)"},
       {"kafka",
        false,
        {Arg("topic", Type::String(), true), Arg("brokers", Type::String(), true)},
-       Need::kRequired,
        Need::kNo,
-       true,
        "kafka(topic: \"out\", brokers: brokers) format json"},
       {"file",
        false,
        {Arg("path", Type::String(), true)},
-       Need::kRequired,
        Need::kNo,
-       true,
        "file(path: \"out/\") format json"},
-      {"stdout", false, {}, Need::kOptional, Need::kNo, false, "stdout() format json"},
-      {"blackhole", false, {}, Need::kNo, Need::kNo, false, "blackhole()"},
+      {"stdout", false, {}, Need::kNo, "stdout() format json"},
+      {"blackhole", false, {}, Need::kNo, "blackhole()"},
   };
+  return sides;
+}
+
+Need NeedOf(rt::FormatUse use) {
+  switch (use) {
+    case rt::FormatUse::kNone:
+      return Need::kNo;
+    case rt::FormatUse::kOptional:
+      return Need::kOptional;
+    case rt::FormatUse::kRequired:
+      return Need::kRequired;
+  }
+  return Need::kRequired;
+}
+
+// `format json`, `format csv` or `format raw`: the formats `kind` takes, for a help text.
+std::string FormatChoices(std::string_view kind) {
+  const rt::ConnectorCaps* caps = rt::FindConnectorCaps(kind);
+  std::vector<std::string> names;
+  for (rt::RecordFormat f : rt::kRecordFormats) {
+    if (caps != nullptr && rt::HasFormat(*caps, f))
+      names.push_back("`format " + std::string(rt::RecordFormatName(f)) + "`");
+  }
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+  return out;
+}
+
+}  // namespace
+
+const std::vector<ConnectorSpec>& AllConnectors() {
+  // Sources, then sinks, each in the catalog's order.
+  static const std::vector<ConnectorSpec> specs = [] {
+    std::vector<ConnectorSpec> out;
+    for (bool source : {true, false}) {
+      for (const rt::ConnectorCaps& c : rt::kConnectors) {
+        if (source ? !c.source : !c.sink) continue;
+        ConnectorSpec spec;
+        spec.name = std::string(c.kind);
+        spec.source = source;
+        spec.format = NeedOf(c.format);
+        spec.exactly_once = !source && c.exactly_once;
+        spec.dead_letter = !source && c.dead_letter;
+        for (const LanguageSide& l : LanguageSides()) {
+          if (l.kind != c.kind || l.source != source) continue;
+          spec.args = l.args;
+          spec.schema = l.schema;
+          spec.example = l.example;
+        }
+        out.push_back(std::move(spec));
+      }
+    }
+    return out;
+  }();
   return specs;
 }
 
@@ -101,11 +148,17 @@ const ConnectorSpec* FindConnector(std::string_view name, bool source) {
 }
 
 const std::vector<FormatSpec>& AllFormats() {
-  static const std::vector<FormatSpec> specs = {
-      {"json", {}},
-      {"csv", {Arg("header", Type::Bool(), false), Arg("delimiter", Type::String(), false)}},
-      {"raw", {}},
-  };
+  static const std::vector<FormatSpec> specs = [] {
+    std::vector<FormatSpec> out;
+    for (rt::RecordFormat f : rt::kRecordFormats) {
+      FormatSpec spec{std::string(rt::RecordFormatName(f)), {}};
+      if (f == rt::RecordFormat::kCsv) {
+        spec.args = {Arg("header", Type::Bool(), false), Arg("delimiter", Type::String(), false)};
+      }
+      out.push_back(std::move(spec));
+    }
+    return out;
+  }();
   return specs;
 }
 
@@ -251,7 +304,7 @@ void Checker::CheckFormat(const std::optional<ast::FormatClause>& f, const ast::
   if (!f) {
     if (spec->format == Need::kRequired) {
       diags_.Report(diag::Kind::kMissingFormat, c.range, "`" + c.name.name + "` needs a format")
-          .Help("add `format json`, `format csv` or `format raw` after `" + c.name.name + "(...)`");
+          .Help("add " + FormatChoices(c.name.name) + " after `" + c.name.name + "(...)`");
     }
     return;
   }
@@ -266,7 +319,14 @@ void Checker::CheckFormat(const std::optional<ast::FormatClause>& f, const ast::
     for (const FormatSpec& s : AllFormats()) names.push_back(s.name);
     auto& d = diags_.Report(diag::Kind::kUnknownFormat, f->name.range,
                             "unknown format `" + f->name.name + "`");
-    d.Help(DidYouMean(f->name.name, names).value_or("formats are json, csv and raw"));
+    d.Help(DidYouMean(f->name.name, names).value_or("formats are " + rt::RecordFormatList()));
+    return;
+  }
+  if (!rt::TakesFormat(c.name.name, fs->name)) {
+    diags_
+        .Report(diag::Kind::kInvalidArgument, f->name.range,
+                "`" + c.name.name + "` does not take `format " + fs->name + "`")
+        .Help("use " + FormatChoices(c.name.name));
     return;
   }
   auto& args = const_cast<ast::FormatClause&>(*f).args;
@@ -286,7 +346,9 @@ types::Type Checker::CheckSource(ast::Source& s, bool* event_time) {
                             FindConnector(n, false)
                                 ? "`" + n + "` is a sink; it cannot be read with `from`"
                                 : "unknown source `" + n + "`");
-    d.Help(DidYouMean(n, names).value_or("sources are kafka, file, stdin, datagen and nexmark"));
+    d.Help(DidYouMean(n, names).value_or(
+        "sources are " +
+        rt::ConnectorKindList([](const rt::ConnectorCaps& k) { return k.source; })));
     return types::Type::Error();
   }
   CheckConnectorArgs(s.connector, true);
@@ -354,11 +416,12 @@ types::Type Checker::CheckSource(ast::Source& s, bool* event_time) {
   if (s.on_error && s.on_error->kind == ast::ErrorPolicyKind::kDeadLetter && s.on_error->sink) {
     ast::ConnectorCall& sink = *s.on_error->sink;
     const ConnectorSpec* ss = FindConnector(sink.name.name, false);
-    if (ss == nullptr || sink.name.name == "blackhole") {
+    if (ss == nullptr || !ss->dead_letter) {
+      auto dead_letter = [](const rt::ConnectorCaps& k) { return k.sink && k.dead_letter; };
       diags_
           .Report(diag::Kind::kUnknownConnector, sink.name.range,
                   "unknown dead-letter sink `" + sink.name.name + "`")
-          .Help("dead letters can go to kafka, file or stdout");
+          .Help("dead letters can go to " + rt::ConnectorKindList(dead_letter, " or "));
     } else {
       CheckConnectorArgs(sink, false);
       CheckFormat(s.on_error->format, sink, false);
@@ -403,7 +466,8 @@ void Checker::CheckSink(ast::IntoOp& into) {
                             FindConnector(n, true)
                                 ? "`" + n + "` is a source; it cannot be written with `into`"
                                 : "unknown sink `" + n + "`");
-    d.Help(DidYouMean(n, names).value_or("sinks are kafka, file, stdout and blackhole"));
+    d.Help(DidYouMean(n, names).value_or(
+        "sinks are " + rt::ConnectorKindList([](const rt::ConnectorCaps& k) { return k.sink; })));
     return;
   }
   CheckConnectorArgs(into.sink, false);
@@ -412,9 +476,8 @@ void Checker::CheckSink(ast::IntoOp& into) {
     diags_
         .Report(diag::Kind::kExactlyOnceUnsupported, into.delivery_range.value_or(into.range),
                 "`" + n + "` cannot write exactly once")
-        .Help(
-            "exactly_once is supported by the kafka and file sinks; remove it or use "
-            "at_least_once");
+        .Help("exactly_once is supported by " + rt::ExactlyOnceSinksText() +
+              "; remove it or use at_least_once");
   }
 }
 

@@ -1,9 +1,12 @@
 #pragma once
 // The connectors and formats the checker knows: their arguments (name, type, required) and what
-// they need (a format, a schema) or support (exactly-once). The `nexmark` and `datagen` arguments
-// are read from the runtime's tables (flow/runtime/generators/generator_args.h); the connector
-// arguments are the language's names for the runtime factory's options
-// (flow/runtime/connectors/connector_factory.h), and tests/sema/ checks the runtime accepts each.
+// they need (a format, a schema) or support (exactly-once, dead letters). Which connectors and
+// formats exist and what each supports come from the runtime's catalog
+// (flow/runtime/connectors/connector_catalog.h); the arguments are the language's. The `nexmark`
+// and `datagen` arguments are read from the runtime's tables
+// (flow/runtime/generators/generator_args.h); the connector arguments are the language's names
+// for the runtime factory's options (flow/runtime/connectors/connector_factory.h), and
+// tests/sema/ checks the runtime accepts each.
 
 #include <string>
 #include <string_view>
@@ -29,6 +32,7 @@ struct ConnectorSpec {
   Need format = Need::kRequired;
   Need schema = Need::kRequired;  // sources: `as Schema`
   bool exactly_once = false;      // sinks: supports `exactly_once`
+  bool dead_letter = false;       // sinks: may take a source's dead letters
   std::string example;
 };
 

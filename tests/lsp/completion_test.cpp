@@ -77,6 +77,10 @@ TEST(LspCompletion, StreamsConnectorsAndFormats) {
   auto sources = LabelsAtEnd(base + "stream s = from ");
   EXPECT_TRUE(Has(sources, {"kafka", "file", "nexmark", "datagen"}));
   EXPECT_EQ(sources.count("stdout"), 0u);
+  // Only the sinks that may take dead letters (the connector catalog's).
+  EXPECT_EQ(
+      LabelsAtEnd(base + "stream s = from stdin() format json as Click on error dead_letter "),
+      (std::set<std::string>{"kafka", "file", "stdout"}));
   EXPECT_TRUE(Has(LabelsAtEnd(base + "other | into stdout format "), {"json", "csv"}));
   EXPECT_EQ(LabelsAtEnd(base + "stream s = from kafka(topic: \"t\", "),
             (std::set<std::string>{"topic", "brokers", "group", "start", "read_committed", "partition_discovery"}));

@@ -8,6 +8,7 @@
 #include "driver/frontend.h"
 #include "flow/runtime/connectors/connector_factory.h"
 #include "flow/runtime/generators/generator_args.h"
+#include "flow/runtime/txn/txn_sink_spec.h"
 #include "sema/connectors.h"
 
 namespace flow {
@@ -100,6 +101,23 @@ TEST(ConnectorArgs, RuntimeFactoriesAcceptEveryArgumentTheCheckerAccepts) {
     ++checked;
   }
   EXPECT_EQ(checked, 7);  // kafka, file, stdin sources; kafka, file, stdout, blackhole sinks
+}
+
+// Where the checker accepts `exactly_once` (ConnectorSpec::exactly_once, from the catalog), the
+// generated job's TxnSinkSpecFor builds the sink from the same arguments; elsewhere it refuses.
+TEST(ConnectorArgs, RuntimeBuildsExactlyOnceSinksWhereTheCheckerAcceptsThem) {
+  int accepted = 0;
+  for (const sema::ConnectorSpec& spec : sema::AllConnectors()) {
+    if (spec.source) continue;
+    auto made = rt::TxnSinkSpecFor(spec.name, ToRuntimeOptions(spec));
+    if (spec.exactly_once) {
+      EXPECT_TRUE(made.ok()) << spec.name << ": " << made.status().ToString();
+      ++accepted;
+    } else {
+      EXPECT_EQ(made.status().code(), rt::StatusCode::kInvalidArgument) << spec.name;
+    }
+  }
+  EXPECT_GT(accepted, 0);
 }
 
 size_t Errors(const std::string& text) {

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "flow/runtime/connectors/blackhole_sink.h"
+#include "flow/runtime/connectors/connector_catalog.h"
 #include "flow/runtime/connectors/file_sink.h"
 #include "flow/runtime/connectors/file_source.h"
 #include "flow/runtime/connectors/kafka_sink.h"
@@ -228,35 +229,75 @@ Result<std::unique_ptr<RawSink>> MakeKafkaSink(OptionReader& r) {
   return std::unique_ptr<RawSink>(std::make_unique<KafkaSink>(std::move(o)));
 }
 
+Result<std::unique_ptr<RawSink>> MakeStdoutSink(OptionReader& r) {
+  StdoutSinkOptions o;
+  FLOW_RETURN_IF_ERROR(r.Size("buffer_bytes", &o.buffer_bytes));
+  FLOW_RETURN_IF_ERROR(r.RejectUnknown());
+  return std::unique_ptr<RawSink>(std::make_unique<StdoutSink>(o));
+}
+
+Result<std::unique_ptr<RawSink>> MakeBlackholeSink(OptionReader& r) {
+  FLOW_RETURN_IF_ERROR(r.RejectUnknown());
+  return std::unique_ptr<RawSink>(std::make_unique<BlackholeSink>());
+}
+
+// The builders. Which kinds are offered is the catalog's to say; tests check both list the same.
+struct SourceBuilder {
+  std::string_view kind;
+  Result<std::unique_ptr<RawSource>> (*make)(OptionReader&);
+};
+constexpr SourceBuilder kSourceBuilders[] = {
+    {"file", MakeFileSource}, {"stdin", MakeStdinSource}, {"kafka", MakeKafkaSource}};
+
+struct SinkBuilder {
+  std::string_view kind;
+  Result<std::unique_ptr<RawSink>> (*make)(OptionReader&);
+};
+constexpr SinkBuilder kSinkBuilders[] = {{"file", MakeFileSink},
+                                         {"kafka", MakeKafkaSink},
+                                         {"stdout", MakeStdoutSink},
+                                         {"blackhole", MakeBlackholeSink}};
+
 }  // namespace
 
 Result<std::unique_ptr<RawSource>> MakeRawSource(std::string_view kind,
                                                  const ConnectorOptions& options) {
+  if (!IsByteSourceKind(kind)) {
+    return Status::InvalidArgument(fmt::format(
+        "unknown source `{}` (known: {})", kind,
+        ConnectorKindList([](const ConnectorCaps& c) { return c.source && !c.generator; }, ", ")));
+  }
   OptionReader r(fmt::format("{} source", kind), options);
-  if (kind == "file") return MakeFileSource(r);
-  if (kind == "stdin") return MakeStdinSource(r);
-  if (kind == "kafka") return MakeKafkaSource(r);
-  return Status::InvalidArgument(
-      fmt::format("unknown source `{}` (known: file, stdin, kafka)", kind));
+  for (const SourceBuilder& b : kSourceBuilders) {
+    if (b.kind == kind) return b.make(r);
+  }
+  return Status::Internal(fmt::format("the connector factory cannot build a `{}` source", kind));
 }
 
 Result<std::unique_ptr<RawSink>> MakeRawSink(std::string_view kind,
                                              const ConnectorOptions& options) {
+  if (!IsSinkKind(kind)) {
+    return Status::InvalidArgument(
+        fmt::format("unknown sink `{}` (known: {})", kind,
+                    ConnectorKindList([](const ConnectorCaps& c) { return c.sink; }, ", ")));
+  }
   OptionReader r(fmt::format("{} sink", kind), options);
-  if (kind == "file") return MakeFileSink(r);
-  if (kind == "kafka") return MakeKafkaSink(r);
-  if (kind == "stdout") {
-    StdoutSinkOptions o;
-    FLOW_RETURN_IF_ERROR(r.Size("buffer_bytes", &o.buffer_bytes));
-    FLOW_RETURN_IF_ERROR(r.RejectUnknown());
-    return std::unique_ptr<RawSink>(std::make_unique<StdoutSink>(o));
+  for (const SinkBuilder& b : kSinkBuilders) {
+    if (b.kind == kind) return b.make(r);
   }
-  if (kind == "blackhole") {
-    FLOW_RETURN_IF_ERROR(r.RejectUnknown());
-    return std::unique_ptr<RawSink>(std::make_unique<BlackholeSink>());
-  }
-  return Status::InvalidArgument(
-      fmt::format("unknown sink `{}` (known: stdout, file, blackhole, kafka)", kind));
+  return Status::Internal(fmt::format("the connector factory cannot build a `{}` sink", kind));
+}
+
+std::vector<std::string_view> RawSourceBuilderKinds() {
+  std::vector<std::string_view> out;
+  for (const SourceBuilder& b : kSourceBuilders) out.push_back(b.kind);
+  return out;
+}
+
+std::vector<std::string_view> RawSinkBuilderKinds() {
+  std::vector<std::string_view> out;
+  for (const SinkBuilder& b : kSinkBuilders) out.push_back(b.kind);
+  return out;
 }
 
 }  // namespace flow::rt

@@ -73,7 +73,14 @@ rt::Result<char> CsvDelimiter(std::string_view text) {
 
 rt::Result<rt::RawSinkFactory> RawSinkFactoryFor(std::string kind, rt::ConnectorOptions options, Delivery delivery) {
   if (delivery == Delivery::kExactlyOnce) {
-    return rt::Status::InvalidArgument(fmt::format("`exactly_once` on a {} sink is not supported yet", kind));
+    if (!rt::SinkOffers(kind, Delivery::kExactlyOnce)) {
+      return rt::Status::InvalidArgument(fmt::format(
+          "`exactly_once` is supported by {}, not by `{}`", rt::ExactlyOnceSinksText(), kind));
+    }
+    return rt::Status::InvalidArgument(
+        fmt::format("`exactly_once` on a {} sink is built by AddExactlyOnceSink "
+                    "(engine/txn_sink.h), not MakeSink",
+                    kind));
   }
   return RawSinkFactoryFor(std::move(kind), std::move(options));
 }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "flow/runtime/common/time.h"
+#include "flow/runtime/connectors/connector_catalog.h"
 
 namespace flow::rt {
 
@@ -155,32 +156,58 @@ Result<KafkaTxnSinkConfig> KafkaTxnSinkConfigFor(const std::map<std::string, std
   return k;
 }
 
+namespace {
+
+Result<TxnSinkSpec> KafkaSpec(const std::map<std::string, std::string>& options) {
+  auto config = KafkaTxnSinkConfigFor(options);
+  if (!config.ok()) return config.status();
+  return KafkaTxnSink(std::move(config).value());
+}
+
+Result<TxnSinkSpec> FileSpec(const std::map<std::string, std::string>& options) {
+  Reader r("exactly-once file sink", options);
+  ExactlyOnceFileSinkOptions o;
+  int64_t roll = 0, buffer = 0;
+  FLOW_RETURN_IF_ERROR(r.String("directory", &o.directory, true));
+  FLOW_RETURN_IF_ERROR(r.String("prefix", &o.prefix));
+  FLOW_RETURN_IF_ERROR(r.String("suffix", &o.suffix));
+  FLOW_RETURN_IF_ERROR(r.Int("roll_bytes", 1, std::numeric_limits<int64_t>::max(), &roll));
+  FLOW_RETURN_IF_ERROR(r.Int("buffer_bytes", 1, int64_t{1} << 30, &buffer));
+  if (roll > 0) o.roll_bytes = static_cast<uint64_t>(roll);
+  if (buffer > 0) o.buffer_bytes = static_cast<size_t>(buffer);
+  if (o.prefix.empty() || o.prefix.find('/') != std::string::npos || o.prefix[0] == '.') {
+    return Status::InvalidArgument(
+        "exactly-once file sink: option `prefix` must be a non-empty file name part not starting "
+        "with '.'");
+  }
+  FLOW_RETURN_IF_ERROR(r.RejectUnknown());
+  return FileTxnSink(std::move(o));
+}
+
+// The builders. Which sinks offer exactly-once is the catalog's to say; tests check both agree.
+struct TxnBuilder {
+  std::string_view kind;
+  Result<TxnSinkSpec> (*make)(const std::map<std::string, std::string>&);
+};
+constexpr TxnBuilder kTxnBuilders[] = {{"kafka", KafkaSpec}, {"file", FileSpec}};
+
+}  // namespace
+
 Result<TxnSinkSpec> TxnSinkSpecFor(const std::string& kind, const std::map<std::string, std::string>& options) {
-  if (kind == "kafka") {
-    auto config = KafkaTxnSinkConfigFor(options);
-    if (!config.ok()) return config.status();
-    return KafkaTxnSink(std::move(config).value());
+  if (!SinkOffers(kind, Delivery::kExactlyOnce)) {
+    return Status::InvalidArgument(fmt::format("`exactly_once` is supported by {}, not by `{}`",
+                                               ExactlyOnceSinksText(), kind));
   }
-  if (kind == "file") {
-    Reader r("exactly-once file sink", options);
-    ExactlyOnceFileSinkOptions o;
-    int64_t roll = 0, buffer = 0;
-    FLOW_RETURN_IF_ERROR(r.String("directory", &o.directory, true));
-    FLOW_RETURN_IF_ERROR(r.String("prefix", &o.prefix));
-    FLOW_RETURN_IF_ERROR(r.String("suffix", &o.suffix));
-    FLOW_RETURN_IF_ERROR(r.Int("roll_bytes", 1, std::numeric_limits<int64_t>::max(), &roll));
-    FLOW_RETURN_IF_ERROR(r.Int("buffer_bytes", 1, int64_t{1} << 30, &buffer));
-    if (roll > 0) o.roll_bytes = static_cast<uint64_t>(roll);
-    if (buffer > 0) o.buffer_bytes = static_cast<size_t>(buffer);
-    if (o.prefix.empty() || o.prefix.find('/') != std::string::npos || o.prefix[0] == '.') {
-      return Status::InvalidArgument(
-          "exactly-once file sink: option `prefix` must be a non-empty file name part not starting with '.'");
-    }
-    FLOW_RETURN_IF_ERROR(r.RejectUnknown());
-    return FileTxnSink(std::move(o));
+  for (const TxnBuilder& b : kTxnBuilders) {
+    if (b.kind == kind) return b.make(options);
   }
-  return Status::InvalidArgument(fmt::format(
-      "`exactly_once` is supported by the kafka and file sinks, not by `{}`", kind));
+  return Status::Internal(fmt::format("no exactly-once sink is built for `{}`", kind));
+}
+
+std::vector<std::string_view> TxnSinkBuilderKinds() {
+  std::vector<std::string_view> out;
+  for (const TxnBuilder& b : kTxnBuilders) out.push_back(b.kind);
+  return out;
 }
 
 }  // namespace flow::rt

@@ -64,9 +64,9 @@ TEST(ConnectorFactory, EveryKindIsKnown) {
 }
 
 TEST(ConnectorFactory, ErrorsNameConnectorAndOption) {
-  EXPECT_EQ(SourceError("ftp", {}), "unknown source `ftp` (known: file, stdin, kafka)");
+  EXPECT_EQ(SourceError("ftp", {}), "unknown source `ftp` (known: kafka, file, stdin)");
   EXPECT_EQ(SinkError("printer", {}),
-            "unknown sink `printer` (known: stdout, file, blackhole, kafka)");
+            "unknown sink `printer` (known: kafka, file, stdout, blackhole)");
   EXPECT_EQ(SourceError("file", {}), "file source: option `path` is required");
   EXPECT_EQ(SourceError("file", {{"path", "x"}, {"paht", "y"}}),
             "file source: unknown option `paht` (known: header_lines, max_line_bytes, path, "

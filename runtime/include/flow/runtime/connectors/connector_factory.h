@@ -19,14 +19,17 @@
 // Value syntax: sizes are bytes or with KiB/MiB/GiB ("16MiB"); durations are ms or "10s", "1m";
 // booleans true/false; start is earliest|latest|committed; isolation is
 // read_committed|read_uncommitted; partitioner is key_hash|explicit.
-// Errors: kInvalidArgument naming the connector and the option: unknown kind, unknown option
-// (with the list of known ones), missing required option, bad value.
+// The kinds are those of the connector catalog (connector_catalog.h): every source that is not
+// a generator, every sink.
+// Errors: kInvalidArgument naming the connector and the option: unknown kind (with the catalog's
+// list), unknown option (with the list of known ones), missing required option, bad value.
 // Thread-safe (no shared state).
 
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "flow/runtime/connectors/connector.h"
 
@@ -36,7 +39,17 @@ using ConnectorOptions = std::map<std::string, std::string>;
 
 [[nodiscard]] Result<std::unique_ptr<RawSource>> MakeRawSource(std::string_view kind,
                                                                const ConnectorOptions& options);
+
+// The kinds the factory has builders for. The catalog decides which are offered: a kind it does
+// not list is refused even with a builder; the two lists must agree (tested).
+std::vector<std::string_view> RawSourceBuilderKinds();
+std::vector<std::string_view> RawSinkBuilderKinds();
 [[nodiscard]] Result<std::unique_ptr<RawSink>> MakeRawSink(std::string_view kind,
                                                            const ConnectorOptions& options);
+
+// The kinds the factory has builders for. The catalog decides which are offered: a kind it does
+// not list is refused even with a builder; the two lists must agree (tested).
+std::vector<std::string_view> RawSourceBuilderKinds();
+std::vector<std::string_view> RawSinkBuilderKinds();
 
 }  // namespace flow::rt

@@ -181,7 +181,8 @@ void ExactlyOnceSink(const Stream<T>& stream, Job& job, std::string name, TxnSin
   job.AddEdge(stream, id, 0);
 }
 
-// For generated code: the sink of `kind` ("kafka" or "file") with the script's options.
+// For generated code: the sink of `kind` (one the connector catalog lists as exactly-once) with
+// the script's options.
 template <typename T, typename Encode>
 [[nodiscard]] Status AddExactlyOnceSink(Job& job, const Stream<T>& stream, std::string name, const std::string& kind,
                                         const std::map<std::string, std::string>& options, Encode encode) {

@@ -9,14 +9,16 @@
 // Java client's murmur2 hash); an empty key means none.
 //
 // Delivery: kAtLeastOnce flushes at every checkpoint and at the end of input and waits for the
-// connector's acknowledgements (Kafka: every record acked). kExactlyOnce is where transactional
-// sinks plug in; until then MakeSink rejects it with kInvalidArgument naming the sink.
+// connector's acknowledgements (Kafka: every record acked). kExactlyOnce sinks are transactional
+// nodes of their own (AddExactlyOnceSink, engine/txn_sink.h): MakeSink rejects it with
+// kInvalidArgument naming the sink (and, for a sink without one, the sinks that have one).
 // Errors: bad options are kInvalidArgument naming the connector and option, before the job starts.
 // Threading: one encoder set per subtask.
 
 #include <string>
 #include <utility>
 
+#include "flow/runtime/connectors/connector_catalog.h"
 #include "flow/runtime/engine/raw_adapters.h"
 #include "flow/runtime/exec/io.h"
 #include "flow/runtime/formats/csv_encoder.h"
@@ -25,7 +27,8 @@
 
 namespace flow::exec {
 
-enum class Delivery { kAtLeastOnce, kExactlyOnce };
+// The guarantees are the connector catalog's (connectors/connector_catalog.h).
+using Delivery = rt::Delivery;
 
 struct SinkEncoders {
   rt::JsonEncoder json;

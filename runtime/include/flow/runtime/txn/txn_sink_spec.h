@@ -19,6 +19,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "flow/runtime/txn/commit_group.h"
 #include "flow/runtime/txn/exactly_once_file_sink.h"
@@ -57,8 +59,13 @@ TxnSinkSpec FileTxnSink(ExactlyOnceFileSinkOptions options);
 // A script's `kafka` options (above) as a KafkaTxnSinkConfig.
 [[nodiscard]] Result<KafkaTxnSinkConfig> KafkaTxnSinkConfigFor(const std::map<std::string, std::string>& options);
 
-// `kind` "kafka" or "file" with the connector's options (above).
+// `kind`, a sink the connector catalog lists as exactly-once (kafka, file), with the connector's
+// options (above). Other kinds: kInvalidArgument listing the catalog's exactly-once sinks.
 [[nodiscard]] Result<TxnSinkSpec> TxnSinkSpecFor(const std::string& kind,
                                                  const std::map<std::string, std::string>& options);
+
+// The kinds TxnSinkSpecFor has builders for; they must be the catalog's exactly-once sinks
+// (tested).
+std::vector<std::string_view> TxnSinkBuilderKinds();
 
 }  // namespace flow::rt
