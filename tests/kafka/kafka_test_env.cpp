@@ -189,6 +189,15 @@ KafkaTestEnv::KafkaTestEnv() {
 
 KafkaTestEnv::KafkaTestEnv(std::string brokers) : brokers_(std::move(brokers)) {}
 
+KafkaTestEnv::KafkaTestEnv(std::string brokers, KafkaSettings client_settings)
+    : brokers_(std::move(brokers)), client_settings_(std::move(client_settings)) {}
+
+KafkaSettings KafkaTestEnv::With(const KafkaSettings& settings) const {
+  KafkaSettings merged = client_settings_;
+  for (const auto& [name, value] : settings) merged[name] = value;
+  return merged;
+}
+
 rt::Status KafkaTestEnv::CheckReachable(Millis timeout) const {
   auto rk = MakeProducer();
   if (!rk.ok()) return rk.status();
@@ -368,11 +377,11 @@ rt::Result<int> KafkaTestEnv::PartitionCount(const std::string& topic, Millis ti
 }
 
 rt::Result<RdKafkaPtr> KafkaTestEnv::MakeProducer(const KafkaSettings& settings) const {
-  return internal::NewClient(brokers_, RD_KAFKA_PRODUCER, settings);
+  return internal::NewClient(brokers_, RD_KAFKA_PRODUCER, With(settings));
 }
 
 rt::Result<RdKafkaPtr> KafkaTestEnv::MakeConsumer(const KafkaSettings& settings) const {
-  return internal::NewClient(brokers_, RD_KAFKA_CONSUMER, settings);
+  return internal::NewClient(brokers_, RD_KAFKA_CONSUMER, With(settings));
 }
 
 }  // namespace flow::test

@@ -70,8 +70,12 @@ class KafkaTestEnv {
   // Uses FLOW_KAFKA_BROKERS, default "127.0.0.1:9092".
   KafkaTestEnv();
   explicit KafkaTestEnv(std::string brokers);
+  // `client_settings` go to every client the helpers make, under the settings of each call:
+  // e.g. security.protocol, sasl.* and ssl.ca.location for a SASL_SSL listener.
+  KafkaTestEnv(std::string brokers, KafkaSettings client_settings);
 
   const std::string& brokers() const { return brokers_; }
+  const KafkaSettings& client_settings() const { return client_settings_; }
 
   // Ok iff a broker answers a metadata request within `timeout`. The message of an error says
   // how to start one (scripts/kafka start).
@@ -96,9 +100,9 @@ class KafkaTestEnv {
   [[nodiscard]] rt::Result<int> PartitionCount(const std::string& topic,
                                                Millis timeout = kKafkaTimeout) const;
 
-  // A producer or consumer handle for `brokers()` with `settings` on top of librdkafka's
-  // defaults. kInvalidArgument names a setting librdkafka rejects. A consumer gets a fresh
-  // group.id unless `settings` has one; its messages come from rd_kafka_consumer_poll.
+  // A producer or consumer handle for `brokers()` with `settings` on top of client_settings()
+  // and librdkafka's defaults. kInvalidArgument names a setting librdkafka rejects. A consumer gets
+  // a fresh group.id unless `settings` has one; its messages come from rd_kafka_consumer_poll.
   [[nodiscard]] rt::Result<RdKafkaPtr> MakeProducer(const KafkaSettings& settings = {}) const;
   [[nodiscard]] rt::Result<RdKafkaPtr> MakeConsumer(const KafkaSettings& settings = {}) const;
 
@@ -123,7 +127,11 @@ class KafkaTestEnv {
       Millis timeout = kKafkaTimeout) const;
 
  private:
+  // client_settings_ with `settings` on top.
+  KafkaSettings With(const KafkaSettings& settings) const;
+
   std::string brokers_;
+  KafkaSettings client_settings_;
 };
 
 }  // namespace flow::test

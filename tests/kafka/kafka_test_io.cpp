@@ -169,10 +169,10 @@ rt::Status KafkaTestEnv::Produce(const std::string& topic, const std::vector<Kaf
   DeliveryTally tally;
   auto rk = internal::NewClient(
       brokers_, RD_KAFKA_PRODUCER,
-      {{"enable.idempotence", "true"},
-       {"acks", "all"},
-       {"linger.ms", "5"},
-       {"message.timeout.ms", std::to_string(std::max<int64_t>(timeout.count(), 1))}},
+      With({{"enable.idempotence", "true"},
+            {"acks", "all"},
+            {"linger.ms", "5"},
+            {"message.timeout.ms", std::to_string(std::max<int64_t>(timeout.count(), 1))}}),
       [](rd_kafka_conf_t* conf) { rd_kafka_conf_set_dr_msg_cb(conf, OnDelivery); });
   if (!rk.ok()) return rk.status();
   for (const KafkaRecord& r : records) {

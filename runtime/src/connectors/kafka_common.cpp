@@ -145,4 +145,78 @@ Status KafkaWaitForLeaders(rd_kafka_t* rk, const std::string& topic, int32_t par
   return Status::Ok();
 }
 
+bool KafkaSecurityFailure(int err, std::string_view reason) {
+  // Other TLS errors are left to the usual bounds: a broker going down mid-handshake reports
+  // RD_KAFKA_RESP_ERR__SSL too ("unexpected eof"), and that must stay retriable.
+  return err == RD_KAFKA_RESP_ERR__AUTHENTICATION ||
+         ((err == RD_KAFKA_RESP_ERR__SSL || err == RD_KAFKA_RESP_ERR__TRANSPORT) &&
+          reason.find("certificate verify failed") != std::string_view::npos);
+}
+
+Status KafkaSecurityStatus(std::string_view what, const std::string& brokers, int err,
+                           std::string_view reason) {
+  if (err == RD_KAFKA_RESP_ERR__AUTHENTICATION) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: brokers {} refused the login: SASL authentication failed (check sasl.mechanism, "
+        "sasl.username, sasl.password): {}",
+        what, brokers, reason));
+  }
+  return Status::InvalidArgument(fmt::format(
+      "{}: brokers {}: TLS handshake failed: the broker's certificate failed verification (check "
+      "ssl.ca.location: the CA that signed it; ssl.endpoint.identification.algorithm: its host "
+      "name): {}",
+      what, brokers, reason));
+}
+
+void KafkaSecurityWatch::OnError(rd_kafka_t*, int err, const char* reason, void* opaque) {
+  static_cast<KafkaSecurityWatch*>(opaque)->Record(err, reason);
+}
+
+void KafkaSecurityWatch::Record(int err, const char* reason) {
+  std::string_view text = reason != nullptr ? reason : "";
+  if (!KafkaSecurityFailure(err, text)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (err_ != 0) return;
+  err_ = err;
+  reason_ = text;
+}
+
+Status KafkaSecurityWatch::Failure(std::string_view what, const std::string& brokers) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (err_ == 0) return Status::Ok();
+  return KafkaSecurityStatus(what, brokers, err_, reason_);
+}
+
+Status KafkaAwaitBrokers(rd_kafka_t* rk, const std::function<void()>& serve,
+                         const std::function<Status()>& failure, const std::string& brokers,
+                         int timeout_ms, std::string_view what) {
+  constexpr int kAttemptMs = 250;
+  const int64_t deadline = KafkaNowMs() + timeout_ms;
+  while (true) {
+    const int left = static_cast<int>(std::max<int64_t>(deadline - KafkaNowMs(), 1));
+    const rd_kafka_metadata_t* md = nullptr;
+    // No topic, all_topics=0: the brokers only.
+    rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, nullptr, &md, std::min(left, kAttemptMs));
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      rd_kafka_metadata_destroy(md);
+      return Status::Ok();
+    }
+    serve();
+    FLOW_RETURN_IF_ERROR(failure());
+    if (KafkaNowMs() >= deadline) {
+      return Status::Unavailable(fmt::format("{}: brokers {} unreachable ({}) after {} ms", what,
+                                             brokers, rd_kafka_err2str(err), timeout_ms));
+    }
+  }
+}
+
+std::map<std::string, std::string> KafkaConnectionProperties(
+    const std::map<std::string, std::string>& properties) {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : properties) {
+    if (k.starts_with("security.") || k.starts_with("sasl.") || k.starts_with("ssl.")) out[k] = v;
+  }
+  return out;
+}
+
 }  // namespace flow::rt

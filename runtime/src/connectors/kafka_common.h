@@ -3,8 +3,11 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <functional>
 #include <map>
+#include <mutex>
 #include <string>
+#include <string_view>
 
 #include "flow/runtime/common/status.h"
 
@@ -40,5 +43,45 @@ bool KafkaRetriable(rd_kafka_resp_err_t err);
 
 // Monotonic milliseconds, for bounded waits.
 int64_t KafkaNowMs();
+
+// Connection failures that retrying cannot cure, so waiting out a timeout only hides them: the
+// broker refused the login (RD_KAFKA_RESP_ERR__AUTHENTICATION: wrong sasl.username/password or
+// mechanism) or the client did not trust the broker's certificate (RD_KAFKA_RESP_ERR__SSL or, at
+// the first report, __TRANSPORT, with "certificate verify failed" in the reason).
+bool KafkaSecurityFailure(int err, std::string_view reason);
+
+// kInvalidArgument (a configuration error: exit code 1, never restarted) naming `what`, the
+// brokers, the failure, the settings to check and librdkafka's reason.
+[[nodiscard]] Status KafkaSecurityStatus(std::string_view what, const std::string& brokers, int err,
+                                         std::string_view reason);
+
+// Keeps the first KafkaSecurityFailure a client reports. Thread-safe: librdkafka calls error
+// callbacks on whichever thread serves the client's queue.
+class KafkaSecurityWatch {
+ public:
+  // For rd_kafka_conf_set_error_cb, with the watch as the conf's opaque.
+  static void OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque);
+  void Record(int err, const char* reason);
+  // Ok, or KafkaSecurityStatus of the first failure recorded.
+  [[nodiscard]] Status Failure(std::string_view what, const std::string& brokers) const;
+
+ private:
+  mutable std::mutex mu_;
+  int err_ = 0;
+  std::string reason_;
+};
+
+// Waits until `rk` gets a metadata answer from its brokers, in attempts of up to 250 ms; after
+// each failed one `serve` runs the client's callbacks and `failure` says whether one of them
+// recorded a security failure, which ends the wait at once. kUnavailable after `timeout_ms`.
+[[nodiscard]] Status KafkaAwaitBrokers(rd_kafka_t* rk, const std::function<void()>& serve,
+                                       const std::function<Status()>& failure,
+                                       const std::string& brokers, int timeout_ms,
+                                       std::string_view what);
+
+// The settings of `properties` that say how to connect (security.*, sasl.*, ssl.*): what helper
+// clients (admin, progress reader) need of a connector's properties.
+std::map<std::string, std::string> KafkaConnectionProperties(
+    const std::map<std::string, std::string>& properties);
 
 }  // namespace flow::rt

@@ -30,6 +30,10 @@ KafkaSource::~KafkaSource() { Close().IgnoreError(); }  // errors on teardown ha
 void KafkaSource::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
   // Served by rd_kafka_consume_batch_queue on the polling thread: no locking needed.
   auto* self = static_cast<KafkaSource*>(opaque);
+  if (KafkaSecurityFailure(err, reason != nullptr ? reason : "") && self->security_err_ == 0) {
+    self->security_err_ = err;
+    self->security_reason_ = reason != nullptr ? reason : "";
+  }
   if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT) {
     if (self->down_since_ms_ < 0) self->down_since_ms_ = KafkaNowMs();
     self->down_reason_ = reason != nullptr ? reason : "";
@@ -68,6 +72,10 @@ Status KafkaSource::Open(uint32_t subtask, uint32_t parallelism) {
   }
   rd_kafka_poll_set_consumer(rk_);
   queue_ = rd_kafka_queue_get_consumer(rk_);
+  // A refused login or an untrusted certificate fails Open at once, not after the timeout.
+  FLOW_RETURN_IF_ERROR(KafkaAwaitBrokers(
+      rk_, [this] { ServeErrors(); }, [this] { return SecurityStatus(); }, options_.brokers,
+      options_.metadata_timeout_ms, "kafka source"));
 
   Result<int32_t> partitions =
       KafkaPartitionCount(rk_, options_.topic, options_.brokers, options_.metadata_timeout_ms);
@@ -77,6 +85,20 @@ Status KafkaSource::Open(uint32_t subtask, uint32_t parallelism) {
   known_partitions_ = *partitions;
   next_discovery_ms_ = KafkaNowMs() + options_.partition_discovery_interval_ms;
   return ResolveStartOffsets(*partitions);
+}
+
+void KafkaSource::ServeErrors() {
+  // Before assign() the consumer queue holds only errors: they reach OnError or come back here.
+  while (rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_, 0)) {
+    if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR)
+      OnError(rk_, m->err, rd_kafka_message_errstr(m), this);
+    rd_kafka_message_destroy(m);
+  }
+}
+
+Status KafkaSource::SecurityStatus() const {
+  if (security_err_ == 0) return Status::Ok();
+  return KafkaSecurityStatus("kafka source", options_.brokers, security_err_, security_reason_);
 }
 
 Status KafkaSource::ResolveStartOffsets(int32_t partitions) {
@@ -275,6 +297,10 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
         unheard_.erase(m->partition);  // caught up: nothing older to wait for
         continue;
       }
+      if (KafkaSecurityFailure(m->err, rd_kafka_message_errstr(m))) {
+        OnError(rk_, m->err, rd_kafka_message_errstr(m), this);
+        continue;
+      }
       if (m->err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || m->err == RD_KAFKA_RESP_ERR__TRANSPORT) {
         if (down_since_ms_ < 0) down_since_ms_ = KafkaNowMs();
         down_reason_ = rd_kafka_message_errstr(m);
@@ -302,6 +328,8 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
     ++appended;
   }
   if (!error.ok()) return error;
+  // Credentials revoked or a certificate replaced while the job runs: no retry cures that.
+  FLOW_RETURN_IF_ERROR(SecurityStatus());
   if (appended > 0) {
     down_since_ms_ = -1;
     return PollResult::kRecords;

@@ -43,8 +43,9 @@ int64_t NowMs() {
       .count();
 }
 
-Result<rd_kafka_t*> MakeClient(rd_kafka_type_t type, const std::map<std::string, std::string>& settings,
-                               std::string_view what) {
+Result<rd_kafka_t*> MakeClient(rd_kafka_type_t type,
+                               const std::map<std::string, std::string>& settings,
+                               std::string_view what, KafkaSecurityWatch* watch) {
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char err[512];
   for (const auto& [key, value] : settings) {
@@ -53,6 +54,10 @@ Result<rd_kafka_t*> MakeClient(rd_kafka_type_t type, const std::map<std::string,
       return Status::InvalidArgument(
           fmt::format("{}: property `{}`=`{}` rejected: {}", what, key, value, err));
     }
+  }
+  if (watch != nullptr) {
+    rd_kafka_conf_set_error_cb(conf, &KafkaSecurityWatch::OnError);
+    rd_kafka_conf_set_opaque(conf, watch);
   }
   rd_kafka_t* rk = rd_kafka_new(type, conf, err, sizeof err);
   if (rk == nullptr) {

@@ -7,14 +7,17 @@
 #include <string>
 #include <string_view>
 
+#include "../connectors/kafka_common.h"
 #include "flow/runtime/common/status.h"
 
 namespace flow::rt::txn_detail {
 
-// A client with `settings`; kInvalidArgument naming a rejected setting.
+// A client with `settings`; kInvalidArgument naming a rejected setting. With a `watch`, the
+// client's error callback records security failures in it (served by rd_kafka_poll).
 [[nodiscard]] Result<rd_kafka_t*> MakeClient(rd_kafka_type_t type,
                                              const std::map<std::string, std::string>& settings,
-                                             std::string_view what);
+                                             std::string_view what,
+                                             KafkaSecurityWatch* watch = nullptr);
 
 // The broker's transaction.max.timeout.ms (asks the first broker in the metadata).
 [[nodiscard]] Result<int64_t> BrokerMaxTransactionTimeout(rd_kafka_t* rk, const std::string& brokers,

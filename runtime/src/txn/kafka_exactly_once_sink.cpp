@@ -59,17 +59,19 @@ Status ScanProgress(rd_kafka_t* rk, const std::string& topic, const std::string&
 
 }  // namespace
 
-Result<KafkaProgress> ReadCommittedProgress(const std::string& brokers, const std::string& progress_topic,
-                                            const std::string& job_id, int timeout_ms) {
+Result<KafkaProgress> ReadCommittedProgress(const std::string& brokers,
+                                            const std::string& progress_topic,
+                                            const std::string& job_id, int timeout_ms,
+                                            const std::map<std::string, std::string>& properties) {
   int64_t deadline = txn_detail::NowMs() + timeout_ms;
-  Result<rd_kafka_t*> client = txn_detail::MakeClient(
-      RD_KAFKA_CONSUMER,
-      {{"bootstrap.servers", brokers},
-       {"group.id", "flow-progress-reader"},
-       {"enable.auto.commit", "false"},
-       {"enable.partition.eof", "true"},
-       {"isolation.level", "read_committed"}},
-      "kafka exactly-once progress reader");
+  std::map<std::string, std::string> settings = properties;
+  settings.insert_or_assign("bootstrap.servers", brokers);
+  settings.insert_or_assign("group.id", "flow-progress-reader");
+  settings.insert_or_assign("enable.auto.commit", "false");
+  settings.insert_or_assign("enable.partition.eof", "true");
+  settings.insert_or_assign("isolation.level", "read_committed");
+  Result<rd_kafka_t*> client =
+      txn_detail::MakeClient(RD_KAFKA_CONSUMER, settings, "kafka exactly-once progress reader");
   if (!client.ok()) return client.status();
   std::unique_ptr<rd_kafka_t, ClientFree> rk(*client);
   int64_t low = 0, high = 0;

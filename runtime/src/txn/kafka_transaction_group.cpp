@@ -125,11 +125,21 @@ Result<std::unique_ptr<KafkaTransactionGroup>> KafkaTransactionGroup::Start(Kafk
 
 Status KafkaTransactionGroup::Init() {
   const KafkaTransactionOptions& o = options_;
-  // Admin steps with a plain client: the transactional producer needs the timeout first.
-  Result<rd_kafka_t*> admin = txn_detail::MakeClient(RD_KAFKA_PRODUCER, {{"bootstrap.servers", o.brokers}},
-                                                     "kafka exactly-once admin");
+  // Admin steps with a plain client: the transactional producer needs the timeout first. It
+  // connects like the producer (security.*, sasl.*, ssl.* of the properties).
+  std::map<std::string, std::string> admin_settings = KafkaConnectionProperties(o.properties);
+  admin_settings["bootstrap.servers"] = o.brokers;
+  KafkaSecurityWatch watch;
+  Result<rd_kafka_t*> admin =
+      txn_detail::MakeClient(RD_KAFKA_PRODUCER, admin_settings, "kafka exactly-once admin", &watch);
   if (!admin.ok()) return admin.status();
   std::unique_ptr<rd_kafka_t, void (*)(rd_kafka_t*)> admin_rk(*admin, rd_kafka_destroy);
+  // A refused login or an untrusted certificate fails the start at once: no retry cures it, and
+  // the producer's init_transactions would only time out on it.
+  const std::string what = fmt::format("kafka exactly-once (job `{}`)", o.job_id);
+  FLOW_RETURN_IF_ERROR(KafkaAwaitBrokers(
+      admin_rk.get(), [&] { rd_kafka_poll(admin_rk.get(), 0); },
+      [&] { return watch.Failure(what, o.brokers); }, o.brokers, o.operation_timeout_ms, what));
   Result<int64_t> broker_max = txn_detail::BrokerMaxTransactionTimeout(admin_rk.get(), o.brokers,
                                                                        o.operation_timeout_ms);
   if (!broker_max.ok()) return broker_max.status();
@@ -166,12 +176,14 @@ Status KafkaTransactionGroup::Init() {
     }
     return TxnErrorLocked(error.get(), "init_transactions");
   }
-  Result<KafkaProgress> progress =
-      ReadCommittedProgress(o.brokers, o.progress_topic, o.job_id, o.operation_timeout_ms);
+  const std::map<std::string, std::string> connection = KafkaConnectionProperties(o.properties);
+  Result<KafkaProgress> progress = ReadCommittedProgress(o.brokers, o.progress_topic, o.job_id,
+                                                         o.operation_timeout_ms, connection);
   while (!progress.ok() && progress.status().code() == StatusCode::kUnavailable && NowMs() < deadline &&
          !Cancelled()) {
     Backoff(&delay);
-    progress = ReadCommittedProgress(o.brokers, o.progress_topic, o.job_id, o.operation_timeout_ms);
+    progress = ReadCommittedProgress(o.brokers, o.progress_topic, o.job_id, o.operation_timeout_ms,
+                                     connection);
   }
   if (!progress.ok()) return progress.status();
   committed_ = progress->checkpoint_id;

@@ -25,10 +25,11 @@
 // (when a restored offset is no longer retained). Offsets are committed to the group only by
 // CommitOffsets(), for lag monitoring; they are never used for exactly-once.
 // Errors: brokers unreachable: kUnavailable after metadata_timeout_ms (Open) or after
-// unavailable_timeout_ms without progress (Poll), naming the brokers; a missing topic is
-// kNotFound; bad options or rejected librdkafka properties are kInvalidArgument; a damaged
-// start offsets record is kCorruption naming the file. A failed discovery (brokers down) is
-// retried at the next interval; it is not an error by itself.
+// unavailable_timeout_ms without progress (Poll), naming the brokers; a refused SASL login or a
+// broker certificate that fails verification: kInvalidArgument at once (Open, or the next Poll);
+// a missing topic is kNotFound; bad options or rejected librdkafka properties are
+// kInvalidArgument; a damaged start offsets record is kCorruption naming the file. A failed
+// discovery (brokers down) is retried at the next interval; it is not an error by itself.
 // RawRecord: payload, key (empty when absent), timestamp (broker/producer time, or
 // kNoTimestamp), partition and offset. Payloads stay valid until the next Poll or Close.
 // Threading: one instance per subtask, used by one thread at a time.
@@ -95,6 +96,10 @@ class KafkaSource final : public RawSource {
 
  private:
   static void OnError(rd_kafka_s* rk, int err, const char* reason, void* opaque);
+  // Runs OnError for what the consumer queue holds (before assign(): errors only).
+  void ServeErrors();
+  // kInvalidArgument once OnError saw a refused login or an untrusted certificate.
+  Status SecurityStatus() const;
   // Start offsets of the owned partitions of a topic with `partitions` partitions (see above).
   Status ResolveStartOffsets(int32_t partitions);
   // Concrete offsets of `partitions` as `start` says, retrying transient errors until
@@ -119,6 +124,8 @@ class KafkaSource final : public RawSource {
   int64_t next_discovery_ms_ = 0;  // monotonic ms of the next look
   int64_t down_since_ms_ = -1;  // monotonic ms when "all brokers down" was first seen
   std::string down_reason_;
+  int security_err_ = 0;  // first refused login / untrusted certificate (KafkaSecurityFailure)
+  std::string security_reason_;
 };
 
 }  // namespace flow::rt

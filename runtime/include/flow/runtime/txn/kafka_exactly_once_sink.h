@@ -10,12 +10,13 @@
 // while N is not committed yet keeps its later records in memory (they belong to the next
 // transaction) until Commit(N); before that they go straight into the open transaction.
 //
-// Start-up (Start): checks the job id; reads the broker's transaction.max.timeout.ms
-// (DescribeConfigs) and validates transaction.timeout.ms against it and the checkpoint options;
-// creates the compacted progress topic if missing; init_transactions (fences any older instance
-// of the job and ABORTS whatever it left open); reads the last committed progress record with
-// read_committed: last_committed() is the checkpoint the job must restore (0: none, start
-// fresh). Sinks refuse Recover from any other checkpoint.
+// Start-up (Start): checks the job id; connects (a refused SASL login or an untrusted broker
+// certificate is kInvalidArgument at once, see KafkaSecurityStatus); reads the broker's
+// transaction.max.timeout.ms (DescribeConfigs) and validates transaction.timeout.ms against it
+// and the checkpoint options; creates the compacted progress topic if missing; init_transactions
+// (fences any older instance of the job and ABORTS whatever it left open); reads the last
+// committed progress record with read_committed: last_committed() is the checkpoint the job must
+// restore (0: none, start fresh). Sinks refuse Recover from any other checkpoint.
 //
 // Errors: broker unreachable -> retried with backoff inside each call up to its bound
 // (retry_timeout_ms; no call waits longer, see CommitBoundMs), then kUnavailable (nothing lost;
@@ -95,10 +96,11 @@ struct KafkaProgress {
 
 // Reads `progress_topic` (read_committed) and returns the newest progress record of `job_id`.
 // A missing topic is "nothing committed". Bounded by `timeout_ms`: kTimedOut / kUnavailable.
-// A progress record that does not decode is kCorruption.
-[[nodiscard]] Result<KafkaProgress> ReadCommittedProgress(const std::string& brokers,
-                                                          const std::string& progress_topic,
-                                                          const std::string& job_id, int timeout_ms);
+// A progress record that does not decode is kCorruption. `properties`: how to connect
+// (security.protocol, sasl.*, ssl.*).
+[[nodiscard]] Result<KafkaProgress> ReadCommittedProgress(
+    const std::string& brokers, const std::string& progress_topic, const std::string& job_id,
+    int timeout_ms, const std::map<std::string, std::string>& properties = {});
 
 // How long one wait of the group blocks before it looks at the deadline and the cancel flag again.
 inline constexpr int kTxnWaitSliceMs = 200;
