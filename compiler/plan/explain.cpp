@@ -4,6 +4,7 @@
 #include <map>
 #include <vector>
 
+#include "flow/runtime/connectors/kafka_properties.h"
 #include "plan/passes.h"
 
 namespace flow::plan {
@@ -11,7 +12,27 @@ namespace {
 
 constexpr size_t kMaxSnippet = 72;  // longer operator texts are cut with "..."
 
-// The script text of `range` on one line: runs of whitespace become one space.
+// A connector call as written, with the values of secret Kafka properties in string literals
+// ("sasl.password=...") replaced by *** unless they name an environment variable.
+std::string MaskSecrets(std::string call) {
+  size_t at = 0;
+  while ((at = call.find('"', at)) != std::string::npos) {
+    size_t end = at + 1;
+    while (end < call.size() && call[end] != '"') end += call[end] == '\\' ? 2 : 1;
+    if (end >= call.size()) break;
+    const std::string_view text(call.data() + at + 1, end - at - 1);
+    const size_t eq = text.find('=');
+    if (eq != std::string_view::npos && rt::IsSecretKafkaProperty(text.substr(0, eq)) &&
+        !text.substr(eq + 1).starts_with("${")) {
+      call.replace(at + 1 + eq + 1, text.size() - eq - 1, "***");
+      end = at + 1 + eq + 1 + 3;
+    }
+    at = end + 1;
+  }
+  return call;
+}
+
+// The script text of `range` on one line: runs of whitespace become one space; secrets masked.
 std::string Snippet(std::string_view source, const diag::SourceRange& range) {
   if (source.empty() || range.end <= range.begin || range.end > source.size()) return "";
   std::string out;
@@ -25,6 +46,7 @@ std::string Snippet(std::string_view source, const diag::SourceRange& range) {
     space = false;
     out.push_back(c);
   }
+  out = MaskSecrets(std::move(out));  // before the cut: a cut literal would hide its end
   if (out.size() > kMaxSnippet) out = out.substr(0, kMaxSnippet - 3) + "...";
   return out;
 }

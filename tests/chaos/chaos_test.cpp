@@ -288,7 +288,8 @@ class ChaosTest : public ::testing::Test {
         {
           std::lock_guard<std::mutex> lock(broker_mu);
           EXPECT_EQ(std::system(KafkaScript("kill", port_).c_str()), 0);
-          std::this_thread::sleep_for(std::chrono::milliseconds(plan.retry_timeout_ms + Uniform(2000, 4000)));
+          std::this_thread::sleep_for(
+              std::chrono::milliseconds(plan.retry_timeout_ms + Uniform(2000, 4000)));
           EXPECT_EQ(std::system(KafkaScript("start", port_).c_str()), 0);
         }
         gave_up += CountGaveUp(log, from);
@@ -314,8 +315,8 @@ class ChaosTest : public ::testing::Test {
       EXPECT_EQ(faults_hit, static_cast<int64_t>(plan.faults.size()));
     }
     if (plan.long_outages > 0) {
-      EXPECT_GT(gave_up, 0) << "no write or commit failed past the retry bound in " << plan.long_outages
-                            << " outages longer than it (see " << log << ")";
+      EXPECT_GT(gave_up, 0) << "no write or commit failed past the retry bound in "
+                            << plan.long_outages << " outages longer than it (see " << log << ")";
     }
     // The input itself must be complete, or a loss below would be the producer's, not the job's.
     auto in = env_.ConsumeToEnd(input, Isolation::kReadUncommitted, Millis(60000));
@@ -356,7 +357,8 @@ class ChaosTest : public ::testing::Test {
     in.seekg(from);
     int64_t n = 0;
     for (std::string line; std::getline(in, line);) {
-      if (line.find("gave up after") != std::string::npos || line.find("still full after") != std::string::npos ||
+      if (line.find("gave up after") != std::string::npos ||
+          line.find("still full after") != std::string::npos ||
           line.find("init_transactions") != std::string::npos) {
         ++n;
       }
@@ -435,10 +437,15 @@ TEST_F(ChaosTest, CopierExactlyOnceUnderKillsAndBrokerRestarts) {
   // The copier has no operator state files, so `during-restore` cannot fire for it.
   // The same job also writes every record to an exactly-once file sink: its Kafka commit goes
   // first, the files' after; both outputs must be exact after every kind of crash.
-  Plan plan{"copy", "exactly_once", kills_, {"after-precommit:2", "after-metadata:2", "during-commit:2",
-                                             "after-commit-before-cleanup:2", "after-precommit:5"},
-            static_cast<int>(EnvInt("FLOW_CHAOS_BROKER_RESTARTS", 2)), (work_ / "copy-files").string(),
-            static_cast<int>(EnvInt("FLOW_CHAOS_LONG_OUTAGES", 2)), 2000};
+  Plan plan{"copy",
+            "exactly_once",
+            kills_,
+            {"after-precommit:2", "after-metadata:2", "during-commit:2",
+             "after-commit-before-cleanup:2", "after-precommit:5"},
+            static_cast<int>(EnvInt("FLOW_CHAOS_BROKER_RESTARTS", 2)),
+            (work_ / "copy-files").string(),
+            static_cast<int>(EnvInt("FLOW_CHAOS_LONG_OUTAGES", 2)),
+            2000};
   auto expected = CopyReference();
   int64_t rounds = 0;
   auto out = RunChaos(plan, records_ + kPartitions, &rounds);

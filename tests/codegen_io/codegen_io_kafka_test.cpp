@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -244,6 +245,55 @@ from kafka(topic: input, brokers: brokers) format json as A | into stdout format
   EXPECT_EQ(ran.exit_code, 1) << ran.err;
   EXPECT_NE(ran.err.find("cannot decode source at job.flow:5 kafka topic " + *input + " partition 1 offset 1"), std::string::npos)
       << ran.err;
+}
+
+// `properties:` in a script: librdkafka settings with ${ENV} values reach the clients (the copy
+// runs); an unset variable and a setting Flow owns are usage errors (exit 2) that say what to do.
+TEST_F(CodegenIoKafka, ScriptPropertiesReachTheClientsAndFlowsOwnAreRefused) {
+  std::string dir = ScratchDir("kafka_props");
+  std::string bin = Build(dir, R"(
+param input: string
+param output: string
+param brokers: string
+schema A { x: int }
+from kafka(topic: input, brokers: brokers, properties: ["client.id=flow-cgio", "fetch.wait.max.ms=${FLOW_CGIO_WAIT}"])
+  format json as A
+  | into kafka(topic: output, brokers: brokers, properties: ["linger.ms=1"]) format json
+)");
+  auto input = env_.CreateUniqueTopic("cgio-props-in", 1);
+  auto output = env_.CreateUniqueTopic("cgio-props-out", 1);
+  ASSERT_TRUE(input.ok() && output.ok());
+  ASSERT_TRUE(env_.Produce(*input, {{0, "", "{\"x\":1}"}, {0, "", "{\"x\":2}"}}).ok());
+  const std::vector<std::string> argv = {bin,
+                                         "--set",
+                                         "input=" + *input,
+                                         "--set",
+                                         "output=" + *output,
+                                         "--set",
+                                         "brokers=" + env_.brokers()};
+  ::unsetenv("FLOW_CGIO_WAIT");
+  Ran unset = RunLimited(argv, 60);
+  EXPECT_EQ(unset.exit_code, 2) << unset.err;
+  EXPECT_NE(unset.err.find("FLOW_CGIO_WAIT"), std::string::npos) << unset.err;
+  ::setenv("FLOW_CGIO_WAIT", "50", 1);
+  {
+    // The source is unbounded: once both records are out, a SIGTERM stops the job (exit 0).
+    Background job(argv, dir);
+    auto got = env_.ConsumeCount(*output, 2, Isolation::kReadUncommitted, test::Millis(60000));
+    EXPECT_TRUE(got.ok()) << got.status().ToString() << "\n" << job.Err();
+    EXPECT_EQ(job.Stop(30), 0) << job.Err();
+  }
+  ::unsetenv("FLOW_CGIO_WAIT");
+
+  std::string own = Build(dir, R"(
+schema A { x: int }
+from kafka(topic: "t", brokers: "127.0.0.1:1", properties: ["group.id=mine"]) format json as A
+  | into stdout format json
+)");
+  Ran refused = RunLimited({own}, 60);
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_NE(refused.err.find("`group.id` cannot be set"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("`group:`"), std::string::npos) << refused.err;
 }
 
 }  // namespace

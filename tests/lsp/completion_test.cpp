@@ -83,7 +83,8 @@ TEST(LspCompletion, StreamsConnectorsAndFormats) {
       (std::set<std::string>{"kafka", "file", "stdout"}));
   EXPECT_TRUE(Has(LabelsAtEnd(base + "other | into stdout format "), {"json", "csv"}));
   EXPECT_EQ(LabelsAtEnd(base + "stream s = from kafka(topic: \"t\", "),
-            (std::set<std::string>{"topic", "brokers", "group", "start", "read_committed", "partition_discovery"}));
+            (std::set<std::string>{"topic", "brokers", "group", "start", "read_committed",
+                                   "partition_discovery", "properties"}));
 }
 
 TEST(LspCompletion, FieldsFollowThePipeline) {

@@ -25,6 +25,9 @@ std::string Sample(const sema::ArgSpec& a) {
     case Kind::kBool: return "true";
     case Kind::kDuration: return "2s";
     case Kind::kTimestamp: return "2026-01-01T00:00:00Z";
+    // Kafka's `properties`: a list, one entry per line (exec::OptionText), each key=value.
+    case Kind::kList:
+      return "client.id=flow\nlinger.ms=5";
     default: return "x";
   }
 }

@@ -63,7 +63,9 @@ int64_t ParseCheckpointDir(std::string_view name) {
   return id;
 }
 std::string SavepointDirName(std::string_view name) { return "sp-" + std::string(name); }
-bool IsValidSavepointName(std::string_view name) { return ValidName(name); }
+bool IsValidSavepointName(std::string_view name) {
+  return ValidName(name);
+}
 
 std::string SnapshotFileName(std::string_view operator_name, uint32_t subtask) {
   std::string s;

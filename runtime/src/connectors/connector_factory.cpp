@@ -11,6 +11,7 @@
 #include "flow/runtime/connectors/connector_catalog.h"
 #include "flow/runtime/connectors/file_sink.h"
 #include "flow/runtime/connectors/file_source.h"
+#include "flow/runtime/connectors/kafka_properties.h"
 #include "flow/runtime/connectors/kafka_sink.h"
 #include "flow/runtime/connectors/kafka_source.h"
 #include "flow/runtime/connectors/stdin_source.h"
@@ -121,16 +122,12 @@ class OptionReader {
     return Error(name, fmt::format("must be one of {}, not \"{}\"", fmt::join(choices, "|"), *v));
   }
 
-  // Collects "kafka.<key>" options as librdkafka settings.
-  std::map<std::string, std::string> Passthrough() {
-    std::map<std::string, std::string> out;
-    for (const auto& [k, v] : options_) {
-      if (k.size() > kKafkaPrefix.size() && k.starts_with(kKafkaPrefix)) {
-        out[k.substr(kKafkaPrefix.size())] = v;
-        known_.insert(k);
-      }
-    }
-    return out;
+  // The librdkafka settings: `kafka.<key>` options and the script's `properties` lines.
+  Status Passthrough(std::map<std::string, std::string>* out) {
+    auto p = KafkaPropertiesOfOptions(options_, what_, &known_);
+    if (!p.ok()) return p.status();
+    *out = std::move(p).value();
+    return Status::Ok();
   }
 
   // kInvalidArgument for the first option that no reader asked for.
@@ -195,7 +192,7 @@ Result<std::unique_ptr<RawSource>> MakeKafkaSource(OptionReader& r) {
       r.DurationMsInt("partition_discovery", &o.partition_discovery_interval_ms, /*zero_is_off=*/true));
   o.start = static_cast<KafkaStart>(start);
   o.read_committed = isolation == 0;
-  o.properties = r.Passthrough();
+  FLOW_RETURN_IF_ERROR(r.Passthrough(&o.properties));
   FLOW_RETURN_IF_ERROR(r.RejectUnknown());
   return std::unique_ptr<RawSource>(std::make_unique<KafkaSource>(std::move(o)));
 }
@@ -224,7 +221,7 @@ Result<std::unique_ptr<RawSink>> MakeKafkaSink(OptionReader& r) {
   FLOW_RETURN_IF_ERROR(r.DurationMsInt("flush_timeout", &o.flush_timeout_ms));
   o.partitioner = static_cast<KafkaPartitioner>(partitioner);
   o.partition = static_cast<int32_t>(partition);
-  o.properties = r.Passthrough();
+  FLOW_RETURN_IF_ERROR(r.Passthrough(&o.properties));
   FLOW_RETURN_IF_ERROR(r.RejectUnknown());
   return std::unique_ptr<RawSink>(std::make_unique<KafkaSink>(std::move(o)));
 }

@@ -1,5 +1,7 @@
 #include "kafka_common.h"
 
+#include "flow/runtime/connectors/kafka_properties.h"
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -16,8 +18,11 @@ Result<rd_kafka_conf_t*> MakeKafkaConf(const std::map<std::string, std::string>&
     if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof err) !=
         RD_KAFKA_CONF_OK) {
       rd_kafka_conf_destroy(conf);
+      // librdkafka's own message may quote the value too: for secrets, leave it out.
       return Status::InvalidArgument(
-          fmt::format("{}: property `{}`=`{}` rejected: {}", what, key, value, err));
+          IsSecretKafkaProperty(key)
+              ? fmt::format("{}: property `{}`=`***` rejected", what, key)
+              : fmt::format("{}: property `{}`=`{}` rejected: {}", what, key, value, err));
     }
   }
   return conf;

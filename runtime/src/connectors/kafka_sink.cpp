@@ -51,6 +51,9 @@ Status KafkaSink::Open(uint32_t subtask, uint32_t parallelism) {
       {"message.timeout.ms", std::to_string(options_.delivery_timeout_ms)},
       {"linger.ms", "5"},
   };
+  if (context_.kafka_properties != nullptr) {
+    for (const auto& [k, v] : *context_.kafka_properties) settings[k] = v;
+  }
   for (const auto& [k, v] : options_.properties) settings[k] = v;
   Result<rd_kafka_conf_t*> conf = MakeKafkaConf(settings, "kafka sink");
   if (!conf.ok()) return conf.status();

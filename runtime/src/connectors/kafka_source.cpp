@@ -57,6 +57,9 @@ Status KafkaSource::Open(uint32_t subtask, uint32_t parallelism) {
       {"auto.offset.reset", "earliest"},
       {"isolation.level", options_.read_committed ? "read_committed" : "read_uncommitted"},
   };
+  if (context_.kafka_properties != nullptr) {
+    for (const auto& [k, v] : *context_.kafka_properties) settings[k] = v;
+  }
   for (const auto& [k, v] : options_.properties) settings[k] = v;
   // Not the user's to change: an empty partition reports its end, which SplitsPending needs.
   settings["enable.partition.eof"] = "true";

@@ -181,6 +181,7 @@ Status Job::Build(Runtime* rt) {
     ctx.clock = clock;
     ctx.cancel = &control_.cancel;
     ctx.state_dir = options_.checkpoint.state_dir;
+    ctx.kafka_properties = &options_.kafka_properties;
     return ctx;
   };
   auto own = [&](std::unique_ptr<Consumer> c) {

@@ -159,23 +159,28 @@ Status SavepointWaiter::Wait(int64_t id, int64_t deadline_ms, const std::functio
   while (true) {
     if (auto it = done_.find(id); it != done_.end()) {
       if (it->second) return Status::Ok();
-      return Status::Aborted(fmt::format("checkpoint {} failed ({})", id, CheckpointFailureReasonName(why_[id])));
+      return Status::Aborted(
+          fmt::format("checkpoint {} failed ({})", id, CheckpointFailureReasonName(why_[id])));
     }
-    if (gone()) return Status::Cancelled(fmt::format("the job ended before checkpoint {} completed", id));
-    if (SteadyNowMs() >= deadline_ms) return Status::TimedOut(fmt::format("checkpoint {} did not complete in time", id));
+    if (gone())
+      return Status::Cancelled(fmt::format("the job ended before checkpoint {} completed", id));
+    if (SteadyNowMs() >= deadline_ms)
+      return Status::TimedOut(fmt::format("checkpoint {} did not complete in time", id));
     cv_.wait_for(lock, std::chrono::milliseconds(20));
   }
 }
 
 Result<SavepointResult> Job::TakeSavepoint(const SavepointRequest& request) {
   if (!request.name.empty() && !IsValidSavepointName(request.name)) {
-    return Status::InvalidArgument(
-        fmt::format("savepoint name '{}': use letters, digits, '_', '-' and '.', not starting with '.'", request.name));
+    return Status::InvalidArgument(fmt::format(
+        "savepoint name '{}': use letters, digits, '_', '-' and '.', not starting with '.'",
+        request.name));
   }
   Runtime* rt = nullptr;
   {
     std::lock_guard<std::mutex> lock(run_mu_);
-    if (running_ == nullptr) return Status::Unavailable("the job is not running (starting, restarting or ending)");
+    if (running_ == nullptr)
+      return Status::Unavailable("the job is not running (starting, restarting or ending)");
     rt = running_;
     ++savepoint_calls_;
   }
@@ -189,14 +194,17 @@ Result<SavepointResult> Job::TakeSavepoint(const SavepointRequest& request) {
   } leave{this};
   if (!rt->storage || !rt->coordinator || !rt->checkpoint_timer || !rt->savepoints) {
     return Status::InvalidArgument(
-        "savepoints need checkpoints: run the job with --state-dir DIR and a --checkpoint-interval above 0");
+        "savepoints need checkpoints: run the job with --state-dir DIR and a --checkpoint-interval "
+        "above 0");
   }
   std::lock_guard<std::mutex> one_at_a_time(rt->savepoint_mu);
   const int64_t start = SteadyNowMs();
   std::string path;
   if (!request.name.empty()) {
-    path = (std::filesystem::path(rt->storage->state_dir()) / SavepointDirName(request.name)).string();
-    if (std::filesystem::exists(path)) return Status::InvalidArgument(fmt::format("savepoint '{}' already exists", path));
+    path =
+        (std::filesystem::path(rt->storage->state_dir()) / SavepointDirName(request.name)).string();
+    if (std::filesystem::exists(path))
+      return Status::InvalidArgument(fmt::format("savepoint '{}' already exists", path));
   }
   // Checkpoints may be refused for a moment (as many pending as allowed, the minimum pause).
   Result<int64_t> id = Status::Internal("unset");
@@ -207,7 +215,9 @@ Result<SavepointResult> Job::TakeSavepoint(const SavepointRequest& request) {
     if (id.ok()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  if (!id.ok()) return Status(id.status().code(), "savepoint: cannot trigger a checkpoint: " + id.status().message());
+  if (!id.ok())
+    return Status(id.status().code(),
+                  "savepoint: cannot trigger a checkpoint: " + id.status().message());
   Status done = rt->savepoints->Wait(*id, start + request.timeout_ms,
                                      [rt] { return rt->ended.load() || rt->running.load() == 0; });
   if (done.ok()) {
@@ -218,14 +228,17 @@ Result<SavepointResult> Job::TakeSavepoint(const SavepointRequest& request) {
   if (done.ok()) done = rt->storage->CreateSavepoint(*id, name);
   if (!done.ok()) {
     if (request.stop) control_.pause_after_barrier.store(0);  // the job goes on
-    Log(LogLevel::kWarn, "checkpoint", "savepoint failed", {{"id", std::to_string(*id)}, {"error", done.ToString()}});
+    Log(LogLevel::kWarn, "checkpoint", "savepoint failed",
+        {{"id", std::to_string(*id)}, {"error", done.ToString()}});
     return Status(done.code(), "savepoint: " + done.message());
   }
   SavepointResult result;
   result.checkpoint_id = *id;
   result.path = (std::filesystem::path(rt->storage->state_dir()) / SavepointDirName(name)).string();
   Log(LogLevel::kInfo, "checkpoint", request.stop ? "savepoint taken; stopping" : "savepoint taken",
-      {{"path", result.path}, {"id", std::to_string(*id)}, {"ms", std::to_string(SteadyNowMs() - start)}});
+      {{"path", result.path},
+       {"id", std::to_string(*id)},
+       {"ms", std::to_string(SteadyNowMs() - start)}});
   if (request.stop) RequestStop();
   return result;
 }

@@ -15,12 +15,17 @@ namespace {
 
 int HttpStatusOf(const Status& s) {
   switch (s.code()) {
-    case StatusCode::kInvalidArgument: return 400;
-    case StatusCode::kUnavailable: return 503;
-    case StatusCode::kTimedOut: return 504;
+    case StatusCode::kInvalidArgument:
+      return 400;
+    case StatusCode::kUnavailable:
+      return 503;
+    case StatusCode::kTimedOut:
+      return 504;
     case StatusCode::kAborted:
-    case StatusCode::kCancelled: return 409;
-    default: return 500;
+    case StatusCode::kCancelled:
+      return 409;
+    default:
+      return 500;
   }
 }
 
@@ -43,14 +48,18 @@ void JsonError(httplib::Response& res, int status, std::string_view message) {
 MetricsServer::MetricsServer(const MetricsRegistry* registry, SavepointFn savepoint)
     : registry_(registry), savepoint_(std::move(savepoint)) {}
 
-MetricsServer::~MetricsServer() { Stop(); }
+MetricsServer::~MetricsServer() {
+  Stop();
+}
 
 void MetricsServer::Route() {
   httplib::Server& s = *server_;
   s.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     res.set_content(registry_->RenderPrometheus(), "text/plain; version=0.0.4");
   });
-  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
+  s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain");
+  });
   auto not_allowed = [](const httplib::Request&, httplib::Response& res) {
     res.status = 405;
     res.set_content("method not allowed\n", "text/plain");
@@ -90,7 +99,8 @@ Status MetricsServer::Start(const std::string& bind_address, int port) {
   if (server_) return Status::Internal("metrics: started twice");
   server_ = std::make_unique<httplib::Server>();
   Route();
-  const int bound = port == 0 ? server_->bind_to_any_port(bind_address) : (server_->bind_to_port(bind_address, port) ? port : -1);
+  const int bound = port == 0 ? server_->bind_to_any_port(bind_address)
+                              : (server_->bind_to_port(bind_address, port) ? port : -1);
   if (bound <= 0) {
     server_.reset();
     return Status::IoError(fmt::format("metrics: cannot listen on {}:{}", bind_address, port));

@@ -1,4 +1,5 @@
 #include "flow/runtime/engine/options.h"
+#include "flow/runtime/connectors/kafka_properties.h"
 
 #include <charconv>
 #include <cmath>
@@ -225,9 +226,15 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
       o.metrics_port = static_cast<int>(n);
     } else if (arg == "--savepoint-on-stop") {
       if (has_inline && value != "true" && value != "false") {
-        return Status::InvalidArgument(fmt::format("--savepoint-on-stop={}: expected true or false", value));
+        return Status::InvalidArgument(
+            fmt::format("--savepoint-on-stop={}: expected true or false", value));
       }
       o.savepoint_on_stop = !has_inline || value == "true";
+    } else if (arg == "--kafka-properties") {
+      FLOW_RETURN_IF_ERROR(next(&v));
+      auto props = ReadKafkaPropertiesFile(std::string(v));
+      if (!props.ok()) return Status::InvalidArgument(props.status().message());
+      o.kafka_properties = std::move(props).value();
     } else if (arg == "--metrics-bind") {
       FLOW_RETURN_IF_ERROR(next(&v));
       o.metrics_bind = std::string(v);
@@ -283,7 +290,8 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
                                        : JobIdFromName(argc > 0 ? argv[0] : "");
   FLOW_RETURN_IF_ERROR(ResolveCheckpointFlags(&o.checkpoint, /*has_exactly_once_sink=*/false));
   if (o.savepoint_on_stop && o.checkpoint.state_dir.empty()) {
-    return Status::InvalidArgument("--savepoint-on-stop: savepoints are kept in the state dir; give --state-dir DIR");
+    return Status::InvalidArgument(
+        "--savepoint-on-stop: savepoints are kept in the state dir; give --state-dir DIR");
   }
   auto params = JobParams::Make(specs, sets);
   if (!params.ok()) return params.status();
@@ -301,6 +309,9 @@ std::string JobUsage(std::string_view program, const std::vector<ParamSpec>& spe
       "                         (Prometheus), GET /healthz, POST /savepoint[?stop=true&name=N]\n"
       "  --metrics-bind ADDR    address for the HTTP endpoints (default: 127.0.0.1)\n"
       "  --savepoint-on-stop    SIGINT/SIGTERM stop the job with a savepoint (needs --state-dir)\n"
+      "  --kafka-properties F   librdkafka settings (key=value lines, ${{ENV}} expanded) for "
+      "every\n"
+      "                         Kafka client of the job, e.g. security.protocol, sasl.*, ssl.*\n"
       "  --progress-interval S  seconds between progress lines on stderr, 0 = off (default: 5)\n"
       "  --log-level L          debug, info, warn, error or off (default: info)\n"
       "  --state-backend K      keyed state backend: heap or rocksdb (default: heap)\n"

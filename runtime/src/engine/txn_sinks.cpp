@@ -204,6 +204,7 @@ Status TxnSinks::Start(const JobOptions& options, CheckpointStorage* storage,
   ctx.job_id = options.job_id;
   ctx.checkpoints = options.checkpoint.options;
   ctx.cancel = subtasks_.front()->ctx().cancel;
+  ctx.kafka_properties = &options.kafka_properties;
   Log(LogLevel::kInfo, "txn", "starting the commit group",
       {{"job_id", ctx.job_id}, {"group", spec->key}, {"participants", std::to_string(participants)}});
   auto group = spec->start(ctx, participants);

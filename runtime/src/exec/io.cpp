@@ -31,6 +31,22 @@ rt::Result<rt::RawSinkFactory> RawSinkFactoryFor(std::string kind, rt::Connector
 
 namespace flow::exec {
 
+std::string OptionText(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& e : v) {
+    if (!out.empty()) out += '\n';
+    // A line break inside an entry would read as two entries: keep it visible as text instead.
+    for (char c : e) {
+      if (c == '\n' || c == '\r') {
+        out += "\\n";
+      } else {
+        out += c;
+      }
+    }
+  }
+  return out;
+}
+
 std::string OptionText(double v) { return fmt::format("{}", v); }
 
 }  // namespace flow::exec

@@ -161,7 +161,8 @@ Status ExactlyOnceFileSink::Recover(int64_t restored_checkpoint_id) {
                            : Path(PendingName(p.final_name, p.checkpoint_id));
     // The name's checkpoint id decides: pre-committed for a checkpoint <= R means complete (or
     // subsumed by R); anything later belongs to an epoch the restore drops.
-    const bool commit = p.kind == PartName::Kind::kPending && p.checkpoint_id <= restored_checkpoint_id;
+    const bool commit =
+        p.kind == PartName::Kind::kPending && p.checkpoint_id <= restored_checkpoint_id;
     if (commit) {
       FLOW_RETURN_IF_ERROR(CommitFile(p.final_name, p.checkpoint_id));
     } else if (::unlink(path.c_str()) != 0 && errno != ENOENT) {

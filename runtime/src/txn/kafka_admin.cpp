@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "flow/runtime/connectors/kafka_properties.h"
+
 #include "flow/runtime/common/serde.h"
 
 namespace flow::rt::txn_detail {
@@ -52,7 +54,9 @@ Result<rd_kafka_t*> MakeClient(rd_kafka_type_t type,
     if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
       rd_kafka_conf_destroy(conf);
       return Status::InvalidArgument(
-          fmt::format("{}: property `{}`=`{}` rejected: {}", what, key, value, err));
+          IsSecretKafkaProperty(key)
+              ? fmt::format("{}: property `{}`=`***` rejected", what, key)
+              : fmt::format("{}: property `{}`=`{}` rejected: {}", what, key, value, err));
     }
   }
   if (watch != nullptr) {

@@ -1,4 +1,5 @@
 #include "flow/runtime/txn/txn_sink_spec.h"
+#include "flow/runtime/connectors/kafka_properties.h"
 
 #include <charconv>
 #include <limits>
@@ -29,7 +30,8 @@ TxnSinkSpec KafkaTxnSink(KafkaTxnSinkConfig config) {
     // The job's failure ends the group's waits (full queue, commit) instead of their bounds.
     o.cancel = ctx.cancel;
     o.checkpoints = ctx.checkpoints;
-    o.properties = config.properties;
+    if (ctx.kafka_properties != nullptr) o.properties = *ctx.kafka_properties;
+    for (const auto& [k, v] : config.properties) o.properties[k] = v;
     auto group = KafkaTransactionGroup::Start(std::move(o), participants);
     if (!group.ok()) return group.status();
     return std::unique_ptr<CommitGroup>(std::move(group).value());
@@ -97,15 +99,12 @@ class Reader {
     *out = d;
     return Status::Ok();
   }
-  std::map<std::string, std::string> Passthrough() {
-    std::map<std::string, std::string> out;
-    for (const auto& [k, v] : o_) {
-      if (k.size() > 6 && k.starts_with("kafka.")) {
-        out[k.substr(6)] = v;
-        known_.insert(k);
-      }
-    }
-    return out;
+  // The librdkafka settings: `kafka.<key>` options and the script's `properties` lines.
+  Status Passthrough(std::map<std::string, std::string>* out) {
+    auto p = KafkaPropertiesOfOptions(o_, what_, &known_);
+    if (!p.ok()) return p.status();
+    *out = std::move(p).value();
+    return Status::Ok();
   }
   Status RejectUnknown() const {
     for (const auto& [k, v] : o_) {
@@ -151,7 +150,7 @@ Result<KafkaTxnSinkConfig> KafkaTxnSinkConfigFor(const std::map<std::string, std
   }
   k.sink.partitioner = partitioner == "explicit" ? KafkaPartitioner::kExplicit : KafkaPartitioner::kKeyHash;
   k.sink.partition = static_cast<int32_t>(partition);
-  k.properties = r.Passthrough();
+  FLOW_RETURN_IF_ERROR(r.Passthrough(&k.properties));
   FLOW_RETURN_IF_ERROR(r.RejectUnknown());
   return k;
 }

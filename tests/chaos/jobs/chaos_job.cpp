@@ -137,7 +137,8 @@ class TumblingSum final : public flow::rt::OneInputOperator<Rec, Agg> {
 
 template <typename T, typename Encode>
 Status AddSink(flow::rt::Job& job, const flow::rt::Stream<T>& s, const std::string& guarantee,
-               const std::string& brokers, const std::string& topic, int64_t retry_timeout_ms, Encode encode) {
+               const std::string& brokers, const std::string& topic, int64_t retry_timeout_ms,
+               Encode encode) {
   if (guarantee == "exactly_once") {
     flow::rt::KafkaTxnSinkConfig config;
     config.brokers = brokers;
@@ -166,8 +167,10 @@ int main(int argc, char** argv) {
        {"output", ParamType::kString, "", "output topic"},
        {"guarantee", ParamType::kString, "exactly_once", "exactly_once or at_least_once"},
        {"window_ms", ParamType::kInt, "5000", "tumbling window size"},
-       {"files", ParamType::kString, "", "copy, exactly once: also write the records to files here"},
-       {"retry_timeout_ms", ParamType::kInt, "0", "exactly once: how long Kafka is waited for (0: 60 s)"}},
+       {"files", ParamType::kString, "",
+        "copy, exactly once: also write the records to files here"},
+       {"retry_timeout_ms", ParamType::kInt, "0",
+        "exactly once: how long Kafka is waited for (0: 60 s)"}},
       [](flow::rt::Job& job) -> Status {
         const auto& p = job.params();
         auto kind = p.GetString("job");
@@ -178,8 +181,9 @@ int main(int argc, char** argv) {
         auto window_ms = p.GetInt("window_ms");
         auto files = p.GetString("files");
         auto retry = p.GetInt("retry_timeout_ms");
-        if (!kind.ok() || !brokers.ok() || !input.ok() || !output.ok() || !guarantee.ok() || !window_ms.ok() ||
-            !files.ok() || !retry.ok() || input->empty() || output->empty() || *window_ms <= 0 || *retry < 0) {
+        if (!kind.ok() || !brokers.ok() || !input.ok() || !output.ok() || !guarantee.ok() ||
+            !window_ms.ok() || !files.ok() || !retry.ok() || input->empty() || output->empty() ||
+            *window_ms <= 0 || *retry < 0) {
           return Status::InvalidArgument("bad parameters (input and output are required)");
         }
         flow::rt::KafkaSourceOptions so;
@@ -192,7 +196,8 @@ int main(int argc, char** argv) {
         auto records = job.Source<Rec>("input", source, spec, 0, [](const Rec& r) { return r.ts; });
         if (*kind == "copy") {
           if (!files->empty()) {
-            if (*guarantee != "exactly_once") return Status::InvalidArgument("files: exactly_once only");
+            if (*guarantee != "exactly_once")
+              return Status::InvalidArgument("files: exactly_once only");
             flow::rt::ExactlyOnceFileSinkOptions fo;
             fo.directory = *files;
             flow::rt::ExactlyOnceSink<Rec>(records, job, "files", flow::rt::FileTxnSink(fo),

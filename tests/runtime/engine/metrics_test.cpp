@@ -77,10 +77,15 @@ TEST(MetricsServerTest, AnswersMetricsAndHealth) {
             std::string::npos)
       << ok;
   EXPECT_EQ(HttpRequest(server.port(), "GET / HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404", 0), 0u);
-  EXPECT_EQ(HttpRequest(server.port(), "GET /healthz HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 200", 0), 0u);
+  EXPECT_EQ(HttpRequest(server.port(), "GET /healthz HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 200", 0),
+            0u);
   // Without a job behind it there is no savepoint endpoint.
-  EXPECT_EQ(HttpRequest(server.port(), "POST /savepoint HTTP/1.1\r\nContent-Length: 0\r\n\r\n").rfind("HTTP/1.1 404", 0), 0u);
-  EXPECT_EQ(HttpRequest(server.port(), "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n").rfind("HTTP/1.1 405", 0), 0u);
+  EXPECT_EQ(HttpRequest(server.port(), "POST /savepoint HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+                .rfind("HTTP/1.1 404", 0),
+            0u);
+  EXPECT_EQ(HttpRequest(server.port(), "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n")
+                .rfind("HTTP/1.1 405", 0),
+            0u);
   server.Stop();
   EXPECT_EQ(server.port(), 0);
 }

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <fstream>
+
 #include "flow/runtime/engine/log.h"
 #include "flow/runtime/engine/main.h"
 #include "flow/runtime/engine/options.h"
@@ -72,6 +75,34 @@ TEST(OptionsTest, ErrorsNameTheFlagOrParameter) {
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
     EXPECT_NE(r.status().message().find(c.want), std::string::npos) << r.status().message();
   }
+}
+
+TEST(OptionsTest, KafkaPropertiesFileAndSavepointOnStop) {
+  const std::string path = ::testing::TempDir() + "flow-options-kafka.properties";
+  {
+    std::ofstream f(path);
+    f << "# cluster\nsecurity.protocol=SASL_SSL\nsasl.password=${FLOW_OPTIONS_TEST_PW}\n";
+  }
+  ::setenv("FLOW_OPTIONS_TEST_PW", "pw", 1);
+  auto ok =
+      Parse({"--kafka-properties", path.c_str(), "--savepoint-on-stop", "--state-dir", "/tmp/x"});
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_EQ(ok->options.kafka_properties.at("security.protocol"), "SASL_SSL");
+  EXPECT_EQ(ok->options.kafka_properties.at("sasl.password"), "pw");
+  EXPECT_TRUE(ok->options.savepoint_on_stop);
+  ::unsetenv("FLOW_OPTIONS_TEST_PW");
+  auto unset = Parse({"--kafka-properties", path.c_str()});
+  ASSERT_FALSE(unset.ok());
+  EXPECT_NE(unset.status().message().find("FLOW_OPTIONS_TEST_PW"), std::string::npos)
+      << unset.status().message();
+  EXPECT_NE(unset.status().message().find(path), std::string::npos) << unset.status().message();
+  auto missing = Parse({"--kafka-properties", "/nonexistent/flow.properties"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("/nonexistent/flow.properties"), std::string::npos);
+  auto no_dir = Parse({"--savepoint-on-stop"});
+  ASSERT_FALSE(no_dir.ok());
+  EXPECT_NE(no_dir.status().message().find("--state-dir"), std::string::npos)
+      << no_dir.status().message();
 }
 
 TEST(OptionsTest, TypedGettersRejectWrongNameOrType) {

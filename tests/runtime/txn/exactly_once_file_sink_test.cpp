@@ -93,8 +93,9 @@ ExactlyOnceFileSinkOptions Options(const std::string& dir, uint64_t roll_bytes =
   return o;
 }
 
-std::vector<std::unique_ptr<ExactlyOnceFileSink>> StartSinks(const std::string& dir, int64_t restored,
-                                                            uint64_t roll_bytes = 1 << 20) {
+std::vector<std::unique_ptr<ExactlyOnceFileSink>> StartSinks(const std::string& dir,
+                                                             int64_t restored,
+                                                             uint64_t roll_bytes = 1 << 20) {
   std::vector<std::unique_ptr<ExactlyOnceFileSink>> sinks;
   for (uint32_t s = 0; s < kParallelism; ++s) {
     auto sink = std::make_unique<ExactlyOnceFileSink>(Options(dir, roll_bytes));

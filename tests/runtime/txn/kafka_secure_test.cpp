@@ -136,10 +136,13 @@ struct JobRun {
 
 // Kafka source `in` (parallelism 2) -> exactly-once Kafka sink `out`, both with `properties`.
 // With `until_committed` > 0 the job runs until that many records are committed, then stops.
+// `job_properties` go to JobOptions::kafka_properties (--kafka-properties) instead.
 JobRun RunJob(const fs::path& dir, const std::string& in, const std::string& out,
               const std::map<std::string, std::string>& properties,
-              const KafkaTestEnv* reader = nullptr, size_t until_committed = 0) {
+              const KafkaTestEnv* reader = nullptr, size_t until_committed = 0,
+              const std::map<std::string, std::string>& job_properties = {}) {
   JobOptions o;
+  o.kafka_properties = job_properties;
   o.parallelism = 2;
   o.job_id = UniqueName("secure");
   o.checkpoint.state_dir = (dir / "state").string();
@@ -207,6 +210,24 @@ TEST_F(KafkaSecureTest, ExactlyOnceJobOverSaslSslWritesEveryRecordOnce) {
   for (int i = 0; i < kRecords; ++i) ASSERT_EQ(counts[fmt::format("r{}", i)], 1) << "record " << i;
   std::printf("mechanism %s; job ran %lld ms\n", Mechanism().c_str(),
               static_cast<long long>(run.ms));
+}
+
+// The settings given once for the whole job (--kafka-properties) reach every client: the source,
+// the transactional producer and the sink's admin and progress clients. The connectors get none.
+TEST_F(KafkaSecureTest, JobWidePropertiesReachEveryKafkaClient) {
+  constexpr int kRecords = 300;
+  auto in = env_.CreateUniqueTopic("secure-in", 2);
+  ASSERT_TRUE(in.ok()) << in.status().ToString();
+  auto out = env_.CreateUniqueTopic("secure-out", 2);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  std::vector<test::KafkaRecord> input;
+  for (int i = 0; i < kRecords; ++i) input.push_back({.key = "", .value = fmt::format("j{}", i)});
+  ASSERT_TRUE(env_.Produce(*in, input).ok());
+  JobRun run = RunJob(dir_, *in, *out, {}, &env_, kRecords, SecureProperties());
+  ASSERT_TRUE(run.result.ok()) << run.result.ToString();
+  auto got = env_.ConsumeToEnd(*out, Isolation::kReadCommitted);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(got->size(), static_cast<size_t>(kRecords));
 }
 
 // Defaults everywhere (metadata_timeout 10 s, retry_timeout 60 s, operation_timeout 30 s): the

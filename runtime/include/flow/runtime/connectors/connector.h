@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +57,9 @@ struct ConnectorContext {
   // <state dir>/connectors/<operator>. Empty without --state-dir. Created by the connector when it
   // needs it; what a connector keeps there must be safe for every subtask to read and write.
   std::string durable_dir;
+  // The job's --kafka-properties (connectors/kafka_properties.h): settings for every Kafka client
+  // of the job, under the connector's own. Null: none. Owned by the engine.
+  const std::map<std::string, std::string>* kafka_properties = nullptr;
 
   bool cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
 };

@@ -86,7 +86,9 @@ class KafkaSource final : public RawSource {
   Status RestorePosition(BinaryReader* in) override;
   Status RestoreRescaled(const std::vector<OldSourcePosition>& old, uint32_t old_parallelism) override;
   // A partition is pending from its assignment until its first record or end-of-partition event.
-  bool SplitsPending() const override { return !unheard_.empty() || (!assigned_ && !next_offsets_.empty()); }
+  bool SplitsPending() const override {
+    return !unheard_.empty() || (!assigned_ && !next_offsets_.empty());
+  }
   Status Close() override;
 
   // Commits the current positions to the consumer group (synchronously), for lag monitoring.

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 
@@ -56,6 +57,8 @@ struct OperatorContext {
   const std::atomic<bool>* cancel = nullptr;
   // The job's --state-dir ("" when none): durable across process restarts of the job.
   std::string state_dir;
+  // JobOptions::kafka_properties (--kafka-properties); null outside the engine.
+  const std::map<std::string, std::string>* kafka_properties = nullptr;
 };
 
 class Consumer;

@@ -88,6 +88,9 @@ struct JobOptions {
   // SIGINT/SIGTERM stop the job with a savepoint (Job::TakeSavepoint with stop) instead of
   // draining. Default: false.
   bool savepoint_on_stop = false;
+  // --kafka-properties FILE: librdkafka settings for every Kafka client of the job (a
+  // connector's own `properties` win). Default: none.
+  std::map<std::string, std::string> kafka_properties;
   // Seconds between progress lines; 0 = off. Default: 0 (ParseJobArgs: 5).
   double progress_interval_s = 0;
   // Applied process-wide by RunMain (SetLogLevel); a Job alone does not change the log level.

@@ -38,6 +38,7 @@ struct DecodeErrorHandling {
 inline ConnectorContext ConnectorContextOf(const OperatorContext& ctx) {
   ConnectorContext c;
   c.cancel = ctx.cancel;
+  c.kafka_properties = ctx.kafka_properties;
   if (!ctx.state_dir.empty()) {
     std::string name = ctx.name;
     for (char& ch : name) {

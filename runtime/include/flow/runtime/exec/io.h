@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "flow/runtime/connectors/connector_factory.h"
 #include "flow/runtime/engine/raw_adapters.h"
@@ -17,6 +18,8 @@ inline std::string OptionText(const std::string& v) { return v; }
 inline std::string OptionText(bool v) { return v ? "true" : "false"; }
 inline std::string OptionText(int64_t v) { return std::to_string(v); }
 std::string OptionText(double v);
+// A list (kafka's `properties: ["key=value", ...]`): one entry per line.
+std::string OptionText(const std::vector<std::string>& v);
 
 // Checks `kind`/`options` now and returns a factory that builds one RawSource per call.
 [[nodiscard]] rt::Result<rt::RawSourceFactory> RawSourceFactoryFor(std::string kind, rt::ConnectorOptions options);

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -32,6 +33,8 @@ struct CommitGroupContext {
   std::string job_id;                       // JobOptions::job_id ("" when the job has none)
   CheckpointOptions checkpoints;            // for timeouts that must outlive a checkpoint
   const std::atomic<bool>* cancel = nullptr;  // set when the job fails: stop waiting
+  // JobOptions::kafka_properties: client settings the group's own properties override.
+  const std::map<std::string, std::string>* kafka_properties = nullptr;
 };
 
 class CommitGroup {

@@ -22,18 +22,18 @@
 // (retry_timeout_ms; no call waits longer, see CommitBoundMs), then kUnavailable (nothing lost;
 // the caller may retry), or kAborted when the open transaction lost a record (a write that
 // found the producer queue full until the bound: the transaction is aborted). The job's
-// cancellation (KafkaTransactionOptions::cancel) ends every wait early with kCancelled. Fenced -> kFenced "another instance of job
-// X took over (transactional id flow-X)" (exit code 3; two jobs with the same job id fence each
-// other). A transaction that needs an abort -> aborted, then kAborted (restart from the last
-// completed checkpoint). Fatal producer errors -> producer destroyed, kIoError. After kFenced,
-// kAborted or a fatal error the group stays failed: every later call returns that Status.
-// Threading: all methods are thread-safe. One mutex guards the state, taken once per WriteBatch
-// (not per record); Commit and Abort also serialise on a second one. Commit lets go of the first
-// while the producer flushes and the broker commits: every participant is then ahead of the open
-// transaction, so writes meanwhile are held in memory and never reach the producer.
-// Fault points: `after-precommit` (end of a participant's PreCommit), `during-commit` (output and
-// progress record flushed, transaction not committed), `after-commit-before-cleanup` (committed,
-// next transaction not begun).
+// cancellation (KafkaTransactionOptions::cancel) ends every wait early with kCancelled. Fenced ->
+// kFenced "another instance of job X took over (transactional id flow-X)" (exit code 3; two jobs
+// with the same job id fence each other). A transaction that needs an abort -> aborted, then
+// kAborted (restart from the last completed checkpoint). Fatal producer errors -> producer
+// destroyed, kIoError. After kFenced, kAborted or a fatal error the group stays failed: every later
+// call returns that Status. Threading: all methods are thread-safe. One mutex guards the state,
+// taken once per WriteBatch (not per record); Commit and Abort also serialise on a second one.
+// Commit lets go of the first while the producer flushes and the broker commits: every participant
+// is then ahead of the open transaction, so writes meanwhile are held in memory and never reach the
+// producer. Fault points: `after-precommit` (end of a participant's PreCommit), `during-commit`
+// (output and progress record flushed, transaction not committed), `after-commit-before-cleanup`
+// (committed, next transaction not begun).
 
 #include <atomic>
 #include <cstdint>
