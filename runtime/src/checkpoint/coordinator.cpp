@@ -359,7 +359,7 @@ void CheckpointTimer::Run() {
     cv_.wait_for(lock, std::chrono::milliseconds(period_ms_));
     if (stop_) break;
     lock.unlock();
-    {
+    if (!paused_.load()) {
       std::lock_guard<std::mutex> trigger(trigger_mu_);
       std::optional<int64_t> id = coordinator_->Tick();
       if (id && on_trigger_) on_trigger_(*id);

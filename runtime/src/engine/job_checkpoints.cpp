@@ -206,6 +206,9 @@ Result<SavepointResult> Job::TakeSavepoint(const SavepointRequest& request) {
     if (std::filesystem::exists(path))
       return Status::InvalidArgument(fmt::format("savepoint '{}' already exists", path));
   }
+  // Stopping: no periodic checkpoint after the savepoint, so it stays the last one the
+  // exactly-once sinks commit (restoring an older one than their last commit is refused).
+  if (request.stop) rt->checkpoint_timer->SetPaused(true);
   // Checkpoints may be refused for a moment (as many pending as allowed, the minimum pause).
   Result<int64_t> id = Status::Internal("unset");
   for (int64_t deadline = start + 10000; SteadyNowMs() < deadline && !rt->ended.load();) {
@@ -215,9 +218,11 @@ Result<SavepointResult> Job::TakeSavepoint(const SavepointRequest& request) {
     if (id.ok()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  if (!id.ok())
+  if (!id.ok()) {
+    if (request.stop) rt->checkpoint_timer->SetPaused(false);
     return Status(id.status().code(),
                   "savepoint: cannot trigger a checkpoint: " + id.status().message());
+  }
   Status done = rt->savepoints->Wait(*id, start + request.timeout_ms,
                                      [rt] { return rt->ended.load() || rt->running.load() == 0; });
   if (done.ok()) {
@@ -227,7 +232,10 @@ Result<SavepointResult> Job::TakeSavepoint(const SavepointRequest& request) {
   const std::string name = request.name.empty() ? std::to_string(*id) : request.name;
   if (done.ok()) done = rt->storage->CreateSavepoint(*id, name);
   if (!done.ok()) {
-    if (request.stop) control_.pause_after_barrier.store(0);  // the job goes on
+    if (request.stop) {  // the job goes on
+      control_.pause_after_barrier.store(0);
+      rt->checkpoint_timer->SetPaused(false);
+    }
     Log(LogLevel::kWarn, "checkpoint", "savepoint failed",
         {{"id", std::to_string(*id)}, {"error", done.ToString()}});
     return Status(done.code(), "savepoint: " + done.message());

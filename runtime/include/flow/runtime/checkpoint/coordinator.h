@@ -14,6 +14,7 @@
 // N is delivered after the aborts of every older pending checkpoint it subsumed).
 // The finalizer runs under the mutex (one small metadata write per checkpoint).
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -187,6 +188,9 @@ class CheckpointTimer {
   // with the periodic triggers: barriers reach every source in id order, so none is skipped.
   // `before`, if given, runs with the id before any barrier is injected.
   Result<int64_t> TriggerNow(const std::function<void(int64_t)>& before = {});
+  // While paused no periodic checkpoint is triggered (TriggerNow still works). Stop with
+  // savepoint pauses before its trigger, so the savepoint is the last checkpoint the sinks commit.
+  void SetPaused(bool paused) { paused_.store(paused); }
 
  private:
   void Run();
@@ -194,6 +198,7 @@ class CheckpointTimer {
   DurationMs period_ms_;
   std::function<void(int64_t)> on_trigger_;
   std::mutex trigger_mu_;  // a trigger and the injection of its barriers, one at a time
+  std::atomic<bool> paused_{false};
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;
