@@ -5,8 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "flow/runtime/connectors/kafka_properties.h"
-
 #include "flow/runtime/common/serde.h"
 
 namespace flow::rt::txn_detail {
@@ -48,21 +46,14 @@ int64_t NowMs() {
 Result<rd_kafka_t*> MakeClient(rd_kafka_type_t type,
                                const std::map<std::string, std::string>& settings,
                                std::string_view what, KafkaSecurityWatch* watch) {
-  rd_kafka_conf_t* conf = rd_kafka_conf_new();
-  char err[512];
-  for (const auto& [key, value] : settings) {
-    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
-      rd_kafka_conf_destroy(conf);
-      return Status::InvalidArgument(
-          IsSecretKafkaProperty(key)
-              ? fmt::format("{}: property `{}`=`***` rejected", what, key)
-              : fmt::format("{}: property `{}`=`{}` rejected: {}", what, key, value, err));
-    }
-  }
+  Result<rd_kafka_conf_t*> made = MakeKafkaConf(settings, what);  // masks secret values
+  if (!made.ok()) return made.status();
+  rd_kafka_conf_t* conf = *made;
   if (watch != nullptr) {
     rd_kafka_conf_set_error_cb(conf, &KafkaSecurityWatch::OnError);
     rd_kafka_conf_set_opaque(conf, watch);
   }
+  char err[512];
   rd_kafka_t* rk = rd_kafka_new(type, conf, err, sizeof err);
   if (rk == nullptr) {
     rd_kafka_conf_destroy(conf);

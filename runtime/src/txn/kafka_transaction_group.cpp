@@ -127,7 +127,8 @@ Status KafkaTransactionGroup::Init() {
   const KafkaTransactionOptions& o = options_;
   // Admin steps with a plain client: the transactional producer needs the timeout first. It
   // connects like the producer (security.*, sasl.*, ssl.* of the properties).
-  std::map<std::string, std::string> admin_settings = KafkaConnectionProperties(o.properties);
+  const std::map<std::string, std::string> connection = KafkaConnectionProperties(o.properties);
+  std::map<std::string, std::string> admin_settings = connection;
   admin_settings["bootstrap.servers"] = o.brokers;
   KafkaSecurityWatch watch;
   Result<rd_kafka_t*> admin =
@@ -176,7 +177,6 @@ Status KafkaTransactionGroup::Init() {
     }
     return TxnErrorLocked(error.get(), "init_transactions");
   }
-  const std::map<std::string, std::string> connection = KafkaConnectionProperties(o.properties);
   Result<KafkaProgress> progress = ReadCommittedProgress(o.brokers, o.progress_topic, o.job_id,
                                                          o.operation_timeout_ms, connection);
   while (!progress.ok() && progress.status().code() == StatusCode::kUnavailable && NowMs() < deadline &&
