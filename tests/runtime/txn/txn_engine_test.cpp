@@ -31,6 +31,51 @@ struct Rec {
   int64_t i = 0;
 };
 
+// Like the generator below (subtask s of p emits s, s+p, ... below n, pausing every 100 records),
+// but each subtask holds its last record back (kIdle) for up to `hold_ms`: a child armed with a
+// fault keeps taking checkpoints until the fault kills it, however slowly a loaded machine takes
+// the first ones (a job that ends first would finish through its final checkpoint instead).
+class TailHoldingSource final : public SourceFunction<Rec> {
+ public:
+  TailHoldingSource(int64_t n, int64_t hold_ms, uint32_t subtask, uint32_t parallelism)
+      : n_(static_cast<uint64_t>(n)),
+        hold_(std::chrono::milliseconds(hold_ms)),
+        next_(subtask),
+        step_(parallelism) {}
+
+  Result<PollResult> PollBatch(Batch<Rec>& out, size_t max) override {
+    for (size_t k = 0; k < max; ++k) {
+      if (next_ >= n_) return PollResult::kEnd;
+      if (next_ + step_ >= n_) {  // the last record of this subtask
+        auto now = std::chrono::steady_clock::now();
+        if (held_since_ == std::chrono::steady_clock::time_point{}) held_since_ = now;
+        if (now - held_since_ < hold_) {
+          if (k > 0) return PollResult::kRecords;
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          return PollResult::kIdle;
+        }
+      }
+      if (next_ % 100 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      out.Add(Rec{static_cast<int64_t>(next_)}, kNoEventTime);
+      next_ += step_;
+    }
+    return PollResult::kRecords;
+  }
+  // The generator's format: a rerun with the plain generator restores these positions.
+  Status SnapshotPosition(BinaryWriter* out) const override {
+    out->PutU64(next_);
+    return Status::Ok();
+  }
+  Status RestorePosition(BinaryReader* in) override { return in->GetU64(&next_); }
+
+ private:
+  uint64_t n_;
+  std::chrono::steady_clock::duration hold_;
+  std::chrono::steady_clock::time_point held_since_{};
+  uint64_t next_;
+  uint64_t step_;
+};
+
 class TxnEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -45,7 +90,8 @@ class TxnEngineTest : public ::testing::Test {
   // mid-run) -> exactly-once file sink at parallelism 2.
   // `interval_ms`: checkpoint interval (an hour: only the final checkpoint). `uneven`: source
   // subtask 0 ends after 50 records while subtask 1 goes on, each feeding its own sink subtask
-  // (forward), so sink subtask 0 finishes while the job runs.
+  // (forward), so sink subtask 0 finishes while the job runs. `hold_last_ms_` > 0: the source
+  // is a TailHoldingSource.
   Status RunJob(int64_t n, bool with_state_dir = true, int64_t interval_ms = 20,
                 bool uneven = false) {
     JobOptions o;
@@ -62,7 +108,13 @@ class TxnEngineTest : public ::testing::Test {
       r->i = static_cast<int64_t>(index);
       return true;
     };
-    auto s = job.Source<Rec>("gen", GeneratorSourceFactory<Rec>(gen), WatermarkSpec{.mode = TimeMode::kNone});
+    SourceFactory<Rec> factory = GeneratorSourceFactory<Rec>(gen);
+    if (hold_last_ms_ > 0) {
+      factory = [n, hold = hold_last_ms_](uint32_t subtask, uint32_t parallelism) {
+        return std::make_unique<TailHoldingSource>(n, hold, subtask, parallelism);
+      };
+    }
+    auto s = job.Source<Rec>("gen", factory, WatermarkSpec{.mode = TimeMode::kNone});
     ExactlyOnceFileSinkOptions fo;
     fo.directory = (dir_ / "out").string();
     ExactlyOnceSink<Rec>(
@@ -110,6 +162,7 @@ class TxnEngineTest : public ::testing::Test {
   }
 
   fs::path dir_;
+  int64_t hold_last_ms_ = 0;
 };
 
 TEST_F(TxnEngineTest, BoundedJobCommitsEverythingThroughItsFinalCheckpoint) {
@@ -159,6 +212,7 @@ TEST_P(TxnEngineCrashTest, KilledAtAProtocolStepThenRerunIsExact) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     if (!ConfigureFaults(GetParam()).ok()) ::_exit(70);
+    hold_last_ms_ = 60000;  // every fault point is reached before the input ends
     Status s = RunJob(n);
     ::_exit(s.ok() ? 0 : 71);
   }
