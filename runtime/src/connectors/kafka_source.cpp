@@ -266,6 +266,33 @@ void KafkaSource::ReleaseMessages() {
   batch_.clear();
 }
 
+void KafkaSource::UpdateLag() {
+  for (const auto& [p, next] : next_offsets_) {
+    Metric*& gauge = lag_[p];
+    if (gauge == nullptr) {
+      MetricsRegistry* registry = context_.metrics.registry();
+      if (registry == nullptr) return;
+      MetricLabels labels = context_.metrics.Labels();
+      labels.emplace_back("topic", options_.topic);
+      labels.emplace_back("partition", std::to_string(p));
+      gauge = registry->Gauge(
+          kMetricKafkaLag,
+          "Records of a partition not read yet: its high watermark less the source's position",
+          labels);
+    }
+    int64_t low = 0, high = 0;
+    if (rd_kafka_get_watermark_offsets(rk_, options_.topic.c_str(), p, &low, &high) !=
+            RD_KAFKA_RESP_ERR_NO_ERROR ||
+        high < 0 || next < 0) {
+      continue;  // nothing fetched from this partition yet: the lag stays unknown (absent)
+    }
+    int64_t position = next;
+    if (auto end = end_offsets_.find(p); end != end_offsets_.end())
+      position = std::max(position, end->second);
+    gauge->Set(std::max<int64_t>(0, high - position));
+  }
+}
+
 Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_records,
                                      int timeout_ms) {
   if (rk_ == nullptr) return Status::Internal("kafka source: Poll before Open");
@@ -276,6 +303,10 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
   }
   if (next_offsets_.empty()) return PollResult::kIdle;  // more subtasks than partitions (so far)
   if (!assigned_) FLOW_RETURN_IF_ERROR(Assign());
+  if (KafkaNowMs() >= next_lag_ms_) {
+    UpdateLag();
+    next_lag_ms_ = KafkaNowMs() + 1000;
+  }
   if (max_records == 0) return PollResult::kRecords;
   batch_.resize(max_records);
   // A batch call waits until the batch is full or the timeout passes, so wait for one message
@@ -298,6 +329,7 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
     if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
         unheard_.erase(m->partition);  // caught up: nothing older to wait for
+        end_offsets_[m->partition] = m->offset;
         continue;
       }
       if (KafkaSecurityFailure(m->err, rd_kafka_message_errstr(m))) {

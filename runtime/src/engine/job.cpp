@@ -1,5 +1,6 @@
 #include "flow/runtime/engine/job.h"
 
+#include "job_metrics.h"
 #include "job_runtime.h"
 
 #include <signal.h>
@@ -67,7 +68,9 @@ int64_t BlockedMs(InputGate* gate) {
 }
 }  // namespace
 
-Job::Job(JobOptions options) : options_(std::move(options)) {
+Job::Job(JobOptions options)
+    : options_(std::move(options)),
+      checkpoint_metrics_(std::make_unique<CheckpointMetrics>(&metrics_)) {
   if (options_.parallelism == 0) options_.parallelism = 1;
 }
 
@@ -291,6 +294,26 @@ Status Job::Build(Runtime* rt) {
 
 void Job::RequestStop() { control_.stop.store(true); }
 
+Status Job::Readiness() {
+  std::lock_guard<std::mutex> lock(run_mu_);  // running_ stays valid while it is held
+  if (running_ == nullptr)
+    return Status::Unavailable("not running: starting, restarting or finished");
+  if (control_.stop.load()) return Status::Unavailable("stopping");
+  {
+    std::lock_guard<std::mutex> error_lock(running_->error_mu);
+    if (!running_->error.ok()) return Status::Unavailable("failing: " + running_->error.ToString());
+  }
+  const auto& tasks = running_->tasks;
+  const size_t started = static_cast<size_t>(std::count_if(
+      tasks.begin(), tasks.end(), [](const std::unique_ptr<Task>& t) { return t->started(); }));
+  if (started < tasks.size()) {
+    return Status::Unavailable(fmt::format("starting: {} of {} tasks opened{}", started,
+                                           tasks.size(),
+                                           running_->restore ? " and restored their state" : ""));
+  }
+  return Status::Ok();
+}
+
 namespace {
 bool IsRetriable(const Status& s) {
   switch (s.code()) {
@@ -372,7 +395,11 @@ Status Job::ExecuteOnce(bool* checkpoint_completed) {
     metrics_.ClearCallbacks();
     return built;
   }
-  MetricsServer server(&metrics_, [this](const SavepointRequest& r) { return TakeSavepoint(r); });
+  checkpoint_metrics_->AddCallbacks();
+  AddProcessMetrics(&metrics_);
+  MetricsServer server(
+      &metrics_, [this](const SavepointRequest& r) { return TakeSavepoint(r); },
+      [this] { return Readiness(); });
   if (options_.metrics_port >= 0) {
     Status s = server.Start(options_.metrics_bind, options_.metrics_port);
     if (!s.ok()) {

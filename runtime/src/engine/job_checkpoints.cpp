@@ -12,6 +12,7 @@
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/log.h"
 #include "flow/runtime/state/keyed_state_backend.h"
+#include "job_metrics.h"
 #include "job_runtime.h"
 
 namespace flow::rt {
@@ -108,8 +109,9 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
     for (const auto& t : rt->tasks) names.push_back(fmt::format("{}#{}", t->name(), t->subtask()));
     rt->coordinator = std::make_unique<CheckpointCoordinator>(
         flags.options, std::move(names), rt->storage.get(), [] { return SteadyNowMs(); }, first_id,
-        [](const CheckpointReport& r) {
+        [metrics = checkpoint_metrics_.get()](const CheckpointReport& r) {
           Log(r.completed ? LogLevel::kInfo : LogLevel::kWarn, "checkpoint", FormatCheckpointReport(r));
+          metrics->Report(r);
         });
   }
   if (rt->txn) {

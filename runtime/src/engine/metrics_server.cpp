@@ -45,8 +45,8 @@ void JsonError(httplib::Response& res, int status, std::string_view message) {
 
 }  // namespace
 
-MetricsServer::MetricsServer(const MetricsRegistry* registry, SavepointFn savepoint)
-    : registry_(registry), savepoint_(std::move(savepoint)) {}
+MetricsServer::MetricsServer(const MetricsRegistry* registry, SavepointFn savepoint, ReadyFn ready)
+    : registry_(registry), savepoint_(std::move(savepoint)), ready_(std::move(ready)) {}
 
 MetricsServer::~MetricsServer() {
   Stop();
@@ -60,12 +60,18 @@ void MetricsServer::Route() {
   s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
     res.set_content("ok\n", "text/plain");
   });
+  s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+    Status ready = ready_ ? ready_() : Status::Ok();
+    res.status = ready.ok() ? 200 : 503;
+    res.set_content(ready.ok() ? "ready\n" : ready.message() + "\n", "text/plain");
+  });
   auto not_allowed = [](const httplib::Request&, httplib::Response& res) {
     res.status = 405;
     res.set_content("method not allowed\n", "text/plain");
   };
   s.Post("/metrics", not_allowed);
   s.Post("/healthz", not_allowed);
+  s.Post("/readyz", not_allowed);
   if (!savepoint_) return;
   s.Get("/savepoint", not_allowed);
   s.Post("/savepoint", [this](const httplib::Request& req, httplib::Response& res) {

@@ -409,6 +409,7 @@ class ClockWakerGuard {
 Status InputTask::Loop() {
   const size_t n = gate_->size();
   if (n == 0) return Status::Internal("input task without input channels");
+  MarkStarted();  // Run opened and restored the members before the loop
   WatermarkCombiner combiner(n);
   // Barriers older than the restored checkpoint can no longer arrive; ids only grow.
   BarrierAligner aligner(n, restored_checkpoint_id());

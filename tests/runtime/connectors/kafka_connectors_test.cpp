@@ -6,10 +6,12 @@
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "flow/runtime/common/metrics.h"
 #include "flow/runtime/connectors/kafka_sink.h"
 #include "flow/runtime/connectors/kafka_source.h"
 #include "kafka/kafka_test_env.h"
@@ -382,6 +384,85 @@ TEST_F(KafkaConnectorsTest, PartitionsArePendingUntilTheirFirstRecordOrTheirEnd)
     EXPECT_TRUE(recs.empty());
   }
   EXPECT_FALSE(again.SplitsPending());
+}
+
+// flow_kafka_consumer_lag{...,topic,partition}: what a partition holds that the source has not
+// read; 0 once caught up, also behind a transaction's commit marker (it takes an offset and is
+// never delivered as a record). -1: the series is absent.
+TEST_F(KafkaConnectorsTest, ConsumerLagPerPartition) {
+  ProduceWithHelper();  // 100 records in each partition
+  {
+    // Then a committed transaction of 10 records on partition 0: 10 records and a marker.
+    Result<test::RdKafkaPtr> producer =
+        kafka_.MakeProducer({{"transactional.id", "lag-" + topic_}});
+    ASSERT_TRUE(producer.ok()) << producer.status().ToString();
+    rd_kafka_t* p = producer->get();
+    auto ok = [](rd_kafka_error_t* e) {
+      const bool good = e == nullptr;
+      if (e != nullptr) rd_kafka_error_destroy(e);
+      return good;
+    };
+    ASSERT_TRUE(ok(rd_kafka_init_transactions(p, 30000)));
+    ASSERT_TRUE(ok(rd_kafka_begin_transaction(p)));
+    for (int i = 0; i < 10; ++i) {
+      std::string v = fmt::format("t{}", i);
+      ASSERT_EQ(rd_kafka_producev(p, RD_KAFKA_V_TOPIC(topic_.c_str()), RD_KAFKA_V_PARTITION(0),
+                                  RD_KAFKA_V_VALUE(v.data(), v.size()),
+                                  RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END),
+                RD_KAFKA_RESP_ERR_NO_ERROR);
+    }
+    ASSERT_TRUE(ok(rd_kafka_commit_transaction(p, 30000)));
+  }
+  MetricsRegistry registry;
+  ConnectorContext context;
+  context.metrics = MetricGroup(&registry, "src", 0);
+  KafkaSource src(SourceOptions());
+  src.Bind(context);
+  ASSERT_TRUE(src.Open(0, 1).ok());
+  auto lags = [&] {
+    std::map<int32_t, int64_t> out;
+    const std::string text = registry.RenderPrometheus();
+    for (int32_t p = 0; p < kPartitions; ++p) {
+      const std::string series = fmt::format(
+          "flow_kafka_consumer_lag{{operator=\"src\",subtask=\"0\",topic=\"{}\",partition=\"{}\"}}"
+          " ",
+          topic_, p);
+      const size_t at = text.find(series);
+      out[p] = at == std::string::npos ? -1 : std::stoll(text.substr(at + series.size()));
+    }
+    return out;
+  };
+  // Polls on, with nothing left to read (the lag is updated once a second), until `want` or 30 s.
+  auto wait_for = [&](const std::map<int32_t, int64_t>& want) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (lags() != want && std::chrono::steady_clock::now() < deadline) {
+      std::vector<RawRecord> none;
+      EXPECT_TRUE(src.Poll(&none, 10, 100).ok());
+      EXPECT_TRUE(none.empty());
+    }
+    return lags();
+  };
+  const std::map<int32_t, int64_t> before{{0, -1}, {1, -1}, {2, -1}, {3, -1}};
+  EXPECT_EQ(lags(), before) << "no lag is known before the first fetch";
+  EXPECT_EQ(ReadN(&src, 0 + 4 * 25 + 1, 1).size(), 101u);  // spread over the partitions
+  // Whatever was read from each partition, the lags add up to what is left: 410 - 101 records,
+  // and partition 0's marker.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  int64_t left = -1;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::vector<RawRecord> none;
+    ASSERT_TRUE(src.Poll(&none, 0, 0).ok());  // takes no record
+    std::map<int32_t, int64_t> now = lags();
+    left = 0;
+    for (const auto& [p, lag] : now) left = lag < 0 || left < 0 ? -1 : left + lag;
+    if (left == 410 - 101 + 1) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(left, 410 - 101 + 1) << registry.RenderPrometheus();
+  EXPECT_EQ(ReadN(&src, 410 - 101).size(), 309u);
+  const std::map<int32_t, int64_t> caught_up{{0, 0}, {1, 0}, {2, 0}, {3, 0}};
+  EXPECT_EQ(wait_for(caught_up), caught_up) << registry.RenderPrometheus();
+  ASSERT_TRUE(src.Close().ok());
 }
 
 TEST_F(KafkaConnectorsTest, ExplicitPartitionAndMissingTopic) {

@@ -1,4 +1,5 @@
-// Metrics registry rendering and the Prometheus endpoint of a running job.
+// The job's HTTP endpoints (MetricsServer) and the Prometheus endpoint of a running job; the
+// registry itself is tested in tests/runtime/common/metrics_test.cpp.
 
 #include <gtest/gtest.h>
 
@@ -20,7 +21,12 @@ namespace flow::rt {
 namespace {
 
 // Sends `request` to 127.0.0.1:port and returns the whole response ("" on connection failure).
-std::string HttpRequest(int port, const std::string& request) {
+// HTTP/1.1 requests get "Connection: close", so the server does not keep the socket open for the
+// next request until its keep-alive timeout.
+std::string HttpRequest(int port, std::string request) {
+  if (const size_t eol = request.find("\r\n"); request.find(" HTTP/1.1\r\n") != std::string::npos) {
+    request.insert(eol + 2, "Connection: close\r\n");
+  }
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -37,31 +43,6 @@ std::string HttpRequest(int port, const std::string& request) {
   while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<size_t>(n));
   ::close(fd);
   return out;
-}
-
-TEST(MetricsRegistryTest, RendersPrometheusText) {
-  MetricsRegistry r;
-  MetricGroup g(&r, "win\"dow", 1);
-  g.Counter("flow_records_in_total", "Records in")->Add(5);
-  g.Counter("flow_records_in_total", "Records in")->Add(2);  // same series
-  MetricGroup(&r, "src", 0).Counter("flow_records_in_total", "Records in")->Add(1);
-  g.Gauge("flow_watermark_ms", "Watermark")->Set(-3);
-  r.AddCallback("flow_input_queue_depth", "Depth", g.Labels(), [] { return int64_t{4}; });
-  std::string text = r.RenderPrometheus();
-  EXPECT_EQ(text,
-            "# HELP flow_records_in_total Records in\n"
-            "# TYPE flow_records_in_total counter\n"
-            "flow_records_in_total{operator=\"win\\\"dow\",subtask=\"1\"} 7\n"
-            "flow_records_in_total{operator=\"src\",subtask=\"0\"} 1\n"
-            "# HELP flow_watermark_ms Watermark\n"
-            "# TYPE flow_watermark_ms gauge\n"
-            "flow_watermark_ms{operator=\"win\\\"dow\",subtask=\"1\"} -3\n"
-            "# HELP flow_input_queue_depth Depth\n"
-            "# TYPE flow_input_queue_depth gauge\n"
-            "flow_input_queue_depth{operator=\"win\\\"dow\",subtask=\"1\"} 4\n");
-  EXPECT_EQ(r.Sum("flow_records_in_total"), 8);
-  r.ClearCallbacks();
-  EXPECT_EQ(r.RenderPrometheus().find("flow_input_queue_depth"), std::string::npos);
 }
 
 TEST(MetricsServerTest, AnswersMetricsAndHealth) {
@@ -88,6 +69,23 @@ TEST(MetricsServerTest, AnswersMetricsAndHealth) {
             0u);
   server.Stop();
   EXPECT_EQ(server.port(), 0);
+}
+
+TEST(MetricsServerTest, ReadyzAnswersWhatTheJobSays) {
+  MetricsRegistry r;
+  std::atomic<bool> ready{false};
+  MetricsServer server(&r, {}, [&ready] {
+    return ready.load() ? Status::Ok() : Status::Unavailable("starting: 1 of 3 tasks opened");
+  });
+  ASSERT_TRUE(server.Start("127.0.0.1", 0).ok());
+  std::string starting = HttpRequest(server.port(), "GET /readyz HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(starting.rfind("HTTP/1.1 503", 0), 0u) << starting;
+  EXPECT_NE(starting.find("\r\n\r\nstarting: 1 of 3 tasks opened\n"), std::string::npos)
+      << starting;
+  ready.store(true);
+  std::string ok = HttpRequest(server.port(), "GET /readyz HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(ok.rfind("HTTP/1.1 200", 0), 0u) << ok;
+  EXPECT_NE(ok.find("\r\n\r\nready\n"), std::string::npos) << ok;
 }
 
 TEST(MetricsServerTest, BadBindAddressIsAnError) {
@@ -130,8 +128,7 @@ TEST(JobMetricsTest, RunningJobServesItsMetrics) {
                              "flow_records_in_total{operator=\"collect\",subtask=\"1\"}",
                              "flow_input_queue_depth{operator=\"collect\",subtask=\"0\"}",
                              "flow_input_queue_capacity{operator=\"ident\",subtask=\"1\"} 8",
-                             "flow_backpressure_ms_total{operator=\"ident\",subtask=\"0\"}",
-                             "flow_watermark_ms{operator=\"collect\",subtask=\"0\"}"}) {
+                             "flow_backpressure_ms_total{operator=\"ident\",subtask=\"0\"}"}) {
     EXPECT_NE(body.find(series), std::string::npos) << series << "\n" << body;
   }
   // After the run the counters agree with what the sink received: every record left "gen" and

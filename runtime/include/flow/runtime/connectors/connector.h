@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "flow/runtime/common/metrics.h"
 #include "flow/runtime/common/serde.h"
 #include "flow/runtime/common/status.h"
 #include "flow/runtime/common/time.h"
@@ -60,6 +61,9 @@ struct ConnectorContext {
   // The job's --kafka-properties (connectors/kafka_properties.h): settings for every Kafka client
   // of the job, under the connector's own. Null: none. Owned by the engine.
   const std::map<std::string, std::string>* kafka_properties = nullptr;
+  // The operator subtask's metrics (labels operator, subtask), for what only the connector knows
+  // (Kafka consumer lag). Without a registry its metrics are discarded.
+  MetricGroup metrics;
 
   bool cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
 };

@@ -109,6 +109,9 @@ class KafkaSource final : public RawSource {
   Result<std::map<int32_t, int64_t>> QueryOffsets(const std::vector<int32_t>& partitions, KafkaStart start);
   // Assigns owned partitions added to the topic since the last look, at their earliest offsets.
   void DiscoverPartitions();
+  // Sets flow_kafka_consumer_lag of each owned partition: its high watermark (as librdkafka last
+  // heard it from fetches, no request) less the position; read every second from Poll.
+  void UpdateLag();
   Status Assign();
   void ReleaseMessages();
 
@@ -117,6 +120,11 @@ class KafkaSource final : public RawSource {
   rd_kafka_queue_s* queue_ = nullptr;
   std::map<int32_t, int64_t> next_offsets_;  // partition -> next offset to read
   std::set<int32_t> unheard_;                // assigned, no record or end reported since
+  // Per partition: the offset its last end-of-partition event reported (past transaction markers,
+  // which are never delivered as records), and its lag gauge.
+  std::map<int32_t, int64_t> end_offsets_;
+  std::map<int32_t, Metric*> lag_;
+  int64_t next_lag_ms_ = 0;                  // monotonic ms of the next UpdateLag
   std::vector<rd_kafka_message_s*> batch_;   // messages backing the last Poll's payloads
   bool assigned_ = false;
   ConnectorContext context_;

@@ -201,12 +201,14 @@ class SinkDriver final : public BatchConsumer<T> {
     records_in_ = ctx_.metrics.Counter(kMetricRecordsIn, "Records received by an operator subtask");
     watermark_ = ctx_.metrics.Gauge(kMetricWatermark, "Current input watermark (ms since epoch)");
     watermark_->Set(kMinWatermark);
+    latency_ = LatencyHistogram(ctx_.metrics);
     opened_ = true;
     return engine_detail::CallUser(ctx_, [&] { return sink_->Open(ctx_); });
   }
   Status ConsumeView(const Batch<T>& batch) override {
     FLOW_RETURN_IF_ERROR(FaultPointStatus("before-batch", ctx_.name, ctx_.subtask));
     records_in_->Add(static_cast<int64_t>(batch.size()));
+    ObserveLatency(latency_, batch.timestamps.data(), batch.timestamps.size());
     written_ = true;
     return engine_detail::CallUser(ctx_, [&] { return sink_->Write(batch); });
   }
@@ -242,6 +244,7 @@ class SinkDriver final : public BatchConsumer<T> {
   OperatorContext ctx_;
   Metric* records_in_ = nullptr;
   Metric* watermark_ = nullptr;
+  HistogramMetric* latency_ = nullptr;
   bool opened_ = false;
   bool written_ = false;  // records written since the last flush
 };

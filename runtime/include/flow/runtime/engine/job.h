@@ -28,8 +28,8 @@
 #include <vector>
 
 #include "flow/runtime/checkpoint/state_dir.h"
+#include "flow/runtime/common/metrics.h"
 #include "flow/runtime/engine/graph.h"
-#include "flow/runtime/engine/metrics.h"
 #include "flow/runtime/engine/options.h"
 #include "flow/runtime/engine/stateless.h"
 
@@ -145,6 +145,8 @@ struct SavepointResult {
   std::string path;
 };
 
+class CheckpointMetrics;
+
 class Job {
  public:
   explicit Job(JobOptions options = {});
@@ -183,6 +185,10 @@ class Job {
   // checkpoints off, or for a bad or taken name; kUnavailable when the job is not running (yet);
   // kAborted when the checkpoint failed; kTimedOut past request.timeout_ms.
   Result<SavepointResult> TakeSavepoint(const SavepointRequest& request);
+  // OK when the job serves its input: running, every task opened and restored its state, no
+  // failure being handled. Otherwise kUnavailable saying why (starting, restoring, failing,
+  // restarting, finished). Thread-safe; what GET /readyz answers.
+  [[nodiscard]] Status Readiness();
 
   const JobOptions& options() const { return options_; }
   const JobParams& params() const { return options_.params; }
@@ -224,6 +230,7 @@ class Job {
 
   JobOptions options_;
   MetricsRegistry metrics_;
+  std::unique_ptr<CheckpointMetrics> checkpoint_metrics_;  // job_metrics.h
   std::vector<std::unique_ptr<engine_detail::NodeBase>> nodes_;
   std::vector<std::unique_ptr<engine_detail::EdgeBase>> edges_;
   Status build_status_;

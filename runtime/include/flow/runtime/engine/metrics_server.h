@@ -3,6 +3,8 @@
 // "HTTP endpoints"):
 //   GET  /metrics    the registry in the Prometheus text format
 //   GET  /healthz    200 "ok" while the server runs (the process is alive and serving)
+//   GET  /readyz     200 "ready" while the job serves its input (Job::Readiness), else 503
+//                    with the reason
 //   POST /savepoint  ?name=N&stop=true: Job::TakeSavepoint; answers when it is done with
 //                    {"checkpoint":7,"path":"..."}, or an error status with {"error":"..."}
 // Other paths get 404, other methods on these paths 405. Binds 127.0.0.1 by default.
@@ -14,8 +16,8 @@
 #include <string>
 #include <thread>
 
+#include "flow/runtime/common/metrics.h"
 #include "flow/runtime/common/status.h"
-#include "flow/runtime/engine/metrics.h"
 
 namespace httplib {
 class Server;
@@ -29,8 +31,10 @@ struct SavepointResult;
 class MetricsServer {
  public:
   using SavepointFn = std::function<Result<SavepointResult>(const SavepointRequest&)>;
-  // Without `savepoint`, POST /savepoint answers 404.
-  explicit MetricsServer(const MetricsRegistry* registry, SavepointFn savepoint = {});
+  using ReadyFn = std::function<Status()>;
+  // Without `savepoint`, POST /savepoint answers 404; without `ready`, /readyz answers 200.
+  explicit MetricsServer(const MetricsRegistry* registry, SavepointFn savepoint = {},
+                         ReadyFn ready = {});
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
@@ -48,6 +52,7 @@ class MetricsServer {
 
   const MetricsRegistry* registry_;
   SavepointFn savepoint_;
+  ReadyFn ready_;
   std::unique_ptr<httplib::Server> server_;
   int port_ = 0;
   std::thread thread_;

@@ -13,12 +13,12 @@
 #include <string>
 #include <utility>
 
+#include "flow/runtime/common/metrics.h"
 #include "flow/runtime/common/serde.h"
 #include "flow/runtime/common/status.h"
 #include "flow/runtime/common/time.h"
 #include "flow/runtime/engine/batch.h"
 #include "flow/runtime/engine/clock.h"
-#include "flow/runtime/engine/metrics.h"
 #include "flow/runtime/engine/options.h"
 #include "flow/runtime/engine/timers.h"
 

@@ -39,6 +39,7 @@ inline ConnectorContext ConnectorContextOf(const OperatorContext& ctx) {
   ConnectorContext c;
   c.cancel = ctx.cancel;
   c.kafka_properties = ctx.kafka_properties;
+  c.metrics = ctx.metrics;
   if (!ctx.state_dir.empty()) {
     std::string name = ctx.name;
     for (char& ch : name) {

@@ -78,8 +78,12 @@ class Task {
   virtual void RequestBarrier(int64_t id) {}
   const std::string& name() const { return name_; }
   uint32_t subtask() const { return subtask_; }
+  // The task opened its operators (and source), restored their state and processes its input.
+  // Stays true once set. Thread-safe (readiness checks).
+  bool started() const { return started_.load(std::memory_order_acquire); }
 
  protected:
+  void MarkStarted() { started_.store(true, std::memory_order_release); }
   virtual Status Loop() = 0;
   virtual void CloseSource() {}
   // Checkpoint `id` at this point of the stream: takes the synchronous part of every chained
@@ -140,6 +144,7 @@ class Task {
   std::vector<Consumer*> members_;  // every consumer of this chain subtask
   TaskCheckpointing checkpointing_;
   bool input_finished_ = false;
+  std::atomic<bool> started_{false};
   std::unique_ptr<TaskTimers> timers_;  // processing-time timers; null: none
   std::unique_ptr<SnapshotWriterThread> writer_;  // null until the first checkpoint
 };
@@ -266,6 +271,7 @@ class SourceTask final : public Task {
       watermark_->Set(emitted);
       FLOW_RETURN_IF_ERROR(next_->OnWatermark(emitted));
     }
+    MarkStarted();
     bool idle = false;
     int64_t last_emit = SteadyNowMs();
     Batch<T> batch;

@@ -98,12 +98,14 @@ class TxnSinkDriver final : public BatchConsumer<T> {
     records_in_ = ctx_.metrics.Counter(kMetricRecordsIn, "Records received by an operator subtask");
     watermark_ = ctx_.metrics.Gauge(kMetricWatermark, "Current input watermark (ms since epoch)");
     watermark_->Set(kMinWatermark);
+    latency_ = LatencyHistogram(ctx_.metrics);
     return Status::Ok();
   }
   // Encodes the whole batch into one reused buffer, then writes it with one WriteBatch: one lock
   // per batch instead of per record, and no allocation per record once the buffers have grown.
   Status ConsumeView(const Batch<T>& batch) override {
     records_in_->Add(static_cast<int64_t>(batch.size()));
+    ObserveLatency(latency_, batch.timestamps.data(), batch.timestamps.size());
     return CallUser(ctx_, [&] {
       const size_t n = batch.size();
       encoded_.clear();
@@ -153,6 +155,7 @@ class TxnSinkDriver final : public BatchConsumer<T> {
   std::vector<TxnRecord> records_;
   Metric* records_in_ = nullptr;
   Metric* watermark_ = nullptr;
+  HistogramMetric* latency_ = nullptr;
 };
 
 template <typename T>

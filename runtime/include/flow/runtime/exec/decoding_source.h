@@ -30,8 +30,8 @@
 #include <utility>
 #include <vector>
 
+#include "flow/runtime/common/metrics.h"
 #include "flow/runtime/connectors/connector_factory.h"
-#include "flow/runtime/engine/metrics.h"
 #include "flow/runtime/engine/raw_adapters.h"
 #include "flow/runtime/engine/source.h"
 #include "flow/runtime/exec/io.h"
