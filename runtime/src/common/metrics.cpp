@@ -66,10 +66,7 @@ void ObserveLatency(HistogramMetric* latency, const int64_t* event_times, size_t
   for (size_t k = 0; k < n && k < 8; ++k) {
     const int64_t ts = event_times[n - 1 - k];
     if (ts == kMetricAbsent) continue;
-    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
-    latency->Observe(std::max<int64_t>(0, now - ts));
+    latency->Observe(std::max<int64_t>(0, WallNowMs() - ts));
     return;
   }
 }
@@ -100,7 +97,7 @@ Metric* MetricsRegistry::Get(std::string_view name, std::string_view help, Metri
   }
   storage_.emplace_back();
   if (type == MetricType::kGauge) storage_.back().Set(kMetricAbsent);  // not measured yet
-  Series s = MakeSeries(name, help, type, rendered);
+  Series s = MakeSeries(name, help, type, labels);
   s.metric = &storage_.back();
   series_.push_back(std::move(s));
   return &storage_.back();
@@ -119,9 +116,8 @@ Metric* MetricsRegistry::Gauge(std::string_view name, std::string_view help,
 void MetricsRegistry::AddCallback(std::string_view name, std::string_view help,
                                   const MetricLabels& labels, std::function<int64_t()> fn,
                                   MetricType type) {
-  std::string rendered = RenderLabels(labels);
   std::lock_guard<std::mutex> lock(mu_);
-  Series s = MakeSeries(name, help, type, rendered);
+  Series s = MakeSeries(name, help, type, labels);
   s.callback = std::move(fn);
   series_.push_back(std::move(s));
 }
@@ -129,9 +125,8 @@ void MetricsRegistry::AddCallback(std::string_view name, std::string_view help,
 void MetricsRegistry::AddDoubleCallback(std::string_view name, std::string_view help,
                                         const MetricLabels& labels, std::function<double()> fn,
                                         MetricType type) {
-  std::string rendered = RenderLabels(labels);
   std::lock_guard<std::mutex> lock(mu_);
-  Series s = MakeSeries(name, help, type, rendered);
+  Series s = MakeSeries(name, help, type, labels);
   s.double_callback = std::move(fn);
   series_.push_back(std::move(s));
 }
@@ -144,7 +139,7 @@ HistogramMetric* MetricsRegistry::Histogram(std::string_view name, std::string_v
     if (s.histogram && s.name == name && s.labels == rendered) return s.histogram;
   }
   histograms_.emplace_back(spec);
-  Series s = MakeSeries(name, help, MetricType::kGauge, rendered);
+  Series s = MakeSeries(name, help, MetricType::kGauge, labels);
   s.histogram = &histograms_.back();
   series_.push_back(std::move(s));
   return &histograms_.back();
@@ -205,11 +200,7 @@ std::string MetricsRegistry::RenderPrometheus() const {
         value = FormatDouble(v);
       } else if (!s.histogram) {
         const int64_t v = ValueOf(s);
-        // The int64 extremes are the engine's "none yet" and "ended" (watermarks), not values.
-        if (s.type == MetricType::kGauge &&
-            (v == kMetricAbsent || v == std::numeric_limits<int64_t>::max())) {
-          continue;
-        }
+        if (Absent(s, v)) continue;
         value = std::to_string(v);
       }
       if (!header) {
@@ -252,13 +243,31 @@ int64_t MetricsRegistry::Min(std::string_view name, int64_t fallback) const {
 }
 
 MetricsRegistry::Series MetricsRegistry::MakeSeries(std::string_view name, std::string_view help,
-                                                    MetricType type, std::string labels) {
+                                                    MetricType type, const MetricLabels& labels) {
   Series s;
   s.name = std::string(name);
   s.help = std::string(help);
   s.type = type;
-  s.labels = std::move(labels);
+  s.labels = RenderLabels(labels);
+  s.label_list = labels;
   return s;
+}
+
+std::vector<std::pair<MetricLabels, int64_t>> MetricsRegistry::Values(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::pair<MetricLabels, int64_t>> out;
+  for (const Series& s : series_) {
+    if (s.name != name) continue;
+    const int64_t v = ValueOf(s);
+    if (!Absent(s, v)) out.emplace_back(s.label_list, v);
+  }
+  return out;
+}
+
+bool MetricsRegistry::Absent(const Series& s, int64_t value) {
+  // The int64 extremes are the engine's "none yet" and "ended" (watermarks), not values.
+  return s.type == MetricType::kGauge && !s.histogram &&
+         (value == kMetricAbsent || value == std::numeric_limits<int64_t>::max());
 }
 
 MetricLabels MetricGroup::Labels() const {

@@ -70,7 +70,8 @@ int64_t BlockedMs(InputGate* gate) {
 
 Job::Job(JobOptions options)
     : options_(std::move(options)),
-      checkpoint_metrics_(std::make_unique<CheckpointMetrics>(&metrics_)) {
+      checkpoint_metrics_(std::make_unique<CheckpointMetrics>(&metrics_)),
+      rates_(std::make_unique<OperatorRates>()) {
   if (options_.parallelism == 0) options_.parallelism = 1;
 }
 
@@ -397,9 +398,11 @@ Status Job::ExecuteOnce(bool* checkpoint_completed) {
   }
   checkpoint_metrics_->AddCallbacks();
   AddProcessMetrics(&metrics_);
-  MetricsServer server(
-      &metrics_, [this](const SavepointRequest& r) { return TakeSavepoint(r); },
-      [this] { return Readiness(); });
+  MetricsServer::Handlers handlers;
+  handlers.savepoint = [this](const SavepointRequest& r) { return TakeSavepoint(r); };
+  handlers.ready = [this] { return Readiness(); };
+  handlers.status = [this] { return StatusJson(); };
+  MetricsServer server(&metrics_, std::move(handlers));
   if (options_.metrics_port >= 0) {
     Status s = server.Start(options_.metrics_bind, options_.metrics_port);
     if (!s.ok()) {
@@ -493,6 +496,7 @@ void Job::Monitor(Runtime* rt) {
   } join_stopper{&stopper};
   while (rt->running.load() > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    rates_->Sample(metrics_, SteadyNowMs());
     if (rt->coordinator) {
       if (auto failure = rt->coordinator->JobFailure(); failure && !control_.cancel.load()) {
         Log(LogLevel::kError, "engine", "too many failed checkpoints", {{"error", failure->ToString()}});

@@ -4,6 +4,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -15,12 +16,6 @@
 
 namespace flow::rt {
 namespace {
-
-int64_t WallNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // Bytes, 1 KiB .. 64 GiB in powers of 4.
 HistogramSpec SizeHistogram() {
@@ -85,6 +80,13 @@ CheckpointMetrics::CheckpointMetrics(MetricsRegistry* registry)
                                 "Bytes written by a completed checkpoint", {}, SizeHistogram())) {}
 
 void CheckpointMetrics::Report(const CheckpointReport& r) {
+  if (r.completed || r.reason != CheckpointFailureReason::kSubsumed) {
+    std::lock_guard<std::mutex> lock(mu_);
+    history_.push_back(Entry{r.checkpoint_id, r.completed,
+                             r.completed ? "" : CheckpointFailureReasonName(r.reason),
+                             r.duration_ms, r.bytes, WallNowMs()});
+    if (history_.size() > kHistory) history_.pop_front();
+  }
   if (r.completed) {
     completed_->Add(1);
     duration_->Observe(r.duration_ms);
@@ -99,6 +101,11 @@ void CheckpointMetrics::Report(const CheckpointReport& r) {
       ->Counter("flow_checkpoints_failed_total", "Checkpoints that failed, by reason",
                 {{"reason", CheckpointFailureReasonName(r.reason)}})
       ->Add(1);
+}
+
+std::vector<CheckpointMetrics::Entry> CheckpointMetrics::History() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return {history_.begin(), history_.end()};
 }
 
 void CheckpointMetrics::AddCallbacks() {
@@ -148,6 +155,73 @@ void AddProcessMetrics(MetricsRegistry* registry) {
     if (::getrlimit(RLIMIT_NOFILE, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return kNone;
     return static_cast<double>(r.rlim_cur);
   });
+}
+
+}  // namespace flow::rt
+
+namespace flow::rt {
+namespace {
+
+std::map<std::string, int64_t> PerOperator(const MetricsRegistry& registry, std::string_view name,
+                                           bool min) {
+  std::map<std::string, int64_t> out;
+  for (const auto& [labels, v] : registry.Values(name)) {
+    auto op = std::find_if(labels.begin(), labels.end(),
+                           [](const auto& l) { return l.first == "operator"; });
+    if (op == labels.end()) continue;
+    auto [it, fresh] = out.emplace(op->second, v);
+    if (!fresh) it->second = min ? std::min(it->second, v) : it->second + v;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::map<std::string, int64_t> SumPerOperator(const MetricsRegistry& registry,
+                                              std::string_view name) {
+  return PerOperator(registry, name, false);
+}
+
+std::map<std::string, int64_t> MinPerOperator(const MetricsRegistry& registry,
+                                              std::string_view name) {
+  return PerOperator(registry, name, true);
+}
+
+void OperatorRates::Sample(const MetricsRegistry& registry, int64_t now_ms) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (last_ms_ != 0 && now_ms - last_ms_ < 1000) return;
+  }
+  Totals now{SumPerOperator(registry, kMetricRecordsIn),
+             SumPerOperator(registry, kMetricRecordsOut),
+             SumPerOperator(registry, kMetricBackpressure)};
+  std::lock_guard<std::mutex> lock(mu_);
+  if (last_ms_ != 0) {
+    const double seconds = static_cast<double>(now_ms - last_ms_) / 1000.0;
+    auto rate = [seconds](const std::map<std::string, int64_t>& a,
+                          const std::map<std::string, int64_t>& b,
+                          const std::string& op) -> std::optional<double> {
+      auto x = a.find(op), y = b.find(op);
+      if (x == a.end() || y == b.end()) return std::nullopt;
+      return static_cast<double>(std::max<int64_t>(0, x->second - y->second)) / seconds;
+    };
+    rates_.clear();
+    for (const auto* totals : {&now.in, &now.out, &now.backpressure}) {
+      for (const auto& [op, v] : *totals) {
+        Rate& r = rates_[op];
+        r.in = rate(now.in, last_.in, op);
+        r.out = rate(now.out, last_.out, op);
+        r.backpressure_ms = rate(now.backpressure, last_.backpressure, op);
+      }
+    }
+  }
+  last_ = std::move(now);
+  last_ms_ = now_ms;
+}
+
+std::map<std::string, OperatorRates::Rate> OperatorRates::Get() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rates_;
 }
 
 }  // namespace flow::rt

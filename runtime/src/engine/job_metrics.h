@@ -4,6 +4,12 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "flow/runtime/checkpoint/checkpoint_types.h"
 #include "flow/runtime/common/metrics.h"
@@ -20,6 +26,18 @@ class CheckpointMetrics {
   // The computed series (age of the last completed checkpoint); again after each ClearCallbacks.
   void AddCallbacks();
 
+  // The last kHistory checkpoints, oldest first, for the job page.
+  struct Entry {
+    int64_t id = 0;
+    bool completed = false;
+    std::string reason;  // CheckpointFailureReasonName when not completed
+    int64_t duration_ms = 0;
+    uint64_t bytes = 0;
+    int64_t end_ms = 0;  // wall clock
+  };
+  static constexpr size_t kHistory = 30;
+  std::vector<Entry> History() const;
+
  private:
   MetricsRegistry* registry_;
   Metric* completed_;
@@ -27,6 +45,38 @@ class CheckpointMetrics {
   HistogramMetric* duration_;
   HistogramMetric* size_;
   std::atomic<int64_t> last_completed_ms_{0};  // wall clock of the last completion; 0: none yet
+  mutable std::mutex mu_;
+  std::deque<Entry> history_;  // guarded by mu_
+};
+
+// Totals of the series `name` per operator (label "operator"): the sum over its subtasks, or
+// the minimum (watermarks). Absent series are left out.
+std::map<std::string, int64_t> SumPerOperator(const MetricsRegistry& registry,
+                                              std::string_view name);
+std::map<std::string, int64_t> MinPerOperator(const MetricsRegistry& registry,
+                                              std::string_view name);
+
+// Per-operator rates for the job page, sampled by the job's monitor loop about once a second, so
+// that every viewer sees the same numbers however often (or in whatever virtual time) it polls.
+// Thread-safe.
+class OperatorRates {
+ public:
+  struct Rate {
+    std::optional<double> in, out;          // records per second
+    std::optional<double> backpressure_ms;  // per second, summed over the subtasks
+  };
+  // Takes a sample when the last one is at least a second old (steady clock).
+  void Sample(const MetricsRegistry& registry, int64_t now_ms);
+  std::map<std::string, Rate> Get() const;
+
+ private:
+  struct Totals {
+    std::map<std::string, int64_t> in, out, backpressure;
+  };
+  mutable std::mutex mu_;
+  int64_t last_ms_ = 0;
+  Totals last_;
+  std::map<std::string, Rate> rates_;
 };
 
 // process_cpu_seconds_total, process_resident_memory_bytes, process_virtual_memory_bytes,

@@ -9,6 +9,7 @@
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/log.h"
 #include "flow/runtime/formats/json_encoder.h"
+#include "job_page.h"
 
 namespace flow::rt {
 namespace {
@@ -45,8 +46,8 @@ void JsonError(httplib::Response& res, int status, std::string_view message) {
 
 }  // namespace
 
-MetricsServer::MetricsServer(const MetricsRegistry* registry, SavepointFn savepoint, ReadyFn ready)
-    : registry_(registry), savepoint_(std::move(savepoint)), ready_(std::move(ready)) {}
+MetricsServer::MetricsServer(const MetricsRegistry* registry, Handlers handlers)
+    : registry_(registry), handlers_(std::move(handlers)) {}
 
 MetricsServer::~MetricsServer() {
   Stop();
@@ -61,7 +62,7 @@ void MetricsServer::Route() {
     res.set_content("ok\n", "text/plain");
   });
   s.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    Status ready = ready_ ? ready_() : Status::Ok();
+    Status ready = handlers_.ready ? handlers_.ready() : Status::Ok();
     res.status = ready.ok() ? 200 : 503;
     res.set_content(ready.ok() ? "ready\n" : ready.message() + "\n", "text/plain");
   });
@@ -72,7 +73,16 @@ void MetricsServer::Route() {
   s.Post("/metrics", not_allowed);
   s.Post("/healthz", not_allowed);
   s.Post("/readyz", not_allowed);
-  if (!savepoint_) return;
+  if (handlers_.status) {
+    s.Get("/", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(std::string(JobPageHtml()), "text/html; charset=utf-8");
+    });
+    s.Get("/api/job", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_header("Cache-Control", "no-store");
+      res.set_content(handlers_.status(), "application/json");
+    });
+  }
+  if (!handlers_.savepoint) return;
   s.Get("/savepoint", not_allowed);
   s.Post("/savepoint", [this](const httplib::Request& req, httplib::Response& res) {
     SavepointRequest request;
@@ -82,7 +92,7 @@ void MetricsServer::Route() {
       return JsonError(res, 400, fmt::format("stop={}: expected true or false", stop));
     }
     request.stop = stop == "true";
-    Result<SavepointResult> r = savepoint_(request);
+    Result<SavepointResult> r = handlers_.savepoint(request);
     if (!r.ok()) return JsonError(res, HttpStatusOf(r.status()), r.status().message());
     JsonEncoder e;
     e.BeginObject();

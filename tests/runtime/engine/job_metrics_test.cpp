@@ -26,12 +26,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-int64_t WallNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // The value of the series `series` (name and labels exactly as rendered) in a Prometheus text
 // body; nullopt when the body has no such line.
 std::optional<double> Value(const std::string& body, const std::string& series) {

@@ -74,9 +74,11 @@ TEST(MetricsServerTest, AnswersMetricsAndHealth) {
 TEST(MetricsServerTest, ReadyzAnswersWhatTheJobSays) {
   MetricsRegistry r;
   std::atomic<bool> ready{false};
-  MetricsServer server(&r, {}, [&ready] {
+  MetricsServer::Handlers handlers;
+  handlers.ready = [&ready] {
     return ready.load() ? Status::Ok() : Status::Unavailable("starting: 1 of 3 tasks opened");
-  });
+  };
+  MetricsServer server(&r, std::move(handlers));
   ASSERT_TRUE(server.Start("127.0.0.1", 0).ok());
   std::string starting = HttpRequest(server.port(), "GET /readyz HTTP/1.1\r\n\r\n");
   EXPECT_EQ(starting.rfind("HTTP/1.1 503", 0), 0u) << starting;

@@ -94,6 +94,9 @@ class MetricsRegistry {
   int64_t Sum(std::string_view name) const;
   // Minimum over the series of `name`; `fallback` when there is none.
   int64_t Min(std::string_view name, int64_t fallback) const;
+  // Every present series of the counter or gauge `name` with its labels (absent gauges left
+  // out; a histogram gives its count), for the job page.
+  std::vector<std::pair<MetricLabels, int64_t>> Values(std::string_view name) const;
 
  private:
   struct Series {
@@ -101,6 +104,7 @@ class MetricsRegistry {
     std::string help;
     MetricType type = MetricType::kGauge;
     std::string labels;  // rendered: {a="b",c="d"}
+    MetricLabels label_list;
     Metric* metric = nullptr;
     HistogramMetric* histogram = nullptr;
     std::function<int64_t()> callback;
@@ -108,13 +112,15 @@ class MetricsRegistry {
     bool owned() const { return metric != nullptr || histogram != nullptr; }
   };
   static Series MakeSeries(std::string_view name, std::string_view help, MetricType type,
-                           std::string labels);
+                           const MetricLabels& labels);
   Metric* Get(std::string_view name, std::string_view help, MetricType type,
               const MetricLabels& labels);
   static std::string RenderLabels(const MetricLabels& labels);
   static void RenderHistogram(const Series& s, std::string* out);
   // A histogram's value for Sum/Min is its count.
   static int64_t ValueOf(const Series& s);
+  // A gauge whose value is unknown (see the top of this file): left out.
+  static bool Absent(const Series& s, int64_t value);
 
   mutable std::mutex mu_;
   std::deque<Metric> storage_;

@@ -1,6 +1,7 @@
 #pragma once
 // Event time and durations in the runtime: int64 milliseconds since the Unix epoch, UTC.
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -15,6 +16,19 @@ using DurationMs = int64_t;
 // every window fires and every timer is due.
 inline constexpr TimestampMs kMinWatermark = std::numeric_limits<int64_t>::min();
 inline constexpr TimestampMs kMaxWatermark = std::numeric_limits<int64_t>::max();
+
+// Milliseconds of the monotonic clock (durations, deadlines) and of the wall clock (event time,
+// ages shown to people).
+inline int64_t SteadyNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+inline TimestampMs WallNowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 // Floor division that rounds toward negative infinity (window starts before 1970 stay aligned).
 inline int64_t FloorDiv(int64_t a, int64_t b) {

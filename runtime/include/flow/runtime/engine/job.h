@@ -146,6 +146,7 @@ struct SavepointResult {
 };
 
 class CheckpointMetrics;
+class OperatorRates;
 
 class Job {
  public:
@@ -189,6 +190,9 @@ class Job {
   // failure being handled. Otherwise kUnavailable saying why (starting, restoring, failing,
   // restarting, finished). Thread-safe; what GET /readyz answers.
   [[nodiscard]] Status Readiness();
+  // The job page's data (GET /api/job, job_status.cpp): the graph with per-operator totals and
+  // watermarks, readiness, checkpoint counts and history, as JSON. Thread-safe.
+  std::string StatusJson();
 
   const JobOptions& options() const { return options_; }
   const JobParams& params() const { return options_.params; }
@@ -231,6 +235,7 @@ class Job {
   JobOptions options_;
   MetricsRegistry metrics_;
   std::unique_ptr<CheckpointMetrics> checkpoint_metrics_;  // job_metrics.h
+  std::unique_ptr<OperatorRates> rates_;                   // job_metrics.h; sampled by Monitor
   std::vector<std::unique_ptr<engine_detail::NodeBase>> nodes_;
   std::vector<std::unique_ptr<engine_detail::EdgeBase>> edges_;
   Status build_status_;

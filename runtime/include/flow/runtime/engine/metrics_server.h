@@ -5,6 +5,7 @@
 //   GET  /healthz    200 "ok" while the server runs (the process is alive and serving)
 //   GET  /readyz     200 "ready" while the job serves its input (Job::Readiness), else 503
 //                    with the reason
+//   GET  /           the job page (job_page.h): graph, rates, checkpoints; polls GET /api/job
 //   POST /savepoint  ?name=N&stop=true: Job::TakeSavepoint; answers when it is done with
 //                    {"checkpoint":7,"path":"..."}, or an error status with {"error":"..."}
 // Other paths get 404, other methods on these paths 405. Binds 127.0.0.1 by default.
@@ -30,11 +31,16 @@ struct SavepointResult;
 
 class MetricsServer {
  public:
-  using SavepointFn = std::function<Result<SavepointResult>(const SavepointRequest&)>;
-  using ReadyFn = std::function<Status()>;
-  // Without `savepoint`, POST /savepoint answers 404; without `ready`, /readyz answers 200.
-  explicit MetricsServer(const MetricsRegistry* registry, SavepointFn savepoint = {},
-                         ReadyFn ready = {});
+  // What a job adds to the registry's /metrics; each may be empty.
+  struct Handlers {
+    // POST /savepoint; empty: 404.
+    std::function<Result<SavepointResult>(const SavepointRequest&)> savepoint;
+    // GET /readyz; empty: always ready.
+    std::function<Status()> ready;
+    // GET /api/job (JSON) for the job page at GET /; empty: both 404.
+    std::function<std::string()> status;
+  };
+  explicit MetricsServer(const MetricsRegistry* registry, Handlers handlers = {});
   ~MetricsServer();
   MetricsServer(const MetricsServer&) = delete;
   MetricsServer& operator=(const MetricsServer&) = delete;
@@ -51,8 +57,7 @@ class MetricsServer {
   void Route();
 
   const MetricsRegistry* registry_;
-  SavepointFn savepoint_;
-  ReadyFn ready_;
+  Handlers handlers_;
   std::unique_ptr<httplib::Server> server_;
   int port_ = 0;
   std::thread thread_;

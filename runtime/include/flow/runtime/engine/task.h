@@ -205,13 +205,6 @@ class InputTask final : public Task {
 // Placeholder for "use the timestamps the source provides".
 struct SourceTimestamps {};
 
-inline int64_t SteadyNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-inline TimestampMs WallNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 // ts_fn: TimestampMs(const T&) extracting the event time, or SourceTimestamps.
 template <typename T, typename TsFn>
 class SourceTask final : public Task {
