@@ -4,7 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -13,7 +12,6 @@
 namespace flow::codegen_io_test {
 namespace {
 
-namespace fs = std::filesystem;
 using codegen_test::BuildJob;
 using codegen_test::ScratchDir;
 using codegen_test::Sorted;
@@ -27,6 +25,16 @@ constexpr const char* kSchema = R"(schema Event {
   "plain": int,
 }
 )";
+
+// Builds `script` as `dir`/job and runs it with two subtasks.
+testing::AssertionResult BuildAndRun(const std::string& dir, const std::string& script) {
+  WriteText(dir + "/job.flow", script);
+  Ran built = BuildJob(dir + "/job.flow", dir + "/job");
+  if (built.exit_code != 0) return testing::AssertionFailure() << "flowc build: " << built.err;
+  Ran ran = RunLimited({dir + "/job", "--parallelism", "2"}, 120);
+  if (ran.exit_code != 0) return testing::AssertionFailure() << "job: " << ran.err;
+  return testing::AssertionSuccess();
+}
 
 TEST(CodegenIoWireNames, JsonKeysAreReadAndWrittenByWireName) {
   std::string dir = ScratchDir("wire_json");
@@ -46,11 +54,7 @@ TEST(CodegenIoWireNames, JsonKeysAreReadAndWrittenByWireName) {
       "/out_all\") format json\n"
       "events | select user_id, said, plain * 2 as doubled, prenom | into file(path: \"" +
       dir + "/out_select\") format json\n";
-  WriteText(dir + "/job.flow", script);
-  Ran built = BuildJob(dir + "/job.flow", dir + "/job");
-  ASSERT_EQ(built.exit_code, 0) << built.err;
-  Ran ran = RunLimited({dir + "/job", "--parallelism", "2"}, 120);
-  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  ASSERT_TRUE(BuildAndRun(dir, script));
 
   std::vector<std::string> want_all = {
       R"({"user-id":"u\"2","@timestamp":"1970-01-01T00:00:01.000Z","say \"hi\" \\ ok":2,"prénom":null,"plain":6})",
@@ -78,11 +82,7 @@ TEST(CodegenIoWireNames, CsvHeaderColumnsAreFoundByWireName) {
                        "/in.csv\") format csv(header: true) as Event\n"
                        "  | into file(path: \"" +
                        dir + "/out_json\") format json\n";
-  WriteText(dir + "/job.flow", script);
-  Ran built = BuildJob(dir + "/job.flow", dir + "/job");
-  ASSERT_EQ(built.exit_code, 0) << built.err;
-  Ran ran = RunLimited({dir + "/job"}, 120);
-  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  ASSERT_TRUE(BuildAndRun(dir, script));
   std::vector<std::string> want = {
       R"({"user-id":"a","@timestamp":"2026-03-01T09:00:00.000Z","say \"hi\" \\ ok":10,"prénom":"été","plain":1})",
       R"({"user-id":"b","@timestamp":"1970-01-01T00:00:00.000Z","say \"hi\" \\ ok":20,"prénom":null,"plain":2})",

@@ -5,6 +5,7 @@
 
 #include "lsp/document.h"
 #include "lsp/features.h"
+#include "lsp_test_util.h"
 
 namespace flow::lsp {
 namespace {
@@ -128,11 +129,7 @@ TEST(LspHover, ShowsWireNames) {
   const std::string text =
       "schema Ev { \"user-id\" as user_id: string, \"pr\\u{e9}nom\" as prenom: string?, n: int }\n"
       "from stdin format json as Ev | where user_id != \"\" | into stdout\n";
-  Document doc;
-  doc.text = text;
-  doc.analysis = Analyze("h.flow", text);
-  ASSERT_NE(doc.analysis->program, nullptr);
-  ASSERT_TRUE(doc.analysis->diagnostics.empty()) << doc.analysis->diagnostics[0].message;
+  Document doc = CleanDocument(text);
   auto hover = [&](uint32_t line, size_t col) {
     Json h = Hover(doc, Position{line, static_cast<uint32_t>(col)});
     const Json* contents = h.GetObject("contents");
