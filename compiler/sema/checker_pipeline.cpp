@@ -69,6 +69,17 @@ std::string ImplicitName(const ast::Expr* e) {
   return "";
 }
 
+// The field a select item passes on unchanged: a field named bare or through its record
+// (`user_id`, `orders.user_id`, `geo.city`) without `as`; nullptr for anything else.
+const types::Field* PassedField(const ast::SelectItem& si, const Type& input) {
+  if (si.item.alias) return nullptr;
+  if (auto* n = ast::As<ast::NameExpr>(si.item.expr.get())) return input.FindField(n->name);
+  if (auto* f = ast::As<ast::FieldExpr>(si.item.expr.get()); f && f->base) {
+    return f->base->type.FindField(f->field.name);
+  }
+  return nullptr;
+}
+
 bool SameFields(const Type& a, const Type& b, std::string* difference) {
   const auto& fa = a.fields();
   const auto& fb = b.fields();
@@ -423,10 +434,7 @@ void Checker::CheckSelect(ast::SelectOp& op, FlowState& st) {
       t = Type::Error();
     }
     types::Field field{name, t};
-    if (const types::Field* in = st.record.FindField(name);
-        in != nullptr && !si.item.alias && ast::As<ast::NameExpr>(si.item.expr.get()) != nullptr) {
-      field.wire_name = in->wire_name;
-    }
+    if (const types::Field* in = PassedField(si, st.record)) field.wire_name = in->wire_name;
     add(std::move(field), si.item.alias ? si.item.alias->range : si.item.expr->range);
   }
   bool event_time = st.event_time;
