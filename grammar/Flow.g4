@@ -17,7 +17,10 @@ statement
 paramDecl : PARAM ident ':' typeRef ('=' expr)? ;
 
 schemaDecl : SCHEMA ident '{' (fieldDecl (',' fieldDecl)* ','?)? '}' ;
-fieldDecl : ident ':' typeRef ;
+// A field is named by an identifier, or by its name in the data as a string followed by the name
+// scripts use: `"user-id" as user_id: string`. `as` may be left out when the string's text is an
+// identifier (`"plain": int`); compiler/parse/ reports a missing one.
+fieldDecl : (ident | STRING (AS ident)?) ':' typeRef ;
 
 externFnDecl
   : EXTERN FN ident '(' (fnParam (',' fnParam)* ','?)? ')' '->' typeRef FROM STRING ;

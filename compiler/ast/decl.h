@@ -40,9 +40,16 @@ struct ParamDecl : Decl {
   types::Type resolved;   // sema
 };
 
+// `user: string`, or with a wire name: `"user-id" as user_id: string`.
 struct FieldDecl {
-  Ident name;
+  Ident name;  // the name scripts use; for `"plain": int` the string's text, at the string
   TypeRef type;
+  // The name in the data when written as a string (decoded), else empty: it is then `name`.
+  std::string wire_name;
+  SourceRange wire_range;  // the string literal; empty when the name is an identifier
+
+  bool quoted() const { return wire_range.end > wire_range.begin; }
+  const std::string& Wire() const { return quoted() ? wire_name : name.name; }
 };
 
 struct SchemaDecl : Decl {

@@ -8,7 +8,15 @@ namespace flow::codegen {
 
 std::string ShapeKey(const types::Type& type) {
   std::string s = type.record_name() + "{";
-  for (const types::Field& f : type.fields()) s.append(f.name).append(":").append(f.type.ToString()).append(",");
+  // Wire names are part of the shape: they select a different JSON codec.
+  for (const types::Field& f : type.fields()) {
+    s.append(f.name)
+        .append("=")
+        .append(CppStringLiteral(f.Wire()))
+        .append(":")
+        .append(f.type.ToString())
+        .append(",");
+  }
   return s + "}";
 }
 
@@ -95,7 +103,7 @@ void RecordTypes::EmitJsonCodecs(Writer& w) const {
     w.Line("");
     std::string names, required;
     for (size_t i = 0; i < fields.size(); ++i) {
-      names += (i ? ", " : "") + CppStringLiteral(fields[i].name);
+      names += (i ? ", " : "") + CppStringLiteral(fields[i].Wire());
       required += std::string(i ? ", " : "") + (fields[i].type.nullable() ? "false" : "true");
     }
     w.Line("inline constexpr ::flow::rt::JsonFieldTable<" + n + "> " + table + "{{" + names + "}, {" + required + "}};");

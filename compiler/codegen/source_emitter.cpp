@@ -163,7 +163,7 @@ class SourceEmitter {
     std::vector<const types::Field*> fields = Decoded();
     std::string names, required;
     for (size_t i = 0; i < fields.size(); ++i) {
-      names += (i ? ", " : "") + CppStringLiteral(fields[i]->name);
+      names += (i ? ", " : "") + CppStringLiteral(fields[i]->Wire());
       required += std::string(i ? ", " : "") + (fields[i]->type.nullable() ? "false" : "true");
     }
     std::string cnt = std::to_string(fields.size());
@@ -211,7 +211,7 @@ class SourceEmitter {
     const auto& all = n_.output.fields();
     std::string names, required;
     for (size_t i = 0; i < all.size(); ++i) {
-      names += (i ? ", " : "") + CppStringLiteral(all[i].name);
+      names += (i ? ", " : "") + CppStringLiteral(all[i].Wire());
       // Only the fields the job reads must have a column.
       bool needed = n_.decoded.count(all[i].name) && !all[i].type.nullable();
       required += std::string(i ? ", " : "") + (needed ? "true" : "false");

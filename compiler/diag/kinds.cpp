@@ -40,7 +40,9 @@ const std::vector<KindInfo>& Table() {
       {Kind::kUnknownFunction, "unknown-function", kError,
        "a call to a function that is not in the standard library or declared extern"},
       {Kind::kDuplicateField, "duplicate-field", kError,
-       "two fields (or output columns) with the same name"},
+       "two fields (or output columns) with the same name, in scripts or in the data"},
+      {Kind::kInvalidFieldName, "invalid-field-name", kError,
+       "a quoted field name that needs `as <name>`, or that no format can carry (a NUL byte)"},
       {Kind::kUnknownConnector, "unknown-connector", kError,
        "a source or sink kind that does not exist"},
       {Kind::kUnknownArgument, "unknown-argument", kError,
@@ -107,7 +109,7 @@ const std::vector<KindInfo>& Table() {
 }  // namespace
 
 const std::vector<KindInfo>& AllKinds() {
-  static_assert(static_cast<int>(Kind::kCount) == 53, "update the table in kinds.cpp");
+  static_assert(static_cast<int>(Kind::kCount) == 54, "update the table in kinds.cpp");
   assert(Table().size() == static_cast<size_t>(Kind::kCount) && "kinds table out of sync");
   return Table();
 }

@@ -35,6 +35,7 @@ enum class Kind {
   kAmbiguousName,
   kUnknownFunction,
   kDuplicateField,
+  kInvalidFieldName,
   // Connectors, formats, clauses.
   kUnknownConnector,
   kUnknownArgument,

@@ -22,6 +22,7 @@ class Printer {
   // printer_decl.cpp
   void Decl(const ast::Decl& d);
   void Schema(const ast::SchemaDecl& s);
+  void FieldName(const ast::FieldDecl& f);
   void Type(const ast::TypeRef& t);
   void Ident(const ast::Ident& id);
   void Duration(const ast::DurationRef& d);

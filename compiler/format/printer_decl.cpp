@@ -88,7 +88,7 @@ void Printer::Schema(const ast::SchemaDecl& s) {
     out_.Text(" {");
     for (size_t i = 0; i < s.fields.size(); ++i) {
       out_.Text(i == 0 ? " " : ", ");
-      Ident(s.fields[i].name);
+      FieldName(s.fields[i]);
       out_.Text(": ");
       Type(s.fields[i].type);
     }
@@ -100,12 +100,14 @@ void Printer::Schema(const ast::SchemaDecl& s) {
     return;
   }
   out_.Text(" {");
-  size_t name_width = 0;
-  for (const ast::FieldDecl& f : s.fields) name_width = std::max(name_width, f.name.name.size());
+  int name_width = 0;
+  for (const ast::FieldDecl& f : s.fields)
+    name_width = std::max(name_width, out_.Measure([&] { FieldName(f); }));
   for (const ast::FieldDecl& f : s.fields) {
     out_.StartLine(I(1), I(2));
-    Ident(f.name);
-    out_.Text(":" + std::string(name_width - f.name.name.size() + 1, ' '));
+    int width = out_.Measure([&] { FieldName(f); });
+    FieldName(f);
+    out_.Text(":" + std::string(static_cast<size_t>(name_width - width + 1), ' '));
     Type(f.type);
     out_.Text(",");
   }
@@ -113,6 +115,19 @@ void Printer::Schema(const ast::SchemaDecl& s) {
   out_.Anchor(static_cast<uint32_t>(close));  // comments after the last field
   out_.StartLine(0, I(2));
   out_.Text("}");
+}
+
+// A quoted name keeps its literal as written; it is dropped when it says no more than the
+// identifier (`"plain": int` and `"x" as x: int` print as `plain: int` and `x: int`).
+void Printer::FieldName(const ast::FieldDecl& f) {
+  if (!f.quoted() || f.wire_name == f.name.name) {
+    Ident(f.name);
+    return;
+  }
+  out_.Anchor(f.wire_range.begin);
+  out_.Text(Src(f.wire_range.begin, f.wire_range.end));
+  out_.Text(" as ");
+  Ident(f.name);
 }
 
 void Printer::Type(const ast::TypeRef& t) {

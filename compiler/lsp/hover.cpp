@@ -12,7 +12,9 @@ std::string RecordText(const types::Type& type) {
   if (type.fields().empty()) return out + "}";
   for (size_t i = 0; i < type.fields().size(); ++i) {
     const types::Field& f = type.fields()[i];
-    out += "\n  " + f.name + ": " + f.type.ToString() + (i + 1 < type.fields().size() ? "," : "");
+    std::string wire = f.wire_name.empty() ? "" : types::FlowStringLiteral(f.wire_name) + " as ";
+    out += "\n  " + wire + f.name + ": " + f.type.ToString() +
+           (i + 1 < type.fields().size() ? "," : "");
   }
   return out + "\n}";
 }
@@ -55,6 +57,12 @@ std::string ChoicesText(const std::vector<sema::ArgSpec>& args) {
   return out;
 }
 
+// Where a field's data name differs from its script name, hover says so in both forms.
+std::string WireNameText(const Occurrence& o) {
+  if (o.wire_name.empty()) return "";
+  return "\n\nnamed " + types::FlowStringLiteral(o.wire_name) + " in the data";
+}
+
 std::string HoverText(const Occurrence& o) {
   auto type_or_unknown = [](const types::Type& t) {
     return t.is_error() ? std::string("(unknown: the definition has errors)") : t.ToString();
@@ -66,12 +74,12 @@ std::string HoverText(const Occurrence& o) {
       return Code("schema " + RecordText(o.type));
     case SymbolKind::kSchemaField:
       return Code(o.name + ": " + type_or_unknown(o.type)) + "\n\nfield of schema `" + o.owner +
-             "`";
+             "`" + WireNameText(o);
     case SymbolKind::kField: {
       std::string text = Code(o.name + ": " + type_or_unknown(o.type));
       if (o.owner == "window") return text + "\n\nwindow bound (event time, ms)";
-      if (!o.owner.empty()) return text + "\n\nfield of `" + o.owner + "`";
-      return text + "\n\nfield";
+      if (!o.owner.empty()) return text + "\n\nfield of `" + o.owner + "`" + WireNameText(o);
+      return text + "\n\nfield" + WireNameText(o);
     }
     case SymbolKind::kStream:
       return Code("stream " + o.name + ": " +

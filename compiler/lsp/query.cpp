@@ -85,6 +85,7 @@ class Collector {
         Occurrence& fo =
             Add(SymbolKind::kSchemaField, f.name.name, f.name.range, rf ? rf->type : Type::Error());
         fo.owner = schema->name.name;
+        if (rf != nullptr) fo.wire_name = rf->wire_name;
         fo.definition = f.name.range;
         fo.is_declaration = true;
         TypeReference(f.type);
@@ -324,7 +325,10 @@ class Collector {
         const auto& n = static_cast<const ast::NameExpr&>(*e);
         if (n.target == ast::NameTarget::kField) {
           Occurrence& o = Add(SymbolKind::kField, n.name, n.range, n.type);
-          if (input.kind() == types::Kind::kRecord) o.owner = input.record_name();
+          if (input.kind() == types::Kind::kRecord) {
+            o.owner = input.record_name();
+            if (const types::Field* in = input.FindField(n.name)) o.wire_name = in->wire_name;
+          }
           o.definition = SchemaFieldDef(input, n.name);
           if (!o.definition) {
             auto it = defs_.find(n.name);
@@ -351,6 +355,7 @@ class Collector {
         Occurrence& o = Add(SymbolKind::kField, f.field.name, f.field.range, f.type);
         if (base.kind() == types::Kind::kRecord) {
           o.owner = base.record_name();
+          if (const types::Field* in = base.FindField(f.field.name)) o.wire_name = in->wire_name;
           o.definition = SchemaFieldDef(base, f.field.name);
         }
         if (auto* qualifier = ast::As<ast::NameExpr>(f.base.get());

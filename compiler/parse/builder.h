@@ -24,6 +24,9 @@ class AstBuilder {
   ast::DeclPtr BuildExternFn(FlowParser::ExternFnDeclContext* f);
   ast::TypeRef BuildType(FlowParser::TypeRefContext* t, size_t depth = 0);
   ast::Ident BuildIdent(FlowParser::IdentContext* i);
+  void BuildField(FlowParser::FieldDeclContext* f, ast::SchemaDecl& schema);
+  // The decoded text of a STRING token; a bad escape is reported at its exact place.
+  std::string DecodeString(antlr4::tree::TerminalNode* s);
 
   // builder_pipeline.cpp
   ast::Pipeline BuildPipeline(FlowParser::PipelineContext* p);

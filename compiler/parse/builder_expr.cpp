@@ -179,12 +179,7 @@ ast::ExprPtr AstBuilder::Literal(FlowParser::PrimaryContext* p) {
     if (!ParseFloat(f->getText(), &x->float_value, &error)) bad(diag::Kind::kInvalidLiteral, range);
   } else if (auto* s = dynamic_cast<FlowParser::StringLitContext*>(p)) {
     x->literal = ast::LiteralKind::kString;
-    size_t at = 0;
-    if (!UnescapeString(s->getText(), &x->string_value, &error, &at)) {
-      bad(diag::Kind::kInvalidEscape,
-          ctx_.sm().Range(ctx_.file(), range.begin + static_cast<uint32_t>(at),
-                          range.begin + static_cast<uint32_t>(at) + 2));
-    }
+    if (s->STRING() != nullptr) x->string_value = DecodeString(s->STRING());
   } else if (auto* d = dynamic_cast<FlowParser::DurationLitContext*>(p)) {
     x->literal = ast::LiteralKind::kDuration;
     if (!ParseDuration(d->getText(), &x->int_value, &error))

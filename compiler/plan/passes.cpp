@@ -35,22 +35,8 @@ std::string LiteralText(const ast::LiteralExpr& l) {
     }
     case ast::LiteralKind::kBool: return l.bool_value ? "true" : "false";
     case ast::LiteralKind::kNull: return "null";
-    case ast::LiteralKind::kString: {
-      std::string s = "\"";
-      for (unsigned char c : l.string_value) {
-        if (c == '"' || c == '\\') {
-          s.push_back('\\');
-          s.push_back(static_cast<char>(c));
-        } else if (c < 0x20 || c == 0x7f) {
-          char buf[16];
-          std::snprintf(buf, sizeof buf, "\\u{%x}", c);
-          s += buf;
-        } else {
-          s.push_back(static_cast<char>(c));
-        }
-      }
-      return s + "\"";
-    }
+    case ast::LiteralKind::kString:
+      return types::FlowStringLiteral(l.string_value);
   }
   return "?";
 }

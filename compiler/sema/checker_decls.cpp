@@ -208,8 +208,8 @@ types::Type Checker::ResolveType(const ast::TypeRef& t, bool allow_records) {
 
 void Checker::CheckSchema(ast::SchemaDecl& s) {
   std::vector<types::Field> fields;
-  std::map<std::string, diag::SourceRange> seen;
-  bool broken = false;
+  // Both namespaces must be unique: scripts find a field by its name, formats by its wire name.
+  std::map<std::string, diag::SourceRange> seen, seen_wire;
   for (ast::FieldDecl& f : s.fields) {
     if (auto it = seen.find(f.name.name); it != seen.end()) {
       diags_
@@ -218,13 +218,26 @@ void Checker::CheckSchema(ast::SchemaDecl& s) {
           .AddNote(it->second, "first declared here");
       continue;
     }
+    const std::string& wire = f.Wire();
+    diag::SourceRange wire_at = f.quoted() ? f.wire_range : f.name.range;
+    if (auto it = seen_wire.find(wire); it != seen_wire.end()) {
+      diags_
+          .Report(diag::Kind::kDuplicateField, wire_at,
+                  "two fields of schema `" + s.name.name + "` are named " +
+                      types::FlowStringLiteral(wire) + " in the data")
+          .AddNote(it->second, "the other one is declared here")
+          .Help("a record holds one value per name: rename one of the quoted names");
+    }
+    // Kept after a wire clash: scripts can still use it, so its uses raise no further errors.
     seen[f.name.name] = f.name.range;
+    seen_wire.emplace(wire, wire_at);
+    // Fields with Error types stay, so uses of them are silent.
     types::Type t = ResolveType(f.type, /*allow_records=*/true);
-    if (t.is_error()) broken = true;
-    fields.push_back({f.name.name, t});
+    types::Field field{f.name.name, t};
+    if (wire != f.name.name) field.wire_name = wire;
+    fields.push_back(std::move(field));
   }
   s.resolved = types::Type::Record(s.name.name, std::move(fields));
-  (void)broken;  // fields with Error types stay, so uses of them are silent
 }
 
 void Checker::CheckParam(ast::ParamDecl& p) {

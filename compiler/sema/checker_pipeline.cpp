@@ -69,6 +69,17 @@ std::string ImplicitName(const ast::Expr* e) {
   return "";
 }
 
+// The field a select item passes on unchanged: a field named bare or through its record
+// (`user_id`, `orders.user_id`, `geo.city`) without `as`; nullptr for anything else.
+const types::Field* PassedField(const ast::SelectItem& si, const Type& input) {
+  if (si.item.alias) return nullptr;
+  if (auto* n = ast::As<ast::NameExpr>(si.item.expr.get())) return input.FindField(n->name);
+  if (auto* f = ast::As<ast::FieldExpr>(si.item.expr.get()); f && f->base) {
+    return f->base->type.FindField(f->field.name);
+  }
+  return nullptr;
+}
+
 bool SameFields(const Type& a, const Type& b, std::string* difference) {
   const auto& fa = a.fields();
   const auto& fb = b.fields();
@@ -85,6 +96,12 @@ bool SameFields(const Type& a, const Type& b, std::string* difference) {
       *difference = "field " + std::to_string(i + 1) + " is `" + fa[i].name + ": " +
                     fa[i].type.ToString() + "` in the first and `" + fb[i].name + ": " +
                     fb[i].type.ToString() + "` in the second";
+      return false;
+    }
+    if (fa[i].Wire() != fb[i].Wire()) {
+      *difference = "field `" + fa[i].name + "` is named " +
+                    types::FlowStringLiteral(fa[i].Wire()) + " in the data of the first and " +
+                    types::FlowStringLiteral(fb[i].Wire()) + " in the second";
       return false;
     }
   }
@@ -367,8 +384,11 @@ void Checker::CheckSelect(ast::SelectOp& op, FlowState& st) {
   cx.state = &st;
   cx.where = "in `select`";
   std::vector<types::Field> fields;
-  std::map<std::string, diag::SourceRange> seen;
-  auto add = [&](const std::string& name, Type t, const diag::SourceRange& at) {
+  std::map<std::string, diag::SourceRange> seen, seen_wire;
+  // A field selected as is (`*`, or its bare name) keeps its wire name; any other column is
+  // named in the data as in scripts.
+  auto add = [&](types::Field field, const diag::SourceRange& at) {
+    const std::string& name = field.name;
     if (auto it = seen.find(name); it != seen.end()) {
       diags_
           .Report(diag::Kind::kDuplicateField, at, "the output already has a field `" + name + "`")
@@ -376,13 +396,23 @@ void Checker::CheckSelect(ast::SelectOp& op, FlowState& st) {
           .Help("rename one with `as`");
       return;
     }
+    if (auto it = seen_wire.find(field.Wire()); it != seen_wire.end()) {
+      diags_
+          .Report(diag::Kind::kDuplicateField, at,
+                  "the output already has a field named " + types::FlowStringLiteral(field.Wire()) +
+                      " in the data")
+          .AddNote(it->second, "that field is selected here")
+          .Help("rename one with `as`");
+      return;
+    }
     seen[name] = at;
-    fields.push_back({name, t});
+    seen_wire[field.Wire()] = at;
+    fields.push_back(std::move(field));
   };
   for (ast::SelectItem& si : op.items) {
     if (si.star) {
       if (st.record.kind() == Kind::kRecord) {
-        for (const types::Field& f : st.record.fields()) add(f.name, f.type, si.star_range);
+        for (const types::Field& f : st.record.fields()) add(f, si.star_range);
       }
       continue;
     }
@@ -403,7 +433,9 @@ void Checker::CheckSelect(ast::SelectOp& op, FlowState& st) {
           .Help("give it a type: `cast(null as string?)`");
       t = Type::Error();
     }
-    add(name, t, si.item.alias ? si.item.alias->range : si.item.expr->range);
+    types::Field field{name, t};
+    if (const types::Field* in = PassedField(si, st.record)) field.wire_name = in->wire_name;
+    add(std::move(field), si.item.alias ? si.item.alias->range : si.item.expr->range);
   }
   bool event_time = st.event_time;
   bool broken = st.broken;
@@ -494,14 +526,23 @@ void Checker::CheckJoin(ast::JoinOp& op, FlowState& st) {
   } else if (op.window) {
     CheckWindowSpec(*op.window, joined, op.window->range);
   }
-  // Merged record: left fields, then right fields; a right field whose name is taken gets the
-  // right stream's name as prefix.
+  // Merged record: left fields, then right fields; a right field whose name (in scripts or in the
+  // data) is taken gets the right stream's name as prefix.
   std::vector<types::Field> fields;
   if (!joined.broken && left.record.kind() == Kind::kRecord && r.record.kind() == Kind::kRecord) {
     fields = left.record.fields();
+    auto wire_taken = [&](const std::string& wire) {
+      for (const types::Field& l : left.record.fields())
+        if (l.Wire() == wire) return true;
+      return false;
+    };
     for (const types::Field& f : r.record.fields()) {
-      bool taken = left.record.FindField(f.name) != nullptr;
-      fields.push_back({taken ? op.right.name + "_" + f.name : f.name, f.type});
+      // A prefixed field is a new name in the data too.
+      if (left.record.FindField(f.name) != nullptr || wire_taken(f.Wire())) {
+        fields.push_back({op.right.name + "_" + f.name, f.type});
+      } else {
+        fields.push_back(f);
+      }
     }
   }
   joined.record = joined.broken ? Type::Error() : Type::Record("", std::move(fields));

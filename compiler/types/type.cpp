@@ -1,6 +1,7 @@
 #include "types/type.h"
 
 #include <cassert>
+#include <cstdio>
 
 namespace flow::types {
 
@@ -73,7 +74,9 @@ std::string Type::ToString() const {
         s = "{";
         for (size_t i = 0; i < fields_->size(); ++i) {
           if (i) s += ", ";
-          s += (*fields_)[i].name + ": " + (*fields_)[i].type.ToString();
+          const Field& f = (*fields_)[i];
+          if (!f.wire_name.empty()) s += FlowStringLiteral(f.wire_name) + " as ";
+          s += f.name + ": " + f.type.ToString();
         }
         s += "}";
       }
@@ -93,7 +96,8 @@ bool operator==(const Type& a, const Type& b) {
       const auto& fb = *b.fields_;
       if (fa.size() != fb.size()) return false;
       for (size_t i = 0; i < fa.size(); ++i) {
-        if (fa[i].name != fb[i].name || fa[i].type != fb[i].type) return false;
+        if (fa[i].name != fb[i].name || fa[i].Wire() != fb[i].Wire() || fa[i].type != fb[i].type)
+          return false;
       }
       return true;
     }
@@ -127,6 +131,23 @@ Type CommonType(const Type& a, const Type& b) {
     return Type::Error();
   }
   return nullable ? common.AsNullable() : common;
+}
+
+std::string FlowStringLiteral(std::string_view text) {
+  std::string s = "\"";
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      s.push_back('\\');
+      s.push_back(static_cast<char>(c));
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[16];
+      std::snprintf(buf, sizeof buf, "\\u{%x}", c);
+      s += buf;
+    } else {
+      s.push_back(static_cast<char>(c));
+    }
+  }
+  return s + "\"";
 }
 
 Type ParsePrimitive(const std::string& spelling) {

@@ -5,6 +5,8 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace flow::types {
@@ -57,7 +59,8 @@ class Type {
   // For kRecord: the field called `name`, or nullptr.
   const Field* FindField(const std::string& name) const;
 
-  // Flow spelling: "int", "list<string>", "string?", "Click" / "{a: int, b: string}".
+  // Flow spelling: "int", "list<string>", "string?", "Click" / "{a: int, b: string}"; a field
+  // whose wire name differs shows it as in a schema: `{"user-id" as user_id: string}`.
   std::string ToString() const;
 
   friend bool operator==(const Type& a, const Type& b);
@@ -74,9 +77,19 @@ class Type {
   std::shared_ptr<const std::vector<Field>> fields_;
 };
 
+// A record field. `name` is what scripts write; `wire_name` is the name in the data (JSON keys,
+// CSV header columns, and later Avro/Protobuf field names) when it differs, e.g. a schema field
+// declared `"user-id" as user_id: string`. Formats read and write Wire(), never `name`.
 struct Field {
+  Field() = default;
+  Field(std::string n, Type t, std::string wire = {})
+      : name(std::move(n)), type(std::move(t)), wire_name(std::move(wire)) {}
+
   std::string name;
   Type type;
+  std::string wire_name;  // empty: the wire name is `name` (an empty wire name is not allowed)
+
+  const std::string& Wire() const { return wire_name.empty() ? name : wire_name; }
 };
 
 // True when a value of type `from` may be used where `to` is expected without a cast:
@@ -86,6 +99,11 @@ bool IsAssignable(const Type& from, const Type& to);
 
 // The common type of two operands (int + float -> float, T and T? -> T?), or Error if none.
 Type CommonType(const Type& a, const Type& b);
+
+// A Flow string literal that denotes `text`: quotes and backslashes escaped, control bytes as
+// \u{hex}, everything else (UTF-8 included) as is. The one quoting of script strings for humans:
+// wire names in Type::ToString, literals in plan/explain text, diagnostics, hover.
+std::string FlowStringLiteral(std::string_view text);
 
 // Parses the Flow spelling of a primitive or list type ("int", "list<float>", "string?").
 // Returns Error for anything else (record names are resolved by sema, not here).

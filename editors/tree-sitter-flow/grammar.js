@@ -60,7 +60,15 @@ module.exports = grammar({
       'schema', field('name', $._name), '{', commaSepTrailing($.field_declaration), '}',
     ),
 
-    field_declaration: ($) => seq(field('name', $._name), ':', field('type', $.type)),
+    // `user: string`, or the name in the data as a string and the script's name after `as`:
+    // `"user-id" as user_id: string` (`as` may be left out when the string is an identifier).
+    field_declaration: ($) => seq(
+      choice(
+        field('name', $._name),
+        seq(field('wire_name', $.string), optional(seq('as', field('name', $._name)))),
+      ),
+      ':', field('type', $.type),
+    ),
 
     extern_function_declaration: ($) => seq(
       'extern', 'fn', field('name', $._name),

@@ -158,6 +158,23 @@ with tempfile.TemporaryDirectory() as tmp:
            labels)
     expect("hostile: two nodes", len(labels) == 2, labels)
 
+    # Wire names: record types show a field's name in the data where it differs, in the
+    # schema's spelling; a field selected without `as` keeps it, a computed one has none; the
+    # quotes and backslashes stay a valid DOT label.
+    wired = os.path.join(tmp, "wired.flow")
+    with open(wired, "w") as f:
+        f.write('schema Geo { "city name" as city: string }\n'
+                'schema E { "the-geo" as geo: Geo, "a\\"b\\\\" as ab: int, n: int }\n'
+                'from file(path: "e.jsonl") format json as E\n'
+                '  | select geo.city, ab, n * 2 as n2 | into stdout\n')
+    rc, out, err = run(wired, "--no-pass", "chain")
+    expect("wire names: output type",
+           rc == 0 and 'output: {"city name" as city: string, "a\\"b\\\\" as ab: int, n2: int}' in out,
+           err or out)
+    rc, out, err = run(wired, "--format", "dot")
+    drc, _, derr = dot(out, "json") if rc == 0 else (1, "", err)
+    expect("wire names: dot", drc == 0, derr)
+
     # SVG: rendered by dot when installed; a clear usage error when it is not on PATH.
     rc, out, err = run(small, "--format", "svg")
     expect("svg", rc == 0 and "<svg" in out, err)

@@ -282,6 +282,8 @@ std::string DumpProgram(const ast::Program& program) {
         d.out += "(schema " + s->name.name;
         for (const auto& f : s->fields) {
           d.out += " (" + f.name.name + " ";
+          // The wire name only when it differs: `"x" as x` means `x`.
+          if (f.Wire() != f.name.name) d.out += "(wire " + f.Wire() + ") ";
           d.Type(f.type);
           d.out += ")";
         }

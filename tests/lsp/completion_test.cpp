@@ -6,6 +6,7 @@
 #include <set>
 
 #include "lsp/features.h"
+#include "lsp_test_util.h"
 
 namespace flow::lsp {
 namespace {
@@ -161,11 +162,7 @@ TEST(LspCompletion, OnlyStreamsDefinedBeforeAndNotItself) {
                      "stream later = clicks\n"
                      "later | into stdout format json\n"
                      "late | into stdout format json\n";
-  Document doc;
-  doc.text = text;
-  doc.analysis = Analyze("t.flow", text);
-  ASSERT_NE(doc.analysis->program, nullptr);
-  ASSERT_TRUE(doc.analysis->diagnostics.empty()) << doc.analysis->diagnostics[0].message;
+  Document doc = CleanDocument(text);
   // Cursor right after `union `, inside late's own definition.
   size_t at = text.find("union other") + 6;
   Json list = Completion(doc, LineIndex(text).ToPosition(at));

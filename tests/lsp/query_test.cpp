@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "lsp/document.h"
+#include "lsp/features.h"
+#include "lsp_test_util.h"
 
 namespace flow::lsp {
 namespace {
@@ -113,6 +115,38 @@ TEST(LspQuery, UriToPath) {
   EXPECT_EQ(UriToPath("file:///home/a%20b/x.flow"), "/home/a b/x.flow");
   EXPECT_EQ(UriToPath("untitled:Untitled-1"), "untitled:Untitled-1");
   EXPECT_EQ(UriToPath("file:///bad%zz"), "/bad%zz");
+}
+
+}  // namespace
+}  // namespace flow::lsp
+
+namespace flow::lsp {
+namespace {
+
+// Hover on a field with a quoted name shows its name in the data as well as the script name:
+// on the declaration, on a use, and in the schema's record.
+TEST(LspHover, ShowsWireNames) {
+  const std::string text =
+      "schema Ev { \"user-id\" as user_id: string, \"pr\\u{e9}nom\" as prenom: string?, n: int }\n"
+      "from stdin format json as Ev | where user_id != \"\" | into stdout\n";
+  Document doc = CleanDocument(text);
+  auto hover = [&](uint32_t line, size_t col) {
+    Json h = Hover(doc, Position{line, static_cast<uint32_t>(col)});
+    const Json* contents = h.GetObject("contents");
+    const std::string* value = contents ? contents->GetString("value") : nullptr;
+    return value ? *value : std::string();
+  };
+  std::string second = text.substr(text.find('\n') + 1);
+  std::string decl = hover(0, text.find("user_id") + 1);
+  EXPECT_NE(decl.find("user_id: string"), std::string::npos) << decl;
+  EXPECT_NE(decl.find("named \"user-id\" in the data"), std::string::npos) << decl;
+  std::string use = hover(1, second.find("user_id") + 1);
+  EXPECT_NE(use.find("named \"user-id\" in the data"), std::string::npos) << use;
+  std::string schema = hover(1, second.find("Ev") + 1);
+  EXPECT_NE(schema.find("\"pr\xc3\xa9nom\" as prenom: string?"), std::string::npos) << schema;
+  EXPECT_NE(schema.find("\n  n: int"), std::string::npos) << schema;
+  std::string plain = hover(0, text.find("n: int"));
+  EXPECT_EQ(plain.find("in the data"), std::string::npos) << plain;
 }
 
 }  // namespace

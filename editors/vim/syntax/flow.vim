@@ -18,8 +18,10 @@ syntax match flowSchemaName "\%(\<schema\s\+\)\@<=\h\w*"
 syntax match flowAlias "\%(\<as\s\+\)\@<=\h\w*"
 syntax match flowSchemaRef "\%(\<as\s\+\)\@<=\u\w*"
 syntax region flowSchemaBody matchgroup=flowBrace start="\%(\<schema\s\+\h\w*\s*\)\@<={" end="}"
-      \ contains=flowFieldName,flowType,flowTypeName,flowOperator,flowComment,flowBlockComment,flowTimestamp
+      \ contains=flowFieldName,flowFieldAs,flowString,flowType,flowTypeName,flowOperator,flowComment,flowBlockComment,flowTimestamp
 syntax match flowFieldName "\<\h\w*\ze\s*:" contained
+" `"user-id" as user_id: string`: a field's name in the data, then the name scripts use.
+syntax match flowFieldAs "\%(\"\s*\)\@<=\<as\>" contained
 syntax match flowTypeName "\%(:\s*\)\@<=\h\w*" contained
 
 " Calls: any name before `(`; registry functions, aggregates and connectors override it.
@@ -77,6 +79,7 @@ syntax sync ccomment flowBlockComment minlines=50
 
 highlight default link flowDeclaration Keyword
 highlight default link flowPipeline Statement
+highlight default link flowFieldAs Statement
 highlight default link flowErrorPolicy Exception
 highlight default link flowWindow Keyword
 highlight default link flowJoin Keyword
