@@ -5,10 +5,12 @@
 #include <cstdio>
 
 #include "flow/runtime/common/time.h"
+#include "flow/runtime/formats/json_encoder.h"
 
 namespace flow::rt {
 namespace {
 std::atomic<int> g_level{static_cast<int>(LogLevel::kInfo)};
+std::atomic<int> g_format{static_cast<int>(LogFormat::kText)};
 
 void AppendValue(std::string* out, std::string_view v) {
   bool quote = v.empty() || v.find_first_of(" \"=\t\n") != std::string_view::npos;
@@ -53,14 +55,42 @@ const char* LogLevelName(LogLevel level) {
   return "?";
 }
 
+bool ParseLogFormat(std::string_view text, LogFormat* out) {
+  if (text == "text" || text == "json") {
+    *out = text == "json" ? LogFormat::kJson : LogFormat::kText;
+    return true;
+  }
+  return false;
+}
+
+void SetLogFormat(LogFormat format) {
+  g_format.store(static_cast<int>(format));
+}
+
 void SetLogLevel(LogLevel level) { g_level.store(static_cast<int>(level)); }
 LogLevel GetLogLevel() { return static_cast<LogLevel>(g_level.load()); }
 
 std::string FormatLogLine(LogLevel level, std::string_view component, std::string_view message,
-                          LogFields fields) {
-  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-                 .count();
+                          LogFields fields, LogFormat format) {
+  const TimestampMs now = WallNowMs();
+  if (format == LogFormat::kJson) {
+    JsonEncoder e;
+    e.BeginObject();
+    e.Key("ts");
+    e.String(FormatTimestamp(now));
+    e.Key("level");
+    e.String(LogLevelName(level));
+    e.Key("component");
+    e.String(component);
+    e.Key("message");
+    e.String(message);
+    for (const auto& [key, value] : fields) {
+      e.Key(key);
+      e.String(value);
+    }
+    e.EndObject();
+    return std::string(e.view());
+  }
   std::string line = FormatTimestamp(now);
   line += ' ';
   line += LogLevelName(level);
@@ -79,7 +109,9 @@ std::string FormatLogLine(LogLevel level, std::string_view component, std::strin
 
 void Log(LogLevel level, std::string_view component, std::string_view message, LogFields fields) {
   if (static_cast<int>(level) < g_level.load(std::memory_order_relaxed)) return;
-  std::string line = FormatLogLine(level, component, message, fields);
+  std::string line =
+      FormatLogLine(level, component, message, fields,
+                    static_cast<LogFormat>(g_format.load(std::memory_order_relaxed)));
   line += '\n';
   std::fwrite(line.data(), 1, line.size(), stderr);
 }

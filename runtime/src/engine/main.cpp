@@ -23,6 +23,7 @@ int RunMain(int argc, const char* const* argv, const std::vector<ParamSpec>& par
     return 0;
   }
   SetLogLevel(parsed->options.log_level);
+  SetLogFormat(parsed->options.log_format);
   if (Status faults = ConfigureFaultsFromEnv(); !faults.ok()) {
     std::fprintf(stderr, "%s: error: FLOW_FAULT: %s\n", program, faults.message().c_str());
     return 2;

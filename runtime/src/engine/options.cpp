@@ -273,6 +273,11 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
       if (!ParseLogLevel(v, &o.log_level)) {
         return Status::InvalidArgument(fmt::format("--log-level {}: expected debug, info, warn, error or off", v));
       }
+    } else if (arg == "--log-format") {
+      FLOW_RETURN_IF_ERROR(next(&v));
+      if (!ParseLogFormat(v, &o.log_format)) {
+        return Status::InvalidArgument(fmt::format("--log-format {}: expected text or json", v));
+      }
     } else {
       // Checkpoint flags all take a value; peek at it and consume it only when the flag is one.
       std::string_view peek = has_inline ? value : (i + 1 < argc ? std::string_view(argv[i + 1]) : std::string_view());
@@ -315,6 +320,7 @@ std::string JobUsage(std::string_view program, const std::vector<ParamSpec>& spe
       "                         Kafka client of the job, e.g. security.protocol, sasl.*, ssl.*\n"
       "  --progress-interval S  seconds between progress lines on stderr, 0 = off (default: 5)\n"
       "  --log-level L          debug, info, warn, error or off (default: info)\n"
+      "  --log-format F         text or json (one JSON object per line) (default: text)\n"
       "  --state-backend K      keyed state backend: heap or rocksdb (default: heap)\n"
       "  --state-local-dir DIR  rocksdb working files (default: $TMPDIR or /tmp)\n"
       "  --state-cache-entries N  rocksdb entries kept in memory per state (default: 65536)\n"

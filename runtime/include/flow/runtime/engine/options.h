@@ -95,6 +95,8 @@ struct JobOptions {
   double progress_interval_s = 0;
   // Applied process-wide by RunMain (SetLogLevel); a Job alone does not change the log level.
   LogLevel log_level = LogLevel::kInfo;
+  // --log-format: text lines or JSON objects (SetLogFormat, by RunMain). Default: text.
+  LogFormat log_format = LogFormat::kText;
   // Run consecutive forward operators of equal parallelism in one thread. Default: true.
   bool chaining = true;
   // Checkpoints and recovery (docs/checkpoints.md). Default: no state dir, checkpoints off.
