@@ -333,6 +333,17 @@ void Checker::CheckFormat(const std::optional<ast::FormatClause>& f, const ast::
   }
   auto& args = const_cast<ast::FormatClause&>(*f).args;
   CheckArgs(*this, args, fs->args, f->name.name, f->range);
+  // A header line is read by CSV sources; sinks write none (what `flowc build` supports).
+  if (!source && fs->name == "csv") {
+    for (const ast::NamedArg& a : args) {
+      if (a.name.name != "header") continue;
+      diags_
+          .Report(diag::Kind::kInvalidArgument, a.name.range,
+                  "`header` of `format csv` is for sources: a CSV sink writes no header line")
+          .Help(
+              "remove `header: ...`; the columns are written in the order of the record's fields");
+    }
+  }
 }
 
 types::Type Checker::CheckSource(ast::Source& s, bool* event_time) {
