@@ -60,20 +60,21 @@ Result<int32_t> KafkaPartitionCount(rd_kafka_t* rk, const std::string& topic,
     return Status::InvalidArgument(fmt::format("kafka: invalid topic name `{}`", topic));
   }
   const rd_kafka_metadata_t* md = nullptr;
-  const int64_t start = KafkaNowMs();
+  const int64_t start = SteadyNowMs();
   const int64_t deadline = start + timeout_ms;
   // A topic created a moment ago may be unknown to the broker answering for a short while (its
   // metadata cache lags the controller): "unknown topic" is asked again for this long.
   const int64_t new_topic_deadline = start + std::min(timeout_ms, kKafkaNewTopicGraceMs);
   rd_kafka_resp_err_t err;
   while (true) {
-    int remaining = static_cast<int>(std::max<int64_t>(deadline - KafkaNowMs(), 1));
+    int remaining = static_cast<int>(std::max<int64_t>(deadline - SteadyNowMs(), 1));
     err = rd_kafka_metadata(rk, 0, rkt, &md, remaining);
     // A new topic may report "leader not available" for a moment: ask again until the deadline.
     bool again = err == RD_KAFKA_RESP_ERR_NO_ERROR && md->topic_cnt == 1 &&
                  (KafkaRetriable(md->topics[0].err) ||
-                  (md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART && KafkaNowMs() < new_topic_deadline));
-    if (!again || KafkaNowMs() >= deadline) break;
+                  (md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART &&
+                   SteadyNowMs() < new_topic_deadline));
+    if (!again || SteadyNowMs() >= deadline) break;
     rd_kafka_metadata_destroy(md);
     md = nullptr;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -119,27 +120,21 @@ bool KafkaRetriable(rd_kafka_resp_err_t err) {
   }
 }
 
-int64_t KafkaNowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 Status KafkaWaitForLeaders(rd_kafka_t* rk, const std::string& topic, int32_t partitions,
                            int timeout_ms) {
-  int64_t deadline = KafkaNowMs() + timeout_ms;
+  int64_t deadline = SteadyNowMs() + timeout_ms;
   for (int32_t p = 0; p < partitions; ++p) {
     while (true) {
       int64_t low = 0;
       int64_t high = 0;
-      int remaining = static_cast<int>(std::max<int64_t>(deadline - KafkaNowMs(), 1));
+      int remaining = static_cast<int>(std::max<int64_t>(deadline - SteadyNowMs(), 1));
       rd_kafka_resp_err_t err =
           rd_kafka_query_watermark_offsets(rk, topic.c_str(), p, &low, &high, remaining);
       if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
       // The topic exists (metadata said so): "unknown partition" here means "not served yet".
       bool retry = KafkaRetriable(err) || err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
                    err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION;
-      if (!retry || KafkaNowMs() >= deadline) {
+      if (!retry || SteadyNowMs() >= deadline) {
         return Status::Unavailable(fmt::format(
             "kafka: partition {} of topic `{}` has no serving leader after {} ms ({})", p, topic,
             timeout_ms, rd_kafka_err2str(err)));
@@ -196,9 +191,9 @@ Status KafkaAwaitBrokers(rd_kafka_t* rk, const std::function<void()>& serve,
                          const std::function<Status()>& failure, const std::string& brokers,
                          int timeout_ms, std::string_view what) {
   constexpr int kAttemptMs = 250;
-  const int64_t deadline = KafkaNowMs() + timeout_ms;
+  const int64_t deadline = SteadyNowMs() + timeout_ms;
   while (true) {
-    const int left = static_cast<int>(std::max<int64_t>(deadline - KafkaNowMs(), 1));
+    const int left = static_cast<int>(std::max<int64_t>(deadline - SteadyNowMs(), 1));
     const rd_kafka_metadata_t* md = nullptr;
     // No topic, all_topics=0: the brokers only.
     rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, nullptr, &md, std::min(left, kAttemptMs));
@@ -208,7 +203,7 @@ Status KafkaAwaitBrokers(rd_kafka_t* rk, const std::function<void()>& serve,
     }
     serve();
     FLOW_RETURN_IF_ERROR(failure());
-    if (KafkaNowMs() >= deadline) {
+    if (SteadyNowMs() >= deadline) {
       return Status::Unavailable(fmt::format("{}: brokers {} unreachable ({}) after {} ms", what,
                                              brokers, rd_kafka_err2str(err), timeout_ms));
     }

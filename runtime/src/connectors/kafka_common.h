@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "flow/runtime/common/status.h"
+#include "flow/runtime/common/time.h"
 
 namespace flow::rt {
 
@@ -40,9 +41,6 @@ constexpr int kKafkaNewTopicGraceMs = 3000;
 
 // True for errors that may go away by themselves (no leader yet, broker restarting, timeouts).
 bool KafkaRetriable(rd_kafka_resp_err_t err);
-
-// Monotonic milliseconds, for bounded waits.
-int64_t KafkaNowMs();
 
 // Connection failures that retrying cannot cure, so waiting out a timeout only hides them: the
 // broker refused the login (RD_KAFKA_RESP_ERR__AUTHENTICATION: wrong sasl.username/password or

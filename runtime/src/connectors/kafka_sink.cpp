@@ -100,7 +100,7 @@ Status KafkaSink::Write(std::string_view key, std::string_view payload, Timestam
     }
     // Backpressure: wait for deliveries (or their timeouts) to free queue space. Every queued
     // record is delivered or failed within delivery_timeout_ms, so that bounds the wait too.
-    const int64_t now = KafkaNowMs();
+    const int64_t now = SteadyNowMs();
     if (deadline == 0) deadline = now + options_.delivery_timeout_ms;
     if (context_.cancelled()) return Status::Cancelled("kafka sink: job cancelled while the producer queue was full");
     if (now >= deadline) {
@@ -118,10 +118,10 @@ Status KafkaSink::Write(std::string_view key, std::string_view payload, Timestam
 Status KafkaSink::Flush() {
   if (rk_ == nullptr) return Status::Ok();
   // In slices, so that a cancelled job does not wait out flush_timeout_ms for a dead cluster.
-  const int64_t deadline = KafkaNowMs() + options_.flush_timeout_ms;
+  const int64_t deadline = SteadyNowMs() + options_.flush_timeout_ms;
   rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
   while (true) {
-    const int64_t left = deadline - KafkaNowMs();
+    const int64_t left = deadline - SteadyNowMs();
     if (left <= 0) break;
     err = rd_kafka_flush(rk_, static_cast<int>(std::min<int64_t>(left, kWaitSliceMs)));
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR || !delivery_error_.ok()) break;

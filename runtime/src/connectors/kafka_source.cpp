@@ -35,7 +35,7 @@ void KafkaSource::OnError(rd_kafka_t* rk, int err, const char* reason, void* opa
     self->security_reason_ = reason != nullptr ? reason : "";
   }
   if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT) {
-    if (self->down_since_ms_ < 0) self->down_since_ms_ = KafkaNowMs();
+    if (self->down_since_ms_ < 0) self->down_since_ms_ = SteadyNowMs();
     self->down_reason_ = reason != nullptr ? reason : "";
   }
 }
@@ -86,7 +86,7 @@ Status KafkaSource::Open(uint32_t subtask, uint32_t parallelism) {
   subtask_ = subtask;
   parallelism_ = parallelism;
   known_partitions_ = *partitions;
-  next_discovery_ms_ = KafkaNowMs() + options_.partition_discovery_interval_ms;
+  next_discovery_ms_ = SteadyNowMs() + options_.partition_discovery_interval_ms;
   return ResolveStartOffsets(*partitions);
 }
 
@@ -159,12 +159,12 @@ Result<std::map<int32_t, int64_t>> KafkaSource::QueryOffsets(const std::vector<i
     for (int32_t p : partitions) {
       rd_kafka_topic_partition_list_add(list, options_.topic.c_str(), p);
     }
-    int64_t deadline = KafkaNowMs() + options_.metadata_timeout_ms;
+    int64_t deadline = SteadyNowMs() + options_.metadata_timeout_ms;
     rd_kafka_resp_err_t err;
     while (true) {
-      int remaining = static_cast<int>(std::max<int64_t>(deadline - KafkaNowMs(), 1));
+      int remaining = static_cast<int>(std::max<int64_t>(deadline - SteadyNowMs(), 1));
       err = rd_kafka_committed(rk_, list, remaining);
-      if (err == RD_KAFKA_RESP_ERR_NO_ERROR || !KafkaRetriable(err) || KafkaNowMs() >= deadline) {
+      if (err == RD_KAFKA_RESP_ERR_NO_ERROR || !KafkaRetriable(err) || SteadyNowMs() >= deadline) {
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -191,13 +191,13 @@ Result<std::map<int32_t, int64_t>> KafkaSource::QueryOffsets(const std::vector<i
     int64_t low = 0, high = 0;
     // Right after a topic is created its partitions may briefly have no leader: retry such
     // transient errors until the deadline.
-    int64_t deadline = KafkaNowMs() + options_.metadata_timeout_ms;
+    int64_t deadline = SteadyNowMs() + options_.metadata_timeout_ms;
     rd_kafka_resp_err_t err;
     while (true) {
-      int remaining = static_cast<int>(std::max<int64_t>(deadline - KafkaNowMs(), 1));
+      int remaining = static_cast<int>(std::max<int64_t>(deadline - SteadyNowMs(), 1));
       err = rd_kafka_query_watermark_offsets(rk_, options_.topic.c_str(), p, &low, &high,
                                              remaining);
-      if (err == RD_KAFKA_RESP_ERR_NO_ERROR || !KafkaRetriable(err) || KafkaNowMs() >= deadline) {
+      if (err == RD_KAFKA_RESP_ERR_NO_ERROR || !KafkaRetriable(err) || SteadyNowMs() >= deadline) {
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -297,15 +297,15 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
                                      int timeout_ms) {
   if (rk_ == nullptr) return Status::Internal("kafka source: Poll before Open");
   ReleaseMessages();
-  if (options_.partition_discovery_interval_ms > 0 && KafkaNowMs() >= next_discovery_ms_) {
+  if (options_.partition_discovery_interval_ms > 0 && SteadyNowMs() >= next_discovery_ms_) {
     DiscoverPartitions();
-    next_discovery_ms_ = KafkaNowMs() + options_.partition_discovery_interval_ms;
+    next_discovery_ms_ = SteadyNowMs() + options_.partition_discovery_interval_ms;
   }
   if (next_offsets_.empty()) return PollResult::kIdle;  // more subtasks than partitions (so far)
   if (!assigned_) FLOW_RETURN_IF_ERROR(Assign());
-  if (KafkaNowMs() >= next_lag_ms_) {
+  if (SteadyNowMs() >= next_lag_ms_) {
     UpdateLag();
-    next_lag_ms_ = KafkaNowMs() + 1000;
+    next_lag_ms_ = SteadyNowMs() + 1000;
   }
   if (max_records == 0) return PollResult::kRecords;
   batch_.resize(max_records);
@@ -337,7 +337,7 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
         continue;
       }
       if (m->err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || m->err == RD_KAFKA_RESP_ERR__TRANSPORT) {
-        if (down_since_ms_ < 0) down_since_ms_ = KafkaNowMs();
+        if (down_since_ms_ < 0) down_since_ms_ = SteadyNowMs();
         down_reason_ = rd_kafka_message_errstr(m);
         continue;
       }
@@ -369,7 +369,7 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
     down_since_ms_ = -1;
     return PollResult::kRecords;
   }
-  if (down_since_ms_ >= 0 && KafkaNowMs() - down_since_ms_ > options_.unavailable_timeout_ms) {
+  if (down_since_ms_ >= 0 && SteadyNowMs() - down_since_ms_ > options_.unavailable_timeout_ms) {
     // librdkafka reports brokers going down but not coming back: on an idle topic, ask for
     // metadata before declaring them unavailable.
     Result<int32_t> probe =

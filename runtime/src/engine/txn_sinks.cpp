@@ -21,7 +21,6 @@ namespace {
 constexpr int64_t kWriteRetryMs = 120000;
 constexpr int64_t kMaxBackoffMs = 100;
 
-int64_t NowMs() { return SteadyNowMs(); }
 // A failed job stops retrying refused writes at once instead of after kWriteRetryMs.
 bool IsCancelled(const OperatorContext& ctx) { return ctx.cancel != nullptr && ctx.cancel->load(); }
 }  // namespace
@@ -58,7 +57,7 @@ Status TxnSinkSubtask::Write(std::string_view key, std::string_view payload, Tim
     }
     if (s.code() != StatusCode::kUnavailable) return s;
     if (IsCancelled(ctx_)) return Status::Cancelled("job cancelled: " + s.message());
-    int64_t now = NowMs();
+    int64_t now = SteadyNowMs();
     if (deadline == 0) deadline = now + kWriteRetryMs;
     if (now >= deadline) {
       return Status::Unavailable(fmt::format("still refused after {} s: {}", kWriteRetryMs / 1000, s.message()));
@@ -83,7 +82,7 @@ Status TxnSinkSubtask::WriteBatch(std::span<const TxnRecord> records) {
     if (s.code() != StatusCode::kUnavailable) return s;
     records = records.subspan(std::min(written, records.size()));
     if (IsCancelled(ctx_)) return Status::Cancelled("job cancelled: " + s.message());
-    int64_t now = NowMs();
+    int64_t now = SteadyNowMs();
     if (written > 0) deadline = 0;  // some records were taken: the bound starts again
     if (deadline == 0) deadline = now + kWriteRetryMs;
     if (now >= deadline) {

@@ -1,6 +1,5 @@
 #include "kafka_admin.h"
 
-#include <chrono>
 #include <memory>
 
 #include <fmt/format.h>
@@ -36,12 +35,6 @@ Result<EventPtr> WaitAdmin(rd_kafka_queue_t* queue, int timeout_ms, std::string_
 }
 
 }  // namespace
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 Result<rd_kafka_t*> MakeClient(rd_kafka_type_t type,
                                const std::map<std::string, std::string>& settings,

@@ -32,6 +32,4 @@ std::string EncodeProgress(const std::string& job_id, int64_t checkpoint_id, uin
 [[nodiscard]] Status DecodeProgress(std::string_view bytes, std::string* job_id, int64_t* checkpoint_id,
                                     uint32_t* participants);
 
-int64_t NowMs();
-
 }  // namespace flow::rt::txn_detail

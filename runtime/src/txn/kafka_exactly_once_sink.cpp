@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "flow/runtime/common/time.h"
 #include "kafka_admin.h"
 
 namespace flow::rt {
@@ -30,7 +31,7 @@ Status ScanProgress(rd_kafka_t* rk, const std::string& topic, const std::string&
                                        rd_kafka_err2str(err)));
   }
   while (true) {
-    int64_t left = deadline_ms - txn_detail::NowMs();
+    int64_t left = deadline_ms - SteadyNowMs();
     if (left <= 0) {
       return Status::TimedOut(fmt::format(
           "kafka exactly-once: reading progress topic `{}` did not reach its end in time (an open "
@@ -63,7 +64,7 @@ Result<KafkaProgress> ReadCommittedProgress(const std::string& brokers,
                                             const std::string& progress_topic,
                                             const std::string& job_id, int timeout_ms,
                                             const std::map<std::string, std::string>& properties) {
-  int64_t deadline = txn_detail::NowMs() + timeout_ms;
+  int64_t deadline = SteadyNowMs() + timeout_ms;
   std::map<std::string, std::string> settings = properties;
   settings.insert_or_assign("bootstrap.servers", brokers);
   settings.insert_or_assign("group.id", "flow-progress-reader");

@@ -15,8 +15,6 @@
 namespace flow::rt {
 namespace {
 
-using txn_detail::NowMs;
-
 struct ErrorFree {
   void operator()(rd_kafka_error_t* e) const { rd_kafka_error_destroy(e); }
 };
@@ -166,12 +164,12 @@ Status KafkaTransactionGroup::Init() {
 
   std::lock_guard<std::mutex> lock(mu_);
   // Fences older instances and aborts what they left open. Retried while brokers are away.
-  int64_t deadline = NowMs() + o.retry_timeout_ms;
+  int64_t deadline = SteadyNowMs() + o.retry_timeout_ms;
   int64_t delay = 100;
   while (true) {
     ErrorPtr error(rd_kafka_init_transactions(rk_, o.operation_timeout_ms));
     if (!error) break;
-    if (rd_kafka_error_is_retriable(error.get()) && NowMs() < deadline && !Cancelled()) {
+    if (rd_kafka_error_is_retriable(error.get()) && SteadyNowMs() < deadline && !Cancelled()) {
       Backoff(&delay);
       continue;
     }
@@ -179,8 +177,8 @@ Status KafkaTransactionGroup::Init() {
   }
   Result<KafkaProgress> progress = ReadCommittedProgress(o.brokers, o.progress_topic, o.job_id,
                                                          o.operation_timeout_ms, connection);
-  while (!progress.ok() && progress.status().code() == StatusCode::kUnavailable && NowMs() < deadline &&
-         !Cancelled()) {
+  while (!progress.ok() && progress.status().code() == StatusCode::kUnavailable &&
+         SteadyNowMs() < deadline && !Cancelled()) {
     Backoff(&delay);
     progress = ReadCommittedProgress(o.brokers, o.progress_topic, o.job_id, o.operation_timeout_ms,
                                      connection);
@@ -238,12 +236,12 @@ void KafkaTransactionGroup::FlushBeforeAbortLocked() {
   // timeout is fine: the abort is attempted anyway and a failure leaves nothing committed. A live
   // broker acknowledges in milliseconds; waiting the full operation timeout for a dead one would
   // only delay the job's restart.
-  (void)FlushUntil(NowMs() + std::min(options_.operation_timeout_ms, kFlushBeforeAbortMs));
+  (void)FlushUntil(SteadyNowMs() + std::min(options_.operation_timeout_ms, kFlushBeforeAbortMs));
 }
 
 bool KafkaTransactionGroup::FlushUntil(int64_t deadline_ms) {
   while (true) {
-    const int64_t left = deadline_ms - NowMs();
+    const int64_t left = deadline_ms - SteadyNowMs();
     if (left <= 0 || Cancelled()) return rd_kafka_outq_len(rk_) == 0;
     if (rd_kafka_flush(rk_, static_cast<int>(std::min<int64_t>(left, kTxnWaitSliceMs))) == RD_KAFKA_RESP_ERR_NO_ERROR) {
       return true;
@@ -314,7 +312,7 @@ Status KafkaTransactionGroup::ProduceLocked(rd_kafka_topic_t* rkt, const std::st
     // Backpressure: wait for deliveries to free queue space. Records wait for a broker up to
     // message.timeout.ms (= transaction.timeout.ms, up to 15 min): a cluster that is down must
     // fail the attempt long before that.
-    const int64_t now = NowMs();
+    const int64_t now = SteadyNowMs();
     if (deadline == 0) deadline = now + options_.retry_timeout_ms;
     if (Cancelled()) {
       return Status::Cancelled(fmt::format("kafka exactly-once (job `{}`): job cancelled while the producer queue "
@@ -416,11 +414,13 @@ rd_kafka_error_t* KafkaTransactionGroup::CommitWithRetry(int64_t deadline_ms, bo
   while (true) {
     // Short attempts: a commit_transaction that timed out is resumed by calling it again
     // (librdkafka >= 1.9), so slicing costs nothing and lets the deadline and cancellation in.
-    const int slice = static_cast<int>(std::clamp<int64_t>(deadline_ms - NowMs(), 1, kTxnWaitSliceMs));
+    const int slice =
+        static_cast<int>(std::clamp<int64_t>(deadline_ms - SteadyNowMs(), 1, kTxnWaitSliceMs));
     ErrorPtr error(rd_kafka_commit_transaction(rk_, slice));
     if (!error) return nullptr;
-    if (!rd_kafka_error_is_retriable(error.get()) || rd_kafka_error_txn_requires_abort(error.get()) ||
-        rd_kafka_error_is_fatal(error.get()) || NowMs() >= deadline_ms) {
+    if (!rd_kafka_error_is_retriable(error.get()) ||
+        rd_kafka_error_txn_requires_abort(error.get()) || rd_kafka_error_is_fatal(error.get()) ||
+        SteadyNowMs() >= deadline_ms) {
       return error.release();
     }
     if (Cancelled()) {
@@ -429,7 +429,8 @@ rd_kafka_error_t* KafkaTransactionGroup::CommitWithRetry(int64_t deadline_ms, bo
     }
     if (rd_kafka_error_code(error.get()) != RD_KAFKA_RESP_ERR__TIMED_OUT) {
       // A retriable broker answer (coordinator loading, not available): wait a little.
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(100, std::max<int64_t>(deadline_ms - NowMs(), 0))));
+      std::this_thread::sleep_for(std::chrono::milliseconds(
+          std::min<int64_t>(100, std::max<int64_t>(deadline_ms - SteadyNowMs(), 0))));
     }
   }
 }
@@ -480,7 +481,7 @@ Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
   lock.unlock();
   // The flush and every commit attempt share one deadline (CommitBoundMs), so a cluster that is
   // down fails the commit within retry_timeout_ms, never after transaction.timeout.ms.
-  const int64_t deadline = NowMs() + options_.retry_timeout_ms;
+  const int64_t deadline = SteadyNowMs() + options_.retry_timeout_ms;
   // Not required (commit flushes), but makes `during-commit` mean "everything is in the log".
   // A flush timeout is not an error here: commit_transaction flushes again and reports it.
   (void)FlushUntil(deadline);
