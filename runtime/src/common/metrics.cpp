@@ -1,7 +1,6 @@
 #include "flow/runtime/common/metrics.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -167,17 +166,17 @@ void MetricsRegistry::RenderHistogram(const Series& s, std::string* out) {
   const HistogramSpec& spec = h.spec();
   // Read the buckets first and derive the count from them, so that +Inf equals _count even
   // while observations arrive during the scrape.
+  const double per_unit = static_cast<double>(spec.per_unit);
   int64_t cumulative = 0;
   for (size_t i = 0; i <= spec.bounds.size(); ++i) {
     cumulative += h.bucket(i);
-    const double per_unit = static_cast<double>(spec.per_unit);
     const double le = i < spec.bounds.size() ? static_cast<double>(spec.bounds[i]) / per_unit
                                              : std::numeric_limits<double>::infinity();
     *out += s.name + "_bucket" + WithLabel(s.labels, "le", FormatDouble(le)) + " " +
             std::to_string(cumulative) + "\n";
   }
-  *out += s.name + "_sum" + s.labels + " " +
-          FormatDouble(static_cast<double>(h.sum()) / static_cast<double>(spec.per_unit)) + "\n";
+  *out += s.name + "_sum" + s.labels + " " + FormatDouble(static_cast<double>(h.sum()) / per_unit) +
+          "\n";
   *out += s.name + "_count" + s.labels + " " + std::to_string(cumulative) + "\n";
 }
 

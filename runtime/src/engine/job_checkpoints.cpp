@@ -21,12 +21,6 @@ namespace {
 // How often the timer asks the coordinator whether a checkpoint is due.
 constexpr DurationMs kCheckpointTickMs = 10;
 
-const char* KindOf(const engine_detail::NodeBase& node) {
-  if (node.is_source) return "source";
-  if (node.is_sink) return "sink";
-  return "operator";
-}
-
 // Parallelism is not part of the fingerprint, so only the choices the user made explicitly
 // (key, broadcast) count; forward vs. rebalance follows from parallelism.
 std::string EdgePart(const engine_detail::EdgeBase& e, const std::string& from, const std::string& to) {
@@ -70,7 +64,7 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
   info.max_parallelism = options_.max_parallelism;
   std::vector<std::string> parts;
   for (const auto& node : nodes_) {
-    parts.push_back(fmt::format("node:{}:{}", node->name, KindOf(*node)));
+    parts.push_back(fmt::format("node:{}:{}", node->name, node->kind()));
     info.operators.push_back(OperatorParallelism{node->name, node->parallelism});
   }
   for (const auto& e : edges_) parts.push_back(EdgePart(*e, nodes_[e->from]->name, nodes_[e->to]->name));

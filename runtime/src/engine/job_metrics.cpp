@@ -69,7 +69,7 @@ double BootTimeSeconds() {
 
 CheckpointMetrics::CheckpointMetrics(MetricsRegistry* registry)
     : registry_(registry),
-      completed_(registry->Counter("flow_checkpoints_completed_total",
+      completed_(registry->Counter(kMetricCheckpointsCompleted,
                                    "Checkpoints (and savepoints) completed", {})),
       last_size_(registry->Gauge("flow_last_checkpoint_size_bytes",
                                  "Size of the last completed checkpoint", {})),
@@ -98,7 +98,7 @@ void CheckpointMetrics::Report(const CheckpointReport& r) {
   // Refused triggers, subsumed checkpoints and shutdown say nothing about the job's health.
   if (!CountsAsFailure(r.reason)) return;
   registry_
-      ->Counter("flow_checkpoints_failed_total", "Checkpoints that failed, by reason",
+      ->Counter(kMetricCheckpointsFailed, "Checkpoints that failed, by reason",
                 {{"reason", CheckpointFailureReasonName(r.reason)}})
       ->Add(1);
 }
@@ -157,9 +157,6 @@ void AddProcessMetrics(MetricsRegistry* registry) {
   });
 }
 
-}  // namespace flow::rt
-
-namespace flow::rt {
 namespace {
 
 std::map<std::string, int64_t> PerOperator(const MetricsRegistry& registry, std::string_view name,
@@ -198,22 +195,20 @@ void OperatorRates::Sample(const MetricsRegistry& registry, int64_t now_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   if (last_ms_ != 0) {
     const double seconds = static_cast<double>(now_ms - last_ms_) / 1000.0;
-    auto rate = [seconds](const std::map<std::string, int64_t>& a,
-                          const std::map<std::string, int64_t>& b,
-                          const std::string& op) -> std::optional<double> {
-      auto x = a.find(op), y = b.find(op);
-      if (x == a.end() || y == b.end()) return std::nullopt;
-      return static_cast<double>(std::max<int64_t>(0, x->second - y->second)) / seconds;
-    };
     rates_.clear();
-    for (const auto* totals : {&now.in, &now.out, &now.backpressure}) {
-      for (const auto& [op, v] : *totals) {
-        Rate& r = rates_[op];
-        r.in = rate(now.in, last_.in, op);
-        r.out = rate(now.out, last_.out, op);
-        r.backpressure_ms = rate(now.backpressure, last_.backpressure, op);
+    // Operators in both samples get a rate; the others stay unknown.
+    auto fill = [&](const std::map<std::string, int64_t>& now_totals,
+                    const std::map<std::string, int64_t>& last_totals,
+                    std::optional<double> Rate::*field) {
+      for (const auto& [op, v] : now_totals) {
+        auto before = last_totals.find(op);
+        if (before == last_totals.end()) continue;
+        rates_[op].*field = static_cast<double>(std::max<int64_t>(0, v - before->second)) / seconds;
       }
-    }
+    };
+    fill(now.in, last_.in, &Rate::in);
+    fill(now.out, last_.out, &Rate::out);
+    fill(now.backpressure, last_.backpressure, &Rate::backpressure_ms);
   }
   last_ = std::move(now);
   last_ms_ = now_ms;

@@ -78,7 +78,7 @@ std::string Job::StatusJson() {
     e.Key("name");
     e.String(node->name);
     e.Key("kind");
-    e.String(node->is_source ? "source" : node->is_sink ? "sink" : "operator");
+    e.String(node->kind());
     e.Key("parallelism");
     e.Int(node->parallelism);
     field(e, "records_in", in, node->name);
@@ -114,9 +114,9 @@ std::string Job::StatusJson() {
   e.Key("checkpoints");
   e.BeginObject();
   e.Key("completed");
-  e.Int(metrics_.Sum("flow_checkpoints_completed_total"));
+  e.Int(metrics_.Sum(kMetricCheckpointsCompleted));
   e.Key("failed");
-  e.Int(metrics_.Sum("flow_checkpoints_failed_total"));
+  e.Int(metrics_.Sum(kMetricCheckpointsFailed));
   e.Key("interval_ms");
   e.Int(options_.checkpoint.options.interval_ms);
   e.Key("history");

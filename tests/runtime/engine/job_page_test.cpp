@@ -117,6 +117,7 @@ TEST(JobPageTest, ChromiumDrawsTheGraphAndNumbersMove) {
   fs::remove_all(dir);
   ASSERT_TRUE(s.ok()) << s.ToString();
 
+  // FLOW_JOB_PAGE_DUMP=1 prints both DOMs, to see what the browser built when a check fails.
   if (std::getenv("FLOW_JOB_PAGE_DUMP"))
     std::fprintf(stderr, "%s\n-----\n%s\n", first.c_str(), second.c_str());
   std::map<std::string, Box> a = Operators(first), b = Operators(second);

@@ -163,6 +163,8 @@ inline constexpr std::string_view kMetricAlignmentMs = "flow_checkpoint_alignmen
 inline constexpr std::string_view kMetricRestarts = "flow_job_restarts_total";
 inline constexpr std::string_view kMetricLatency = "flow_end_to_end_latency_seconds";
 inline constexpr std::string_view kMetricKafkaLag = "flow_kafka_consumer_lag";
+inline constexpr std::string_view kMetricCheckpointsCompleted = "flow_checkpoints_completed_total";
+inline constexpr std::string_view kMetricCheckpointsFailed = "flow_checkpoints_failed_total";
 
 // Milliseconds from 1 ms to ~17 min, rendered in seconds: checkpoint durations, latencies.
 HistogramSpec DurationHistogramMs();

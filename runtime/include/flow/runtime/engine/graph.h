@@ -25,6 +25,9 @@ struct NodeBase {
   std::vector<int> in_edges;
   std::vector<int> out_edges;
 
+  // "source", "sink" or "operator": part of the job's fingerprint, and shown on the job page.
+  const char* kind() const { return is_source ? "source" : is_sink ? "sink" : "operator"; }
+
   virtual ~NodeBase() = default;
   // The consumer that takes this node's output: the targets as one (typed on the output).
   virtual std::unique_ptr<Consumer> MakeOutput(std::vector<Consumer*> targets) = 0;
