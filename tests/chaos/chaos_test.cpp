@@ -38,20 +38,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "chaos_support.h"
 #include "kafka/kafka_test_env.h"
-
-extern char** environ;
 
 namespace flow::test {
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-int64_t EnvInt(const char* name, int64_t def) {
-  const char* v = std::getenv(name);
-  return v != nullptr && *v != '\0' ? std::atoll(v) : def;
-}
 
 constexpr int64_t kKeys = 16;
 constexpr int64_t kWindowMs = 5000;
@@ -60,38 +54,6 @@ constexpr int kPartitions = 4;
 std::string KafkaScript(const std::string& cmd, int port) {
   return fmt::format("FLOW_KAFKA_PORT={} {}/scripts/kafka {} >> {}/chaos-kafka.log 2>&1", port, FLOW_SOURCE_DIR, cmd,
                      fs::temp_directory_path().string());
-}
-
-// What the checker found in the output compared with the reference.
-struct Verdict {
-  int64_t missing = 0;     // expected, absent
-  int64_t duplicates = 0;  // present more often than expected (extra copies)
-  int64_t wrong = 0;       // present, not expected (e.g. a window with a wrong count)
-  std::string example;
-  bool exact() const { return missing == 0 && duplicates == 0 && wrong == 0; }
-};
-
-Verdict Compare(const std::map<std::string, int64_t>& expected, const std::vector<std::string>& actual) {
-  std::map<std::string, int64_t> seen;
-  for (const std::string& a : actual) ++seen[a];
-  Verdict v;
-  for (const auto& [item, n] : expected) {
-    int64_t got = seen.count(item) ? seen[item] : 0;
-    if (got < n) {
-      v.missing += n - got;
-      if (v.example.empty()) v.example = "missing " + item;
-    } else if (got > n) {
-      v.duplicates += got - n;
-      if (v.example.empty()) v.example = fmt::format("{} times {}", got, item);
-    }
-  }
-  for (const auto& [item, n] : seen) {
-    if (expected.count(item) == 0) {
-      v.wrong += n;
-      if (v.example.empty()) v.example = "unexpected " + item;
-    }
-  }
-  return v;
 }
 
 class ChaosTest : public ::testing::Test {
@@ -146,46 +108,10 @@ class ChaosTest : public ::testing::Test {
   }
 
   pid_t Spawn(const std::vector<std::string>& args, const std::string& fault, const std::string& log) {
-    std::vector<std::string> envs;
-    for (char** e = environ; *e != nullptr; ++e) {
-      if (std::string_view(*e).starts_with("FLOW_FAULT=")) continue;
-      envs.emplace_back(*e);
-    }
-    if (!fault.empty()) envs.push_back("FLOW_FAULT=" + fault);
-    std::vector<char*> argv, envp;
-    std::string prog = FLOW_CHAOS_JOB;
-    argv.push_back(prog.data());
-    std::vector<std::string> a = args;
-    for (std::string& s : a) argv.push_back(s.data());
-    argv.push_back(nullptr);
-    for (std::string& s : envs) envp.push_back(s.data());
-    envp.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 2, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    pid_t pid = -1;
-    int rc = posix_spawn(&pid, prog.c_str(), &fa, nullptr, argv.data(), envp.data());
-    posix_spawn_file_actions_destroy(&fa);
-    EXPECT_EQ(rc, 0) << "cannot start " << prog;
-    return pid;
+    return SpawnJob(FLOW_CHAOS_JOB, args, fault, log);
   }
-  // Waits up to `timeout_ms` for the child; returns its wait status, or -1 if it still runs.
-  static int WaitFor(pid_t pid, int64_t timeout_ms) {
-    auto end = Clock::now() + std::chrono::milliseconds(timeout_ms);
-    while (true) {
-      int status = 0;
-      pid_t r = ::waitpid(pid, &status, WNOHANG);
-      if (r == pid) return status;
-      if (Clock::now() >= end) return -1;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-  }
-  static void Kill(pid_t pid) {
-    ::kill(pid, SIGKILL);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-  }
+  static int WaitFor(pid_t pid, int64_t timeout_ms) { return WaitForChild(pid, timeout_ms); }
+  static void Kill(pid_t pid) { KillChild(pid); }
   int64_t Uniform(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng_); }
 
   struct Plan {

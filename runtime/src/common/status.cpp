@@ -14,6 +14,8 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kTimedOut: return "TimedOut";
     case StatusCode::kAborted: return "Aborted";
     case StatusCode::kCancelled: return "Cancelled";
+    case StatusCode::kReassigned:
+      return "Reassigned";
     case StatusCode::kInternal: return "Internal";
   }
   return "Unknown";

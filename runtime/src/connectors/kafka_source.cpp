@@ -19,6 +19,11 @@ void DestroyPartitionList(rd_kafka_topic_partition_list_t* list) {
   if (list != nullptr) rd_kafka_topic_partition_list_destroy(list);
 }
 
+void KafkaSourceRebalance(rd_kafka_t*, rd_kafka_resp_err_t err,
+                          rd_kafka_topic_partition_list_t* partitions, void* opaque) {
+  static_cast<KafkaSource*>(opaque)->HandleRebalance(static_cast<int>(err), partitions);
+}
+
 }  // namespace
 
 KafkaSource::KafkaSource(KafkaSourceOptions options) : options_(std::move(options)) {
@@ -63,9 +68,11 @@ Status KafkaSource::Open(uint32_t subtask, uint32_t parallelism) {
   for (const auto& [k, v] : options_.properties) settings[k] = v;
   // Not the user's to change: an empty partition reports its end, which SplitsPending needs.
   settings["enable.partition.eof"] = "true";
+  if (!context_.instance.empty()) FLOW_RETURN_IF_ERROR(AddGroupSettings(subtask, &settings));
   Result<rd_kafka_conf_t*> conf = MakeKafkaConf(settings, "kafka source");
   if (!conf.ok()) return conf.status();
   rd_kafka_conf_set_error_cb(*conf, &KafkaSource::OnError);
+  if (group_mode_) rd_kafka_conf_set_rebalance_cb(*conf, &KafkaSourceRebalance);
   rd_kafka_conf_set_opaque(*conf, this);
   char err[512];
   rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, *conf, err, sizeof err);
@@ -87,6 +94,7 @@ Status KafkaSource::Open(uint32_t subtask, uint32_t parallelism) {
   parallelism_ = parallelism;
   known_partitions_ = *partitions;
   next_discovery_ms_ = SteadyNowMs() + options_.partition_discovery_interval_ms;
+  if (group_mode_) return Subscribe();
   return ResolveStartOffsets(*partitions);
 }
 
@@ -297,11 +305,14 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
                                      int timeout_ms) {
   if (rk_ == nullptr) return Status::Internal("kafka source: Poll before Open");
   ReleaseMessages();
-  if (options_.partition_discovery_interval_ms > 0 && SteadyNowMs() >= next_discovery_ms_) {
+  // Instances: the consumer group assigns partitions, new ones included.
+  if (!group_mode_ && options_.partition_discovery_interval_ms > 0 &&
+      SteadyNowMs() >= next_discovery_ms_) {
     DiscoverPartitions();
     next_discovery_ms_ = SteadyNowMs() + options_.partition_discovery_interval_ms;
   }
-  if (next_offsets_.empty()) return PollResult::kIdle;  // more subtasks than partitions (so far)
+  // More subtasks than partitions (so far). A group member polls on: polls drive its rebalances.
+  if (next_offsets_.empty() && !group_mode_) return PollResult::kIdle;
   if (!assigned_) FLOW_RETURN_IF_ERROR(Assign());
   if (SteadyNowMs() >= next_lag_ms_) {
     UpdateLag();
@@ -316,6 +327,14 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
   if (n == 1 && max_records > 1) {
     ssize_t more = rd_kafka_consume_batch_queue(queue_, 0, batch_.data() + 1, max_records - 1);
     if (more > 0) n += more;
+  }
+  if (!reassigned_.empty()) {
+    batch_.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    return Status::Reassigned(reassigned_);
+  }
+  if (!rebalance_error_.ok()) {
+    batch_.resize(n > 0 ? static_cast<size_t>(n) : 0);
+    return rebalance_error_;
   }
   if (n < 0) {
     batch_.clear();
@@ -393,8 +412,12 @@ std::string KafkaSource::Locate(const RawRecord& record) const {
 Status KafkaSource::SnapshotPosition(BinaryWriter* out) const {
   out->PutU8(kPositionVersion);
   out->PutString(options_.topic);
-  out->PutU32(static_cast<uint32_t>(next_offsets_.size()));
+  uint32_t known =
+      0;  // a partition an instance was just given has no position until its first record
+  for (const auto& [p, off] : next_offsets_) known += off >= 0 ? 1 : 0;
+  out->PutU32(known);
   for (const auto& [p, off] : next_offsets_) {
+    if (off < 0) continue;
     out->PutU32(static_cast<uint32_t>(p));
     out->PutI64(off);
   }
@@ -403,6 +426,7 @@ Status KafkaSource::SnapshotPosition(BinaryWriter* out) const {
 
 Status KafkaSource::RestorePosition(BinaryReader* in) {
   if (rk_ == nullptr) return Status::Internal("kafka source: RestorePosition before Open");
+  if (group_mode_) return Status::Ok();  // the group's committed offsets are the positions
   if (assigned_) return Status::Internal("kafka source: RestorePosition after Poll");
   uint8_t version;
   FLOW_RETURN_IF_ERROR(in->GetU8(&version));
@@ -432,6 +456,7 @@ Status KafkaSource::RestorePosition(BinaryReader* in) {
 // Partitions are owned by partition number (p % parallelism), so every old subtask's offsets
 // are offered and each partition's offset lands in exactly one new subtask.
 Status KafkaSource::RestoreRescaled(const std::vector<OldSourcePosition>& old, uint32_t) {
+  if (group_mode_) return Status::Ok();
   for (const OldSourcePosition& o : old) {
     if (o.finished || o.position.empty()) continue;
     BinaryReader reader(o.position);
@@ -461,6 +486,11 @@ Status KafkaSource::Close() {
   if (queue_ != nullptr) rd_kafka_queue_destroy(queue_);
   queue_ = nullptr;
   if (rk_ != nullptr) {
+    // A clean stop leaves the group, so the partitions move to the other instances at once (a
+    // static member's close alone would keep them until session.timeout.ms). A failed run stays:
+    // its restart rejoins as the same member and gets them back without a rebalance.
+    if (group_mode_ && !context_.cancelled() && reassigned_.empty() && rebalance_error_.ok())
+      LeaveGroup();
     // With assign() (no subscription) closing does not wait for a group rebalance.
     rd_kafka_consumer_close(rk_);
     rd_kafka_destroy(rk_);

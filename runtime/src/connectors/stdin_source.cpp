@@ -11,6 +11,12 @@ StdinSource::StdinSource(StdinSourceOptions options) : options_(options) {}
 StdinSource::~StdinSource() = default;
 
 Status StdinSource::Open(uint32_t subtask, uint32_t parallelism) {
+  if (!instance_.empty()) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: --instance {}: every instance would read the whole input; instances of a job share "
+        "Kafka partitions only (docs/deploy.md)",
+        "stdin source", instance_));
+  }
   if (parallelism != 1 || subtask != 0) {
     return Status::InvalidArgument(
         fmt::format("stdin source supports parallelism 1 only (got {})", parallelism));

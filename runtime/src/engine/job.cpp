@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
-#include "flow/runtime/engine/log.h"
 #include "flow/runtime/engine/metrics_server.h"
+#include "flow/runtime/log/log.h"
 
 namespace flow::rt {
 namespace {
@@ -98,6 +98,29 @@ void Job::AddEdgeBase(std::unique_ptr<engine_detail::EdgeBase> edge) {
   edges_.push_back(std::move(edge));
 }
 
+// Instances share the job's input by Kafka partition. Records keep to their partition's instance
+// only through forward and rebalance edges; a key-by, broadcast or two-input operator would need
+// records of other instances (a repartition topic, not built yet).
+Status Job::CheckInstancePlan() const {
+  if (options_.instance.empty()) return Status::Ok();
+  for (const auto& e : edges_) {
+    const auto& down = *nodes_[e->to];
+    const bool local = e->kind == Partitioning::kForward || e->kind == Partitioning::kRebalance ||
+                       e->kind == Partitioning::kDefault;
+    if (local && down.in_edges.size() == 1) continue;
+    return Status::InvalidArgument(fmt::format(
+        "--instance {}: operator '{}' needs records from every partition of its input ({}), and "
+        "instances of a job read disjoint partitions; so far only jobs without key-by, joins and "
+        "global operators can run as several instances (docs/deploy.md). Run it as one process "
+        "without --instance",
+        options_.instance, down.name,
+        down.in_edges.size() > 1         ? "two inputs"
+        : e->kind == Partitioning::kHash ? "a key-by exchange"
+                                         : "a broadcast"));
+  }
+  return Status::Ok();
+}
+
 Status Job::Build(Runtime* rt) {
   FLOW_RETURN_IF_ERROR(build_status_);
   if (nodes_.empty()) return Status::InvalidArgument("the job has no sources");
@@ -116,6 +139,7 @@ Status Job::Build(Runtime* rt) {
                                                  up.name, down.name, up.parallelism, down.parallelism));
     }
   }
+  FLOW_RETURN_IF_ERROR(CheckInstancePlan());
   std::vector<bool> chained(n, false);
   std::vector<int> head(n);
   for (size_t v = 0; v < n; ++v) {
@@ -186,6 +210,8 @@ Status Job::Build(Runtime* rt) {
     ctx.cancel = &control_.cancel;
     ctx.state_dir = options_.checkpoint.state_dir;
     ctx.kafka_properties = &options_.kafka_properties;
+    ctx.job_id = options_.job_id;
+    ctx.instance = options_.instance;
     return ctx;
   };
   auto own = [&](std::unique_ptr<Consumer> c) {
@@ -345,9 +371,25 @@ Status Job::Execute() {
   const bool can_restart = !flags.state_dir.empty() && flags.restart.max_attempts > 0 && flags.restart.Validate().ok();
   RestartBackoff backoff(can_restart ? flags.restart : RestartPolicyOptions{});
   Metric* restarts = metrics_.Counter(kMetricRestarts, "In-process restarts of the job after a failure", {});
+  Metric* reassigned = metrics_.Counter(
+      kMetricReassignedRestarts,
+      "In-process restarts because a consumer-group rebalance moved partitions away (--instance)",
+      {});
   while (true) {
     bool completed = false;
     Status s = ExecuteOnce(&completed);
+    if (s.code() == StatusCode::kReassigned && can_restart && !control_.stop.load() &&
+        !StopSignalReceived()) {
+      // Not a failure: partitions moved to another instance. Run again at once from the last
+      // commit, with the partitions the group gives this instance now.
+      reassigned->Add(1);
+      Log(LogLevel::kInfo, "engine",
+          "work moved between instances: restarting from the last commit",
+          {{"reason", s.message()}});
+      if (completed) options_.checkpoint.restore.clear();
+      control_.cancel.store(false);
+      continue;
+    }
     if (s.ok() || !can_restart) return s;
     if (!IsRetriable(s)) {
       Log(LogLevel::kError, "engine", "not restarting: the error is not retriable", {{"error", s.ToString()}});
@@ -421,6 +463,9 @@ Status Job::ExecuteOnce(bool* checkpoint_completed) {
   threads.reserve(rt.tasks.size());
   for (auto& t : rt.tasks) {
     Task* task = t.get();
+    task->SetFailureHandler([this, &rt](const Status& s) {
+      if (!(s.code() == StatusCode::kCancelled && control_.cancel.load())) Fail(&rt, s);
+    });
     threads.emplace_back([this, task, &rt] {
       Status s = task->Run();
       if (!s.ok() && !(s.code() == StatusCode::kCancelled && control_.cancel.load())) {

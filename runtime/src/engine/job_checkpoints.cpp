@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 
 #include "flow/runtime/engine/job.h"
-#include "flow/runtime/engine/log.h"
+#include "flow/runtime/log/log.h"
 #include "flow/runtime/state/keyed_state_backend.h"
 #include "job_metrics.h"
 #include "job_runtime.h"
@@ -44,6 +44,18 @@ std::string RescaledOperators(const CheckpointMetadata& m, const JobCheckpointIn
   return out.empty() ? "no" : out;
 }
 
+// Passes completions to the source tasks (Task::NotifyCheckpointComplete).
+class SourceNotifier final : public CheckpointListener {
+ public:
+  explicit SourceNotifier(const std::vector<std::unique_ptr<Task>>* tasks) : tasks_(tasks) {}
+  void OnCheckpointComplete(int64_t id) override {
+    for (const auto& t : *tasks_) t->NotifyCheckpointComplete(id);
+  }
+  void OnCheckpointAborted(int64_t, CheckpointFailureReason) override {}
+
+ private:
+  const std::vector<std::unique_ptr<Task>>* tasks_;
+};
 }  // namespace
 
 Status Job::PrepareCheckpoints(Runtime* rt) {
@@ -116,6 +128,10 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
     // After the exactly-once sinks: a savepoint is reported only once its checkpoint committed.
     rt->savepoints = std::make_unique<SavepointWaiter>();
     rt->coordinator->AddListener(rt->savepoints.get());
+    // After the exactly-once sinks too: a source hears of a completion once it committed (a
+    // Kafka source of an instance then commits its offsets to the group).
+    rt->source_notifier = std::make_unique<SourceNotifier>(&rt->tasks);
+    rt->coordinator->AddListener(rt->source_notifier.get());
   }
   for (size_t i = 0; i < rt->tasks.size(); ++i) {
     TaskCheckpointing c;

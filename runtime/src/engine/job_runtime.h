@@ -52,6 +52,7 @@ struct Job::Runtime {
   std::unique_ptr<CheckpointStorage> storage;
   std::optional<RestorePoint> restore;
   std::unique_ptr<SavepointWaiter> savepoints;  // declared before the coordinator: outlives it
+  std::unique_ptr<CheckpointListener> source_notifier;  // tells source tasks of completions
   std::mutex savepoint_mu;                      // one savepoint at a time
   std::unique_ptr<CheckpointCoordinator> coordinator;
   std::unique_ptr<CheckpointTimer> checkpoint_timer;

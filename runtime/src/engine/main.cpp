@@ -5,7 +5,7 @@
 #include <string>
 
 #include "flow/runtime/checkpoint/fault_injection.h"
-#include "flow/runtime/engine/log.h"
+#include "flow/runtime/log/log.h"
 
 namespace flow::rt {
 
@@ -42,6 +42,11 @@ int RunMain(int argc, const char* const* argv, const std::vector<ParamSpec>& par
   if (!built.ok()) {
     Log(LogLevel::kError, "engine", "cannot build the job", {{"error", built.ToString()}});
     return built.code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  if (Status plan = job.CheckInstancePlan(); !plan.ok()) {
+    Log(LogLevel::kError, "engine", "cannot run the job as an instance",
+        {{"error", plan.ToString()}});
+    return 2;
   }
   return job.Run();
 }

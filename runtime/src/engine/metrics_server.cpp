@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "flow/runtime/engine/job.h"
-#include "flow/runtime/engine/log.h"
 #include "flow/runtime/formats/json_encoder.h"
+#include "flow/runtime/log/log.h"
 #include "job_page.h"
 
 namespace flow::rt {

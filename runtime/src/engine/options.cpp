@@ -251,6 +251,13 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
         return Status::InvalidArgument(fmt::format("--job-id {}: expected 1 to 200 characters of A-Z a-z 0-9 . _ -", v));
       }
       o.job_id = std::string(v);
+    } else if (arg == "--instance") {
+      FLOW_RETURN_IF_ERROR(next(&v));
+      if (v.size() > 64 || !IsValidJobId(v)) {
+        return Status::InvalidArgument(
+            fmt::format("--instance {}: expected 1 to 64 characters of A-Z a-z 0-9 . _ -", v));
+      }
+      o.instance = std::string(v);
     } else if (arg == "--state-backend") {
       FLOW_RETURN_IF_ERROR(next(&v));
       if (v != "heap" && v != "rocksdb") {
@@ -294,6 +301,23 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
     o.job_id = !default_job_id.empty() ? std::string(default_job_id)
                                        : JobIdFromName(argc > 0 ? argv[0] : "");
   FLOW_RETURN_IF_ERROR(ResolveCheckpointFlags(&o.checkpoint, /*has_exactly_once_sink=*/false));
+  if (!o.instance.empty() && o.checkpoint.state_dir.empty()) {
+    // Offsets reach the group only when a checkpoint completes.
+    return Status::InvalidArgument(
+        "--instance: instances commit their progress at checkpoints; give --state-dir DIR (one "
+        "per instance)");
+  }
+  if (!o.instance.empty()) {
+    if (!o.checkpoint.interval_ms) {
+      o.checkpoint.options.interval_ms = CheckpointOptions::ForJob(true).interval_ms;
+      o.checkpoint.interval_ms = o.checkpoint.options.interval_ms;
+    }
+    if (o.checkpoint.options.interval_ms <= 0) {
+      return Status::InvalidArgument(
+          "--checkpoint-interval: an instance (--instance) hands its progress to the others at "
+          "checkpoints; checkpoints cannot be off");
+    }
+  }
   if (o.savepoint_on_stop && o.checkpoint.state_dir.empty()) {
     return Status::InvalidArgument(
         "--savepoint-on-stop: savepoints are kept in the state dir; give --state-dir DIR");
@@ -327,6 +351,10 @@ std::string JobUsage(std::string_view program, const std::vector<ParamSpec>& spe
       "  --job-id ID            the job's identity: its state dir and Kafka transactions belong to "
       "it\n"
       "                         (default: compiled in from the script's file name)\n"
+      "  --instance NAME        run as one instance of the job, sharing its Kafka partitions with\n"
+      "                         the other instances of the same --job-id (docs/deploy.md); NAME "
+      "is\n"
+      "                         unique per instance and stable across its restarts\n"
       "  --help                 show this text\n",
       program);
   out += "\ncheckpoint flags:\n" + CheckpointFlagsUsage();

@@ -27,6 +27,10 @@ Status Task::Run() {
   } catch (...) {
     status = Status::Internal("unknown exception");
   }
+  // The job hears of the failure first: its cancel flag is then set while the operators close
+  // (a Kafka source of an instance stays in its group), and the job's error is this one, not the
+  // checkpoint failure the coordinator reports for it.
+  if (!status.ok() && on_failure_) on_failure_(status);
   // Pending snapshot writes end (ack or decline) before the coordinator hears that the task
   // finished: a finished task's later checkpoints carry no state, so its last one must be in.
   FinishSnapshotWrites();

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "flow/runtime/engine/log.h"
+#include "flow/runtime/log/log.h"
 
 namespace flow::rt {
 
@@ -186,6 +186,13 @@ Status TxnSinks::Start(const JobOptions& options, CheckpointStorage* storage,
   const CommitGroupSpec* spec = nullptr;
   uint32_t participants = 0;
   for (engine_detail::TxnSinkSubtask* s : subtasks_) {
+    if (!s->in_group() && !options.instance.empty()) {
+      return Status::InvalidArgument(fmt::format(
+          "exactly-once sink '{}': --instance {}: an instance commits its input offsets in its "
+          "Kafka transaction, and this sink commits on its own (e.g. files), so the two could "
+          "disagree after a crash; use a Kafka sink, or an at-least-once sink",
+          s->ctx().name, options.instance));
+    }
     if (!s->in_group()) continue;
     const CommitGroupSpec& g = *s->spec().group;
     if (spec == nullptr) {
@@ -201,6 +208,7 @@ Status TxnSinks::Start(const JobOptions& options, CheckpointStorage* storage,
   if (spec == nullptr) return Status::Ok();
   CommitGroupContext ctx;
   ctx.job_id = options.job_id;
+  ctx.instance = options.instance;
   ctx.checkpoints = options.checkpoint.options;
   ctx.cancel = subtasks_.front()->ctx().cancel;
   ctx.kafka_properties = &options.kafka_properties;

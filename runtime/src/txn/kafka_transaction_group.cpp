@@ -73,6 +73,7 @@ KafkaTransactionGroup::KafkaTransactionGroup(KafkaTransactionOptions options, ui
     : options_(std::move(options)), slots_(participants) {}
 
 KafkaTransactionGroup::~KafkaTransactionGroup() {
+  if (instance_offsets_ != nullptr) instance_offsets_->Detach();
   if (rk_ == nullptr) return;
   // Never commits. Aborting the open transaction now (instead of leaving it to the next
   // incarnation's init_transactions or the broker's timeout) frees read_committed readers at
@@ -114,10 +115,38 @@ Result<std::unique_ptr<KafkaTransactionGroup>> KafkaTransactionGroup::Start(Kafk
   }
   Result<std::string> id = TransactionalIdForJob(options.job_id);
   if (!id.ok()) return id.status();
-  if (options.progress_topic.empty()) options.progress_topic = "__flow_progress_" + options.job_id;
+  if (!options.instance.empty() &&
+      (options.instance.size() > 64 || !IsValidJobId(options.instance))) {
+    return Status::InvalidArgument(fmt::format(
+        "kafka exactly-once: instance `{}` must be 1..64 characters of [A-Za-z0-9._-] (--instance)",
+        options.instance));
+  }
+  if (options.progress_topic.empty()) {
+    // An instance's own topic: a read_committed reader of a topic that other instances also
+    // commit to would wait behind their open transactions (and a killed one's until it restarts).
+    options.progress_topic = "__flow_progress_" + options.job_id;
+    if (!options.instance.empty()) options.progress_topic += "." + options.instance;
+    if (options.progress_topic.size() > 249) {
+      return Status::InvalidArgument(
+          fmt::format("kafka exactly-once: the progress topic `{}` is longer than Kafka's 249 "
+                      "characters: shorten the "
+                      "--job-id or the --instance name",
+                      options.progress_topic));
+    }
+  }
+  const std::string key =
+      options.instance.empty() ? options.job_id : options.job_id + "@" + options.instance;
+  const bool instance = !options.instance.empty();
+  const std::string job_id = options.job_id;
   std::unique_ptr<KafkaTransactionGroup> group(new KafkaTransactionGroup(std::move(options), participants));
-  group->transactional_id_ = *id;
+  group->transactional_id_ = instance ? "flow-" + key : *id;
+  group->progress_key_ = key;
   FLOW_RETURN_IF_ERROR(group->Init());
+  if (instance) {
+    // Sources open after the group: they find it attached and leave their offsets to it.
+    group->instance_offsets_ = KafkaInstanceOffsets::ForJob(job_id);
+    group->instance_offsets_->Attach();
+  }
   return group;
 }
 
@@ -175,13 +204,13 @@ Status KafkaTransactionGroup::Init() {
     }
     return TxnErrorLocked(error.get(), "init_transactions");
   }
-  Result<KafkaProgress> progress = ReadCommittedProgress(o.brokers, o.progress_topic, o.job_id,
+  Result<KafkaProgress> progress = ReadCommittedProgress(o.brokers, o.progress_topic, progress_key_,
                                                          o.operation_timeout_ms, connection);
   while (!progress.ok() && progress.status().code() == StatusCode::kUnavailable &&
          SteadyNowMs() < deadline && !Cancelled()) {
     Backoff(&delay);
-    progress = ReadCommittedProgress(o.brokers, o.progress_topic, o.job_id, o.operation_timeout_ms,
-                                     connection);
+    progress = ReadCommittedProgress(o.brokers, o.progress_topic, progress_key_,
+                                     o.operation_timeout_ms, connection);
   }
   if (!progress.ok()) return progress.status();
   committed_ = progress->checkpoint_id;
@@ -436,6 +465,22 @@ rd_kafka_error_t* KafkaTransactionGroup::CommitWithRetry(int64_t deadline_ms, bo
 }
 
 Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
+  if (instance_offsets_ == nullptr) return CommitLocked(checkpoint_id, {});
+  // Instances: the offsets as of this checkpoint go into its transaction; a revocation of this
+  // run's partitions waits for this commit and stops every later one (KafkaInstanceOffsets).
+  Status s = instance_offsets_->Commit(checkpoint_id,
+                                       [&](const std::vector<const KafkaReadOffsets*>& reads) {
+                                         return CommitLocked(checkpoint_id, reads);
+                                       });
+  if (s.code() == StatusCode::kReassigned) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (failed_.ok()) failed_ = s;
+  }
+  return s;
+}
+
+Status KafkaTransactionGroup::CommitLocked(int64_t checkpoint_id,
+                                           const std::vector<const KafkaReadOffsets*>& reads) {
   // One commit or abort at a time; mu_ itself is let go while the broker commits (below).
   std::lock_guard<std::mutex> commit_lock(commit_mu_);
   std::unique_lock<std::mutex> lock(mu_);
@@ -468,11 +513,12 @@ Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
       slot.segments.pop_front();
     }
   }
-  std::string progress =
-      txn_detail::EncodeProgress(options_.job_id, checkpoint_id, static_cast<uint32_t>(slots_.size()));
+  std::string progress = txn_detail::EncodeProgress(progress_key_, checkpoint_id,
+                                                    static_cast<uint32_t>(slots_.size()));
   Result<rd_kafka_topic_t*> progress_rkt = TopicLocked(options_.progress_topic);
   if (!progress_rkt.ok()) return fail(progress_rkt.status());
-  Status queued = ProduceLocked(*progress_rkt, options_.progress_topic, 0, options_.job_id, progress, 0);
+  Status queued =
+      ProduceLocked(*progress_rkt, options_.progress_topic, 0, progress_key_, progress, 0);
   if (!queued.ok()) return fail(queued);
   // The transaction's content is complete. Every participant pre-committed checkpoint_id and
   // committed_ changes only below, so until then every Write is held in memory for the next
@@ -482,6 +528,13 @@ Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
   // The flush and every commit attempt share one deadline (CommitBoundMs), so a cluster that is
   // down fails the commit within retry_timeout_ms, never after transaction.timeout.ms.
   const int64_t deadline = SteadyNowMs() + options_.retry_timeout_ms;
+  if (!reads.empty()) {
+    Status sent = SendOffsetsUnlocked(reads, deadline);
+    if (!sent.ok()) {
+      lock.lock();
+      return sent;
+    }
+  }
   // Not required (commit flushes), but makes `during-commit` mean "everything is in the log".
   // A flush timeout is not an error here: commit_transaction flushes again and reports it.
   (void)FlushUntil(deadline);
@@ -518,6 +571,61 @@ Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
       }
     }
     slot.segments.clear();
+  }
+  return Status::Ok();
+}
+
+Status KafkaTransactionGroup::SendOffsetsUnlocked(const std::vector<const KafkaReadOffsets*>& reads,
+                                                  int64_t deadline_ms) {
+  for (const KafkaReadOffsets* read : reads) {
+    if (read->next_offsets.empty()) continue;
+    rd_kafka_topic_partition_list_t* list =
+        rd_kafka_topic_partition_list_new(static_cast<int>(read->next_offsets.size()));
+    for (const auto& [p, off] : read->next_offsets) {
+      rd_kafka_topic_partition_list_add(list, read->topic.c_str(), p)->offset = off;
+    }
+    ErrorPtr error;
+    int64_t delay = 100;
+    while (true) {
+      const int remaining = static_cast<int>(std::max<int64_t>(deadline_ms - SteadyNowMs(), 1));
+      error.reset(rd_kafka_send_offsets_to_transaction(rk_, list, read->group.get(), remaining));
+      if (!error || !rd_kafka_error_is_retriable(error.get()) || SteadyNowMs() >= deadline_ms ||
+          Cancelled())
+        break;
+      Backoff(&delay);
+    }
+    rd_kafka_topic_partition_list_destroy(list);
+    if (!error) continue;
+    const rd_kafka_resp_err_t code = rd_kafka_error_code(error.get());
+    // The group moved on since the barrier (KIP-447 fencing): the partitions may be another
+    // instance's now, so this transaction must not commit.
+    const bool moved = code == RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION ||
+                       code == RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID ||
+                       code == RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID ||
+                       code == RD_KAFKA_RESP_ERR_REBALANCE_IN_PROGRESS;
+    std::lock_guard<std::mutex> lock(mu_);
+    Status s = TxnErrorLocked(error.get(), fmt::format("offsets of topic `{}` for checkpoint {}",
+                                                       read->topic, read->checkpoint_id));
+    if (moved && failed_.code() != StatusCode::kFenced) {
+      if (failed_.ok()) {
+        // Not marked as needing an abort: abort here, the transaction lacks its offsets.
+        FlushBeforeAbortLocked();
+        ErrorPtr abort_error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
+      }
+      failed_ = Status::Reassigned(
+          fmt::format("the consumer group rebalanced after checkpoint {} ({}); its "
+                      "transaction was aborted",
+                      read->checkpoint_id, rd_kafka_error_string(error.get())));
+      return failed_;
+    }
+    if (failed_.ok()) {
+      // A plain error that left the transaction open: it must not commit without these offsets.
+      FlushBeforeAbortLocked();
+      ErrorPtr abort_error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
+      failed_ =
+          Status::Aborted(s.message() + "; transaction aborted; restart from the last commit");
+    }
+    return failed_;
   }
   return Status::Ok();
 }

@@ -25,6 +25,7 @@ TxnSinkSpec KafkaTxnSink(KafkaTxnSinkConfig config) {
     KafkaTransactionOptions o;
     o.brokers = config.brokers;
     o.job_id = ctx.job_id;
+    o.instance = ctx.instance;
     o.transaction_timeout_ms = config.transaction_timeout_ms;
     if (config.retry_timeout_ms > 0) o.retry_timeout_ms = static_cast<int>(config.retry_timeout_ms);
     // The job's failure ends the group's waits (full queue, commit) instead of their bounds.

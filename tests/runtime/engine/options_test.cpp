@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "flow/runtime/engine/log.h"
 #include "flow/runtime/engine/main.h"
 #include "flow/runtime/engine/options.h"
+#include "flow/runtime/log/log.h"
 
 namespace flow::rt {
 namespace {

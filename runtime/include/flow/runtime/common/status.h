@@ -15,14 +15,17 @@ enum class StatusCode {
   kOk = 0,
   kInvalidArgument,  // bad flag, bad parameter value, malformed input
   kNotFound,
-  kIoError,          // file system or network failure
-  kCorruption,       // a checksum or format check failed
-  kUnavailable,      // a remote service (e.g. a Kafka broker) cannot be reached right now
-  kFenced,           // another instance of this job took over
+  kIoError,      // file system or network failure
+  kCorruption,   // a checksum or format check failed
+  kUnavailable,  // a remote service (e.g. a Kafka broker) cannot be reached right now
+  kFenced,       // another instance of this job took over
   kTimedOut,
   kAborted,
   kCancelled,
-  kInternal,         // our own bug
+  kInternal,  // our own bug
+  // Work moved between instances of a job (a Kafka consumer-group rebalance took partitions
+  // from this one): the run stops and restarts at once from the last commit; not a failure.
+  kReassigned,
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -43,6 +46,7 @@ class [[nodiscard]] Status {
   static Status Aborted(std::string m) { return {StatusCode::kAborted, std::move(m)}; }
   static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+  static Status Reassigned(std::string m) { return {StatusCode::kReassigned, std::move(m)}; }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

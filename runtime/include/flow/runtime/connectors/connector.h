@@ -64,6 +64,12 @@ struct ConnectorContext {
   // The operator subtask's metrics (labels operator, subtask), for what only the connector knows
   // (Kafka consumer lag). Without a registry its metrics are discarded.
   MetricGroup metrics;
+  // The job's id, the operator's name and, for one instance of a job scaled out through Kafka
+  // (--instance, docs/deploy.md), the instance's name; "" otherwise. A connector that cannot
+  // share its input or output with other instances refuses to open when `instance` is set.
+  std::string job_id;
+  std::string operator_name;
+  std::string instance;
 
   bool cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
 };
@@ -86,6 +92,12 @@ class RawSource {
   // offset), for checkpoints; RestorePosition seeks back to a snapshotted position.
   [[nodiscard]] virtual Status SnapshotPosition(BinaryWriter* out) const = 0;
   [[nodiscard]] virtual Status RestorePosition(BinaryReader* in) = 0;
+  // Checkpoint `checkpoint_id` is taken here: called right before its SnapshotPosition.
+  // Default: nothing.
+  [[nodiscard]] virtual Status OnCheckpoint(int64_t checkpoint_id) { return Status::Ok(); }
+  // Checkpoint `checkpoint_id` completed and its exactly-once output committed (ids only grow;
+  // some may be skipped). Called between two polls. Default: nothing.
+  [[nodiscard]] virtual Status OnCheckpointComplete(int64_t checkpoint_id) { return Status::Ok(); }
   // Restoring a checkpoint taken at `old_parallelism` (!= the parallelism given to Open): `old`
   // holds every old subtask's position; the source takes the splits it owns now, so that across
   // all new subtasks every split's position is restored exactly once. After Open, before Poll.

@@ -61,6 +61,8 @@ class FileSource final : public RawSource {
   explicit FileSource(FileSourceOptions options);
   ~FileSource() override;
 
+  // Keeps the instance name: instances of a job (--instance) cannot share this input.
+  void Bind(const ConnectorContext& context) override { instance_ = context.instance; }
   Status Open(uint32_t subtask, uint32_t parallelism) override;
   Result<PollResult> Poll(std::vector<RawRecord>* out, size_t max_records,
                           int timeout_ms) override;
@@ -115,6 +117,7 @@ class FileSource final : public RawSource {
   bool replay_pending_ = false;
   std::map<size_t, Resume> resume_;  // by file index; set by a restore
   bool opened_ = false;
+  std::string instance_;
 };
 
 }  // namespace flow::rt

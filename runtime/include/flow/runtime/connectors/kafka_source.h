@@ -32,19 +32,35 @@
 // discovery (brokers down) is retried at the next interval; it is not an error by itself.
 // RawRecord: payload, key (empty when absent), timestamp (broker/producer time, or
 // kNoTimestamp), partition and offset. Payloads stay valid until the next Poll or Close.
+// Instances (ConnectorContext::instance set, --instance; docs/deploy.md): the subtask is instead a
+// member of the consumer group "flow-<job id>.<operator>" (subscribe, cooperative-sticky,
+// static membership: group.instance.id "<job id>.<operator>.<instance>.<subtask>",
+// session.timeout.ms 10 s unless set), and Kafka assigns its partitions. Assigned partitions start
+// at the group's committed offset (`start` when it has none; kCommitted = kEarliest). Positions
+// are not restored from checkpoints: the committed offsets are the truth. At each barrier
+// (OnCheckpoint) the offsets go to KafkaInstanceOffsets, whose commit group sends them inside the
+// instance's transaction; without an exactly-once group they are committed to the group when the
+// checkpoint completes (OnCheckpointComplete; at-least-once). Partitions revoked by a rebalance
+// end the run with kReassigned when a transaction may hold their output (the engine restarts at
+// once from the last commit); at-least-once sources just stop reading them. A clean stop leaves
+// the group, so the partitions move at once; a failed run does not (the restart rejoins as the
+// same static member without a rebalance).
 // Threading: one instance per subtask, used by one thread at a time.
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "flow/runtime/connectors/connector.h"
+#include "flow/runtime/connectors/kafka_instance.h"
 
 struct rd_kafka_s;
 struct rd_kafka_message_s;
 struct rd_kafka_queue_s;
+struct rd_kafka_topic_partition_list_s;
 
 namespace flow::rt {
 
@@ -89,7 +105,13 @@ class KafkaSource final : public RawSource {
   bool SplitsPending() const override {
     return !unheard_.empty() || (!assigned_ && !next_offsets_.empty());
   }
+  // Instances: hand the offsets of this barrier to the instance's transaction, or keep them for
+  // the group commit after completion (see above). Otherwise nothing.
+  Status OnCheckpoint(int64_t checkpoint_id) override;
+  Status OnCheckpointComplete(int64_t checkpoint_id) override;
   Status Close() override;
+  // librdkafka's rebalance callback (instances only), on the polling thread. Not for callers.
+  void HandleRebalance(int err, rd_kafka_topic_partition_list_s* partitions);
 
   // Commits the current positions to the consumer group (synchronously), for lag monitoring.
   [[nodiscard]] Status CommitOffsets();
@@ -114,6 +136,14 @@ class KafkaSource final : public RawSource {
   void UpdateLag();
   Status Assign();
   void ReleaseMessages();
+  // Instances (kafka_source_group.cpp): consumer-group settings, and the subscription.
+  Status AddGroupSettings(uint32_t subtask, std::map<std::string, std::string>* settings);
+  Status Subscribe();
+  // A clean stop: unsubscribes and serves the revocation until librdkafka sent LeaveGroup (a
+  // static member's close alone never sends it), bounded by kLeaveGroupMs.
+  void LeaveGroup();
+  // Forgets partitions this subtask no longer reads (positions, lag gauges, pending commits).
+  void DropPartitions(const std::vector<int32_t>& partitions);
 
   KafkaSourceOptions options_;
   rd_kafka_s* rk_ = nullptr;
@@ -136,6 +166,17 @@ class KafkaSource final : public RawSource {
   std::string down_reason_;
   int security_err_ = 0;  // first refused login / untrusted certificate (KafkaSecurityFailure)
   std::string security_reason_;
+  // Instances only.
+  bool group_mode_ = false;
+  std::string group_id_;  // the consumer group, in group mode
+  std::shared_ptr<KafkaInstanceOffsets> instance_offsets_;
+  bool transactional_ = false;  // a commit group takes the offsets (else: commit at completion)
+  size_t offsets_slot_ = 0;
+  std::map<int64_t, std::map<int32_t, int64_t>> pending_commits_;  // checkpoint -> offsets
+  std::string reassigned_;  // set when revoked partitions end the run (kReassigned)
+  Status rebalance_error_;
+  Metric* rebalances_ = nullptr;
+  Metric* assigned_gauge_ = nullptr;
 };
 
 }  // namespace flow::rt

@@ -32,6 +32,8 @@ class StdinSource final : public RawSource {
   explicit StdinSource(StdinSourceOptions options = {});
   ~StdinSource() override;
 
+  // Keeps the instance name: instances of a job (--instance) cannot share this input.
+  void Bind(const ConnectorContext& context) override { instance_ = context.instance; }
   Status Open(uint32_t subtask, uint32_t parallelism) override;
   Result<PollResult> Poll(std::vector<RawRecord>* out, size_t max_records,
                           int timeout_ms) override;
@@ -43,6 +45,7 @@ class StdinSource final : public RawSource {
  private:
   StdinSourceOptions options_;
   std::unique_ptr<LineReader> reader_;
+  std::string instance_;
 };
 
 }  // namespace flow::rt

@@ -175,6 +175,11 @@ class Job {
   // (--restart-attempts, --restart-delay, ...), restoring the newest complete checkpoint; the
   // error is returned when it is not retriable or the attempts are exhausted. Call once.
   Status Execute();
+  // --instance (JobOptions::instance): kInvalidArgument naming the first operator that needs
+  // records of other instances (a key-by, broadcast or two-input operator): instances read
+  // disjoint partitions and records do not cross between them yet. OK otherwise. RunMain checks
+  // it before Run (exit code 2); Execute checks it again.
+  [[nodiscard]] Status CheckInstancePlan() const;
   // Execute + logs the error; returns the exit code (0 ok/stopped, 1 failed or a stop with
   // savepoint that could not take one, 3 fenced).
   int Run();
@@ -222,6 +227,7 @@ class Job {
   struct Runtime;
   void AddEdgeBase(std::unique_ptr<engine_detail::EdgeBase> edge);
   Status Build(Runtime* rt);
+
   // One run of the graph; *checkpoint_completed: a checkpoint completed during it.
   Status ExecuteOnce(bool* checkpoint_completed);
   // With a state dir or --restore: opens the storage, picks the checkpoint to restore and (when

@@ -59,6 +59,9 @@ struct OperatorContext {
   std::string state_dir;
   // JobOptions::kafka_properties (--kafka-properties); null outside the engine.
   const std::map<std::string, std::string>* kafka_properties = nullptr;
+  // JobOptions::job_id and ::instance ("" when not set).
+  std::string job_id;
+  std::string instance;
 };
 
 class Consumer;

@@ -8,7 +8,9 @@
 //   --progress-interval S  seconds between progress lines on stderr; 0 = off; default: 5
 //   --log-level L          debug|info|warn|error|off; default: info
 //   --job-id ID            stable id of the job for exactly-once Kafka sinks (transactional id
-//                          "flow-<ID>"); default: the program's file name ([A-Za-z0-9._-], others -> '_')
+//                          "flow-<ID>"); default: the program's file name ([A-Za-z0-9._-], others
+//                          -> '_')
+//   --instance NAME        one instance of a job scaled out through Kafka (docs/deploy.md)
 //   --help                 usage on stdout, exit 0
 //   --state-backend K      keyed state backend: heap|rocksdb; default: heap
 //   --state-local-dir DIR  rocksdb working files; default: $TMPDIR or /tmp
@@ -29,7 +31,7 @@
 #include "flow/runtime/common/status.h"
 #include "flow/runtime/common/time.h"
 #include "flow/runtime/engine/clock.h"
-#include "flow/runtime/engine/log.h"
+#include "flow/runtime/log/log.h"
 
 namespace flow::rt {
 
@@ -114,6 +116,10 @@ struct JobOptions {
   // (docs/exactly-once.md). Default: "" = none (ParseJobArgs: --job-id, else the id compiled in
   // from the script, else the program's file name).
   std::string job_id;
+  // --instance: this process is one of several instances of the job that share its Kafka input
+  // through a consumer group (docs/deploy.md); unique per instance, stable across its restarts.
+  // Default: "" = the job runs as one process and assigns partitions itself.
+  std::string instance;
   // The processing-time clock: what processing-time windows read and their timers wait for.
   // Default: null = the system clock (tests pass a ManualClock).
   std::shared_ptr<Clock> clock;

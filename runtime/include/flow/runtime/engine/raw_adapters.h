@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 
 #include "flow/runtime/connectors/connector.h"
-#include "flow/runtime/engine/log.h"
 #include "flow/runtime/engine/sink.h"
 #include "flow/runtime/engine/source.h"
+#include "flow/runtime/log/log.h"
 
 namespace flow::rt {
 
@@ -40,6 +40,9 @@ inline ConnectorContext ConnectorContextOf(const OperatorContext& ctx) {
   c.cancel = ctx.cancel;
   c.kafka_properties = ctx.kafka_properties;
   c.metrics = ctx.metrics;
+  c.job_id = ctx.job_id;
+  c.operator_name = ctx.name;
+  c.instance = ctx.instance;
   if (!ctx.state_dir.empty()) {
     std::string name = ctx.name;
     for (char& ch : name) {
@@ -101,6 +104,8 @@ class RawSourceFunction final : public SourceFunction<T> {
   bool SplitsPending() const override { return raw_->SplitsPending(); }
   Status SnapshotPosition(BinaryWriter* out) const override { return raw_->SnapshotPosition(out); }
   Status RestorePosition(BinaryReader* in) override { return raw_->RestorePosition(in); }
+  Status OnCheckpoint(int64_t id) override { return raw_->OnCheckpoint(id); }
+  Status OnCheckpointComplete(int64_t id) override { return raw_->OnCheckpointComplete(id); }
   Status RestoreRescaled(const std::vector<OldSourcePosition>& old, uint32_t old_parallelism) override {
     return raw_->RestoreRescaled(old, old_parallelism);
   }

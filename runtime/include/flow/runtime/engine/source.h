@@ -35,8 +35,14 @@ class SourceFunction {
   // True while a split has not been heard from since Open (RawSource::SplitsPending): the task
   // holds its event-time watermark meanwhile. Default: false.
   virtual bool SplitsPending() const { return false; }
+  // Checkpoint `checkpoint_id` is taken at this point of the stream: called right before its
+  // SnapshotPosition. Default: nothing.
+  [[nodiscard]] virtual Status OnCheckpoint(int64_t checkpoint_id) { return Status::Ok(); }
   [[nodiscard]] virtual Status SnapshotPosition(BinaryWriter* out) const { return Status::Ok(); }
   [[nodiscard]] virtual Status RestorePosition(BinaryReader* in) { return Status::Ok(); }
+  // Checkpoint `checkpoint_id` completed (its exactly-once output committed), heard between two
+  // polls; ids only grow, some may be skipped. An error fails the job. Default: nothing.
+  [[nodiscard]] virtual Status OnCheckpointComplete(int64_t checkpoint_id) { return Status::Ok(); }
   // Restoring a checkpoint taken at `old_parallelism` (!= this run's): `old` holds every old
   // subtask's position; the source takes the splits it owns now, so that across all new subtasks
   // every split position is restored exactly once. Called after Open, before the first poll.

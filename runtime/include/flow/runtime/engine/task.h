@@ -24,10 +24,10 @@
 #include "flow/runtime/checkpoint/recovery.h"
 #include "flow/runtime/engine/channel.h"
 #include "flow/runtime/engine/drivers.h"
-#include "flow/runtime/engine/log.h"
 #include "flow/runtime/engine/source.h"
 #include "flow/runtime/engine/timers.h"
 #include "flow/runtime/engine/watermark.h"
+#include "flow/runtime/log/log.h"
 
 namespace flow::rt {
 
@@ -71,11 +71,18 @@ class Task {
   Status Run();
   void SetMembers(std::vector<Consumer*> members) { members_ = std::move(members); }
   void SetCheckpointing(TaskCheckpointing c) { checkpointing_ = c; }
+  // Called by Run with its error as soon as the loop ends with one, before anything closes.
+  void SetFailureHandler(std::function<void(const Status&)> handler) {
+    on_failure_ = std::move(handler);
+  }
   // The processing-time timers of the chained operators (engine/timers.h); none by default.
   void SetTimers(std::unique_ptr<TaskTimers> timers) { timers_ = std::move(timers); }
   // Source tasks: take checkpoint `id` between two polls, after every id requested before it
   // (each requested barrier is taken, in order). Thread-safe; others ignore it.
   virtual void RequestBarrier(int64_t id) {}
+  // Source tasks: checkpoint `id` completed; the source hears it (SourceFunction::
+  // OnCheckpointComplete) on its own thread before its next poll. Thread-safe; others ignore it.
+  virtual void NotifyCheckpointComplete(int64_t id) {}
   const std::string& name() const { return name_; }
   uint32_t subtask() const { return subtask_; }
   // The task opened its operators (and source), restored their state and processes its input.
@@ -143,6 +150,7 @@ class Task {
   uint32_t subtask_;
   std::vector<Consumer*> members_;  // every consumer of this chain subtask
   TaskCheckpointing checkpointing_;
+  std::function<void(const Status&)> on_failure_;
   bool input_finished_ = false;
   std::atomic<bool> started_{false};
   std::unique_ptr<TaskTimers> timers_;  // processing-time timers; null: none
@@ -278,6 +286,11 @@ class SourceTask final : public Task {
       if (barrier_requested_.load(std::memory_order_acquire) > barrier_done_) {
         FLOW_RETURN_IF_ERROR(TakeRequestedCheckpoints(gen, emitted));
       }
+      if (const int64_t done = completed_.load(std::memory_order_acquire); done > completed_told_) {
+        completed_told_ = done;
+        FLOW_RETURN_IF_ERROR(
+            engine_detail::CallUser(ctx_, [&] { return source_->OnCheckpointComplete(done); }));
+      }
       const int64_t pause = control_->pause_after_barrier.load(std::memory_order_relaxed);
       if (pause > 0 && barrier_done_ >= pause) {
         // Held at the savepoint until the stop: later barriers still pass (empty epochs).
@@ -343,6 +356,12 @@ class SourceTask final : public Task {
 
  public:
   // Queues `id`; ids only grow, a repeated or older one is ignored.
+  void NotifyCheckpointComplete(int64_t id) override {
+    int64_t seen = completed_.load(std::memory_order_relaxed);
+    while (id > seen && !completed_.compare_exchange_weak(seen, id, std::memory_order_release)) {
+    }
+  }
+
   void RequestBarrier(int64_t id) override {
     std::lock_guard<std::mutex> lock(requests_mu_);
     if (id <= barrier_requested_.load(std::memory_order_relaxed)) return;
@@ -379,6 +398,7 @@ class SourceTask final : public Task {
 
   Status TakeCheckpoint(int64_t id, const WatermarkGenerator& gen, TimestampMs emitted) {
     BinaryWriter position;
+    FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return source_->OnCheckpoint(id); }));
     FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return source_->SnapshotPosition(&position); }));
     SourceState state;
     state.position = position.Release();
@@ -440,6 +460,8 @@ class SourceTask final : public Task {
   std::vector<int64_t> requests_;              // requested, not yet taken; guarded by requests_mu_
   std::atomic<int64_t> barrier_requested_{0};  // newest requested id: the loop's lock-free check
   int64_t barrier_done_ = 0;                   // task thread only
+  std::atomic<int64_t> completed_{0};  // newest completed checkpoint (NotifyCheckpointComplete)
+  int64_t completed_told_ = 0;         // the newest the source heard of; task thread only
   int64_t pending_since_ = -1;                 // HoldingForSplits: since when; task thread only
 };
 

@@ -111,6 +111,8 @@ class DecodingSource final : public rt::SourceFunction<T> {
   bool SplitsPending() const override { return raw_->SplitsPending(); }
   rt::Status SnapshotPosition(rt::BinaryWriter* out) const override { return raw_->SnapshotPosition(out); }
   rt::Status RestorePosition(rt::BinaryReader* in) override { return raw_->RestorePosition(in); }
+  rt::Status OnCheckpoint(int64_t id) override { return raw_->OnCheckpoint(id); }
+  rt::Status OnCheckpointComplete(int64_t id) override { return raw_->OnCheckpointComplete(id); }
   // Restore at another parallelism: the connector redistributes its splits (files, partitions).
   rt::Status RestoreRescaled(const std::vector<rt::OldSourcePosition>& old, uint32_t old_parallelism) override {
     return raw_->RestoreRescaled(old, old_parallelism);

@@ -31,6 +31,7 @@ namespace flow::rt {
 // What the engine tells a group when it starts it.
 struct CommitGroupContext {
   std::string job_id;                       // JobOptions::job_id ("" when the job has none)
+  std::string instance;                     // JobOptions::instance ("" = one process)
   CheckpointOptions checkpoints;            // for timeouts that must outlive a checkpoint
   const std::atomic<bool>* cancel = nullptr;  // set when the job fails: stop waiting
   // JobOptions::kafka_properties: client settings the group's own properties override.

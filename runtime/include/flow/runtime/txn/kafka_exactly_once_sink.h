@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "flow/runtime/checkpoint/coordinator.h"
+#include "flow/runtime/connectors/kafka_instance.h"
 #include "flow/runtime/connectors/kafka_sink.h"
 #include "flow/runtime/txn/commit_group.h"
 #include "flow/runtime/txn/two_phase_commit_sink.h"
@@ -62,6 +63,11 @@ struct KafkaTransactionOptions {
   std::string brokers{};
   // Job id: [A-Za-z0-9._-], 1..200 characters; from the script name or --job-id. Required.
   std::string job_id{};
+  // One instance of a job scaled out through Kafka (--instance, docs/deploy.md), or "" for a job
+  // that runs as one process. An instance has its own transactional id "flow-<job id>@<instance>"
+  // and progress record (key "<job id>@<instance>"), and each commit sends the offsets its Kafka
+  // sources read (KafkaInstanceOffsets) inside the transaction.
+  std::string instance{};
   // Default: "__flow_progress_<job id>". Created (1 partition, cleanup.policy=compact) if missing.
   std::string progress_topic{};
   // Replication factor when the progress topic is created. Default: -1 (the broker's default).
@@ -141,7 +147,7 @@ class KafkaTransactionGroup final : public CommitGroup {
 
   // The checkpoint the job must restore (the last one committed in Kafka); 0 = none.
   int64_t last_committed() const override;
-  // "Kafka transactional id flow-<job id>".
+  // "Kafka transactional id flow-<job id>" (instances: "flow-<job id>@<instance>").
   std::string Describe() const override { return "Kafka transactional id " + transactional_id_; }
   const std::string& transactional_id() const { return transactional_id_; }
   const std::string& job_id() const { return options_.job_id; }
@@ -219,7 +225,13 @@ class KafkaTransactionGroup final : public CommitGroup {
   bool Cancelled() const { return options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed); }
   void FlushBeforeAbortLocked();
 
+  // Sends each source's offsets (instances) into the open transaction; runs without mu_.
+  Status SendOffsetsUnlocked(const std::vector<const KafkaReadOffsets*>& reads,
+                             int64_t deadline_ms);
+  Status CommitLocked(int64_t checkpoint_id, const std::vector<const KafkaReadOffsets*>& reads);
   KafkaTransactionOptions options_;
+  std::string progress_key_;                                // the job id, or "<job id>@<instance>"
+  std::shared_ptr<KafkaInstanceOffsets> instance_offsets_;  // instances only
   std::string transactional_id_;
   int64_t transaction_timeout_ms_ = 0;
   rd_kafka_s* rk_ = nullptr;

@@ -33,6 +33,7 @@ using LogFields = std::initializer_list<std::pair<std::string_view, std::string>
 // Formats one log line (no trailing newline); exposed for tests.
 std::string FormatLogLine(LogLevel level, std::string_view component, std::string_view message,
                           LogFields fields, LogFormat format = LogFormat::kText);
-void Log(LogLevel level, std::string_view component, std::string_view message, LogFields fields = {});
+void Log(LogLevel level, std::string_view component, std::string_view message,
+         LogFields fields = {});
 
 }  // namespace flow::rt

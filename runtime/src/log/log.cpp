@@ -1,4 +1,4 @@
-#include "flow/runtime/engine/log.h"
+#include "flow/runtime/log/log.h"
 
 #include <atomic>
 #include <chrono>
@@ -32,9 +32,11 @@ void AppendValue(std::string* out, std::string_view v) {
 }  // namespace
 
 bool ParseLogLevel(std::string_view text, LogLevel* out) {
-  static constexpr std::pair<std::string_view, LogLevel> kLevels[] = {
-      {"debug", LogLevel::kDebug}, {"info", LogLevel::kInfo}, {"warn", LogLevel::kWarn},
-      {"error", LogLevel::kError}, {"off", LogLevel::kOff}};
+  static constexpr std::pair<std::string_view, LogLevel> kLevels[] = {{"debug", LogLevel::kDebug},
+                                                                      {"info", LogLevel::kInfo},
+                                                                      {"warn", LogLevel::kWarn},
+                                                                      {"error", LogLevel::kError},
+                                                                      {"off", LogLevel::kOff}};
   for (const auto& [name, level] : kLevels) {
     if (text == name) {
       *out = level;
@@ -46,11 +48,16 @@ bool ParseLogLevel(std::string_view text, LogLevel* out) {
 
 const char* LogLevelName(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return "DEBUG";
-    case LogLevel::kInfo: return "INFO";
-    case LogLevel::kWarn: return "WARN";
-    case LogLevel::kError: return "ERROR";
-    case LogLevel::kOff: return "OFF";
+    case LogLevel::kDebug:
+      return "DEBUG";
+    case LogLevel::kInfo:
+      return "INFO";
+    case LogLevel::kWarn:
+      return "WARN";
+    case LogLevel::kError:
+      return "ERROR";
+    case LogLevel::kOff:
+      return "OFF";
   }
   return "?";
 }
@@ -67,8 +74,12 @@ void SetLogFormat(LogFormat format) {
   g_format.store(static_cast<int>(format));
 }
 
-void SetLogLevel(LogLevel level) { g_level.store(static_cast<int>(level)); }
-LogLevel GetLogLevel() { return static_cast<LogLevel>(g_level.load()); }
+void SetLogLevel(LogLevel level) {
+  g_level.store(static_cast<int>(level));
+}
+LogLevel GetLogLevel() {
+  return static_cast<LogLevel>(g_level.load());
+}
 
 std::string FormatLogLine(LogLevel level, std::string_view component, std::string_view message,
                           LogFields fields, LogFormat format) {

@@ -1,0 +1,80 @@
+#pragma once
+// KafkaInstanceOffsets: how the Kafka sources of one instance of a scaled-out job (--instance,
+// docs/deploy.md) hand what they read to the instance's transactional producer, so that output
+// and consumed offsets commit in one Kafka transaction (KIP-447).
+//
+// Each source subtask is a member of a consumer group. At every barrier it records, per
+// checkpoint id, the next offset of each partition it reads and its consumer's group metadata
+// (generation, member id) as of that barrier (Record). The exactly-once Kafka commit group of the
+// same job, when it commits checkpoint N, sends each source's newest record <= N with
+// send_offsets_to_transaction inside the transaction (Commit): the broker then refuses the whole
+// transaction if the group moved on since (a zombie that lost its partitions is fenced).
+//
+// A source that loses partitions in a rebalance calls Revoke before it lets them go: Revoke waits
+// for a commit in progress and makes every later Commit of this run fail with kReassigned, so
+// nothing it wrote for those partitions after their last committed offset can ever commit; the
+// job restarts from the last commit (the engine restarts at once on kReassigned).
+//
+// One object per job id in a process (ForJob); the commit group Attaches it when it starts (each
+// run of the job), which forgets the records and the revocation of the run before. Without an
+// attached group (at-least-once sinks only) sources commit their offsets to the group themselves
+// when a checkpoint completes. Threading: thread-safe.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "flow/runtime/common/status.h"
+
+struct rd_kafka_consumer_group_metadata_s;
+
+namespace flow::rt {
+
+// What one source subtask had read when a barrier passed it.
+struct KafkaReadOffsets {
+  int64_t checkpoint_id = 0;
+  std::string topic;
+  std::vector<std::pair<int32_t, int64_t>> next_offsets;  // partition, offset of the next record
+  std::shared_ptr<rd_kafka_consumer_group_metadata_s> group;  // the consumer's, at that barrier
+};
+
+class KafkaInstanceOffsets {
+ public:
+  // The object of `job_id` in this process (made on first use; lives as long as the process).
+  static std::shared_ptr<KafkaInstanceOffsets> ForJob(const std::string& job_id);
+
+  // By the commit group at its start: a new run; records and revocation of the last are dropped.
+  void Attach();
+  // By the commit group when it goes away: sources of a later run without a group commit alone.
+  void Detach();
+  // True while a commit group is attached: sources leave their offsets to it.
+  bool attached() const;
+
+  // A source subtask of the current run; the slot to Record under.
+  size_t Register();
+  // The offsets of `slot` at barrier `read.checkpoint_id` (ids of a slot only grow).
+  void Record(size_t slot, KafkaReadOffsets read);
+  // Partitions of this run moved to another instance: waits for a commit in progress; every
+  // later Commit of this run fails with kReassigned naming `why`.
+  void Revoke(const std::string& why);
+
+  // Under the commit lock: `commit` gets each source's newest record <= checkpoint_id (sources
+  // with none are left out), or kReassigned after a Revoke of this run. Records <= checkpoint_id
+  // are dropped after a successful commit.
+  [[nodiscard]] Status Commit(
+      int64_t checkpoint_id,
+      const std::function<Status(const std::vector<const KafkaReadOffsets*>&)>& commit);
+
+ private:
+  mutable std::mutex commit_mu_;  // one Commit at a time; Revoke waits for it
+  mutable std::mutex mu_;         // the fields below; taken after commit_mu_
+  bool attached_ = false;
+  std::string revoked_;  // why, after Revoke; empty while the run may commit
+  std::vector<std::vector<KafkaReadOffsets>> slots_;
+};
+
+}  // namespace flow::rt

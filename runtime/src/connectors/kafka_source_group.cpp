@@ -1,0 +1,248 @@
+// KafkaSource as a member of a consumer group: one instance of a job scaled out through Kafka
+// (--instance, docs/deploy.md). The rest of the source is in kafka_source.cpp.
+
+#include <librdkafka/rdkafka.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "flow/runtime/connectors/kafka_source.h"
+#include "flow/runtime/log/log.h"
+#include "kafka_common.h"
+
+namespace flow::rt {
+namespace {
+
+// A static member is declared dead after this long without heartbeats: the time a SIGKILLed
+// instance's partitions wait before they move. Kafka's own default (45 s) is made for restarts
+// that take minutes; ours take a second.
+constexpr const char* kDefaultSessionTimeoutMs = "10000";
+constexpr const char* kDefaultHeartbeatIntervalMs = "1000";
+// A clean stop waits at most this long for the revocation, and this long after it for librdkafka
+// to send LeaveGroup.
+constexpr int64_t kLeaveGroupMs = 3000;
+constexpr int64_t kLeaveSendMs = 300;
+
+std::string PartitionsText(const rd_kafka_topic_partition_list_t* list) {
+  std::string out;
+  for (int i = 0; i < list->cnt; ++i) {
+    out += fmt::format("{}{}", out.empty() ? "" : ",", list->elems[i].partition);
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+Status KafkaSource::AddGroupSettings(uint32_t subtask,
+                                     std::map<std::string, std::string>* settings) {
+  if (context_.job_id.empty()) {
+    return Status::InvalidArgument("kafka source: --instance needs the job's id (--job-id)");
+  }
+  group_mode_ = true;
+  group_id_ = fmt::format("flow-{}.{}", context_.job_id, context_.operator_name);
+  (*settings)["group.id"] = group_id_;
+  // One member per source subtask of each instance; the name survives the instance's restarts.
+  (*settings)["group.instance.id"] = fmt::format(
+      "{}.{}.{}.{}", context_.job_id, context_.operator_name, context_.instance, subtask);
+  // Only partitions that must move are revoked: the others go on reading during a rebalance.
+  (*settings)["partition.assignment.strategy"] = "cooperative-sticky";
+  settings->try_emplace("session.timeout.ms", kDefaultSessionTimeoutMs);
+  // Members hear of a rebalance with their next heartbeat: a joining instance gets work sooner.
+  settings->try_emplace("heartbeat.interval.ms", kDefaultHeartbeatIntervalMs);
+  (*settings)["auto.offset.reset"] = options_.start == KafkaStart::kLatest ? "latest" : "earliest";
+  return Status::Ok();
+}
+
+Status KafkaSource::Subscribe() {
+  instance_offsets_ = KafkaInstanceOffsets::ForJob(context_.job_id);
+  transactional_ = instance_offsets_->attached();
+  if (transactional_) offsets_slot_ = instance_offsets_->Register();
+  if (MetricsRegistry* registry = context_.metrics.registry(); registry != nullptr) {
+    MetricLabels labels = context_.metrics.Labels();
+    labels.emplace_back("topic", options_.topic);
+    rebalances_ = registry->Counter(
+        kMetricKafkaRebalances,
+        "Consumer-group rebalances that assigned or revoked partitions of this subtask", labels);
+    assigned_gauge_ =
+        registry->Gauge(kMetricKafkaAssignedPartitions,
+                        "Partitions the consumer group assigned to this subtask", labels);
+    assigned_gauge_->Set(0);
+  }
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(list, options_.topic.c_str(), RD_KAFKA_PARTITION_UA);
+  rd_kafka_resp_err_t err = rd_kafka_subscribe(rk_, list);
+  rd_kafka_topic_partition_list_destroy(list);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return KafkaError(err, fmt::format("kafka source: cannot join consumer group `{}`: {}",
+                                       group_id_, rd_kafka_err2str(err)));
+  }
+  assigned_ = true;  // the group assigns; Poll must not assign() itself
+  Log(LogLevel::kInfo, "kafka", "joining consumer group",
+      {{"source", context_.operator_name},
+       {"subtask", std::to_string(subtask_)},
+       {"group", group_id_},
+       {"instance", context_.instance},
+       {"offsets",
+        transactional_ ? "in the instance's transactions" : "committed after checkpoints"}});
+  return Status::Ok();
+}
+
+void KafkaSource::HandleRebalance(int err_code, rd_kafka_topic_partition_list_t* partitions) {
+  const auto err = static_cast<rd_kafka_resp_err_t>(err_code);
+  const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk_), "COOPERATIVE") == 0;
+  if (rebalances_ != nullptr) rebalances_->Add(1);
+  std::vector<int32_t> changed;
+  for (int i = 0; i < partitions->cnt; ++i) changed.push_back(partitions->elems[i].partition);
+  const std::string text = PartitionsText(partitions);
+  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    rd_kafka_error_t* error = nullptr;
+    if (cooperative) {
+      error = rd_kafka_incremental_assign(rk_, partitions);
+    } else if (rd_kafka_resp_err_t e = rd_kafka_assign(rk_, partitions);
+               e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      error = rd_kafka_error_new(e, "%s", rd_kafka_err2str(e));
+    }
+    if (error != nullptr) {
+      rebalance_error_ = Status::Unavailable(
+          fmt::format("kafka source: cannot take partitions {} of topic `{}` from group `{}`: {}",
+                      text, options_.topic, group_id_, rd_kafka_error_string(error)));
+      rd_kafka_error_destroy(error);
+      return;
+    }
+    // Positions become known with each partition's first record (offsets the group committed).
+    for (int32_t p : changed) {
+      next_offsets_.try_emplace(p, -1);
+      unheard_.insert(p);
+    }
+    Log(LogLevel::kInfo, "kafka", "partitions assigned",
+        {{"source", context_.operator_name},
+         {"subtask", std::to_string(subtask_)},
+         {"topic", options_.topic},
+         {"partitions", text},
+         {"instance", context_.instance}});
+  } else if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS) {
+    const bool lost = rd_kafka_assignment_lost(rk_) != 0;
+    if (!changed.empty() && transactional_) {
+      // The open transaction may hold output of these partitions past their committed offsets:
+      // it must never commit once another instance reads them. Revoke waits for a commit in
+      // progress and stops every later one of this run.
+      reassigned_ =
+          fmt::format("partitions {} of topic `{}` {} (consumer group `{}` rebalanced)", text,
+                      options_.topic, lost ? "were lost" : "moved to another instance", group_id_);
+      instance_offsets_->Revoke(reassigned_);
+    }
+    if (cooperative) {
+      rd_kafka_error_t* error = rd_kafka_incremental_unassign(rk_, partitions);
+      if (error != nullptr) rd_kafka_error_destroy(error);  // the run ends or they are gone anyway
+    } else {
+      rd_kafka_assign(rk_, nullptr);
+    }
+    DropPartitions(changed);
+    Log(LogLevel::kInfo, "kafka", lost ? "partitions lost" : "partitions revoked",
+        {{"source", context_.operator_name},
+         {"subtask", std::to_string(subtask_)},
+         {"topic", options_.topic},
+         {"partitions", text},
+         {"instance", context_.instance}});
+  } else {
+    rebalance_error_ = Status::Unavailable(fmt::format(
+        "kafka source: consumer group `{}` failed: {}", group_id_, rd_kafka_err2str(err)));
+    if (cooperative) {
+      rd_kafka_error_t* error = rd_kafka_incremental_unassign(rk_, partitions);
+      if (error != nullptr) rd_kafka_error_destroy(error);
+    } else {
+      rd_kafka_assign(rk_, nullptr);
+    }
+  }
+  if (assigned_gauge_ != nullptr) assigned_gauge_->Set(static_cast<int64_t>(next_offsets_.size()));
+}
+
+void KafkaSource::LeaveGroup() {
+  // librdkafka sends LeaveGroup once the unsubscription's unassign is done, but never for a
+  // static member that is already closing: serve the revocation first, then give the request a
+  // moment to leave before rd_kafka_consumer_close.
+  if (rd_kafka_unsubscribe(rk_) != RD_KAFKA_RESP_ERR_NO_ERROR) return;
+  const int64_t deadline = SteadyNowMs() + kLeaveGroupMs;
+  int64_t empty_since = -1;
+  while (SteadyNowMs() < deadline) {
+    if (rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_, 50); m != nullptr)
+      rd_kafka_message_destroy(m);
+    rd_kafka_topic_partition_list_t* assignment = nullptr;
+    if (rd_kafka_assignment(rk_, &assignment) != RD_KAFKA_RESP_ERR_NO_ERROR) break;
+    const bool empty = assignment == nullptr || assignment->cnt == 0;
+    if (assignment != nullptr) rd_kafka_topic_partition_list_destroy(assignment);
+    if (!empty) continue;
+    if (empty_since < 0) empty_since = SteadyNowMs();
+    if (SteadyNowMs() - empty_since >= kLeaveSendMs) break;
+  }
+  Log(LogLevel::kInfo, "kafka", "left consumer group",
+      {{"source", context_.operator_name},
+       {"subtask", std::to_string(subtask_)},
+       {"group", group_id_},
+       {"instance", context_.instance}});
+}
+
+void KafkaSource::DropPartitions(const std::vector<int32_t>& partitions) {
+  for (int32_t p : partitions) {
+    next_offsets_.erase(p);
+    unheard_.erase(p);
+    end_offsets_.erase(p);
+    if (auto it = lag_.find(p); it != lag_.end()) {
+      it->second->Set(kMetricAbsent);
+      lag_.erase(it);
+    }
+    // An older offset committed later would only move the group back: more duplicates for an
+    // at-least-once job, never fewer; but the partition is another instance's now.
+    for (auto& [id, offsets] : pending_commits_) offsets.erase(p);
+  }
+}
+
+Status KafkaSource::OnCheckpoint(int64_t checkpoint_id) {
+  if (!group_mode_) return Status::Ok();
+  if (!transactional_) {
+    std::map<int32_t, int64_t>& offsets = pending_commits_[checkpoint_id];
+    for (const auto& [p, off] : next_offsets_) {
+      if (off >= 0) offsets[p] = off;
+    }
+    return Status::Ok();
+  }
+  KafkaReadOffsets read;
+  read.checkpoint_id = checkpoint_id;
+  read.topic = options_.topic;
+  for (const auto& [p, off] : next_offsets_) {
+    if (off >= 0) read.next_offsets.emplace_back(p, off);
+  }
+  // As of this barrier: a rebalance after it makes the broker refuse the offsets, and with them
+  // the transaction (KIP-447), unless it only added partitions here.
+  read.group = std::shared_ptr<rd_kafka_consumer_group_metadata_t>(
+      rd_kafka_consumer_group_metadata(rk_), rd_kafka_consumer_group_metadata_destroy);
+  if (read.group == nullptr) {
+    return Status::Internal(
+        fmt::format("kafka source: no group metadata for group `{}`", group_id_));
+  }
+  instance_offsets_->Record(offsets_slot_, std::move(read));
+  return Status::Ok();
+}
+
+Status KafkaSource::OnCheckpointComplete(int64_t checkpoint_id) {
+  if (!group_mode_ || transactional_ || pending_commits_.empty()) return Status::Ok();
+  auto newest = pending_commits_.upper_bound(checkpoint_id);
+  if (newest == pending_commits_.begin()) return Status::Ok();
+  --newest;
+  if (!newest->second.empty()) {
+    rd_kafka_topic_partition_list_t* list =
+        rd_kafka_topic_partition_list_new(static_cast<int>(newest->second.size()));
+    for (const auto& [p, off] : newest->second) {
+      rd_kafka_topic_partition_list_add(list, options_.topic.c_str(), p)->offset = off;
+    }
+    // Asynchronous: a failed commit is repeated, with newer offsets, after the next checkpoint.
+    rd_kafka_commit(rk_, list, 1);
+    rd_kafka_topic_partition_list_destroy(list);
+  }
+  pending_commits_.erase(pending_commits_.begin(), std::next(newest));
+  return Status::Ok();
+}
+
+}  // namespace flow::rt

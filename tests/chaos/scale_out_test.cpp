@@ -1,0 +1,331 @@
+// Instances of one job sharing the work through Kafka (--instance, docs/deploy.md), against the
+// chaos tests' own broker (FLOW_CHAOS_KAFKA_PORT, started here if not running):
+//   1. a 12-partition input topic is filled with FLOW_SCALE_RECORDS (default 60,000) keyed records
+//      while the rounds below run;
+//   2. three instances of chaos_job's copier (parallelism 2, one state dir each, one job id) run
+//      as separate processes under a supervisor that restarts those that die; every ~1.5 s a
+//      round SIGKILLs a random instance (FLOW_SCALE_KILLS, default 8), and the run also adds a
+//      fourth instance, stops one for good with SIGTERM and restarts the broker once;
+//   3. the read_committed output is compared with the input: nothing lost, nothing twice,
+//      nothing else. The same with the at-least-once sink must show duplicates.
+// Each first instance must have been assigned partitions (the work was shared).
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "chaos_support.h"
+#include "kafka/kafka_test_env.h"
+
+namespace flow::test {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kPartitions = 12;  // more than the 8 source subtasks of 4 instances: each gets some
+
+std::string KafkaScript(const std::string& cmd, int port) {
+  return fmt::format("FLOW_KAFKA_PORT={} {}/scripts/kafka {} >> {}/chaos-kafka.log 2>&1", port,
+                     FLOW_SOURCE_DIR, cmd, fs::temp_directory_path().string());
+}
+
+class ScaleOutTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    port_ = static_cast<int>(EnvInt("FLOW_CHAOS_KAFKA_PORT", 19392));
+    started_broker_ = std::system(KafkaScript("status", port_).c_str()) != 0;
+    if (started_broker_) {
+      ASSERT_EQ(std::system(KafkaScript("start", port_).c_str()), 0) << "cannot start own broker";
+    }
+  }
+  static void TearDownTestSuite() {
+    if (started_broker_) (void)std::system(KafkaScript("stop", port_).c_str());
+  }
+
+  void SetUp() override {
+    env_ = KafkaTestEnv(fmt::format("127.0.0.1:{}", port_));
+    ASSERT_TRUE(env_.CheckReachable().ok());
+    records_ = EnvInt("FLOW_SCALE_RECORDS", 60000);
+    kills_ = EnvInt("FLOW_SCALE_KILLS", 8);
+    seed_ = static_cast<uint64_t>(
+        EnvInt("FLOW_CHAOS_SEED", static_cast<int64_t>(std::random_device{}())));
+    rng_.seed(seed_);
+    // Near now: records older than the broker's retention would be deleted.
+    t0_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+              std::chrono::system_clock::now().time_since_epoch())
+              .count();
+    work_ = fs::temp_directory_path() / UniqueName("flow-scale");
+    fs::create_directories(work_);
+    std::printf("scale-out: seed %llu, records %lld, kills %lld, work dir %s\n",
+                static_cast<unsigned long long>(seed_), static_cast<long long>(records_),
+                static_cast<long long>(kills_), work_.c_str());
+  }
+
+  std::string Value(int64_t i) const { return fmt::format("{},{}", i, t0_ + i); }
+  static std::string Key(int64_t i) { return fmt::format("k{}", i % 97); }
+
+  std::map<std::string, int64_t> Reference() const {
+    std::map<std::string, int64_t> m;
+    for (int64_t i = 0; i < records_; ++i) ++m[Key(i) + "=" + Value(i)];
+    return m;
+  }
+
+  // The instances of one job: started, killed and restarted by name; each has its own state dir
+  // and log. Instances that exit on their own are restarted by Supervise (unless retired).
+  struct Instance {
+    pid_t pid = -1;
+    bool retired = false;
+    std::string log;
+  };
+
+  std::vector<std::string> Args(const std::string& name) const {
+    return {"--parallelism",
+            "2",
+            "--state-dir",
+            (work_ / ("state-" + name)).string(),
+            "--job-id",
+            job_id_,
+            "--instance",
+            name,
+            "--checkpoint-interval",
+            "300ms",
+            "--progress-interval",
+            "0",
+            "--log-level",
+            "info",
+            "--set",
+            "job=copy",
+            "--set",
+            "brokers=" + env_.brokers(),
+            "--set",
+            "input=" + input_,
+            "--set",
+            "output=" + output_,
+            "--set",
+            "guarantee=" + guarantee_,
+            "--set",
+            "retry_timeout_ms=20000"};
+  }
+  void Start(const std::string& name) {
+    Instance& in = instances_[name];
+    in.log = (work_ / (name + ".log")).string();
+    in.pid = SpawnJob(FLOW_CHAOS_JOB, Args(name), "", in.log);
+  }
+  void Supervise() {
+    for (auto& [name, in] : instances_) {
+      if (in.retired || in.pid < 0) continue;
+      if (WaitForChild(in.pid, 0) != -1) {
+        std::ofstream(in.log, std::ios::app) << "=== exited; restarting\n";
+        Start(name);
+      }
+    }
+  }
+  std::vector<std::string> Running() const {
+    std::vector<std::string> names;
+    for (const auto& [name, in] : instances_) {
+      if (!in.retired) names.push_back(name);
+    }
+    return names;
+  }
+  // Sleeps `ms` while restarting instances that died.
+  void Pass(int64_t ms) {
+    const auto end = Clock::now() + std::chrono::milliseconds(ms);
+    while (Clock::now() < end) {
+      Supervise();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  int64_t Uniform(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
+
+  // Runs the job as instances a, b, c through kills (and, when `membership`, d added, a stopped
+  // for good, a broker restart) while the input is produced; returns the committed output.
+  std::vector<std::string> Run(const std::string& guarantee, bool membership) {
+    guarantee_ = guarantee;
+    input_ = UniqueName("scale-in");
+    output_ = UniqueName("scale-out");
+    job_id_ = UniqueName("scale-" + guarantee);
+    EXPECT_TRUE(env_.CreateTopic(input_, kPartitions).ok());
+    EXPECT_TRUE(env_.CreateTopic(output_, 3).ok());
+    for (const char* name : {"a", "b", "c"}) Start(name);
+    std::vector<std::string> rounds;
+    for (int64_t i = 0; i < kills_; ++i) rounds.push_back("kill");
+    if (membership) {
+      rounds.push_back("add");
+      rounds.push_back("remove");
+      rounds.push_back("broker");
+    }
+    std::shuffle(rounds.begin(), rounds.end(), rng_);
+    // Input over about 3/4 of the rounds, so kills land while records arrive; no chunk is
+    // produced while the broker is down (a retried chunk could duplicate input).
+    std::mutex broker_mu;
+    const int64_t chunk = 1000;
+    const int64_t chunks = (records_ + chunk - 1) / chunk;
+    const auto period = std::chrono::milliseconds(std::max<int64_t>(
+        1, static_cast<int64_t>(rounds.size() + 2) * 1500 * 3 / 4 / std::max<int64_t>(1, chunks)));
+    std::thread producer([&] {
+      auto next = Clock::now();
+      for (int64_t c = 0; c < chunks; ++c) {
+        std::this_thread::sleep_until(next);
+        next += period;
+        std::vector<KafkaRecord> batch;
+        for (int64_t i = c * chunk; i < std::min(records_, (c + 1) * chunk); ++i) {
+          batch.push_back(KafkaRecord{-1, Key(i), Value(i)});
+        }
+        std::lock_guard<std::mutex> lock(broker_mu);
+        rt::Status s = env_.Produce(input_, batch, Millis(120000));
+        EXPECT_TRUE(s.ok()) << s.ToString();
+      }
+    });
+    Pass(3000);  // the group forms
+    for (const std::string& round : rounds) {
+      std::vector<std::string> names = Running();
+      const std::string& victim =
+          names[static_cast<size_t>(Uniform(0, static_cast<int64_t>(names.size()) - 1))];
+      if (round == "kill") {
+        std::ofstream(instances_[victim].log, std::ios::app) << "=== SIGKILL\n";
+        KillChild(instances_[victim].pid);
+        Pass(Uniform(0, 1000));
+        Start(victim);
+      } else if (round == "add") {
+        Start("d");
+      } else if (round == "remove") {
+        // Stopped for good: SIGTERM, its partitions move to the others.
+        Instance& in = instances_[victim];
+        in.retired = true;
+        ::kill(in.pid, SIGTERM);
+        if (WaitForChild(in.pid, 30000) == -1) KillChild(in.pid);
+      } else {
+        std::lock_guard<std::mutex> lock(broker_mu);
+        EXPECT_EQ(std::system(KafkaScript("kill", port_).c_str()), 0);
+        std::this_thread::sleep_for(std::chrono::milliseconds(Uniform(1000, 3000)));
+        EXPECT_EQ(std::system(KafkaScript("start", port_).c_str()), 0);
+      }
+      Pass(1500);
+    }
+    producer.join();
+    auto in = env_.ConsumeToEnd(input_, Isolation::kReadUncommitted, Millis(60000));
+    EXPECT_TRUE(in.ok() && static_cast<int64_t>(in->size()) == records_)
+        << "input topic holds " << (in.ok() ? static_cast<int64_t>(in->size()) : -1)
+        << " records, produced " << records_;
+    // Until the whole output is committed, then a little longer so late duplicates would show.
+    const auto deadline = Clock::now() + std::chrono::minutes(3);
+    while (Clock::now() < deadline) {
+      Pass(1000);
+      auto got = env_.ConsumeToEnd(output_, Isolation::kReadCommitted, Millis(20000));
+      if (got.ok() && static_cast<int64_t>(got->size()) >= records_) break;
+    }
+    Pass(1500);
+    for (auto& [name, inst] : instances_) {
+      if (inst.retired) continue;
+      ::kill(inst.pid, SIGTERM);
+    }
+    for (auto& [name, inst] : instances_) {
+      if (inst.retired) continue;
+      if (WaitForChild(inst.pid, 30000) == -1) KillChild(inst.pid);
+    }
+    std::vector<std::string> values;
+    auto got = env_.ConsumeToEnd(output_, Isolation::kReadCommitted, Millis(60000));
+    EXPECT_TRUE(got.ok()) << got.status().ToString();
+    if (got.ok()) {
+      for (const KafkaRecord& rec : *got) values.push_back(rec.key + "=" + rec.value);
+    }
+    return values;
+  }
+
+  static bool LogHas(const std::string& log, const std::string& text) {
+    std::ifstream in(log);
+    for (std::string line; std::getline(in, line);) {
+      if (line.find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+  void PrintLogTails(size_t lines) const {
+    for (const auto& [name, in] : instances_) {
+      std::ifstream f(in.log);
+      std::vector<std::string> all;
+      for (std::string line; std::getline(f, line);) all.push_back(line);
+      const size_t from = all.size() > lines ? all.size() - lines : 0;
+      std::printf("scale-out: instance %s, last %zu lines of %s:\n", name.c_str(),
+                  all.size() - from, in.log.c_str());
+      for (size_t i = from; i < all.size(); ++i) std::printf("  %s\n", all[i].c_str());
+    }
+  }
+
+  static inline int port_ = 0;
+  static inline bool started_broker_ = false;
+  KafkaTestEnv env_;
+  int64_t records_ = 0;
+  int64_t kills_ = 0;
+  int64_t t0_ = 0;
+  uint64_t seed_ = 0;
+  std::mt19937_64 rng_;
+  fs::path work_;
+  std::string guarantee_, input_, output_, job_id_;
+  std::map<std::string, Instance> instances_;
+};
+
+TEST_F(ScaleOutTest, InstancesCopyExactlyOnceThroughKillsMembershipChangesAndABrokerRestart) {
+  auto out = Run("exactly_once", /*membership=*/true);
+  Verdict v = Compare(Reference(), out);
+  std::printf(
+      "scale-out exactly_once: %zu output records, missing %lld, duplicates %lld, wrong %lld%s%s\n",
+      out.size(), static_cast<long long>(v.missing), static_cast<long long>(v.duplicates),
+      static_cast<long long>(v.wrong), v.example.empty() ? "" : "; e.g. ", v.example.c_str());
+  for (const char* name : {"a", "b", "c", "d"}) {
+    EXPECT_TRUE(LogHas(instances_[name].log, "partitions assigned"))
+        << "instance " << name << " was never assigned a partition (see " << instances_[name].log
+        << ")";
+  }
+  if (!v.exact() || HasFailure()) PrintLogTails(40);
+  EXPECT_TRUE(v.exact()) << "missing " << v.missing << ", duplicates " << v.duplicates << ", wrong "
+                         << v.wrong << "; " << v.example << " (seed " << seed_ << ")";
+}
+
+// The checker is not blind: the same kills with at-least-once sinks leave duplicates.
+TEST_F(ScaleOutTest, CheckerDetectsAtLeastOnceDuplicates) {
+  auto out = Run("at_least_once", /*membership=*/false);
+  Verdict v = Compare(Reference(), out);
+  std::printf(
+      "scale-out at_least_once: %zu output records, missing %lld, duplicates %lld, wrong %lld\n",
+      out.size(), static_cast<long long>(v.missing), static_cast<long long>(v.duplicates),
+      static_cast<long long>(v.wrong));
+  EXPECT_GT(v.duplicates, 0) << "no duplicates after " << kills_ << " kills (seed " << seed_ << ")";
+  EXPECT_EQ(v.missing, 0) << v.example;
+  if (v.missing > 0) PrintLogTails(40);
+}
+
+// A plan whose operator needs every partition's records is refused with exit code 2 and a
+// message naming the operator.
+TEST_F(ScaleOutTest, KeyedJobIsRefusedAsInstances) {
+  input_ = UniqueName("scale-in");
+  output_ = UniqueName("scale-out");
+  job_id_ = UniqueName("scale-window");
+  guarantee_ = "exactly_once";
+  ASSERT_TRUE(env_.CreateTopic(input_, kPartitions).ok());
+  std::vector<std::string> args = Args("a");
+  std::replace(args.begin(), args.end(), std::string("job=copy"), std::string("job=window"));
+  const std::string log = (work_ / "window.log").string();
+  pid_t pid = SpawnJob(FLOW_CHAOS_JOB, args, "", log);
+  int status = WaitForChild(pid, 60000);
+  ASSERT_NE(status, -1) << "still running";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << "status " << status;
+  EXPECT_TRUE(LogHas(log, "operator 'window' needs records from every partition")) << "see " << log;
+}
+
+}  // namespace
+}  // namespace flow::test
