@@ -84,7 +84,10 @@ Result<bool> ParseCheckpointFlag(std::string_view name, std::string_view value, 
     if (r.ok()) f->interval_ms = d;
     return r;
   }
-  if (name == "--checkpoint-timeout") return dur(&f->options.timeout_ms);
+  if (name == "--checkpoint-timeout") {
+    f->timeout_given = true;
+    return dur(&f->options.timeout_ms);
+  }
   if (name == "--checkpoint-min-pause") return dur(&f->options.min_pause_ms);
   if (name == "--max-concurrent-checkpoints") return count(&f->options.max_concurrent);
   if (name == "--tolerable-checkpoint-failures") return count(&f->options.tolerable_failures);

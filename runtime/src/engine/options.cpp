@@ -317,6 +317,10 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
           "--checkpoint-interval: an instance (--instance) hands its progress to the others at "
           "checkpoints; checkpoints cannot be off");
     }
+    // An instance that dies for good leaves its open Kafka transaction until the transaction
+    // timeout, which must outlive a checkpoint's timeout: with the 10 min default every reader of
+    // its output would wait 15 min (docs/deploy.md).
+    if (!o.checkpoint.timeout_given) o.checkpoint.options.timeout_ms = kInstanceCheckpointTimeoutMs;
   }
   if (o.savepoint_on_stop && o.checkpoint.state_dir.empty()) {
     return Status::InvalidArgument(

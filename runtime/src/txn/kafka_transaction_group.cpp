@@ -39,6 +39,12 @@ int64_t CommitBoundMs(const KafkaTransactionOptions& options) {
   return int64_t{options.retry_timeout_ms} + kTxnWaitSliceMs;
 }
 
+int64_t TransactionOpenBoundMs(const CheckpointOptions& checkpoints, int64_t commit_bound_ms) {
+  const int64_t one = checkpoints.interval_ms + checkpoints.timeout_ms;
+  return int64_t{checkpoints.tolerable_failures + 1} * one + checkpoints.min_pause_ms +
+         commit_bound_ms;
+}
+
 Status ValidateTransactionTimeout(int64_t transaction_timeout_ms, int64_t broker_max_timeout_ms,
                                   const CheckpointOptions& checkpoints, int64_t commit_bound_ms,
                                   const std::string& job_id) {
@@ -52,9 +58,7 @@ Status ValidateTransactionTimeout(int64_t transaction_timeout_ms, int64_t broker
         "job `{}`: transaction.timeout.ms {} exceeds the broker's transaction.max.timeout.ms {}; lower "
         "it or raise the broker setting", job_id, transaction_timeout_ms, broker_max_timeout_ms));
   }
-  int64_t one = checkpoints.interval_ms + checkpoints.timeout_ms;
-  int64_t needed =
-      int64_t{checkpoints.tolerable_failures + 1} * one + checkpoints.min_pause_ms + commit_bound_ms;
+  const int64_t needed = TransactionOpenBoundMs(checkpoints, commit_bound_ms);
   if (transaction_timeout_ms <= needed) {
     return Status::InvalidArgument(fmt::format(
         "job `{}`: transaction.timeout.ms {} is too short: a transaction stays open until the next "
@@ -172,6 +176,13 @@ Status KafkaTransactionGroup::Init() {
                                                                        o.operation_timeout_ms);
   if (!broker_max.ok()) return broker_max.status();
   transaction_timeout_ms_ = o.transaction_timeout_ms > 0 ? o.transaction_timeout_ms : *broker_max;
+  if (o.transaction_timeout_ms <= 0 && !o.instance.empty()) {
+    // An instance that dies for good holds back read_committed readers of its output until its
+    // open transaction times out: keep that as short as the checkpoints allow.
+    transaction_timeout_ms_ =
+        std::min(*broker_max, TransactionOpenBoundMs(o.checkpoints, CommitBoundMs(o)) +
+                                  kInstanceTransactionMarginMs);
+  }
   FLOW_RETURN_IF_ERROR(
       ValidateTransactionTimeout(transaction_timeout_ms_, *broker_max, o.checkpoints, CommitBoundMs(o), o.job_id));
   FLOW_RETURN_IF_ERROR(txn_detail::EnsureProgressTopic(admin_rk.get(), o.progress_topic,

@@ -80,6 +80,40 @@ TEST(OptionsTest, ErrorsNameTheFlagOrParameter) {
   }
 }
 
+TEST(OptionsTest, InstanceNeedsAStateDirAndGetsShortCheckpointTimeouts) {
+  auto r = Parse({"--instance", "node-1", "--state-dir", "/tmp/x"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->options.instance, "node-1");
+  // Checkpoints are on (offsets reach the group only at checkpoints), and a checkpoint may take
+  // 30 s, not 10 min, so the transaction timeout derived from it stays short.
+  EXPECT_EQ(r->options.checkpoint.options.interval_ms, 1000);
+  EXPECT_EQ(r->options.checkpoint.options.timeout_ms, kInstanceCheckpointTimeoutMs);
+  auto given = Parse({"--instance", "n", "--state-dir", "/tmp/x", "--checkpoint-timeout", "5m"});
+  ASSERT_TRUE(given.ok()) << given.status().ToString();
+  EXPECT_EQ(given->options.checkpoint.options.timeout_ms, 300000);
+  auto single = Parse({"--state-dir", "/tmp/x"});
+  ASSERT_TRUE(single.ok());
+  EXPECT_EQ(single->options.checkpoint.options.timeout_ms, 600000);
+  struct Case {
+    std::vector<const char*> args;
+    std::string want;
+  };
+  std::vector<Case> cases = {
+      {{"--instance", "a"},
+       "--instance: instances commit their progress at checkpoints; give --state-dir"},
+      {{"--instance", "a b", "--state-dir", "/tmp/x"},
+       "--instance a b: expected 1 to 64 characters"},
+      {{"--instance", "a", "--state-dir", "/tmp/x", "--checkpoint-interval", "0"},
+       "--checkpoint-interval: an instance (--instance) hands its progress"},
+  };
+  for (const Case& c : cases) {
+    auto bad = Parse(c.args);
+    ASSERT_FALSE(bad.ok()) << c.want;
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(bad.status().message().find(c.want), std::string::npos) << bad.status().message();
+  }
+}
+
 TEST(OptionsTest, KafkaPropertiesFileAndSavepointOnStop) {
   const std::string path = ::testing::TempDir() + "flow-options-kafka.properties";
   {

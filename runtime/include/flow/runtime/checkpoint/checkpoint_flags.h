@@ -34,6 +34,7 @@ struct CheckpointFlags {
   std::string restore;  // "" = automatic selection
   std::optional<DurationMs> interval_ms;  // unset = the job's default (ForJob)
   CheckpointOptions options;
+  bool timeout_given = false;  // --checkpoint-timeout was on the command line
   uint32_t retained = 3;
   RestartPolicyOptions restart;
 };

@@ -125,6 +125,9 @@ struct JobOptions {
   std::shared_ptr<Clock> clock;
 };
 
+// The checkpoint timeout of an instance (--instance) unless --checkpoint-timeout is given.
+inline constexpr DurationMs kInstanceCheckpointTimeoutMs = 30000;
+
 struct ParsedArgs {
   JobOptions options;
   bool help = false;  // --help was given; print JobUsage and exit 0

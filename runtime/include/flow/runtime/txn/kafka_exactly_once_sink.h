@@ -72,7 +72,8 @@ struct KafkaTransactionOptions {
   std::string progress_topic{};
   // Replication factor when the progress topic is created. Default: -1 (the broker's default).
   int progress_replication_factor = -1;
-  // transaction.timeout.ms. Default: 0 = the broker's transaction.max.timeout.ms.
+  // transaction.timeout.ms. Default: 0 = the broker's transaction.max.timeout.ms; for an instance,
+  // TransactionOpenBoundMs + kInstanceTransactionMarginMs (about 2 min with the defaults).
   int64_t transaction_timeout_ms = 0;
   // The job's checkpoint options, for the timeout check (ValidateTransactionTimeout).
   CheckpointOptions checkpoints = CheckpointOptions::ForJob(true);
@@ -126,6 +127,12 @@ int64_t CommitBoundMs(const KafkaTransactionOptions& options);
 // commit retries run while the transaction is still open). InvalidArgument explaining which
 // option to change when transaction_timeout_ms is shorter, or longer than the broker's maximum,
 // or when checkpoints are off.
+// The longest a transaction stays open (see ValidateTransactionTimeout): transaction.timeout.ms
+// must be above it.
+int64_t TransactionOpenBoundMs(const CheckpointOptions& checkpoints, int64_t commit_bound_ms);
+// Instances without a `transaction_timeout`: transaction.timeout.ms = TransactionOpenBoundMs +
+// this (at most the broker's maximum).
+inline constexpr int64_t kInstanceTransactionMarginMs = 30000;
 [[nodiscard]] Status ValidateTransactionTimeout(int64_t transaction_timeout_ms,
                                                 int64_t broker_max_timeout_ms,
                                                 const CheckpointOptions& checkpoints,
