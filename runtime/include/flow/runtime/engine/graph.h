@@ -35,6 +35,9 @@ struct NodeBase {
   virtual std::unique_ptr<Consumer> MakeDriver(OperatorContext ctx, Consumer* next, size_t batch_size) = 0;
   // Where input `index` (0 or 1) of a driver made by MakeDriver is delivered.
   virtual Consumer* InputOf(Consumer* driver, int index) { return driver; }
+  // True when the node's operator keeps no state (OneInputOperator::stateless); sources and sinks
+  // count as stateless here (their positions and transactions follow the partitions).
+  virtual bool Stateless() const { return is_source || is_sink; }
   // Sources: the task of one subtask.
   virtual std::unique_ptr<Task> MakeSourceTask(OperatorContext ctx, Consumer* next, size_t batch_size,
                                                const JobControl* control) {
@@ -69,6 +72,10 @@ struct SourceNode final : TypedNode<T> {
 template <typename In, typename Out>
 struct OneInputNode final : TypedNode<Out> {
   std::function<std::unique_ptr<OneInputOperator<In, Out>>()> factory;
+  bool Stateless() const override {
+    auto op = factory();
+    return op != nullptr && op->stateless();
+  }
   std::unique_ptr<Consumer> MakeDriver(OperatorContext ctx, Consumer* next, size_t batch_size) override {
     return std::make_unique<OneInputDriver<In, Out>>(factory(), std::move(ctx), static_cast<BatchConsumer<Out>*>(next),
                                                      batch_size);

@@ -176,8 +176,9 @@ class Job {
   // error is returned when it is not retriable or the attempts are exhausted. Call once.
   Status Execute();
   // --instance (JobOptions::instance): kInvalidArgument naming the first operator that needs
-  // records of other instances (a key-by, broadcast or two-input operator): instances read
-  // disjoint partitions and records do not cross between them yet. OK otherwise. RunMain checks
+  // records of other instances (behind a key-by or broadcast edge) or keeps state
+  // (OneInputOperator::stateless is false; every two-input operator): instances read disjoint
+  // partitions and records do not cross between them yet. OK otherwise. RunMain checks
   // it before Run (exit code 2); Execute checks it again.
   [[nodiscard]] Status CheckInstancePlan() const;
   // Execute + logs the error; returns the exit code (0 ok/stopped, 1 failed or a stop with

@@ -113,6 +113,10 @@ template <typename In, typename Out>
 class OneInputOperator {
  public:
   virtual ~OneInputOperator() = default;
+  // True when the operator keeps nothing between records (no state, timers or snapshot): such
+  // operators may run in several instances of a job that each see some partitions
+  // (--instance). Default: false.
+  virtual bool stateless() const { return false; }
   [[nodiscard]] virtual Status Open(OperatorContext& ctx) { return Status::Ok(); }
   [[nodiscard]] virtual Status ProcessBatch(const Batch<In>& batch, Output<Out>& out) = 0;
   // The combined input watermark advanced to `wm`; the engine forwards it downstream after this

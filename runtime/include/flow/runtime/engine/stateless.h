@@ -19,6 +19,7 @@ template <typename In, typename Out, typename Fn>
 class ChainOperator final : public OneInputOperator<In, Out> {
  public:
   explicit ChainOperator(Fn fn) : fn_(std::move(fn)) {}
+  bool stateless() const override { return true; }
   Status ProcessBatch(const Batch<In>& batch, Output<Out>& out) override {
     const size_t n = batch.size();
     for (size_t i = 0; i < n; ++i) fn_(batch.records[i], batch.timestamps[i], out);
@@ -34,6 +35,7 @@ template <typename In, typename Out, typename Fn>
 class MapOperator final : public OneInputOperator<In, Out> {
  public:
   explicit MapOperator(Fn fn) : fn_(std::move(fn)) {}
+  bool stateless() const override { return true; }
   Status ProcessBatch(const Batch<In>& batch, Output<Out>& out) override {
     const size_t n = batch.size();
     for (size_t i = 0; i < n; ++i) out.Emit(fn_(batch.records[i]), batch.timestamps[i]);
@@ -49,6 +51,7 @@ template <typename T, typename Fn>
 class FilterOperator final : public OneInputOperator<T, T> {
  public:
   explicit FilterOperator(Fn fn) : fn_(std::move(fn)) {}
+  bool stateless() const override { return true; }
   Status ProcessBatch(const Batch<T>& batch, Output<T>& out) override {
     const size_t n = batch.size();
     for (size_t i = 0; i < n; ++i) {
@@ -67,6 +70,7 @@ template <typename In, typename Out, typename Fn>
 class FlatMapOperator final : public OneInputOperator<In, Out> {
  public:
   explicit FlatMapOperator(Fn fn) : fn_(std::move(fn)) {}
+  bool stateless() const override { return true; }
   Status ProcessBatch(const Batch<In>& batch, Output<Out>& out) override {
     const size_t n = batch.size();
     for (size_t i = 0; i < n; ++i) {
@@ -85,6 +89,7 @@ class FlatMapOperator final : public OneInputOperator<In, Out> {
 template <typename T>
 class IdentityOperator final : public OneInputOperator<T, T> {
  public:
+  bool stateless() const override { return true; }
   Status ProcessBatch(const Batch<T>& batch, Output<T>& out) override {
     for (size_t i = 0; i < batch.size(); ++i) out.Emit(batch.records[i], batch.timestamps[i]);
     return Status::Ok();

@@ -21,6 +21,7 @@ class StatusChainOperator final : public rt::OneInputOperator<In, Out> {
  public:
   explicit StatusChainOperator(Fn fn) : fn_(std::move(fn)) {}
   rt::Status Open(rt::OperatorContext&) override { return ops::TakeError(); }
+  bool stateless() const override { return true; }
   rt::Status ProcessBatch(const rt::Batch<In>& batch, rt::Output<Out>& out) override {
     const size_t n = batch.size();
     for (size_t i = 0; i < n; ++i) {
