@@ -13,13 +13,15 @@
 //       windows of the data close. Prints {"records":..,"checksum":"<hex>"}: the sum of the
 //       FNV-1a-64 of every payload sent (sentinels included).
 //   consume --brokers B --topic T --expect N [--timeout-s 120] [--linger-ms 1000]
-//           [--isolation read_committed] [--ids N] [--warmup-ms 0] [--dump FILE]
+//           [--isolation read_committed] [--ids N] [--warmup-ms 0] [--dump FILE] [--arrivals FILE]
 //       reads every partition from the start until N records arrived, then --linger-ms more (to
 //       see duplicates or extra records). Prints count, checksum, the arrival time of the first
 //       and of the N-th record (epoch us), and with --ids N how many ids in [0,N) were seen
 //       (distinct) and how many more than once. Records with a "ts" field give latencies
 //       (arrival - ts) in ms, p50/p90/p99/max, over records stamped at least --warmup-ms after
-//       the first stamp. --dump writes every payload as one line to FILE. Exit 1 on timeout.
+//       the first stamp. --dump writes every payload as one line to FILE. --arrivals writes one
+//       line "<arrival epoch us> <id> <ts>" per record to FILE, flushed after every batch (so a driver
+//       can follow the output while it arrives). Exit 1 on timeout.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -228,12 +230,18 @@ int Consume(const Flags& flags) {
   const int64_t ids = flags.Int("ids", 0);
   const int64_t warmup_ms = flags.Int("warmup-ms", 0);
   const std::string dump_path = flags.Str("dump", "-");
+  const std::string arrivals_path = flags.Str("arrivals", "-");
   flags.CheckAllUsed();
   if (expect < 0 || timeout_s <= 0 || ids < 0) Die("--expect >= 0 and --timeout-s > 0 required");
   FILE* dump = nullptr;
   if (dump_path != "-") {
     dump = std::fopen(dump_path.c_str(), "w");
     if (dump == nullptr) Die("cannot write " + dump_path + ": " + std::strerror(errno));
+  }
+  FILE* arrivals = nullptr;
+  if (arrivals_path != "-") {
+    arrivals = std::fopen(arrivals_path.c_str(), "w");
+    if (arrivals == nullptr) Die("cannot write " + arrivals_path + ": " + std::strerror(errno));
   }
   rd_kafka_t* rk = MakeClient(RD_KAFKA_CONSUMER, MakeConf({{"bootstrap.servers", brokers},
                                                            {"group.id", "flow-bench-measure"},
@@ -285,17 +293,24 @@ int Consume(const Flags& flags) {
         std::fwrite(payload.data(), 1, payload.size(), dump);
         std::fputc('\n', dump);
       }
+      if (arrivals != nullptr) {
+        std::fprintf(arrivals, "%lld %lld %lld\n", static_cast<long long>(arrival),
+                     static_cast<long long>(JsonIntField(payload, "\"id\":", -1)),
+                     static_cast<long long>(ts));
+      }
       if (count == expect) {
         expect_us = arrival;
         stop_at = arrival + linger_ms * 1000;
       }
       rd_kafka_message_destroy(m);
     }
+    if (arrivals != nullptr && n > 0) std::fflush(arrivals);
   }
   rd_kafka_queue_destroy(queue);
   rd_kafka_consumer_close(rk);
   rd_kafka_destroy(rk);
   if (dump != nullptr) std::fclose(dump);
+  if (arrivals != nullptr) std::fclose(arrivals);
 
   std::vector<double> lat;
   if (!stamps.empty()) {

@@ -33,6 +33,7 @@ earlier (e.g. from an older commit), so a change is measured against its baselin
 broker and machine load; --interleave runs the systems round-robin (run 1 of each, then run 2
 of each, ...) so load that drifts during the benchmark hits every system alike.
 Exit codes: 0 all checks passed, 1 a check or a run failed, 2 bad usage or set-up failure.
+bench/kafka/scale_out.py (the copier as several instances of one job) imports this module.
 """
 
 import argparse
@@ -246,10 +247,15 @@ class Bench:
                     "--records", str(records)]
         self.seq += 1
         run_id = f"{system}-{self.tag}-{self.seq}"
-        state = self.work / "state" / run_id
-        return [self.jobs[system], "--set", f"brokers={self.brokers}", "--set", f"input={src}",
+        return self.flow_job_argv(self.jobs[system], src, dst, run_id, self.args.parallelism)
+
+    def flow_job_argv(self, binary, src, dst, run_id, parallelism, state_name=None):
+        """The command line of one Flow job process (bench/kafka/scale_out.py runs several
+        processes of one job: same run_id, each with its own state_name)."""
+        state = self.work / "state" / (state_name or run_id)
+        return [binary, "--set", f"brokers={self.brokers}", "--set", f"input={src}",
                 "--set", f"output={dst}", "--set", f"group=flow-bench-{run_id}",
-                "--parallelism", str(self.args.parallelism), "--checkpoint-interval", f"{self.args.checkpoint_interval_ms}ms",
+                "--parallelism", str(parallelism), "--checkpoint-interval", f"{self.args.checkpoint_interval_ms}ms",
                 "--state-dir", str(state), "--job-id", run_id, "--progress-interval", "0"]
 
     def run_system(self, system, src, dst, consume_flags, records_for_raw, producer_flags=None,
@@ -407,6 +413,20 @@ class Bench:
                             f"{sentinels} of {self.args.partitions} end records")
         return problems
 
+    @staticmethod
+    def copy_report_problems(report, preload, ids):
+        """A copy's read_committed output against its input: the same count, every id in
+        [0, ids) once, and the producer's payload checksum."""
+        problems = []
+        if report["count"] != preload["records"]:
+            problems.append(f"{report['count']} records, expected {preload['records']}")
+        if report["distinct_ids"] != ids or report["repeated_ids"] or report["other_ids"]:
+            problems.append(f"ids: {report['distinct_ids']} distinct of {ids}, "
+                            f"{report['repeated_ids']} repeated, {report['other_ids']} unknown")
+        if report["checksum"] != preload["checksum"]:
+            problems.append(f"checksum {report['checksum']} != input {preload['checksum']}")
+        return problems
+
     def throughput_run(self, system, src, preload, ref):
         (dst,) = self.new_topics(f"out-{system}")
         n = self.args.records
@@ -425,13 +445,7 @@ class Bench:
                 problems = self.check_window(dump, ref)
             dump.unlink(missing_ok=True)
         else:
-            if report["count"] != preload["records"]:
-                problems.append(f"{report['count']} records, expected {preload['records']}")
-            if report["distinct_ids"] != n or report["repeated_ids"] or report["other_ids"]:
-                problems.append(f"ids: {report['distinct_ids']} distinct of {n}, "
-                                f"{report['repeated_ids']} repeated, {report['other_ids']} unknown")
-            if report["checksum"] != preload["checksum"]:
-                problems.append(f"checksum {report['checksum']} != input {preload['checksum']}")
+            problems = self.copy_report_problems(report, preload, n)
             if self.args.smoke and report["consumer_exit"] == 0:
                 problems += self.check_copy(dump)
             dump.unlink(missing_ok=True)

@@ -1,0 +1,519 @@
+#!/usr/bin/env python3
+"""bench/kafka/scale_out.py: the exactly-once Kafka copier run as instances (--instance).
+
+Reuses bench/kafka/run.py (its broker, load client, job builds and exactness checks) for two
+measurements on its OWN broker (scripts/kafka with FLOW_KAFKA_PORT=--port, default 19692):
+
+Scaling: bench/kafka/copy_exactly_once.flow as 1, 2, 3 instances (separate processes, one
+--job-id, own --state-dir, --instance i0, i1, ...; --parallelism P each) next to one process of
+the same script without --instance and --parallelism k*P, all on the same preloaded input topic
+(--partitions, >= k*P). Throughput = input records / (arrival of the last output record at a
+read_committed consumer - start of the first process); every run must pass run.py's exactness
+check (count, distinct ids, payload checksum) before its time counts. Medians of --runs, the
+configurations interleaved run by run.
+
+Failover: --failover-instances instances copy a steady input (--rate records/s for --seconds);
+--kill-after seconds into it one instance gets SIGKILL (or SIGTERM) and is not restarted. The
+partitions it owned come from its log ("partitions assigned/revoked", --log-level info); for each
+of them the driver takes the time the survivor logged it as assigned (reassigned) and the first
+arrival of a record of that input partition (id mod partitions) in the committed output after
+that (visible). Cases: SIGKILL with the default session timeout (10 s), SIGKILL with
+session.timeout.ms=6000 (--kafka-properties FILE), SIGTERM. A SIGKILLed instance leaves its
+open Kafka transaction behind, which holds back read_committed readers of the output partitions
+it wrote until the broker aborts it (transaction.timeout.ms: the broker's maximum, 15 min, as a
+script cannot lower it). So when the output has not resumed --stall-cap seconds after the
+reassignment the driver restarts the killed instance (its init_transactions aborts the
+transaction) and reports the output as stalled; the whole output must still hold every input
+record exactly once.
+
+  bench/kafka/scale_out.py                  # 500k records, 3 runs; failover at 20k rec/s, 30 s
+  bench/kafka/scale_out.py --smoke          # small, correctness only (CTest bench_kafka_scale_out_smoke)
+  bench/kafka/scale_out.py --no-failover --records 1000000 --runs 5
+Exit codes: 0 all checks passed, 1 a check or a run failed, 2 bad usage or set-up failure.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import run as kb  # noqa: E402  (bench/kafka/run.py)
+
+ROOT = kb.ROOT
+log = kb.log
+CASES = {"sigkill-10s": (signal.SIGKILL, None), "sigkill-6s": (signal.SIGKILL, 6000),
+         "sigterm": (signal.SIGTERM, None)}
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--smoke", action="store_true", help="small and short: the CTest")
+    p.add_argument("--records", type=int, default=500_000, help="input records per scaling run")
+    p.add_argument("--record-bytes", type=int, default=100)
+    p.add_argument("--partitions", type=int, default=6, help="partitions of input and output")
+    p.add_argument("--instances", default="1,2,3", help="instance counts of the scaling runs")
+    p.add_argument("--parallelism", type=int, default=1, help="--parallelism of each instance")
+    p.add_argument("--runs", type=int, default=3, help="scaling runs per configuration (median)")
+    p.add_argument("--no-failover", action="store_true")
+    p.add_argument("--cases", default=",".join(CASES), help=f"failover cases of {list(CASES)}")
+    p.add_argument("--failover-instances", type=int, default=2)
+    p.add_argument("--rate", type=int, default=20_000, help="records/s of the failover input")
+    p.add_argument("--seconds", type=int, default=30, help="length of the failover input")
+    p.add_argument("--kill-after", type=float, default=10.0, help="s into the failover input")
+    p.add_argument("--stall-cap", type=float, default=30.0,
+                   help="s after the reassignment to wait for the output before restarting "
+                        "the killed instance")
+    p.add_argument("--checkpoint-interval-ms", type=int, default=1000)
+    p.add_argument("--port", type=int, default=19692, help="port of the benchmark's own broker")
+    p.add_argument("--keep-broker", action="store_true")
+    p.add_argument("--build-dir", default=str(ROOT / "build-bench"))
+    p.add_argument("--flowc", default=None)
+    p.add_argument("--client", default=None)
+    p.add_argument("--workdir", default=str(ROOT / "bench" / "work" / "kafka-scale"))
+    p.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    p.add_argument("--timeout", type=int, default=300, help="seconds one run may take")
+    a = p.parse_args(argv)
+    if a.smoke:
+        a.records, a.runs, a.instances = min(a.records, 20_000), 1, "1,2"
+        a.cases, a.rate, a.seconds, a.kill_after = "sigkill-6s,sigterm", 5000, 10, 4.0
+        a.stall_cap, a.timeout = min(a.stall_cap, 3.0), min(a.timeout, 90)
+    if a.port == 9092:
+        p.error("--port 9092 is the shared broker; the benchmark needs its own")
+    try:
+        a.counts = [int(x) for x in a.instances.split(",")]
+    except ValueError:
+        p.error(f"--instances {a.instances}: expected a comma list of counts")
+    a.case_list = a.cases.split(",") if not a.no_failover else []
+    for c in a.case_list:
+        if c not in CASES:
+            p.error(f"unknown case {c} (known: {', '.join(CASES)})")
+    if min(a.counts) < 1 or a.records < 1 or a.runs < 1 or a.parallelism < 1:
+        p.error("--instances, --records, --runs and --parallelism must be >= 1")
+    if max(a.counts + [a.failover_instances]) * a.parallelism > a.partitions:
+        p.error(f"{max(a.counts + [a.failover_instances])} instances x --parallelism "
+                f"{a.parallelism} source subtasks exceed --partitions {a.partitions}: "
+                f"some would read nothing")
+    if a.failover_instances < 2:
+        p.error("--failover-instances must be >= 2 (one is stopped)")
+    # What run.py's Bench reads of its arguments.
+    a.keys, a.copier, a.baselines, a.systems = 100, None, {}, "eo"
+    return a
+
+
+def parse_log(path):
+    """The JSON log lines (--log-format json) of one instance: (epoch s, message, partitions)."""
+    events = []
+    for line in Path(path).read_text(errors="replace").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if "partitions" in row and row.get("component") == "kafka":
+            ts = datetime.datetime.fromisoformat(row["ts"].replace("Z", "+00:00")).timestamp()
+            parts = {int(x) for x in row["partitions"].split(",") if x.isdigit()}
+            events.append((ts, row["message"], parts))
+    return events
+
+
+def owned_at(events, t):
+    """Partitions an instance held at time t: assigned minus revoked or lost, in log order."""
+    owned = set()
+    for ts, message, parts in events:
+        if ts > t:
+            break
+        if message == "partitions assigned":
+            owned |= parts
+        elif message in ("partitions revoked", "partitions lost"):
+            owned -= parts
+    return owned
+
+
+class ScaleBench(kb.Bench):
+    def start_job(self, run_id, name, src, dst, parallelism, extra=()):
+        """One process of job run_id: an instance `name`, or (name None) a plain job."""
+        argv = self.flow_job_argv(self.jobs["eo"], src, dst, run_id, parallelism,
+                                  state_name=f"{run_id}-{name or 'plain'}")
+        if name:
+            argv += ["--instance", name]
+        log_path = self.work / "logs" / f"{run_id}-{name or 'plain'}.log"
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        with open(log_path, "a") as err:
+            proc = subprocess.Popen(argv + list(extra), stdout=subprocess.DEVNULL, stderr=err)
+        return {"name": name, "proc": proc, "log": log_path, "argv": argv + list(extra)}
+
+    @staticmethod
+    def failed_job(jobs):
+        for j in jobs:
+            if j["proc"].poll() not in (None, 0):
+                tail = Path(j["log"]).read_text(errors="replace")[-600:]
+                return f"{j['name'] or 'job'} exited with {j['proc'].returncode}: {tail.strip()}"
+        return None
+
+    def stop_jobs(self, jobs):
+        """SIGTERM every process still running (a clean stop), reaped; their CPU seconds."""
+        cpu = 0.0
+        for j in jobs:
+            if j["proc"].returncode is None:
+                usage = self.stop_and_reap(j["proc"])
+                cpu += usage.ru_utime + usage.ru_stime
+        return cpu
+
+    # --- scaling -----------------------------------------------------------------------------
+    def scaling_run(self, config, src, preload):
+        """config ("plain"|"inst", k): one run; returns (cell, problems)."""
+        mode, k = config
+        a = self.args
+        (dst,) = self.new_topics(f"out-{mode}{k}")
+        self.seq += 1
+        run_id = f"scale-{mode}{k}-{self.tag}-{self.seq}"
+        consumer = subprocess.Popen(
+            self.client_cmd("consume", topic=dst, expect=preload["records"], ids=a.records,
+                            timeout_s=a.timeout, linger_ms=1500),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        t0 = time.time()
+        if mode == "plain":
+            jobs = [self.start_job(run_id, None, src, dst, k * a.parallelism)]
+        else:
+            jobs = [self.start_job(run_id, f"i{i}", src, dst, a.parallelism) for i in range(k)]
+        died = None
+        while consumer.poll() is None and died is None:
+            died = self.failed_job(jobs)
+            time.sleep(0.05)
+        if died:
+            consumer.kill()
+        out, cerr = consumer.communicate()
+        cpu = self.stop_jobs(jobs)
+        self.delete_topics(dst)
+        if died:
+            return None, [died]
+        if not out.strip():
+            return None, [f"the consumer printed nothing: {cerr.strip()[-300:]}"]
+        report = json.loads(out)
+        problems = self.copy_report_problems(report, preload, a.records)
+        if consumer.returncode != 0:
+            problems.append(f"output incomplete after {a.timeout} s ({report['count']} records)")
+        if problems:
+            return None, problems
+        wall = report["expect_us"] / 1e6 - t0
+        return {"wall_s": wall, "cpu_s": cpu, "rate": preload["records"] / wall,
+                "first_s": report["first_us"] / 1e6 - t0,
+                "rate_per_cpu": preload["records"] / cpu if cpu > 0 else float("nan")}, []
+
+    # --- failover ----------------------------------------------------------------------------
+    def failover_run(self, case):
+        a = self.args
+        sig, session_ms = CASES[case]
+        src, dst = self.new_topics("fo-in", "fo-out")
+        self.seq += 1
+        run_id = f"failover-{case}-{self.tag}-{self.seq}"
+        extra = ["--log-level", "info", "--log-format", "json"]
+        if session_ms:
+            props = self.work / f"{run_id}.properties"
+            props.write_text(f"session.timeout.ms={session_ms}\n")
+            extra += ["--kafka-properties", str(props)]
+        n = a.rate * a.seconds
+        arrivals = self.work / f"{run_id}.arrivals"
+        consumer = subprocess.Popen(
+            self.client_cmd("consume", topic=dst, expect=n, ids=n, timeout_s=a.timeout + 120,
+                            linger_ms=1000, arrivals=arrivals),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        jobs = [self.start_job(run_id, f"i{i}", src, dst, a.parallelism, extra)
+                for i in range(a.failover_instances)]
+        victim, survivors = jobs[-1], jobs[:-1]
+        result = {"case": case, "signal": sig.name, "session_timeout_ms": session_ms or 10000}
+        problems = []
+        try:
+            problems = self.failover_phases(jobs, victim, survivors, src, n, arrivals, consumer,
+                                            sig, result)
+        finally:
+            for helper in (consumer, result.pop("producer", None)):
+                if helper is not None and helper.poll() is None:
+                    helper.kill()
+                    helper.wait()
+            out, cerr = consumer.communicate()
+            self.stop_jobs(jobs)
+        produced = result.pop("produced", None)
+        if produced is not None and not problems:
+            report = json.loads(out) if out.strip() else None
+            if report is None:
+                problems.append(f"the consumer printed nothing: {cerr.strip()[-300:]}")
+            else:
+                problems += self.copy_report_problems(report, produced, n)
+        self.delete_topics(src, dst)
+        arrivals.unlink(missing_ok=True)
+        return result, problems
+
+    def failover_phases(self, jobs, victim, survivors, src, n, arrivals, consumer, sig, result):
+        a = self.args
+        deadline = time.time() + 60
+        while True:  # every partition owned, and every instance owns some
+            owners = {j["name"]: owned_at(parse_log(j["log"]), time.time()) for j in jobs}
+            if all(owners.values()) and len(set().union(*owners.values())) == a.partitions:
+                break
+            if time.time() > deadline:
+                return [f"the instances did not share the {a.partitions} partitions within 60 s "
+                        f"(owned: {', '.join(f'{k} {sorted(v)}' for k, v in owners.items())})"]
+            if died := self.failed_job(jobs):
+                return [died]
+            time.sleep(0.2)
+        producer = subprocess.Popen(
+            self.client_cmd("produce", topic=src, records=n, rate=a.rate,
+                            record_bytes=a.record_bytes),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        result["producer"] = producer  # killed by the caller should this end early
+        time.sleep(a.kill_after)
+        if died := self.failed_job(jobs):
+            return [died]
+        kill_at = time.time()
+        victim["proc"].send_signal(sig)
+        owned = owned_at(parse_log(victim["log"]), kill_at)
+        result["owned"] = sorted(owned)
+        log(f"{result['case']}: {sig.name} to {victim['name']} (partitions {sorted(owned)})")
+        if not owned:
+            return [f"{victim['name']} owned no partitions when it was stopped"]
+        live = list(survivors)
+        reassigned, visible, rows = {}, {}, []
+        follower = ArrivalFollower(arrivals)
+        restart_at = None
+        deadline = kill_at + a.timeout
+        while time.time() < deadline:
+            time.sleep(0.2)
+            if died := self.failed_job(live):
+                return [died]
+            for j in survivors:
+                for ts, message, parts in parse_log(j["log"]):
+                    if message == "partitions assigned" and ts >= kill_at - 0.001:
+                        for p in parts & owned:
+                            reassigned.setdefault(p, ts)
+            new_rows = follower.poll()
+            rows += new_rows
+            for arrival, rid, _ in new_rows:
+                p = rid % a.partitions
+                if p in reassigned and p not in visible and arrival >= reassigned[p]:
+                    visible[p] = arrival
+            if len(reassigned) < len(owned) or time.time() < max(reassigned.values()) + 1:
+                continue
+            missing = missing_before(rows, kill_at)
+            if len(visible) == len(owned) and missing == 0:
+                break
+            if restart_at is None and time.time() > max(reassigned.values()) + a.stall_cap:
+                victim["proc"].wait()
+                restart_at = time.time()
+                what = (f"{missing} records sent before the stop still missing from"
+                        if missing is not None else "no record sent after the stop yet in")
+                log(f"{result['case']}: {what} the committed output {a.stall_cap:g} s after the "
+                    f"reassignment; restarting {victim['name']} (aborts its open transaction)")
+                restarted = self.start_job_argv(victim)
+                jobs.append(restarted)
+                live.append(restarted)
+        pout, perr = producer.communicate()
+        del result["producer"]
+        if producer.returncode != 0:
+            raise kb.SetupError(f"kafka_bench_client produce failed: {perr.strip()}")
+        result["produced"] = json.loads(pout)
+        while consumer.poll() is None and not (died := self.failed_job(live)):
+            time.sleep(0.2)
+        rows += follower.poll()
+        if len(reassigned) < len(owned) or len(visible) < len(owned):
+            return [f"partitions {sorted(owned)}: reassigned {sorted(reassigned)}, output "
+                    f"resumed for {sorted(visible)} within {a.timeout} s"]
+        result["reassigned_s"] = max(reassigned.values()) - kill_at
+        result["visible_s"] = max(visible.values()) - kill_at
+        result["caught_up_s"] = caught_up(rows, kill_at) - kill_at
+        result["restarted_after_s"] = restart_at - kill_at if restart_at else None
+        return [died] if died else []
+
+    def start_job_argv(self, job):
+        with open(job["log"], "a") as err:
+            proc = subprocess.Popen(job["argv"], stdout=subprocess.DEVNULL, stderr=err)
+        return {**job, "proc": proc}
+
+
+class ArrivalFollower:
+    """Follows kafka_bench_client consume --arrivals: (arrival epoch s, id, send stamp epoch s)
+    of each record with an id >= 0, in arrival order."""
+
+    def __init__(self, path):
+        self.path, self.offset, self.rest = Path(path), 0, b""
+
+    def poll(self):
+        if not self.path.exists():
+            return []
+        with open(self.path, "rb") as f:
+            f.seek(self.offset)
+            data = f.read()
+        self.offset += len(data)
+        lines = (self.rest + data).split(b"\n")
+        self.rest = lines.pop()
+        out = []
+        for line in lines:
+            us, rid, ts = (int(x) for x in line.split())
+            if rid >= 0:
+                out.append((us / 1e6, rid, ts / 1e6))
+        return out
+
+
+def sent_before(rows, t):
+    """How many records the producer had sent before t: ids go out in order, so that is the
+    smallest id stamped at or after t (an upper bound while not every record has arrived)."""
+    return min((rid for _, rid, ts in rows if ts >= t), default=None)
+
+
+def missing_before(rows, t):
+    """Records sent before t that are not in the committed output yet; None when no record sent
+    after t has arrived either (then their number is not known yet)."""
+    bound = sent_before(rows, t)
+    if bound is None:
+        return None  # nothing sent after t has arrived yet: the output has not caught up
+    return bound - sum(1 for _, rid, _ in rows if rid < bound)
+
+
+def caught_up(rows, t):
+    """When the last record sent before t arrived (every record has arrived by now)."""
+    bound = sent_before(rows, t)
+    return max(arrival for arrival, rid, _ in rows if bound is None or rid < bound)
+
+
+# --- report -----------------------------------------------------------------------------------
+def config_label(config, parallelism):
+    mode, k = config
+    if mode == "plain":
+        return f"1 process, no --instance, parallelism {k * parallelism}"
+    return f"{k} instance{'s' if k > 1 else ''} x parallelism {parallelism}"
+
+
+def markdown(meta, scaling, failover, failures):
+    lines = [f"# Kafka scale-out benchmark {meta['date']}", "",
+             f"Exactly-once copier (bench/kafka/copy_exactly_once.flow), {meta['records']:,} "
+             f"input records of ~{meta['record_bytes']} bytes in {meta['partitions']} partitions, "
+             f"own broker on 127.0.0.1:{meta['port']}, checkpoints every "
+             f"{meta['checkpoint_interval_ms'] / 1000:g} s; medians of {meta['runs']} runs, "
+             f"configurations interleaved run by run; wall and first output from the start of "
+             f"the first process. Load average before/after: "
+             f"{meta['load_before']} / {meta['load_after']}. {meta['cpus']} CPUs.", "",
+             "| configuration | records/s (wall) | records per CPU-second | wall s "
+             "| first output s | CPU s | vs 1 process | runs |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    plain = scaling.get(("plain", min(k for _, k in scaling))) if scaling else None
+    for config, cell in scaling.items():
+        name = config_label(config, meta["parallelism"])
+        if cell is None:
+            lines.append(f"| {name} | failed | | | | | | |")
+            continue
+        ratio = f"{cell['rate'] / plain['rate']:.2f}" if plain else ""
+        lines.append(f"| {name} | {kb.fmt_rate(cell['rate'])} | {kb.fmt_rate(cell['rate_per_cpu'])} "
+                     f"| {cell['wall_s']:.2f} | {cell['first_s']:.2f} | {cell['cpu_s']:.2f} "
+                     f"| {ratio} | {cell['runs']} |")
+    if failover:
+        lines += ["", f"Failover: {meta['failover_instances']} instances, {meta['rate']:,} "
+                  f"records/s for {meta['seconds']} s, one instance stopped {meta['kill_after']:g} s "
+                  f"in and not restarted unless its output stalled {meta['stall_cap']:g} s past "
+                  f"the reassignment. Times from the signal: reassigned, until a survivor logged "
+                  f"the last of its partitions as assigned; visible, until the first committed "
+                  f"output record of each of them after that (the slowest); caught up, until "
+                  f"every record sent before the signal (all partitions) was in the committed "
+                  f"output.", "",
+                  "| case | session timeout | partitions | reassigned s | visible s "
+                  "| caught up s | note |", "|---|---:|---|---:|---:|---:|---|"]
+        for r in failover:
+            if "visible_s" not in r:
+                lines.append(f"| {r['signal']} | {r['session_timeout_ms'] / 1000:g} s | | failed "
+                             f"| | | |")
+                continue
+            note = ""
+            if r["restarted_after_s"] is not None:
+                note = (f"output stalled (the killed instance's open transaction); it was "
+                        f"restarted at {r['restarted_after_s']:.1f} s")
+            lines.append(f"| {r['signal']} | {r['session_timeout_ms'] / 1000:g} s "
+                         f"| {','.join(map(str, r['owned']))} | {r['reassigned_s']:.1f} "
+                         f"| {r['visible_s']:.1f} | {r['caught_up_s']:.1f} | {note} |")
+    if failures:
+        lines += ["", "Failures:", ""] + [f"- {f}" for f in failures]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    bench = ScaleBench(args)
+    failures, raw_runs, scaling, failover = [], {}, {}, []
+    meta = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+            **{k: getattr(args, k) for k in (
+                "records", "record_bytes", "partitions", "port", "parallelism", "runs", "rate",
+                "seconds", "kill_after", "stall_cap", "failover_instances",
+                "checkpoint_interval_ms")},
+            "cpus": os.cpu_count(), "load_before": kb.load_average()}
+    configs = [(m, k) for k in args.counts for m in ("plain", "inst")]
+    try:
+        bench.build(["eo"])
+        bench.start_broker()
+        (src,) = bench.new_topics("in")
+        log(f"preloading {args.records:,} records into {src}")
+        preload = bench.client_json("produce", topic=src, records=args.records,
+                                    record_bytes=args.record_bytes)
+        for c in configs:
+            raw_runs[c] = []
+        for i in range(args.runs):
+            for c in configs:
+                cell, problems = bench.scaling_run(c, src, preload)
+                name = config_label(c, args.parallelism)
+                for p in problems:
+                    failures.append(f"{name} run {i + 1}: {p}")
+                    log(f"!!!! {name} run {i + 1}: {p}")
+                if cell:
+                    raw_runs[c].append(cell)
+                    log(f"{name} run {i + 1}: correct; {cell['rate']:,.0f} rec/s "
+                        f"({cell['wall_s']:.2f} s, CPU {cell['cpu_s']:.2f} s)")
+        for c in configs:
+            runs = raw_runs[c]
+            scaling[c] = None
+            if len(runs) == args.runs:
+                scaling[c] = {k: statistics.median(r[k] for r in runs)
+                              for k in ("wall_s", "cpu_s", "rate", "rate_per_cpu", "first_s")}
+                scaling[c]["runs"] = len(runs)
+        bench.delete_topics(src)
+        for case in args.case_list:
+            result, problems = bench.failover_run(case)
+            failover.append(result)
+            for p in problems:
+                failures.append(f"failover {case}: {p}")
+                log(f"!!!! failover {case}: {p}")
+            if not problems:
+                log(f"failover {case}: reassigned after {result['reassigned_s']:.1f} s, output "
+                    f"of every partition visible after {result['visible_s']:.1f} s, caught up "
+                    f"after {result['caught_up_s']:.1f} s; exact")
+    except kb.SetupError as e:
+        log(f"set-up failed: {e}")
+        return 2
+    finally:
+        bench.stop_broker()
+    meta["load_after"] = kb.load_average()
+    md = markdown(meta, scaling, failover, failures)
+    print(md)
+    if not args.smoke:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d-%H%M")
+        (out / f"{stamp}-kafka-scale-out.md").write_text(md)
+        (out / f"{stamp}-kafka-scale-out.json").write_text(json.dumps(
+            {"meta": meta, "scaling": {config_label(c, args.parallelism): v
+                                       for c, v in scaling.items()},
+             "runs": {config_label(c, args.parallelism): v for c, v in raw_runs.items()},
+             "failover": failover, "failures": failures}, indent=1))
+        log(f"wrote {out / (stamp + '-kafka-scale-out.md')}")
+    if failures:
+        log(f"{len(failures)} FAILURE(S)")
+        return 1
+    log("all correctness checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
