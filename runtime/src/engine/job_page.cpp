@@ -161,8 +161,9 @@ async function poll() {
     const r = await fetch("api/job", { cache: "no-store" });
     if (!r.ok) throw new Error("HTTP " + r.status);
     const job = await r.json();
-    document.title = "Flow: " + job.job;
-    document.getElementById("job").textContent = job.job || "Flow job";
+    const name = job.instance ? job.job + " (instance " + job.instance + ")" : job.job;
+    document.title = "Flow: " + name;
+    document.getElementById("job").textContent = name || "Flow job";
     const status = document.getElementById("status");
     status.textContent = job.status;
     status.className = "pill " + (job.ready ? "ready" : "notready");

@@ -61,6 +61,10 @@ std::string Job::StatusJson() {
   e.BeginObject();
   e.Key("job");
   e.String(options_.job_id);
+  if (!options_.instance.empty()) {
+    e.Key("instance");  // one of several instances of the job (docs/deploy.md)
+    e.String(options_.instance);
+  }
   e.Key("ready");
   e.Bool(ready.ok());
   e.Key("status");

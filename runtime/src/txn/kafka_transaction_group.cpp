@@ -484,8 +484,15 @@ Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
                                          return CommitLocked(checkpoint_id, reads);
                                        });
   if (s.code() == StatusCode::kReassigned) {
+    // Revoked before this commit: its content must never commit. Abort now (not at the next
+    // start) so that read_committed readers are not held back meanwhile.
+    std::lock_guard<std::mutex> commit_lock(commit_mu_);
     std::lock_guard<std::mutex> lock(mu_);
-    if (failed_.ok()) failed_ = s;
+    if (failed_.ok()) {
+      FlushBeforeAbortLocked();
+      ErrorPtr abort_error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
+      failed_ = s;
+    }
   }
   return s;
 }

@@ -27,7 +27,12 @@ TxnSinkSpec KafkaTxnSink(KafkaTxnSinkConfig config) {
     o.job_id = ctx.job_id;
     o.instance = ctx.instance;
     o.transaction_timeout_ms = config.transaction_timeout_ms;
-    if (config.retry_timeout_ms > 0) o.retry_timeout_ms = static_cast<int>(config.retry_timeout_ms);
+    if (config.retry_timeout_ms > 0) {
+      o.retry_timeout_ms = static_cast<int>(config.retry_timeout_ms);
+    } else if (!ctx.instance.empty()) {
+      // The transaction timeout of an instance grows with this bound (kafka_exactly_once_sink.h).
+      o.retry_timeout_ms = kInstanceRetryTimeoutMs;
+    }
     // The job's failure ends the group's waits (full queue, commit) instead of their bounds.
     o.cancel = ctx.cancel;
     o.checkpoints = ctx.checkpoints;

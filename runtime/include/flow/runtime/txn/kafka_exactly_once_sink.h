@@ -73,7 +73,7 @@ struct KafkaTransactionOptions {
   // Replication factor when the progress topic is created. Default: -1 (the broker's default).
   int progress_replication_factor = -1;
   // transaction.timeout.ms. Default: 0 = the broker's transaction.max.timeout.ms; for an instance,
-  // TransactionOpenBoundMs + kInstanceTransactionMarginMs (about 2 min with the defaults).
+  // TransactionOpenBoundMs + kInstanceTransactionMarginMs (about 71 s with the defaults).
   int64_t transaction_timeout_ms = 0;
   // The job's checkpoint options, for the timeout check (ValidateTransactionTimeout).
   CheckpointOptions checkpoints = CheckpointOptions::ForJob(true);
@@ -131,8 +131,12 @@ int64_t CommitBoundMs(const KafkaTransactionOptions& options);
 // must be above it.
 int64_t TransactionOpenBoundMs(const CheckpointOptions& checkpoints, int64_t commit_bound_ms);
 // Instances without a `transaction_timeout`: transaction.timeout.ms = TransactionOpenBoundMs +
-// this (at most the broker's maximum).
-inline constexpr int64_t kInstanceTransactionMarginMs = 30000;
+// this (at most the broker's maximum). With the instance defaults (checkpoints every 1 s, 30 s
+// checkpoint timeout, kInstanceRetryTimeoutMs) about 71 s: the longest read_committed readers
+// wait for the open transaction of an instance that died for good.
+inline constexpr int64_t kInstanceTransactionMarginMs = 20000;
+// retry_timeout_ms of an instance's sinks unless set (60 s for one process).
+inline constexpr int kInstanceRetryTimeoutMs = 20000;
 [[nodiscard]] Status ValidateTransactionTimeout(int64_t transaction_timeout_ms,
                                                 int64_t broker_max_timeout_ms,
                                                 const CheckpointOptions& checkpoints,
