@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <string_view>
@@ -107,5 +108,29 @@ inline void KillChild(pid_t pid) {
   int status = 0;
   ::waitpid(pid, &status, 0);
 }
+
+// A suite on the chaos tests' own broker (scripts/kafka on FLOW_CHAOS_KAFKA_PORT, default 19392),
+// never the shared one, since the tests kill it: started if not running, stopped at the end if the
+// suite started it. Needs FLOW_SOURCE_DIR.
+class OwnBrokerTest : public ::testing::Test {
+ protected:
+  static std::string KafkaScript(const std::string& cmd, int port) {
+    return fmt::format("FLOW_KAFKA_PORT={} {}/scripts/kafka {} >> {}/chaos-kafka.log 2>&1", port,
+                       FLOW_SOURCE_DIR, cmd, std::filesystem::temp_directory_path().string());
+  }
+  static void SetUpTestSuite() {
+    port_ = static_cast<int>(EnvInt("FLOW_CHAOS_KAFKA_PORT", 19392));
+    started_broker_ = std::system(KafkaScript("status", port_).c_str()) != 0;
+    if (started_broker_) {
+      ASSERT_EQ(std::system(KafkaScript("start", port_).c_str()), 0) << "cannot start own broker";
+    }
+  }
+  static void TearDownTestSuite() {
+    if (started_broker_) (void)std::system(KafkaScript("stop", port_).c_str());
+  }
+
+  static inline int port_ = 0;
+  static inline bool started_broker_ = false;
+};
 
 }  // namespace flow::test

@@ -51,24 +51,8 @@ constexpr int64_t kKeys = 16;
 constexpr int64_t kWindowMs = 5000;
 constexpr int kPartitions = 4;
 
-std::string KafkaScript(const std::string& cmd, int port) {
-  return fmt::format("FLOW_KAFKA_PORT={} {}/scripts/kafka {} >> {}/chaos-kafka.log 2>&1", port, FLOW_SOURCE_DIR, cmd,
-                     fs::temp_directory_path().string());
-}
-
-class ChaosTest : public ::testing::Test {
+class ChaosTest : public OwnBrokerTest {
  protected:
-  static void SetUpTestSuite() {
-    port_ = static_cast<int>(EnvInt("FLOW_CHAOS_KAFKA_PORT", 19392));
-    started_broker_ = std::system(KafkaScript("status", port_).c_str()) != 0;
-    if (started_broker_) {
-      ASSERT_EQ(std::system(KafkaScript("start", port_).c_str()), 0) << "cannot start own broker";
-    }
-  }
-  static void TearDownTestSuite() {
-    if (started_broker_) (void)std::system(KafkaScript("stop", port_).c_str());
-  }
-
   void SetUp() override {
     env_ = KafkaTestEnv(fmt::format("127.0.0.1:{}", port_));
     ASSERT_TRUE(env_.CheckReachable().ok());
@@ -343,8 +327,6 @@ class ChaosTest : public ::testing::Test {
                 v.example.empty() ? "" : "; e.g. ", v.example.c_str());
   }
 
-  static inline int port_ = 0;
-  static inline bool started_broker_ = false;
   KafkaTestEnv env_;
   int64_t records_ = 0;
   int64_t kills_ = 0;

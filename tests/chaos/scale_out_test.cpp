@@ -37,24 +37,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int kPartitions = 12;  // more than the 8 source subtasks of 4 instances: each gets some
 
-std::string KafkaScript(const std::string& cmd, int port) {
-  return fmt::format("FLOW_KAFKA_PORT={} {}/scripts/kafka {} >> {}/chaos-kafka.log 2>&1", port,
-                     FLOW_SOURCE_DIR, cmd, fs::temp_directory_path().string());
-}
-
-class ScaleOutTest : public ::testing::Test {
+class ScaleOutTest : public OwnBrokerTest {
  protected:
-  static void SetUpTestSuite() {
-    port_ = static_cast<int>(EnvInt("FLOW_CHAOS_KAFKA_PORT", 19392));
-    started_broker_ = std::system(KafkaScript("status", port_).c_str()) != 0;
-    if (started_broker_) {
-      ASSERT_EQ(std::system(KafkaScript("start", port_).c_str()), 0) << "cannot start own broker";
-    }
-  }
-  static void TearDownTestSuite() {
-    if (started_broker_) (void)std::system(KafkaScript("stop", port_).c_str());
-  }
-
   void SetUp() override {
     env_ = KafkaTestEnv(fmt::format("127.0.0.1:{}", port_));
     ASSERT_TRUE(env_.CheckReachable().ok());
@@ -266,8 +250,6 @@ class ScaleOutTest : public ::testing::Test {
     }
   }
 
-  static inline int port_ = 0;
-  static inline bool started_broker_ = false;
   KafkaTestEnv env_;
   int64_t records_ = 0;
   int64_t kills_ = 0;
