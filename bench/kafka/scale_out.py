@@ -20,8 +20,8 @@ arrival of a record of that input partition (id mod partitions) in the committed
 that (visible). Cases: SIGKILL with the default session timeout (10 s), SIGKILL with
 session.timeout.ms=6000 (--kafka-properties FILE), SIGTERM. A SIGKILLed instance leaves its
 open Kafka transaction behind, which holds back read_committed readers of the output partitions
-it wrote until the broker aborts it (transaction.timeout.ms: the broker's maximum, 15 min, as a
-script cannot lower it). So when the output has not resumed --stall-cap seconds after the
+it wrote until the broker aborts it (transaction.timeout.ms: about 71 s for an instance by
+default, docs/deploy.md). So when the output has not resumed --stall-cap (100) seconds after the
 reassignment the driver restarts the killed instance (its init_transactions aborts the
 transaction) and reports the output as stalled; the whole output must still hold every input
 record exactly once.
@@ -68,7 +68,7 @@ def parse_args(argv=None):
     p.add_argument("--rate", type=int, default=20_000, help="records/s of the failover input")
     p.add_argument("--seconds", type=int, default=30, help="length of the failover input")
     p.add_argument("--kill-after", type=float, default=10.0, help="s into the failover input")
-    p.add_argument("--stall-cap", type=float, default=30.0,
+    p.add_argument("--stall-cap", type=float, default=100.0,
                    help="s after the reassignment to wait for the output before restarting "
                         "the killed instance")
     p.add_argument("--checkpoint-interval-ms", type=int, default=1000)
