@@ -477,8 +477,13 @@ Status Job::ExecuteOnce(bool* checkpoint_completed) {
     threads.emplace_back([this, task, &rt] {
       Status s = task->Run();
       if (!s.ok() && !(s.code() == StatusCode::kCancelled && control_.cancel.load())) {
-        Log(LogLevel::kError, "engine", "task failed",
-            {{"task", task->name()}, {"subtask", std::to_string(task->subtask())}, {"error", s.ToString()}});
+        // Partitions moving to another instance is routine, not an error.
+        const bool moved = s.code() == StatusCode::kReassigned;
+        Log(moved ? LogLevel::kInfo : LogLevel::kError, "engine",
+            moved ? "task ended: its partitions moved" : "task failed",
+            {{"task", task->name()},
+             {"subtask", std::to_string(task->subtask())},
+             {"error", s.ToString()}});
         Fail(&rt, s);
       }
       rt.running.fetch_sub(1);
