@@ -246,8 +246,16 @@ TEST_F(KafkaOutageTest, ExactlyOnceJobRestartsAndCompletesExactlyOnceAfterTheClu
     result = job.Execute();
     done.store(true);
   });
-  // Some checkpoints commit, then the cluster goes away for longer than the bound.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  // Some checkpoints commit, then the cluster goes away for longer than the bound. Waiting for
+  // the first completed checkpoint (not a fixed time) keeps a slow start-up on a loaded machine
+  // from meeting the outage before the job runs at all.
+  const auto started = Clock::now();
+  while (job.metrics().Sum(kMetricCheckpointsCompleted) < 1 && !done.load() &&
+         MsSince(started) < 60000) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_GE(job.metrics().Sum(kMetricCheckpointsCompleted), 1)
+      << "no checkpoint completed within 60 s";
   ASSERT_EQ(KafkaScript("kill"), 0);
   const auto t0 = Clock::now();
   while (restarts->value() == 0 && !done.load() && MsSince(t0) < 120000) {
