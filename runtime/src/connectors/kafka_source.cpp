@@ -412,8 +412,8 @@ std::string KafkaSource::Locate(const RawRecord& record) const {
 Status KafkaSource::SnapshotPosition(BinaryWriter* out) const {
   out->PutU8(kPositionVersion);
   out->PutString(options_.topic);
-  uint32_t known =
-      0;  // a partition an instance was just given has no position until its first record
+  // A partition an instance was just given has no position until its first record.
+  uint32_t known = 0;
   for (const auto& [p, off] : next_offsets_) known += off >= 0 ? 1 : 0;
   out->PutU32(known);
   for (const auto& [p, off] : next_offsets_) {
