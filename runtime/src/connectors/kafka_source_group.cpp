@@ -96,6 +96,14 @@ void KafkaSource::HandleRebalance(int err_code, rd_kafka_topic_partition_list_t*
   std::vector<int32_t> changed;
   for (int i = 0; i < partitions->cnt; ++i) changed.push_back(partitions->elems[i].partition);
   const std::string text = PartitionsText(partitions);
+  auto unassign = [&] {
+    if (!cooperative) {
+      rd_kafka_assign(rk_, nullptr);
+      return;
+    }
+    rd_kafka_error_t* error = rd_kafka_incremental_unassign(rk_, partitions);
+    if (error != nullptr) rd_kafka_error_destroy(error);  // the run ends or they are gone anyway
+  };
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     rd_kafka_error_t* error = nullptr;
     if (cooperative) {
@@ -133,12 +141,7 @@ void KafkaSource::HandleRebalance(int err_code, rd_kafka_topic_partition_list_t*
                       options_.topic, lost ? "were lost" : "moved to another instance", group_id_);
       instance_offsets_->Revoke(reassigned_);
     }
-    if (cooperative) {
-      rd_kafka_error_t* error = rd_kafka_incremental_unassign(rk_, partitions);
-      if (error != nullptr) rd_kafka_error_destroy(error);  // the run ends or they are gone anyway
-    } else {
-      rd_kafka_assign(rk_, nullptr);
-    }
+    unassign();
     DropPartitions(changed);
     Log(LogLevel::kInfo, "kafka", lost ? "partitions lost" : "partitions revoked",
         {{"source", context_.operator_name},
@@ -149,12 +152,7 @@ void KafkaSource::HandleRebalance(int err_code, rd_kafka_topic_partition_list_t*
   } else {
     rebalance_error_ = Status::Unavailable(fmt::format(
         "kafka source: consumer group `{}` failed: {}", group_id_, rd_kafka_err2str(err)));
-    if (cooperative) {
-      rd_kafka_error_t* error = rd_kafka_incremental_unassign(rk_, partitions);
-      if (error != nullptr) rd_kafka_error_destroy(error);
-    } else {
-      rd_kafka_assign(rk_, nullptr);
-    }
+    unassign();
   }
   if (assigned_gauge_ != nullptr) assigned_gauge_->Set(static_cast<int64_t>(next_offsets_.size()));
 }

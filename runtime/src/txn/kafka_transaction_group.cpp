@@ -636,14 +636,9 @@ Status KafkaTransactionGroup::SendOffsetsUnlocked(const std::vector<const KafkaR
                       read->checkpoint_id, rd_kafka_error_string(error.get())));
       return failed_;
     }
-    if (failed_.ok()) {
-      // A plain error that left the transaction open: it must not commit without these offsets.
-      FlushBeforeAbortLocked();
-      ErrorPtr abort_error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
-      failed_ =
-          Status::Aborted(s.message() + "; transaction aborted; restart from the last commit");
-    }
-    return failed_;
+    // A plain error that left the transaction open: it must not commit without these offsets.
+    return AbortIncompleteLocked(s,
+                                 fmt::format("transaction of checkpoint {}", read->checkpoint_id));
   }
   return Status::Ok();
 }
