@@ -73,7 +73,10 @@ const std::vector<LanguageSide>& LanguageSides() {
       {"kafka",
        false,
        {Arg("topic", Type::String(), true), Arg("brokers", Type::String(), true),
-        Arg("properties", Type::List(Type::String()), false)},
+        Arg("properties", Type::List(Type::String()), false),
+        // exactly_once only (Checker::CheckSink): the transaction's settings.
+        Arg("transaction_timeout", Type::Duration(), false),
+        Arg("retry_timeout", Type::Duration(), false)},
        Need::kNo,
        "kafka(topic: \"out\", brokers: brokers) format json"},
       {"file",
@@ -485,6 +488,19 @@ void Checker::CheckSink(ast::IntoOp& into) {
   }
   CheckConnectorArgs(into.sink, false);
   CheckFormat(into.format, into.sink, false);
+  // An at-least-once Kafka sink has no transaction; its runtime factory would refuse the option
+  // only when the job starts.
+  if (n == "kafka" && into.delivery != ast::Delivery::kExactlyOnce) {
+    for (const ast::NamedArg& a : into.sink.args) {
+      if (a.name.name != "transaction_timeout" && a.name.name != "retry_timeout") continue;
+      diags_
+          .Report(
+              diag::Kind::kInvalidArgument, a.name.range,
+              "`" + a.name.name +
+                  "` is for `exactly_once` Kafka sinks: an at-least-once sink has no transaction")
+          .Help("write `exactly_once` after the format, or remove `" + a.name.name + ": ...`");
+    }
+  }
   if (into.delivery == ast::Delivery::kExactlyOnce && !spec->exactly_once) {
     diags_
         .Report(diag::Kind::kExactlyOnceUnsupported, into.delivery_range.value_or(into.range),

@@ -13,12 +13,14 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -101,7 +103,9 @@ class ScaleOutTest : public OwnBrokerTest {
             "--set",
             "guarantee=" + guarantee_,
             "--set",
-            "retry_timeout_ms=20000"};
+            "retry_timeout_ms=20000",
+            "--set",
+            fmt::format("transaction_timeout_ms={}", transaction_timeout_ms_)};
   }
   void Start(const std::string& name) {
     Instance& in = instances_[name];
@@ -273,6 +277,7 @@ class ScaleOutTest : public OwnBrokerTest {
   std::mt19937_64 rng_;
   fs::path work_;
   std::string guarantee_, input_, output_, job_id_;
+  int64_t transaction_timeout_ms_ = 0;  // 0: the runtime's default for instances
   std::map<std::string, Instance> instances_;
 };
 
@@ -304,6 +309,126 @@ TEST_F(ScaleOutTest, CheckerDetectsAtLeastOnceDuplicates) {
   EXPECT_GT(v.duplicates, 0) << "no duplicates after " << kills_ << " kills (seed " << seed_ << ")";
   EXPECT_EQ(v.missing, 0) << v.example;
   if (v.missing > 0) PrintLogTails(40);
+}
+
+// An instance SIGKILLed for good leaves a transaction open: output and the offsets of its
+// partitions. The instance that gets them aborts it (the takeover), long before the broker would:
+// the transaction timeout is 5 minutes here, yet everything produced before the kill must be
+// visible to a read_committed reader within 2, and the whole output exactly once. Input keeps
+// arriving throughout.
+TEST_F(ScaleOutTest, InstanceKilledForGoodIsTakenOverBeforeItsTransactionTimesOut) {
+  guarantee_ = "exactly_once";
+  input_ = UniqueName("scale-in");
+  output_ = UniqueName("scale-out");
+  job_id_ = UniqueName("scale-takeover");
+  transaction_timeout_ms_ = 300000;
+  ASSERT_TRUE(env_.CreateTopic(input_, kPartitions).ok());
+  ASSERT_TRUE(env_.CreateTopic(output_, 3).ok());
+  std::atomic<int64_t> produced{0};
+  std::atomic<bool> stop{false};
+  std::thread producer([&] {
+    while (!stop.load()) {
+      std::vector<KafkaRecord> batch;
+      const int64_t from = produced.load();
+      for (int64_t i = from; i < from + 50; ++i) batch.push_back(KafkaRecord{-1, Key(i), Value(i)});
+      rt::Status s = env_.Produce(input_, batch, Millis(60000));
+      EXPECT_TRUE(s.ok()) << s.ToString();
+      if (!s.ok()) return;
+      produced.store(from + 50);
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+  // All of `count` first records visible to a read_committed reader.
+  auto visible = [&](int64_t count) {
+    auto got = env_.ConsumeToEnd(output_, Isolation::kReadCommitted, Millis(5000));
+    if (!got.ok()) return false;
+    std::set<std::string> seen;
+    for (const KafkaRecord& rec : *got) seen.insert(rec.key + "=" + rec.value);
+    for (int64_t i = 0; i < count; ++i) {
+      if (seen.count(Key(i) + "=" + Value(i)) == 0) return false;
+    }
+    return true;
+  };
+  Start("a");
+  Start("b");
+  const auto ready_until = Clock::now() + std::chrono::seconds(60);
+  while (Clock::now() < ready_until &&
+         !(OwnedPartitions(instances_["a"].log) && OwnedPartitions(instances_["b"].log) &&
+           visible(produced.load()))) {
+    Pass(500);
+  }
+  ASSERT_TRUE(OwnedPartitions(instances_["a"].log) && OwnedPartitions(instances_["b"].log))
+      << "the two instances did not share the input within 60 s";
+  Pass(2000);
+  Instance& a = instances_["a"];
+  a.retired = true;
+  KillChild(a.pid);
+  const auto killed = Clock::now();
+  const int64_t before_kill = produced.load();
+  bool all = false;
+  while (!all && Clock::now() < killed + std::chrono::minutes(2)) {
+    Pass(1000);
+    all = visible(before_kill);
+  }
+  const double seconds = std::chrono::duration<double>(Clock::now() - killed).count();
+  std::printf(
+      "scale-out takeover: the %lld records produced before the SIGKILL were visible "
+      "after %.1f s (transaction timeout %lld s)\n",
+      static_cast<long long>(before_kill), seconds,
+      static_cast<long long>(transaction_timeout_ms_ / 1000));
+  EXPECT_TRUE(all) << "records produced before the SIGKILL still not visible after " << seconds
+                   << " s";
+  EXPECT_TRUE(LogHas(instances_["b"].log, "took over a stopped instance"))
+      << "see " << instances_["b"].log;
+  stop.store(true);
+  producer.join();
+  records_ = produced.load();
+  const auto until = Clock::now() + std::chrono::minutes(2);
+  while (Clock::now() < until && !visible(records_)) Pass(1000);
+  ::kill(instances_["b"].pid, SIGTERM);
+  if (WaitForChild(instances_["b"].pid, 30000) == -1) KillChild(instances_["b"].pid);
+  auto got = env_.ConsumeToEnd(output_, Isolation::kReadCommitted, Millis(60000));
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  std::vector<std::string> values;
+  for (const KafkaRecord& rec : *got) values.push_back(rec.key + "=" + rec.value);
+  Verdict v = Compare(Reference(), values);
+  if (!v.exact() || HasFailure()) PrintLogTails(40);
+  EXPECT_TRUE(v.exact()) << "missing " << v.missing << ", duplicates " << v.duplicates << ", wrong "
+                         << v.wrong << "; " << v.example;
+}
+
+// A second process under a running instance's name (another machine: another state dir) fences
+// its producer. With no takeover marker in its progress topic the first process knows it was not
+// taken for stopped by another instance: it exits with code 3 saying why, instead of restarting
+// and fencing the second in turn, forever. (The second cannot restore the first's checkpoint from
+// its own state dir and stops too, exit 1.)
+TEST_F(ScaleOutTest, SecondProcessUnderOneInstanceNameStopsTheFirstWithExitCode3) {
+  guarantee_ = "exactly_once";
+  input_ = UniqueName("scale-in");
+  output_ = UniqueName("scale-out");
+  job_id_ = UniqueName("scale-twin");
+  ASSERT_TRUE(env_.CreateTopic(input_, kPartitions).ok());
+  ASSERT_TRUE(env_.CreateTopic(output_, 3).ok());
+  Start("a");
+  const auto ready_until = Clock::now() + std::chrono::seconds(60);
+  while (Clock::now() < ready_until && !OwnedPartitions(instances_["a"].log)) Pass(500);
+  ASSERT_TRUE(OwnedPartitions(instances_["a"].log));
+  Pass(1000);
+  std::vector<std::string> args = Args("a");
+  const std::string dir = (work_ / "state-a").string();
+  std::replace(args.begin(), args.end(), dir, (work_ / "state-a-twin").string());
+  const std::string twin_log = (work_ / "a-twin.log").string();
+  pid_t twin = SpawnJob(FLOW_CHAOS_JOB, args, "", twin_log);
+  instances_["a"].retired = true;  // not restarted: its exit code is the point
+  const int status = WaitForChild(instances_["a"].pid, 120000);
+  if (status == -1) KillChild(instances_["a"].pid);
+  if (WaitForChild(twin, 30000) == -1) KillChild(twin);
+  ASSERT_NE(status, -1) << "still running 120 s after a second process took its name (see "
+                        << instances_["a"].log << ")";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3)
+      << "status " << status << "; see " << instances_["a"].log;
+  EXPECT_TRUE(LogHas(instances_["a"].log, "needs its own --instance name"))
+      << "see " << instances_["a"].log;
 }
 
 // A plan whose operator needs every partition's records is refused with exit code 2 and a

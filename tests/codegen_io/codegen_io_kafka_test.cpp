@@ -296,5 +296,56 @@ from kafka(topic: "t", brokers: "127.0.0.1:1", properties: ["group.id=mine"]) fo
   EXPECT_NE(refused.err.find("`group:`"), std::string::npos) << refused.err;
 }
 
+// `transaction_timeout` and `retry_timeout` of an exactly-once Kafka sink reach its transaction:
+// a timeout shorter than a checkpoint can take is refused at start naming both (exit 1, not
+// retried), and a long enough one copies the input exactly once.
+TEST_F(CodegenIoKafka, ScriptTransactionSettingsReachTheExactlyOnceSink) {
+  std::string dir = ScratchDir("kafka_txn_settings");
+  auto script = [](const std::string& timeout) {
+    return R"(
+param input: string
+param output: string
+param brokers: string
+schema A { x: int }
+from kafka(topic: input, brokers: brokers) format json as A
+  | into kafka(topic: output, brokers: brokers, transaction_timeout: )" +
+           timeout + R"(, retry_timeout: 5s) format json exactly_once
+)";
+  };
+  auto input = env_.CreateUniqueTopic("cgio-txn-in", 1);
+  auto output = env_.CreateUniqueTopic("cgio-txn-out", 1);
+  ASSERT_TRUE(input.ok() && output.ok());
+  ASSERT_TRUE(env_.Produce(*input, {{0, "", "{\"x\":1}"}, {0, "", "{\"x\":2}"}}).ok());
+  auto argv = [&](const std::string& bin, const std::string& job) {
+    return std::vector<std::string>{bin,
+                                    "--set",
+                                    "input=" + *input,
+                                    "--set",
+                                    "output=" + *output,
+                                    "--set",
+                                    "brokers=" + env_.brokers(),
+                                    "--checkpoint-interval",
+                                    "1s",
+                                    "--checkpoint-timeout",
+                                    "10s",
+                                    "--state-dir",
+                                    dir + "/state-" + job,
+                                    "--job-id",
+                                    test::UniqueName(job)};
+  };
+  // 10 s checkpoint timeout + 1 s interval + 5 s retry bound (+0.2 s) > 15 s: too short.
+  std::string short_bin = Build(dir, script("15s"));
+  Ran refused = RunLimited(argv(short_bin, "cgio-txn-short"), 60);
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+  EXPECT_NE(refused.err.find("15000 ms is too short"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("commit's own bound 5200"), std::string::npos) << refused.err;
+
+  std::string bin = Build(dir, script("2m"));
+  Background job(argv(bin, "cgio-txn-ok"), dir);
+  auto got = env_.ConsumeCount(*output, 2, Isolation::kReadCommitted, test::Millis(60000));
+  EXPECT_TRUE(got.ok()) << got.status().ToString() << "\n" << job.Err();
+  EXPECT_EQ(job.Stop(30), 0) << job.Err();
+}
+
 }  // namespace
 }  // namespace flow::codegen_io_test

@@ -1,8 +1,48 @@
 #include "flow/runtime/connectors/kafka_instance.h"
 
+#include <cctype>
 #include <map>
 
+#include <fmt/format.h>
+
 namespace flow::rt {
+
+std::string KafkaInstanceGroupId(std::string_view job_id, std::string_view source) {
+  return fmt::format("flow-{}.{}", job_id, source);
+}
+
+std::string KafkaInstanceMemberId(std::string_view job_id, std::string_view source,
+                                  std::string_view instance, uint32_t subtask) {
+  return fmt::format("{}.{}.{}.{}", job_id, source, instance, subtask);
+}
+
+std::string KafkaInstanceOfMember(std::string_view group_id, std::string_view member_id) {
+  constexpr std::string_view kGroupPrefix = "flow-";
+  if (group_id.substr(0, kGroupPrefix.size()) != kGroupPrefix) return "";
+  const std::string prefix = fmt::format("{}.", group_id.substr(kGroupPrefix.size()));
+  if (member_id.size() <= prefix.size() || member_id.substr(0, prefix.size()) != prefix) return "";
+  std::string_view rest = member_id.substr(prefix.size());  // "<instance>.<subtask>"
+  const size_t dot = rest.rfind('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 == rest.size()) return "";
+  for (char c : rest.substr(dot + 1)) {
+    if (std::isdigit(static_cast<unsigned char>(c)) == 0) return "";
+  }
+  return std::string(rest.substr(0, dot));
+}
+
+std::string KafkaProgressTopic(std::string_view job_id, std::string_view instance) {
+  if (instance.empty()) return fmt::format("__flow_progress_{}", job_id);
+  return fmt::format("{}{}", KafkaInstanceProgressPrefix(job_id), instance);
+}
+
+std::string KafkaInstanceProgressPrefix(std::string_view job_id) {
+  return fmt::format("__flow_progress_{}.", job_id);
+}
+
+std::string KafkaTransactionalId(std::string_view job_id, std::string_view instance) {
+  if (instance.empty()) return fmt::format("flow-{}", job_id);
+  return fmt::format("flow-{}@{}", job_id, instance);
+}
 
 std::shared_ptr<KafkaInstanceOffsets> KafkaInstanceOffsets::ForJob(const std::string& job_id) {
   static std::mutex mu;
@@ -26,6 +66,18 @@ void KafkaInstanceOffsets::Detach() {
   std::lock_guard<std::mutex> lock(mu_);
   attached_ = false;
   slots_.clear();
+  assigned_listener_ = nullptr;
+}
+
+void KafkaInstanceOffsets::SetAssignedListener(
+    std::function<void(const std::string& group)> listener) {
+  std::lock_guard<std::mutex> lock(mu_);
+  assigned_listener_ = std::move(listener);
+}
+
+void KafkaInstanceOffsets::Assigned(const std::string& group) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (assigned_listener_) assigned_listener_(group);
 }
 
 bool KafkaInstanceOffsets::attached() const {

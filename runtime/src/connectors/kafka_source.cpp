@@ -363,6 +363,7 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
       if (error.ok()) {
         error = KafkaError(m->err, fmt::format("kafka source: topic `{}`: {}", options_.topic,
                                                rd_kafka_message_errstr(m)));
+        if (m->err == RD_KAFKA_RESP_ERR__FATAL) error = FatalError(error);
       }
       continue;
     }

@@ -41,11 +41,11 @@ Status KafkaSource::AddGroupSettings(uint32_t subtask,
     return Status::InvalidArgument("kafka source: --instance needs the job's id (--job-id)");
   }
   group_mode_ = true;
-  group_id_ = fmt::format("flow-{}.{}", context_.job_id, context_.operator_name);
+  group_id_ = KafkaInstanceGroupId(context_.job_id, context_.operator_name);
   (*settings)["group.id"] = group_id_;
   // One member per source subtask of each instance; the name survives the instance's restarts.
-  (*settings)["group.instance.id"] = fmt::format(
-      "{}.{}.{}.{}", context_.job_id, context_.operator_name, context_.instance, subtask);
+  (*settings)["group.instance.id"] =
+      KafkaInstanceMemberId(context_.job_id, context_.operator_name, context_.instance, subtask);
   // Only partitions that must move are revoked: the others go on reading during a rebalance.
   (*settings)["partition.assignment.strategy"] = "cooperative-sticky";
   settings->try_emplace("session.timeout.ms", kDefaultSessionTimeoutMs);
@@ -124,6 +124,9 @@ void KafkaSource::HandleRebalance(int err_code, rd_kafka_topic_partition_list_t*
       next_offsets_.try_emplace(p, -1);
       unheard_.insert(p);
     }
+    // Their last owner may have died with a transaction open, which holds back their committed
+    // offsets: the commit group looks for such instances and ends it (KafkaTakeover).
+    if (!changed.empty() && transactional_) instance_offsets_->Assigned(group_id_);
     Log(LogLevel::kInfo, "kafka", "partitions assigned",
         {{"source", context_.operator_name},
          {"subtask", std::to_string(subtask_)},
@@ -180,6 +183,18 @@ void KafkaSource::LeaveGroup() {
        {"subtask", std::to_string(subtask_)},
        {"group", group_id_},
        {"instance", context_.instance}});
+}
+
+Status KafkaSource::FatalError(const Status& error) {
+  char reason[512];
+  const rd_kafka_resp_err_t cause = rd_kafka_fatal_error(rk_, reason, sizeof reason);
+  if (cause != RD_KAFKA_RESP_ERR_FENCED_INSTANCE_ID || !group_mode_) return error;
+  // Static membership: the newer of two members with one name wins. Restarting would only fence
+  // the other process in turn.
+  return Status::Fenced(fmt::format(
+      "kafka source: another process joined consumer group `{}` as this instance (`{}`): every "
+      "instance of a job needs its own --instance name ({})",
+      group_id_, context_.instance, reason));
 }
 
 void KafkaSource::DropPartitions(const std::vector<int32_t>& partitions) {

@@ -130,6 +130,66 @@ Status EnsureProgressTopic(rd_kafka_t* rk, const std::string& topic, int replica
   return Status::Ok();
 }
 
+Result<std::vector<std::string>> TopicsWithPrefix(rd_kafka_t* rk, std::string_view prefix,
+                                                  int timeout_ms) {
+  const rd_kafka_metadata_t* md = nullptr;
+  rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 1, nullptr, &md, timeout_ms);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable(
+        fmt::format("kafka: listing topics failed: {}", rd_kafka_err2str(err)));
+  }
+  std::vector<std::string> names;
+  for (int i = 0; i < md->topic_cnt; ++i) {
+    std::string_view name = md->topics[i].topic;
+    if (name.substr(0, prefix.size()) == prefix) names.emplace_back(name);
+  }
+  rd_kafka_metadata_destroy(md);
+  return names;
+}
+
+Result<std::map<std::string, std::set<std::string>>> GroupStaticMembers(
+    rd_kafka_t* rk, const std::set<std::string>& groups, int timeout_ms) {
+  std::vector<const char*> ids;
+  for (const std::string& g : groups) ids.push_back(g.c_str());
+  QueuePtr queue(rd_kafka_queue_new(rk));
+  rd_kafka_AdminOptions_t* opts =
+      rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS);
+  char errstr[256];
+  rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, sizeof errstr);
+  rd_kafka_DescribeConsumerGroups(rk, ids.data(), ids.size(), opts, queue.get());
+  rd_kafka_AdminOptions_destroy(opts);
+  Result<EventPtr> event = WaitAdmin(queue.get(), timeout_ms, "describing consumer groups");
+  if (!event.ok()) return event.status();
+  const rd_kafka_DescribeConsumerGroups_result_t* result =
+      rd_kafka_event_DescribeConsumerGroups_result(event->get());
+  size_t n = 0;
+  const rd_kafka_ConsumerGroupDescription_t** described =
+      result != nullptr ? rd_kafka_DescribeConsumerGroups_result_groups(result, &n) : nullptr;
+  std::map<std::string, std::set<std::string>> members;
+  for (size_t i = 0; i < n; ++i) {
+    const rd_kafka_ConsumerGroupDescription_t* g = described[i];
+    if (const rd_kafka_error_t* error = rd_kafka_ConsumerGroupDescription_error(g);
+        error != nullptr) {
+      return Status::Unavailable(fmt::format("kafka: describing consumer group `{}` failed: {}",
+                                             rd_kafka_ConsumerGroupDescription_group_id(g),
+                                             rd_kafka_error_string(error)));
+    }
+    std::set<std::string>& ids_of_group = members[rd_kafka_ConsumerGroupDescription_group_id(g)];
+    const size_t count = rd_kafka_ConsumerGroupDescription_member_count(g);
+    for (size_t m = 0; m < count; ++m) {
+      const char* id = rd_kafka_MemberDescription_group_instance_id(
+          rd_kafka_ConsumerGroupDescription_member(g, m));
+      if (id != nullptr) ids_of_group.insert(id);
+    }
+  }
+  for (const std::string& g : groups) {
+    if (members.count(g) == 0) {
+      return Status::Unavailable(fmt::format("kafka: consumer group `{}` was not described", g));
+    }
+  }
+  return members;
+}
+
 std::string EncodeProgress(const std::string& job_id, int64_t checkpoint_id, uint32_t participants) {
   BinaryWriter w;
   w.PutU32(kProgressMagic);

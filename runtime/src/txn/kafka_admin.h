@@ -4,8 +4,10 @@
 #include <librdkafka/rdkafka.h>
 
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "../connectors/kafka_common.h"
 #include "flow/runtime/common/status.h"
@@ -26,6 +28,15 @@ namespace flow::rt::txn_detail {
 // Creates `topic` (1 partition, compacted) unless it exists.
 [[nodiscard]] Status EnsureProgressTopic(rd_kafka_t* rk, const std::string& topic,
                                          int replication_factor, int timeout_ms);
+
+// Names of the topics that start with `prefix`.
+[[nodiscard]] Result<std::vector<std::string>> TopicsWithPrefix(rd_kafka_t* rk,
+                                                                std::string_view prefix,
+                                                                int timeout_ms);
+
+// The group.instance.id of every current member of each of `groups` (static members only).
+[[nodiscard]] Result<std::map<std::string, std::set<std::string>>> GroupStaticMembers(
+    rd_kafka_t* rk, const std::set<std::string>& groups, int timeout_ms);
 
 // Progress record value: "FLPG" u32 version, job id, checkpoint id, participants, CRC-32C.
 std::string EncodeProgress(const std::string& job_id, int64_t checkpoint_id, uint32_t participants);

@@ -11,6 +11,7 @@
 #include "flow/runtime/common/job_id.h"
 #include "flow/runtime/txn/kafka_exactly_once_sink.h"
 #include "kafka_admin.h"
+#include "kafka_takeover.h"
 
 namespace flow::rt {
 namespace {
@@ -55,20 +56,27 @@ Status ValidateTransactionTimeout(int64_t transaction_timeout_ms, int64_t broker
   }
   if (transaction_timeout_ms > broker_max_timeout_ms) {
     return Status::InvalidArgument(fmt::format(
-        "job `{}`: transaction.timeout.ms {} exceeds the broker's transaction.max.timeout.ms {}; lower "
-        "it or raise the broker setting", job_id, transaction_timeout_ms, broker_max_timeout_ms));
+        "job `{}`: the transaction timeout (the sink's `transaction_timeout`, "
+        "transaction.timeout.ms) "
+        "{} ms exceeds the broker's transaction.max.timeout.ms {}; lower it or raise the broker "
+        "setting",
+        job_id, transaction_timeout_ms, broker_max_timeout_ms));
   }
   const int64_t needed = TransactionOpenBoundMs(checkpoints, commit_bound_ms);
   if (transaction_timeout_ms <= needed) {
     return Status::InvalidArgument(fmt::format(
-        "job `{}`: transaction.timeout.ms {} is too short: a transaction stays open until the next "
-        "checkpoint commits, up to (tolerable failures {} + 1) x (checkpoint interval {} + checkpoint "
+        "job `{}`: the transaction timeout (the sink's `transaction_timeout`, "
+        "transaction.timeout.ms) "
+        "{} ms is too short: a transaction stays open until the next "
+        "checkpoint commits, up to (tolerable failures {} + 1) x (checkpoint interval {} + "
+        "checkpoint "
         "timeout {}) + min pause {} + the commit's own bound {} (flush and commit retries, "
         "retry_timeout) = {} ms; the broker would abort it and fail the job. Lower "
-        "--checkpoint-timeout or --checkpoint-interval, or raise transaction.timeout.ms (broker "
-        "maximum {})",
+        "--checkpoint-timeout or --checkpoint-interval, or raise `transaction_timeout` (broker "
+        "maximum {} ms)",
         job_id, transaction_timeout_ms, checkpoints.tolerable_failures, checkpoints.interval_ms,
-        checkpoints.timeout_ms, checkpoints.min_pause_ms, commit_bound_ms, needed, broker_max_timeout_ms));
+        checkpoints.timeout_ms, checkpoints.min_pause_ms, commit_bound_ms, needed,
+        broker_max_timeout_ms));
   }
   return Status::Ok();
 }
@@ -128,8 +136,7 @@ Result<std::unique_ptr<KafkaTransactionGroup>> KafkaTransactionGroup::Start(Kafk
   if (options.progress_topic.empty()) {
     // An instance's own topic: a read_committed reader of a topic that other instances also
     // commit to would wait behind their open transactions (and a killed one's until it restarts).
-    options.progress_topic = "__flow_progress_" + options.job_id;
-    if (!options.instance.empty()) options.progress_topic += "." + options.instance;
+    options.progress_topic = KafkaProgressTopic(options.job_id, options.instance);
     if (options.progress_topic.size() > 249) {
       return Status::InvalidArgument(
           fmt::format("kafka exactly-once: the progress topic `{}` is longer than Kafka's 249 "
@@ -143,13 +150,24 @@ Result<std::unique_ptr<KafkaTransactionGroup>> KafkaTransactionGroup::Start(Kafk
   const bool instance = !options.instance.empty();
   const std::string job_id = options.job_id;
   std::unique_ptr<KafkaTransactionGroup> group(new KafkaTransactionGroup(std::move(options), participants));
-  group->transactional_id_ = instance ? "flow-" + key : *id;
+  group->transactional_id_ =
+      instance ? KafkaTransactionalId(job_id, group->options_.instance) : *id;
   group->progress_key_ = key;
   FLOW_RETURN_IF_ERROR(group->Init());
   if (instance) {
     // Sources open after the group: they find it attached and leave their offsets to it.
     group->instance_offsets_ = KafkaInstanceOffsets::ForJob(job_id);
     group->instance_offsets_->Attach();
+    const KafkaTransactionOptions& o = group->options_;
+    group->takeover_ = std::make_unique<txn_detail::KafkaTakeover>(
+        txn_detail::KafkaTakeover::Options{.brokers = o.brokers,
+                                           .connection = KafkaConnectionProperties(o.properties),
+                                           .job_id = o.job_id,
+                                           .instance = o.instance,
+                                           .transaction_timeout_ms = group->transaction_timeout_ms_,
+                                           .operation_timeout_ms = o.operation_timeout_ms});
+    group->instance_offsets_->SetAssignedListener(
+        [takeover = group->takeover_.get()](const std::string& g) { takeover->Assigned(g); });
   }
   return group;
 }
@@ -203,6 +221,7 @@ Status KafkaTransactionGroup::Init() {
   rk_ = *producer;
 
   std::lock_guard<std::mutex> lock(mu_);
+  run_started_wall_ms_ = WallNowMs();
   // Fences older instances and aborts what they left open. Retried while brokers are away.
   int64_t deadline = SteadyNowMs() + o.retry_timeout_ms;
   int64_t delay = 100;
@@ -245,6 +264,11 @@ Status KafkaTransactionGroup::TxnErrorLocked(rd_kafka_error_t* error, std::strin
     if (fatal == RD_KAFKA_RESP_ERR__FENCED || fatal == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
         code == RD_KAFKA_RESP_ERR__FENCED || code == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
         fatal == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH) {
+      if (!options_.instance.empty()) {
+        failed_ = InstanceFencedLocked(fmt::format("{}: {}", step, rd_kafka_error_string(error)));
+        DestroyProducerLocked();
+        return failed_;
+      }
       failed_ = Status::Fenced(fmt::format(
           "another instance of job `{}` took over (transactional id `{}`); this instance stops. Two "
           "jobs with the same --job-id fence each other. ({}: {})",
@@ -267,6 +291,27 @@ Status KafkaTransactionGroup::TxnErrorLocked(rd_kafka_error_t* error, std::strin
   }
   if (rd_kafka_error_is_retriable(error)) return Status::Unavailable(what);
   return Status::IoError(what);
+}
+
+Status KafkaTransactionGroup::InstanceFencedLocked(const std::string& cause) {
+  // Each takeover leaves a marker in this instance's progress topic just before it fences; a
+  // second process under this instance's name leaves none.
+  constexpr int kMarkerReadMs = 10000;
+  Result<std::string> taker = txn_detail::FindTakeoverMarker(
+      options_.brokers, KafkaConnectionProperties(options_.properties), options_.progress_topic,
+      run_started_wall_ms_ - txn_detail::kTakeoverMarkerSlackMs, kMarkerReadMs);
+  if (taker.ok() && taker->empty()) {
+    return Status::Fenced(fmt::format(
+        "another process runs as instance `{}` of job `{}`: it fenced transactional id `{}` ({}). "
+        "Every instance of a job needs its own --instance name",
+        options_.instance, options_.job_id, transactional_id_, cause));
+  }
+  // Taken for stopped by another instance. When the marker could not be read, restarting is the
+  // safe side: a duplicate's next fencing is judged again.
+  return Status::Reassigned(fmt::format(
+      "instance `{}` took this one for stopped and aborted its open transaction (transactional "
+      "id `{}`: {})",
+      taker.ok() ? *taker : std::string("?"), transactional_id_, cause));
 }
 
 void KafkaTransactionGroup::FlushBeforeAbortLocked() {

@@ -138,12 +138,13 @@ class TumblingSum final : public flow::rt::OneInputOperator<Rec, Agg> {
 template <typename T, typename Encode>
 Status AddSink(flow::rt::Job& job, const flow::rt::Stream<T>& s, const std::string& guarantee,
                const std::string& brokers, const std::string& topic, int64_t retry_timeout_ms,
-               Encode encode) {
+               int64_t transaction_timeout_ms, Encode encode) {
   if (guarantee == "exactly_once") {
     flow::rt::KafkaTxnSinkConfig config;
     config.brokers = brokers;
     config.sink.topic = topic;
     config.retry_timeout_ms = retry_timeout_ms;
+    config.transaction_timeout_ms = transaction_timeout_ms;
     flow::rt::ExactlyOnceSink<T>(s, job, "out", flow::rt::KafkaTxnSink(config), encode);
     return Status::Ok();
   }
@@ -170,7 +171,9 @@ int main(int argc, char** argv) {
        {"files", ParamType::kString, "",
         "copy, exactly once: also write the records to files here"},
        {"retry_timeout_ms", ParamType::kInt, "0",
-        "exactly once: how long Kafka is waited for (0: 60 s)"}},
+        "exactly once: how long Kafka is waited for (0: 60 s)"},
+       {"transaction_timeout_ms", ParamType::kInt, "0",
+        "exactly once: transaction.timeout.ms (0: the runtime's default)"}},
       [](flow::rt::Job& job) -> Status {
         const auto& p = job.params();
         auto kind = p.GetString("job");
@@ -181,9 +184,10 @@ int main(int argc, char** argv) {
         auto window_ms = p.GetInt("window_ms");
         auto files = p.GetString("files");
         auto retry = p.GetInt("retry_timeout_ms");
+        auto txn_timeout = p.GetInt("transaction_timeout_ms");
         if (!kind.ok() || !brokers.ok() || !input.ok() || !output.ok() || !guarantee.ok() ||
-            !window_ms.ok() || !files.ok() || !retry.ok() || input->empty() || output->empty() ||
-            *window_ms <= 0 || *retry < 0) {
+            !window_ms.ok() || !files.ok() || !retry.ok() || !txn_timeout.ok() || input->empty() ||
+            output->empty() || *window_ms <= 0 || *retry < 0 || *txn_timeout < 0) {
           return Status::InvalidArgument("bad parameters (input and output are required)");
         }
         flow::rt::KafkaSourceOptions so;
@@ -205,7 +209,7 @@ int main(int argc, char** argv) {
                                              *payload = r.key + "=" + r.value;
                                            });
           }
-          return AddSink<Rec>(job, records, *guarantee, *brokers, *output, *retry,
+          return AddSink<Rec>(job, records, *guarantee, *brokers, *output, *retry, *txn_timeout,
                               [](const Rec& r, std::string* key, std::string* payload) {
                                 *key = r.key;
                                 *payload = r.value;
@@ -215,7 +219,7 @@ int main(int argc, char** argv) {
         int64_t size = *window_ms;
         auto sums = records.KeyBy("key", [](const Rec& r) { return flow::rt::StableHash(std::string_view(r.key)); })
                         .Then<Agg>("window", [size] { return std::make_unique<TumblingSum>(size); });
-        return AddSink<Agg>(job, sums, *guarantee, *brokers, *output, *retry,
+        return AddSink<Agg>(job, sums, *guarantee, *brokers, *output, *retry, *txn_timeout,
                             [](const Agg& a, std::string* key, std::string* payload) {
                               *key = fmt::format("{}|{}", a.key, a.start);
                               *payload = fmt::format("{},{},{},{}", a.key, a.start, a.count, a.sum);

@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,23 @@
 struct rd_kafka_consumer_group_metadata_s;
 
 namespace flow::rt {
+
+// Names of an instance's Kafka resources. Instances find each other by them (KafkaTakeover), so
+// they are made here only.
+// Consumer group of the job's Kafka source `source`: "flow-<job>.<source>".
+std::string KafkaInstanceGroupId(std::string_view job_id, std::string_view source);
+// Static member of that group: "<job>.<source>.<instance>.<subtask>".
+std::string KafkaInstanceMemberId(std::string_view job_id, std::string_view source,
+                                  std::string_view instance, uint32_t subtask);
+// The instance named by `member_id` (a group.instance.id in group `group_id`), or "" when the
+// member is not one of a Flow instance.
+std::string KafkaInstanceOfMember(std::string_view group_id, std::string_view member_id);
+// Progress topic of an instance: "__flow_progress_<job>.<instance>" (one process:
+// "__flow_progress_<job>"), and the prefix every instance's topic of the job starts with.
+std::string KafkaProgressTopic(std::string_view job_id, std::string_view instance);
+std::string KafkaInstanceProgressPrefix(std::string_view job_id);
+// Transactional id: "flow-<job>@<instance>" (one process: "flow-<job>").
+std::string KafkaTransactionalId(std::string_view job_id, std::string_view instance);
 
 // What one source subtask had read when a barrier passed it.
 struct KafkaReadOffsets {
@@ -54,6 +72,12 @@ class KafkaInstanceOffsets {
   // True while a commit group is attached: sources leave their offsets to it.
   bool attached() const;
 
+  // By the commit group: `listener` hears of every Assigned until Detach. It runs under this
+  // object's lock, so it must not block or call back.
+  void SetAssignedListener(std::function<void(const std::string& group)> listener);
+  // By a source of the current run: the group gave it partitions of consumer group `group`.
+  void Assigned(const std::string& group);
+
   // A source subtask of the current run; the slot to Record under.
   size_t Register();
   // The offsets of `slot` at barrier `read.checkpoint_id` (ids of a slot only grow).
@@ -74,6 +98,7 @@ class KafkaInstanceOffsets {
   mutable std::mutex mu_;         // the fields below; taken after commit_mu_
   bool attached_ = false;
   std::string revoked_;  // why, after Revoke; empty while the run may commit
+  std::function<void(const std::string&)> assigned_listener_;
   std::vector<std::vector<KafkaReadOffsets>> slots_;
 };
 

@@ -142,6 +142,9 @@ class KafkaSource final : public RawSource {
   // A clean stop: unsubscribes and serves the revocation until librdkafka sent LeaveGroup (a
   // static member's close alone never sends it), bounded by kLeaveGroupMs.
   void LeaveGroup();
+  // The consumer failed for good (`error`, from RD_KAFKA_RESP_ERR__FATAL): kFenced when another
+  // process joined the group under this instance's member name, `error` otherwise.
+  Status FatalError(const Status& error);
   // Forgets partitions this subtask no longer reads (positions, lag gauges, pending commits).
   void DropPartitions(const std::vector<int32_t>& partitions);
 

@@ -58,6 +58,10 @@ struct rd_kafka_topic_s;
 
 namespace flow::rt {
 
+namespace txn_detail {
+class KafkaTakeover;
+}
+
 struct KafkaTransactionOptions {
   // bootstrap.servers. Required.
   std::string brokers{};
@@ -225,6 +229,9 @@ class KafkaTransactionGroup final : public CommitGroup {
   // Topic handles first: librdkafka requires them released before the producer.
   void DestroyProducerLocked();
   Status TxnErrorLocked(rd_kafka_error_s* error, std::string_view step);
+  // An instance's producer was fenced: kReassigned when another instance's takeover did it
+  // (txn_detail::KafkaTakeover left its marker), kFenced naming the duplicate --instance otherwise.
+  Status InstanceFencedLocked(const std::string& cause);
   // commit_transaction in slices of kTxnWaitSliceMs, retrying retriable errors until
   // `deadline_ms` (monotonic) or cancellation; the final error (owned by the caller) or null,
   // and *cancelled when the job's cancellation ended it. Runs without mu_ (only Commit calls it,
@@ -243,8 +250,10 @@ class KafkaTransactionGroup final : public CommitGroup {
   KafkaTransactionOptions options_;
   std::string progress_key_;                                // the job id, or "<job id>@<instance>"
   std::shared_ptr<KafkaInstanceOffsets> instance_offsets_;  // instances only
+  std::unique_ptr<txn_detail::KafkaTakeover> takeover_;     // instances only
   std::string transactional_id_;
   int64_t transaction_timeout_ms_ = 0;
+  int64_t run_started_wall_ms_ = 0;  // when Init began: older takeover markers are stale
   rd_kafka_s* rk_ = nullptr;
   std::function<void(int64_t)> commit_hook_;
   std::mutex commit_mu_;  // one Commit or Abort at a time; taken before mu_

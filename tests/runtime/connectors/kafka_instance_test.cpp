@@ -1,0 +1,75 @@
+// Names of an instance's Kafka resources (other instances find it by them) and the per-job
+// ledger between its sources and its commit group.
+
+#include "flow/runtime/connectors/kafka_instance.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace flow::rt {
+namespace {
+
+TEST(KafkaInstanceNames, AreDerivedFromJobSourceAndInstance) {
+  EXPECT_EQ(KafkaInstanceGroupId("clicks", "input"), "flow-clicks.input");
+  EXPECT_EQ(KafkaInstanceMemberId("clicks", "input", "host-1", 3), "clicks.input.host-1.3");
+  EXPECT_EQ(KafkaProgressTopic("clicks", ""), "__flow_progress_clicks");
+  EXPECT_EQ(KafkaProgressTopic("clicks", "host-1"), "__flow_progress_clicks.host-1");
+  EXPECT_EQ(KafkaInstanceProgressPrefix("clicks"), "__flow_progress_clicks.");
+  EXPECT_EQ(KafkaTransactionalId("clicks", ""), "flow-clicks");
+  EXPECT_EQ(KafkaTransactionalId("clicks", "host-1"), "flow-clicks@host-1");
+}
+
+TEST(KafkaInstanceNames, MemberIdGivesBackItsInstance) {
+  const std::string group = KafkaInstanceGroupId("a.b", "in.put");
+  // Dots in the job, the source and the instance name: the group id fixes where the name starts.
+  EXPECT_EQ(KafkaInstanceOfMember(group, KafkaInstanceMemberId("a.b", "in.put", "x.y", 0)), "x.y");
+  EXPECT_EQ(KafkaInstanceOfMember(group, KafkaInstanceMemberId("a.b", "in.put", "z", 12)), "z");
+  // Not members of a Flow instance of this group.
+  EXPECT_EQ(KafkaInstanceOfMember(group, "a.b.in.put.x"), "");     // no subtask
+  EXPECT_EQ(KafkaInstanceOfMember(group, "a.b.in.put.x.1a"), "");  // subtask not a number
+  EXPECT_EQ(KafkaInstanceOfMember(group, "a.b.in.put..1"), "");    // empty name
+  EXPECT_EQ(KafkaInstanceOfMember(group, "other.in.put.x.1"), "");
+  EXPECT_EQ(KafkaInstanceOfMember("plain-group", "a.b.in.put.x.1"), "");
+}
+
+TEST(KafkaInstanceOffsets, AssignedReachesTheListenerUntilDetach) {
+  KafkaInstanceOffsets offsets;
+  std::vector<std::string> heard;
+  offsets.Assigned("g0");  // no listener yet: nothing happens
+  offsets.Attach();
+  offsets.SetAssignedListener([&](const std::string& g) { heard.push_back(g); });
+  offsets.Assigned("g1");
+  offsets.Assigned("g2");
+  offsets.Detach();
+  offsets.Assigned("g3");
+  EXPECT_EQ(heard, (std::vector<std::string>{"g1", "g2"}));
+}
+
+TEST(KafkaInstanceOffsets, CommitGetsEachSlotsNewestRecordAndARevokeStopsLaterCommits) {
+  KafkaInstanceOffsets offsets;
+  offsets.Attach();
+  const size_t s0 = offsets.Register();
+  const size_t s1 = offsets.Register();
+  offsets.Record(s0, KafkaReadOffsets{1, "t", {{0, 10}}, nullptr});
+  offsets.Record(s0, KafkaReadOffsets{2, "t", {{0, 20}}, nullptr});
+  offsets.Record(s1, KafkaReadOffsets{3, "t", {{1, 5}}, nullptr});
+  std::vector<int64_t> seen;
+  Status s = offsets.Commit(2, [&](const std::vector<const KafkaReadOffsets*>& reads) {
+    for (const KafkaReadOffsets* r : reads) seen.push_back(r->next_offsets.at(0).second);
+    return Status::Ok();
+  });
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(seen, (std::vector<int64_t>{20}));  // slot 1 has nothing <= 2 yet
+  offsets.Revoke("partitions 0 moved");
+  s = offsets.Commit(3, [](const std::vector<const KafkaReadOffsets*>&) { return Status::Ok(); });
+  EXPECT_EQ(s.code(), StatusCode::kReassigned);
+  EXPECT_NE(s.message().find("partitions 0 moved"), std::string::npos) << s.ToString();
+  offsets.Attach();  // the next run may commit again
+  s = offsets.Commit(4, [](const std::vector<const KafkaReadOffsets*>&) { return Status::Ok(); });
+  EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+}  // namespace
+}  // namespace flow::rt
