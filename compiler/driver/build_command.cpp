@@ -14,6 +14,8 @@
 
 #include "codegen/codegen.h"
 #include "codegen/compile.h"
+#include "codegen/portable.h"
+#include "codegen/toolchain.h"
 #include "diag/render.h"
 #include "driver/commands.h"
 #include "driver/frontend.h"
@@ -30,6 +32,9 @@ constexpr std::string_view kHelp =
     "\n"
     "Options:\n"
     "  -o, --output BINARY   the binary to write (required)\n"
+    "  --portable            make BINARY a directory that runs on another Linux with\n"
+    "                        nothing installed: BINARY/NAME (NAME: its last path\n"
+    "                        part) starts the job with the libraries in BINARY/lib\n"
     "  --debug               compile with -O0 -g instead of -O2\n"
     "  --no-pass NAME        switch off a plan pass (fold-constants, push-filters,\n"
     "                        chain, project); repeatable\n"
@@ -83,7 +88,7 @@ std::string FlowLineOf(const std::string& log, const std::string& first_error, c
 
 int Run(const std::vector<std::string>& args) {
   std::string file, output, keep_dir;
-  bool debug = false, use_cache = true, verbose = false;
+  bool debug = false, use_cache = true, verbose = false, portable = false;
   int jobs = 0;
   std::set<std::string> disabled;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -94,6 +99,8 @@ int Run(const std::vector<std::string>& args) {
       debug = true;
     } else if (a == "--verbose") {
       verbose = true;
+    } else if (a == "--portable") {
+      portable = true;
     } else if (a == "--no-cache") {
       use_cache = false;
     } else if (a == "-j" || Is(a, "--jobs") || (a.rfind("-j", 0) == 0 && a.size() > 2)) {
@@ -130,6 +137,24 @@ int Run(const std::vector<std::string>& args) {
   }
   if (file.empty()) return UsageError("`build` needs a file", "build");
   if (output.empty()) return UsageError("`build` needs `-o BINARY`", "build");
+  // --portable: the binary goes into OUTPUT/lib; OUTPUT/NAME starts it (codegen/portable.h).
+  std::error_code ec;
+  const std::string name = fs::path(output).filename().string();
+  std::string binary = output;
+  if (portable) {
+    if (fs::exists(output, ec) && !fs::is_directory(output, ec)) {
+      std::fprintf(stderr, "flowc: error: --portable writes a directory, and `%s` is a file\n",
+                   output.c_str());
+      return 1;
+    }
+    fs::create_directories(fs::path(output) / "lib", ec);
+    if (ec) {
+      std::fprintf(stderr, "flowc: error: cannot create `%s/lib`: %s\n", output.c_str(),
+                   ec.message().c_str());
+      return 1;
+    }
+    binary = (fs::path(output) / "lib" / (name + ".bin")).string();
+  }
 
   std::string cpp_name = fs::path(output).filename().string() + ".cpp";
   GeneratedJob job = GenerateJob(file, disabled, cpp_name);
@@ -137,7 +162,6 @@ int Run(const std::vector<std::string>& args) {
 
   // The generated file goes to --keep-cpp DIR, or a private temporary directory that is removed
   // after a successful build (and kept, with the compiler log, after a failed one).
-  std::error_code ec;
   fs::path dir;
   bool temporary = keep_dir.empty();
   if (temporary) {
@@ -172,7 +196,7 @@ int Run(const std::vector<std::string>& args) {
   options.parts = job.parts;
   options.jobs = jobs;
   codegen::CompileResult r =
-      codegen::CompileJob(cpp.string(), fs::absolute(output, ec).string(), options);
+      codegen::CompileJob(cpp.string(), fs::absolute(binary, ec).string(), options);
   if (verbose) {
     const char* state = r.cache_hit ? "hit" : r.cache_rebuilt ? "rebuilt" : "off";
     std::fprintf(stderr, "flowc: runtime header cache: %s %s\n", state, r.cache_entry.c_str());
@@ -192,6 +216,16 @@ int Run(const std::vector<std::string>& args) {
     return 1;
   }
   if (temporary) fs::remove_all(dir, ec);
+  if (portable) {
+    codegen::PortableResult p = codegen::MakePortable(output, name, codegen::BuiltToolchain().cxx);
+    if (!p.ok) {
+      std::fprintf(stderr, "flowc: error: --portable: %s\n", p.error.c_str());
+      return 1;
+    }
+    if (verbose)
+      std::fprintf(stderr, "flowc: --portable: %d shared libraries in %s/lib\n", p.libraries,
+                   output.c_str());
+  }
   return 0;
 }
 

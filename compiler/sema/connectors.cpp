@@ -1,5 +1,6 @@
 #include "sema/connectors.h"
 
+#include <algorithm>
 #include <set>
 #include <span>
 
@@ -14,6 +15,13 @@ using types::Type;
 
 ArgSpec Arg(std::string name, Type type, bool required, std::vector<std::string> choices = {}) {
   return ArgSpec{std::move(name), std::move(type), required, std::move(choices)};
+}
+
+// A sink argument that configures its transaction: refused without `exactly_once`.
+ArgSpec TxnArg(std::string name, Type type) {
+  ArgSpec a = Arg(std::move(name), std::move(type), false);
+  a.exactly_once_only = true;
+  return a;
 }
 
 // The generators' arguments come from the runtime's own tables, so the checker accepts exactly
@@ -74,9 +82,7 @@ const std::vector<LanguageSide>& LanguageSides() {
        false,
        {Arg("topic", Type::String(), true), Arg("brokers", Type::String(), true),
         Arg("properties", Type::List(Type::String()), false),
-        // exactly_once only (Checker::CheckSink): the transaction's settings.
-        Arg("transaction_timeout", Type::Duration(), false),
-        Arg("retry_timeout", Type::Duration(), false)},
+        TxnArg("transaction_timeout", Type::Duration()), TxnArg("retry_timeout", Type::Duration())},
        Need::kNo,
        "kafka(topic: \"out\", brokers: brokers) format json"},
       {"file",
@@ -488,16 +494,17 @@ void Checker::CheckSink(ast::IntoOp& into) {
   }
   CheckConnectorArgs(into.sink, false);
   CheckFormat(into.format, into.sink, false);
-  // An at-least-once Kafka sink has no transaction; its runtime factory would refuse the option
-  // only when the job starts.
-  if (n == "kafka" && into.delivery != ast::Delivery::kExactlyOnce) {
+  // An at-least-once sink has no transaction; its runtime factory would refuse the option only
+  // when the job starts.
+  if (into.delivery != ast::Delivery::kExactlyOnce) {
     for (const ast::NamedArg& a : into.sink.args) {
-      if (a.name.name != "transaction_timeout" && a.name.name != "retry_timeout") continue;
+      auto arg = std::find_if(spec->args.begin(), spec->args.end(),
+                              [&](const ArgSpec& s) { return s.name == a.name.name; });
+      if (arg == spec->args.end() || !arg->exactly_once_only) continue;
       diags_
-          .Report(
-              diag::Kind::kInvalidArgument, a.name.range,
-              "`" + a.name.name +
-                  "` is for `exactly_once` Kafka sinks: an at-least-once sink has no transaction")
+          .Report(diag::Kind::kInvalidArgument, a.name.range,
+                  "`" + a.name.name + "` is for `exactly_once` " + n +
+                      " sinks: an at-least-once sink has no transaction")
           .Help("write `exactly_once` after the format, or remove `" + a.name.name + ": ...`");
     }
   }

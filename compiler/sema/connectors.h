@@ -21,6 +21,7 @@ struct ArgSpec {
   types::Type type;  // string arguments with `choices` accept bare names too
   bool required = false;
   std::vector<std::string> choices;  // allowed values (bare names, e.g. `start: earliest`)
+  bool exactly_once_only = false;    // a sink's: refused without `exactly_once`
 };
 
 enum class Need { kNo, kOptional, kRequired };

@@ -84,10 +84,7 @@ Result<std::vector<std::string>> FileSource::ListFiles(const std::string& path) 
 
 Status FileSource::Open(uint32_t subtask, uint32_t parallelism) {
   if (!instance_.empty()) {
-    return Status::InvalidArgument(fmt::format(
-        "{}: --instance {}: every instance would read the whole input; instances of a job share "
-        "Kafka partitions only (docs/deploy.md)",
-        "file source", instance_));
+    return UnsharedSourceError("file source", instance_);
   }
   if (parallelism == 0 || subtask >= parallelism) {
     return Status::InvalidArgument(

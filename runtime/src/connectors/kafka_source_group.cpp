@@ -40,6 +40,18 @@ Status KafkaSource::AddGroupSettings(uint32_t subtask,
   if (context_.job_id.empty()) {
     return Status::InvalidArgument("kafka source: --instance needs the job's id (--job-id)");
   }
+  auto isolation = settings->find("isolation.level");
+  if (KafkaInstanceOffsets::ForJob(context_.job_id)->attached() &&
+      (isolation == settings->end() || isolation->second != "read_committed")) {
+    // A partition that moves must wait for its last owner's pending offsets (a zombie's
+    // transaction may still commit them): librdkafka asks the broker for stable offsets only
+    // for read_committed consumers.
+    return Status::InvalidArgument(fmt::format(
+        "kafka source '{}': --instance with an exactly-once sink needs `read_committed: true` "
+        "(isolation.level=read_committed): a partition that moves to this instance must wait "
+        "for its last owner's pending offset commit",
+        context_.operator_name));
+  }
   group_mode_ = true;
   group_id_ = KafkaInstanceGroupId(context_.job_id, context_.operator_name);
   (*settings)["group.id"] = group_id_;

@@ -12,10 +12,7 @@ StdinSource::~StdinSource() = default;
 
 Status StdinSource::Open(uint32_t subtask, uint32_t parallelism) {
   if (!instance_.empty()) {
-    return Status::InvalidArgument(fmt::format(
-        "{}: --instance {}: every instance would read the whole input; instances of a job share "
-        "Kafka partitions only (docs/deploy.md)",
-        "stdin source", instance_));
+    return UnsharedSourceError("stdin source", instance_);
   }
   if (parallelism != 1 || subtask != 0) {
     return Status::InvalidArgument(

@@ -533,13 +533,20 @@ Status KafkaTransactionGroup::Commit(int64_t checkpoint_id) {
     // start) so that read_committed readers are not held back meanwhile.
     std::lock_guard<std::mutex> commit_lock(commit_mu_);
     std::lock_guard<std::mutex> lock(mu_);
-    if (failed_.ok()) {
-      FlushBeforeAbortLocked();
-      ErrorPtr abort_error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
-      failed_ = s;
-    }
+    if (failed_.ok()) (void)AbortReassignedLocked(s);
   }
   return s;
+}
+
+Status KafkaTransactionGroup::AbortReassignedLocked(Status why) {
+  if (failed_.ok()) {
+    FlushBeforeAbortLocked();
+    // A failed abort changes nothing: the transaction is never committed and the next start's
+    // init_transactions (or a takeover) ends it.
+    ErrorPtr abort_error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
+  }
+  failed_ = std::move(why);
+  return failed_;
 }
 
 Status KafkaTransactionGroup::CommitLocked(int64_t checkpoint_id,
@@ -670,16 +677,11 @@ Status KafkaTransactionGroup::SendOffsetsUnlocked(const std::vector<const KafkaR
     Status s = TxnErrorLocked(error.get(), fmt::format("offsets of topic `{}` for checkpoint {}",
                                                        read->topic, read->checkpoint_id));
     if (moved && failed_.code() != StatusCode::kFenced) {
-      if (failed_.ok()) {
-        // Not marked as needing an abort: abort here, the transaction lacks its offsets.
-        FlushBeforeAbortLocked();
-        ErrorPtr abort_error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
-      }
-      failed_ = Status::Reassigned(
-          fmt::format("the consumer group rebalanced after checkpoint {} ({}); its "
-                      "transaction was aborted",
-                      read->checkpoint_id, rd_kafka_error_string(error.get())));
-      return failed_;
+      // Not marked as needing an abort: abort here, the transaction lacks its offsets.
+      return AbortReassignedLocked(
+          Status::Reassigned(fmt::format("the consumer group rebalanced after checkpoint {} ({}); "
+                                         "its transaction was aborted",
+                                         read->checkpoint_id, rd_kafka_error_string(error.get()))));
     }
     // A plain error that left the transaction open: it must not commit without these offsets.
     return AbortIncompleteLocked(s,

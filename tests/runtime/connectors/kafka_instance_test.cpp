@@ -3,6 +3,8 @@
 
 #include "flow/runtime/connectors/kafka_instance.h"
 
+#include "flow/runtime/connectors/kafka_source.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -69,6 +71,29 @@ TEST(KafkaInstanceOffsets, CommitGetsEachSlotsNewestRecordAndARevokeStopsLaterCo
   offsets.Attach();  // the next run may commit again
   s = offsets.Commit(4, [](const std::vector<const KafkaReadOffsets*>&) { return Status::Ok(); });
   EXPECT_TRUE(s.ok()) << s.ToString();
+}
+
+// An exactly-once instance reads read_committed only: a partition that moves must wait for its
+// last owner's pending offsets, which librdkafka asks for only then. Refused before any broker
+// is contacted (the broker address is unreachable on purpose).
+TEST(KafkaInstanceSource, ReadUncommittedIsRefusedForAnExactlyOnceInstance) {
+  const std::string job = "kafka-instance-test-isolation";
+  std::shared_ptr<KafkaInstanceOffsets> offsets = KafkaInstanceOffsets::ForJob(job);
+  offsets->Attach();  // what the exactly-once commit group does before sources open
+  KafkaSourceOptions o;
+  o.brokers = "127.0.0.1:1";
+  o.topic = "t";
+  o.read_committed = false;
+  KafkaSource source(o);
+  ConnectorContext context;
+  context.job_id = job;
+  context.operator_name = "input";
+  context.instance = "a";
+  source.Bind(context);
+  Status s = source.Open(0, 1);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("needs `read_committed: true`"), std::string::npos) << s.ToString();
+  offsets->Detach();
 }
 
 }  // namespace

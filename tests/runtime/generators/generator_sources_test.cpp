@@ -122,5 +122,28 @@ TEST(GeneratorSourcesTest, FactoriesRejectBadConfigs) {
   EXPECT_NE(f.status().message().find("max"), std::string::npos);
 }
 
+// Instances of a job scaled out through Kafka would each generate the whole input: refused at
+// Open, naming the instance; a job without --instance opens as before.
+TEST(GeneratorSourcesTest, GeneratorsRefuseToRunAsInstances) {
+  NexmarkConfig n;
+  n.events = 10;
+  auto nexmark = NexmarkSourceFactory<Auction>(n, NexmarkKind::kAuction, ConvertAuction);
+  DatagenConfig d;
+  d.count = 10;
+  auto datagen = DatagenSourceFactory<Reading>(d, FillReading);
+  ASSERT_TRUE(nexmark.ok() && datagen.ok());
+  OperatorContext plain;
+  OperatorContext instance;
+  instance.instance = "host-2";
+  EXPECT_TRUE((*nexmark)(0, 1)->Open(plain).ok());
+  EXPECT_TRUE((*datagen)(0, 1)->Open(plain).ok());
+  for (Status s : {(*nexmark)(0, 1)->Open(instance), (*datagen)(0, 1)->Open(instance)}) {
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("--instance host-2: every instance would read the whole input"),
+              std::string::npos)
+        << s.message();
+  }
+}
+
 }  // namespace
 }  // namespace flow::rt

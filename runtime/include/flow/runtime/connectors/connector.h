@@ -46,6 +46,17 @@ struct OldSourcePosition {
   std::string position;   // its SnapshotPosition bytes (empty when finished)
 };
 
+// The error of a source that would read its whole input in every instance of a job scaled out
+// through Kafka (--instance, docs/deploy.md): instances share Kafka partitions only.
+inline Status UnsharedSourceError(std::string_view source, std::string_view instance) {
+  std::string m(source);
+  m.append(": --instance ").append(instance);
+  m.append(
+      ": every instance would read the whole input; instances of a job share Kafka "
+      "partitions only (docs/deploy.md)");
+  return Status::InvalidArgument(std::move(m));
+}
+
 // What the engine hands a connector before Open (RawSource::Bind, RawSink::Bind). Every field is
 // optional: a connector used outside the engine gets the defaults.
 struct ConnectorContext {

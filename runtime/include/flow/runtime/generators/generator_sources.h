@@ -33,6 +33,11 @@ class NexmarkSource final : public SourceFunction<T> {
   NexmarkSource(NexmarkGenerator generator, NexmarkKind kind, Convert convert)
       : generator_(std::move(generator)), kind_(kind), convert_(std::move(convert)) {}
 
+  Status Open(OperatorContext& ctx) override {
+    if (!ctx.instance.empty()) return UnsharedSourceError("nexmark source", ctx.instance);
+    return Status::Ok();
+  }
+
   Result<PollResult> PollBatch(Batch<T>& out, size_t max) override {
     for (size_t n = 0; n < max; ++n) {
       if (!generator_.NextOfKind(kind_, &event_)) return PollResult::kEnd;
@@ -73,6 +78,11 @@ template <typename T, typename Fill>
 class DatagenSource final : public SourceFunction<T> {
  public:
   DatagenSource(DatagenSlice slice, Fill fill) : slice_(std::move(slice)), fill_(std::move(fill)) {}
+
+  Status Open(OperatorContext& ctx) override {
+    if (!ctx.instance.empty()) return UnsharedSourceError("datagen source", ctx.instance);
+    return Status::Ok();
+  }
 
   Result<PollResult> PollBatch(Batch<T>& out, size_t max) override {
     for (size_t n = 0; n < max && slice_.HasNext(); ++n) {

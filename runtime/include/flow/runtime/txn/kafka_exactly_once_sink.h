@@ -224,6 +224,9 @@ class KafkaTransactionGroup final : public CommitGroup {
   Result<rd_kafka_topic_s*> TopicLocked(const std::string& topic);
   Status ProduceLocked(rd_kafka_topic_s* rkt, const std::string& topic, int32_t partition,
                        std::string_view key, std::string_view payload, int64_t timestamp);
+  // Partitions moved to another instance: aborts the open transaction unless the group already
+  // failed, and fails the group with `why` (kReassigned).
+  Status AbortReassignedLocked(Status why);
   // A record could not be queued: the transaction is incomplete and must never commit.
   Status AbortIncompleteLocked(const Status& cause, std::string_view transaction);
   // Topic handles first: librdkafka requires them released before the producer.
