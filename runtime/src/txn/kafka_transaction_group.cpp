@@ -33,7 +33,7 @@ Result<std::string> TransactionalIdForJob(const std::string& job_id) {
     return Status::InvalidArgument(fmt::format(
         "kafka exactly-once: job id `{}` must be 1..200 characters of [A-Za-z0-9._-] (--job-id)", job_id));
   }
-  return "flow-" + job_id;
+  return KafkaTransactionalId(job_id, "");
 }
 
 int64_t CommitBoundMs(const KafkaTransactionOptions& options) {
@@ -150,8 +150,7 @@ Result<std::unique_ptr<KafkaTransactionGroup>> KafkaTransactionGroup::Start(Kafk
   const bool instance = !options.instance.empty();
   const std::string job_id = options.job_id;
   std::unique_ptr<KafkaTransactionGroup> group(new KafkaTransactionGroup(std::move(options), participants));
-  group->transactional_id_ =
-      instance ? KafkaTransactionalId(job_id, group->options_.instance) : *id;
+  group->transactional_id_ = KafkaTransactionalId(job_id, group->options_.instance);
   group->progress_key_ = key;
   FLOW_RETURN_IF_ERROR(group->Init());
   if (instance) {
