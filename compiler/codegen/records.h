@@ -28,6 +28,17 @@ class RecordTypes {
   void EmitStructs(Writer& w) const;
   void EmitJsonCodecs(Writer& w) const;
 
+  // Avro (records_avro.cpp, formats/avro.h): the codec type of a Flow type, a record's Avro schema
+  // as JSON text (`only`: just these fields, for a source that reads a few), and the record codecs
+  // AvroName, emitted when a job uses `format avro`.
+  std::string AvroCodec(const types::Type& type) const;
+  std::string AvroSchema(const types::Type& record,
+                         const std::vector<const types::Field*>* only = nullptr) const;
+  void EmitAvroCodecs(Writer& w) const;
+  // The body of a read function over `in`, `r` and `out`: reader field j is fields[j].
+  void EmitAvroRead(Writer& w, const std::vector<const types::Field*>& fields,
+                    const std::string& indent) const;
+
  private:
   struct Entry {
     types::Type type;

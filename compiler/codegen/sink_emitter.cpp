@@ -5,6 +5,8 @@
 // they are; any other key (one non-string value, or several values) is its CSV text
 // ("7", "eu,42"). A null single string key means no key.
 
+#include <cctype>
+
 #include "codegen/escape.h"
 #include "codegen/sink_emitter.h"
 
@@ -21,7 +23,10 @@ class SinkEmitter {
     std::string format = n_.into->format ? n_.into->format->name.name : "json";
     std::string fn = "Encode" + id_;
     cx_.w.Line("inline void " + fn + "(const " + rec_ + "& r, ::flow::exec::SinkEncoders& e, std::string* key, std::string* payload) {");
-    bool ok = format == "csv" ? Csv() : format == "raw" ? Raw() : Json();
+    bool ok = format == "csv"    ? Csv()
+              : format == "raw"  ? Raw()
+              : format == "avro" ? Avro()
+                                 : Json();
     if (!ok) {
       cx_.w.Line("}");
       return;
@@ -36,18 +41,23 @@ class SinkEmitter {
     std::string kind = CppStringObject(kind_);
     // A late sink reads its window's side output of late records (job_emitter.cpp, LateStream).
     std::string in = "s" + std::to_string(n_.inputs[0]) + (n_.late ? "_late" : "");
+    std::string header = format == "avro" ? ", std::string(*avro_header" + id_ + ")" : "";
+    if (format == "avro") RegisterAvro();
     if (n_.delivery == ast::Delivery::kExactlyOnce) {
       // Transactional sinks are their own node kind (engine/txn_sink.h): no SinkFactory. Only the
       // sinks the connector catalog lists as exactly-once get here (plan/io_support.cpp).
       cx_.Build("if (auto st = ::flow::rt::AddExactlyOnceSink<" + rec_ + ">(job, " + in + ", " +
-                cx_.Name(n_, n_.late ? "late_sink" : "sink") + ", " + kind + ", ::flow::exec::SinkOptions(" + kind + ", " +
-                cx_.ConnectorOptions(n_.into->sink, true) + "), ::flow::exec::EncodeRecord<" + rec_ + ", decltype(&" + fn +
-                ")>(&" + fn + ")); !st.ok()) return st;");
+                cx_.Name(n_, n_.late ? "late_sink" : "sink") + ", " + kind +
+                ", ::flow::exec::SinkOptions(" + kind + ", " +
+                cx_.ConnectorOptions(n_.into->sink, true) + "), ::flow::exec::EncodeRecord<" +
+                rec_ + ", decltype(&" + fn + ")>(&" + fn + header + ")); !st.ok()) return st;");
       return;
     }
     std::string delivery = "::flow::exec::Delivery::kAtLeastOnce";  // every other sink
-    cx_.Build("auto " + factory + " = ::flow::exec::MakeSink<" + rec_ + ">(" + kind + ", ::flow::exec::SinkOptions(" + kind + ", " +
-              cx_.ConnectorOptions(n_.into->sink, true) + "), " + delivery + ", &" + fn + ");");
+    cx_.Build("auto " + factory + " = ::flow::exec::MakeSink<" + rec_ + ">(" + kind +
+              ", ::flow::exec::SinkOptions(" + kind + ", " +
+              cx_.ConnectorOptions(n_.into->sink, true) + "), " + delivery + ", &" + fn + header +
+              ");");
     cx_.Build("if (!" + factory + ".ok()) return " + factory + ".status();");
     cx_.Build(in + ".Sink(" + cx_.Name(n_, n_.late ? "late_sink" : "sink") + ", std::move(*" + factory + "));");
   }
@@ -90,6 +100,57 @@ class SinkEmitter {
     }
     cx_.w.Line("  payload->assign(e.csv.view());");
     return true;
+  }
+
+  // The record's Avro schema is registered when the job is built; each payload is the header
+  // (magic byte and schema id) and the record's Avro binary encoding.
+  bool Avro() {
+    if (!AvroNames(n_.output)) return false;
+    cx_.w.Line("  payload->assign(e.header);");
+    cx_.w.Line("  ::flow::rt::AvroOut out(payload);");
+    cx_.w.Line("  " + cx_.records.AvroCodec(n_.output) + "::Write(r, out);");
+    return true;
+  }
+
+  // Avro names are [A-Za-z_][A-Za-z0-9_]*; readers such as Java's refuse others.
+  bool AvroNames(const types::Type& t) {
+    if (t.kind() == types::Kind::kList) return AvroNames(t.element());
+    if (t.kind() != types::Kind::kRecord) return true;
+    for (const types::Field& f : t.fields()) {
+      const std::string& name = f.Wire();
+      bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+      for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+      if (!ok) {
+        cx_.Unsupported("field name \"" + CommentText(name) +
+                            "\" in `format avro`: Avro names are letters, digits and `_`",
+                        n_.range.line);
+        return false;
+      }
+      if (!AvroNames(f.type)) return false;
+    }
+    return true;
+  }
+
+  // avro_headerN: the registered schema's header; the subject defaults to "<topic>-value".
+  void RegisterAvro() {
+    ExprEmitter ex = cx_.Exprs("");
+    std::string registry, subject, topic;
+    for (const ast::NamedArg& a : n_.into->format->args) {
+      if (a.name.name == "registry") registry = ex.EmitAs(*a.value, types::Type::String());
+      if (a.name.name == "subject") subject = ex.EmitAs(*a.value, types::Type::String());
+    }
+    for (const ast::NamedArg& a : n_.into->sink.args) {
+      if (a.name.name == "topic") topic = ex.EmitAs(*a.value, types::Type::String());
+    }
+    cx_.Take(ex);
+    if (subject.empty()) subject = "std::string(" + topic + ") + \"-value\"";
+    std::string h = "avro_header" + id_;
+    std::string schema = "kAvroWriter" + id_;
+    cx_.w.Line("inline const std::string " + schema + " = " +
+               CppStringObject(cx_.records.AvroSchema(n_.output)) + ";");
+    cx_.Build("auto " + h + " = ::flow::rt::AvroSinkHeader(" + registry + ", " + subject + ", " +
+              schema + ");");
+    cx_.Build("if (!" + h + ".ok()) return " + h + ".status();");
   }
 
   bool Raw() {

@@ -1,4 +1,4 @@
-// Sources: a decoder per format (json, csv, raw) over the byte-level connectors (file, stdin,
+// Sources: a decoder per format (json, csv, raw, avro) over the byte-level connectors (file, stdin,
 // kafka) with the `on error` policy, a fill function for datagen, a converter for nexmark; then
 // the job.Source call with the event-time function and watermark settings.
 
@@ -254,6 +254,39 @@ class SourceEmitter {
            format + ", kCsvNames" + id_ + ", kCsvRequired" + id_ + "); }";
   }
 
+  // The value of a format argument (a string literal or param), or "" when absent.
+  std::string FormatArg(const std::vector<ast::NamedArg>& args, const std::string& name) {
+    for (const ast::NamedArg& a : args) {
+      if (a.name.name != name) continue;
+      ExprEmitter ex = cx_.Exprs("");
+      std::string v = ex.EmitAs(*a.value, types::Type::String());
+      cx_.Take(ex);
+      return v;
+    }
+    return "";
+  }
+
+  // Status DecodeAvroN(AvroIn&, const AvroResolved&, Rec*): the reader schema holds only the
+  // decoded fields, so the writer's others are skipped, and only those must be in its schema.
+  std::string AvroDecoder() {
+    std::vector<const types::Field*> fields = Decoded();
+    std::string fn = "DecodeAvro" + id_;
+    std::string schema = "kAvroReader" + id_;
+    auto& w = cx_.w;
+    w.Line("inline const std::string " + schema + " = " +
+           CppStringObject(cx_.records.AvroSchema(n_.output, &fields)) + ";");
+    w.Line("inline ::flow::rt::Status " + fn +
+           "(::flow::rt::AvroIn& in, const ::flow::rt::AvroResolved& r, " + rec_ + "* out) {");
+    cx_.records.EmitAvroRead(w, fields, "  ");
+    w.Line("}");
+    std::string reader = "avro" + id_;
+    cx_.Build("auto " + reader + " = ::flow::rt::AvroReader::Make(" +
+              FormatArg(src_.format->args, "registry") + ", " + schema + ");");
+    cx_.Build("if (!" + reader + ".ok()) return " + reader + ".status();");
+    return "[reader = *" + reader + "] { return ::flow::exec::AvroRecordDecoder<" + rec_ +
+           ", decltype(&" + fn + ")>(&" + fn + ", reader); }";
+  }
+
   std::string RawDecoder() {
     const auto& all = n_.output.fields();
     if (all.size() != 1 || all[0].type.kind() != types::Kind::kString) {
@@ -295,7 +328,10 @@ class SourceEmitter {
 
   bool Connector(const std::string& factory) {
     std::string format = plan::SourceFormat(src_);
-    std::string make = format == "csv" ? CsvDecoder() : format == "raw" ? RawDecoder() : JsonDecoder();
+    std::string make = format == "csv"    ? CsvDecoder()
+                       : format == "raw"  ? RawDecoder()
+                       : format == "avro" ? AvroDecoder()
+                                          : JsonDecoder();
     if (make.empty()) return false;
     std::string policy = Policy();
     std::string kind = CppStringObject(src_.connector.name.name);

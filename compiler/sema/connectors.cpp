@@ -166,6 +166,10 @@ const std::vector<FormatSpec>& AllFormats() {
       if (f == rt::RecordFormat::kCsv) {
         spec.args = {Arg("header", Type::Bool(), false), Arg("delimiter", Type::String(), false)};
       }
+      // `subject` is a sink's: where its schema is registered (default "<topic>-value").
+      if (f == rt::RecordFormat::kAvro) {
+        spec.args = {Arg("registry", Type::String(), true), Arg("subject", Type::String(), false)};
+      }
       out.push_back(std::move(spec));
     }
     return out;
@@ -342,6 +346,17 @@ void Checker::CheckFormat(const std::optional<ast::FormatClause>& f, const ast::
   }
   auto& args = const_cast<ast::FormatClause&>(*f).args;
   CheckArgs(*this, args, fs->args, f->name.name, f->range);
+  // A source reads the writer's schema id from each record; only a sink registers a subject.
+  if (source && fs->name == "avro") {
+    for (const ast::NamedArg& a : args) {
+      if (a.name.name != "subject") continue;
+      diags_
+          .Report(diag::Kind::kInvalidArgument, a.name.range,
+                  "`subject` of `format avro` is for sinks: a source finds each record's schema by "
+                  "the id in the record")
+          .Help("remove `subject: ...`");
+    }
+  }
   // A header line is read by CSV sources; sinks write none (what `flowc build` supports).
   if (!source && fs->name == "csv") {
     for (const ast::NamedArg& a : args) {

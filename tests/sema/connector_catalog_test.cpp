@@ -116,11 +116,22 @@ TEST(ConnectorCatalog, DeadLettersGoToExactlyTheCatalogsDeadLetterSinks) {
   }
 }
 
+// `name` with its required arguments (all strings: avro's `registry`).
+std::string FormatWithArgs(const std::string& name) {
+  std::string args;
+  for (const sema::ArgSpec& a : sema::FindFormat(name)->args) {
+    if (!a.required) continue;
+    EXPECT_EQ(a.type, types::Type::String()) << name << " " << a.name;
+    args += (args.empty() ? "" : ", ") + a.name + ": \"x\"";
+  }
+  return args.empty() ? name : name + "(" + args + ")";
+}
+
 TEST(ConnectorCatalog, FormatsAreAcceptedAsTheCatalogLists) {
   for (const sema::ConnectorSpec& s : sema::AllConnectors()) {
     for (rt::RecordFormat f : rt::kRecordFormats) {
-      std::string name(rt::RecordFormatName(f));
-      bool listed = rt::TakesFormat(s.name, name);
+      std::string name = FormatWithArgs(std::string(rt::RecordFormatName(f)));
+      bool listed = rt::TakesFormat(s.name, rt::RecordFormatName(f));
       std::string text =
           s.source ? std::string(kSchema) + "stream s = from " + Call(s) + " format " + name +
                          (s.schema == sema::Need::kNo ? "" : " as R") + "\ns | into blackhole()\n"

@@ -25,10 +25,11 @@ namespace flow::rt {
 enum class Delivery : uint8_t { kAtLeastOnce, kExactlyOnce };
 
 // The record formats, as bits of ConnectorCaps::formats.
-enum class RecordFormat : uint8_t { kJson = 1, kCsv = 2, kRaw = 4 };
+// Avro is Confluent-framed with a schema registry (formats/avro_registry.h): Kafka only.
+enum class RecordFormat : uint8_t { kJson = 1, kCsv = 2, kRaw = 4, kAvro = 8 };
 
-inline constexpr std::array<RecordFormat, 3> kRecordFormats = {
-    RecordFormat::kJson, RecordFormat::kCsv, RecordFormat::kRaw};
+inline constexpr std::array<RecordFormat, 4> kRecordFormats = {
+    RecordFormat::kJson, RecordFormat::kCsv, RecordFormat::kRaw, RecordFormat::kAvro};
 
 constexpr std::string_view RecordFormatName(RecordFormat f) {
   switch (f) {
@@ -38,6 +39,8 @@ constexpr std::string_view RecordFormatName(RecordFormat f) {
       return "csv";
     case RecordFormat::kRaw:
       return "raw";
+    case RecordFormat::kAvro:
+      return "avro";
   }
   return "?";
 }
@@ -67,7 +70,9 @@ struct ConnectorCaps {
 };
 
 namespace catalog_detail {
-inline constexpr uint8_t kAllFormats = 1 | 2 | 4;
+// The formats of byte streams (files, stdin, stdout): not Avro, whose records need a framing.
+inline constexpr uint8_t kTextFormats = 1 | 2 | 4;
+inline constexpr uint8_t kAllFormats = kTextFormats | 8;
 }  // namespace catalog_detail
 
 // In the order messages list them (sources first, then the sink-only kinds).
@@ -83,21 +88,21 @@ inline constexpr std::array<ConnectorCaps, 7> kConnectors = {{
     {.kind = "file",
      .source = true,
      .sink = true,
-     .formats = catalog_detail::kAllFormats,
+     .formats = catalog_detail::kTextFormats,
      .format = FormatUse::kRequired,
      .at_least_once = true,
      .exactly_once = true,
      .dead_letter = true},
     {.kind = "stdin",
      .source = true,
-     .formats = catalog_detail::kAllFormats,
+     .formats = catalog_detail::kTextFormats,
      .format = FormatUse::kRequired},
     {.kind = "datagen", .source = true, .generator = true},
     {.kind = "nexmark", .source = true, .generator = true},
     // JSON when no format is given.
     {.kind = "stdout",
      .sink = true,
-     .formats = catalog_detail::kAllFormats,
+     .formats = catalog_detail::kTextFormats,
      .format = FormatUse::kOptional,
      .at_least_once = true,
      .dead_letter = true},

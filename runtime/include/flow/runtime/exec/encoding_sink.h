@@ -5,8 +5,8 @@
 //   void EncodeOut(const Out& r, SinkEncoders& e, std::string* key, std::string* payload);
 //
 // using the subtask's encoders in `e` (JSON or CSV payload; `e.key` for a CSV-encoded key of
-// several fields). The key is used by sinks that have one (Kafka: it picks the partition with the
-// Java client's murmur2 hash); an empty key means none.
+// several fields; `e.header` before an Avro payload). The key is used by sinks that have one
+// (Kafka: it picks the partition with the Java client's murmur2 hash); an empty key means none.
 //
 // Delivery: kAtLeastOnce flushes at every checkpoint and at the end of input and waits for the
 // connector's acknowledgements (Kafka: every record acked). kExactlyOnce sinks are transactional
@@ -21,6 +21,8 @@
 #include "flow/runtime/connectors/connector_catalog.h"
 #include "flow/runtime/engine/raw_adapters.h"
 #include "flow/runtime/exec/io.h"
+#include "flow/runtime/formats/avro.h"
+#include "flow/runtime/formats/avro_registry.h"
 #include "flow/runtime/formats/csv_encoder.h"
 #include "flow/runtime/formats/json_codecs.h"
 #include "flow/runtime/formats/json_encoder.h"
@@ -35,12 +37,16 @@ struct SinkEncoders {
   rt::CsvEncoder csv;
   rt::CsvEncoder key;
   bool initialized = false;  // for the generated code's one-time setup (a CSV delimiter)
+  // Bytes before every payload, known when the job is built: Avro's magic byte and schema id.
+  std::string header;
 };
 
 template <typename T, typename Fn>
 class EncodeRecord {
  public:
-  explicit EncodeRecord(Fn fn) : fn_(std::move(fn)) {}
+  explicit EncodeRecord(Fn fn, std::string header = {}) : fn_(std::move(fn)) {
+    encoders_.header = std::move(header);
+  }
   void operator()(const T& record, std::string* key, std::string* payload) { fn_(record, encoders_, key, payload); }
 
  private:
@@ -53,11 +59,14 @@ class EncodeRecord {
                                                                Delivery delivery);
 
 template <typename T, typename Fn>
-[[nodiscard]] rt::Result<rt::SinkFactory<T>> MakeSink(std::string kind, rt::ConnectorOptions options, Delivery delivery,
-                                                      Fn encode) {
+[[nodiscard]] rt::Result<rt::SinkFactory<T>> MakeSink(std::string kind,
+                                                      rt::ConnectorOptions options,
+                                                      Delivery delivery, Fn encode,
+                                                      std::string header = {}) {
   auto raw = RawSinkFactoryFor(std::move(kind), std::move(options), delivery);
   if (!raw.ok()) return raw.status();
-  return rt::RawSinkAdapter<T>(std::move(*raw), EncodeRecord<T, Fn>(std::move(encode)));
+  return rt::RawSinkAdapter<T>(std::move(*raw),
+                               EncodeRecord<T, Fn>(std::move(encode), std::move(header)));
 }
 
 }  // namespace flow::exec

@@ -5,6 +5,8 @@
 //   json: Status fn(JsonDecoder&, std::string_view payload, T*)
 //   csv:  Status fn(CsvDecoder&, T*)            after the decoder parsed the record
 //   raw:  Status fn(const RawRecord&, T*)
+//   avro: Status fn(AvroIn&, const AvroResolved&, T*)   the body of a Confluent-framed record,
+//         resolved from the writer's schema (formats/avro_registry.h) to the script's
 //
 // CSV columns: `names` are all schema fields in order (field i = column i without a header; with
 // a header, found by name in each file's line 1); fn reads only the fields the job uses.
@@ -15,6 +17,8 @@
 #include <utility>
 
 #include "flow/runtime/connectors/connector.h"
+#include "flow/runtime/formats/avro.h"
+#include "flow/runtime/formats/avro_registry.h"
 #include "flow/runtime/formats/csv_decoder.h"
 #include "flow/runtime/formats/json_codecs.h"
 #include "flow/runtime/formats/json_decoder.h"
@@ -83,6 +87,38 @@ class RawRecordDecoder {
 
  private:
   Fn fn_;
+};
+
+template <typename T, typename Fn>
+class AvroRecordDecoder {
+ public:
+  AvroRecordDecoder(Fn fn, std::shared_ptr<rt::AvroReader> reader)
+      : fn_(std::move(fn)), reader_(std::move(reader)) {}
+  rt::Result<bool> operator()(const rt::RawRecord& record, T* out) {
+    int32_t id;
+    std::string_view body;
+    FLOW_RETURN_IF_ERROR(rt::ConfluentAvroFrame(record.payload, &id, &body));
+    if (last_ == nullptr || id != last_id_) {
+      auto r = reader_->Resolution(id);
+      if (!r.ok()) return r.status();
+      last_ = std::move(*r);
+      last_id_ = id;
+    }
+    rt::AvroIn in(body, last_->writer());
+    FLOW_RETURN_IF_ERROR(fn_(in, last_->root(), out));
+    if (in.remaining() != 0) [[unlikely]] {
+      return rt::Status::InvalidArgument(std::to_string(in.remaining()) +
+                                         " bytes left after the record (schema id " +
+                                         std::to_string(id) + ")");
+    }
+    return true;
+  }
+
+ private:
+  Fn fn_;
+  std::shared_ptr<rt::AvroReader> reader_;
+  std::shared_ptr<const rt::AvroResolution> last_;
+  int32_t last_id_ = 0;
 };
 
 }  // namespace flow::exec

@@ -1,0 +1,64 @@
+#pragma once
+// A client of a schema registry's REST API as Confluent documents it (GET /schemas/ids/{id},
+// POST /subjects/{subject}/versions), which Confluent's Schema Registry and Apicurio Registry's
+// ccompat API both serve. The URL is the API's base: "http://127.0.0.1:8081" for Confluent's,
+// "http://host:8080/apis/ccompat/v7" for Apicurio's; https uses the system's CA certificates.
+//
+// Schemas by id are cached for the life of the client (ids are immutable), so one request is made
+// per id whatever the number of records or subtasks; failures other than "unknown id" are not
+// cached. Errors:
+//   kUnavailable      the registry cannot be reached or answers 5xx, after `retry_timeout`
+//                     of retries: the job's restart policy takes over; records are never
+//                     dropped for it (decoding_source.h)
+//   kNotFound         no schema has that id (the record's fault)
+//   kInvalidArgument  a bad URL, a refused registration (409: incompatible with the subject's
+//                     earlier versions; 422: an invalid schema), a schema of another type
+// Messages name the registry's URL and what was asked. Threading: thread-safe (one lock).
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "flow/runtime/common/status.h"
+
+namespace flow::rt {
+
+struct SchemaRegistryOptions {
+  int64_t request_timeout_ms = 10000;  // Default: 10 s per request
+  int64_t retry_timeout_ms = 30000;    // Default: 30 s of retries before kUnavailable
+};
+
+class SchemaRegistry {
+ public:
+  // Checks the URL; connects on first use.
+  [[nodiscard]] static Result<std::shared_ptr<SchemaRegistry>> Make(
+      const std::string& url, SchemaRegistryOptions options = {});
+  ~SchemaRegistry();
+
+  // The Avro schema text of `id`.
+  [[nodiscard]] Result<std::string> AvroSchemaById(int32_t id);
+  // Registers (or finds) `schema` under `subject`; its id.
+  [[nodiscard]] Result<int32_t> RegisterAvro(const std::string& subject, const std::string& schema);
+
+  const std::string& url() const { return url_; }
+
+ private:
+  struct Client;
+  SchemaRegistry(std::string url, std::string origin, std::string base,
+                 SchemaRegistryOptions options);
+  // One request with retries: the HTTP status and body, or kUnavailable.
+  Result<std::pair<int, std::string>> Call(const std::string& method, const std::string& path,
+                                           const std::string& body);
+
+  std::string url_;
+  std::string origin_;  // scheme://host:port
+  std::string base_;    // the path prefix, without a trailing '/'
+  SchemaRegistryOptions options_;
+  std::mutex mu_;
+  std::unique_ptr<Client> client_;
+  std::map<int32_t, std::string> by_id_;
+};
+
+}  // namespace flow::rt

@@ -1,0 +1,184 @@
+#include "flow/runtime/formats/schema_registry.h"
+
+// json_decoder.h pins simdjson's configuration macros: include it before simdjson is used.
+#include "flow/runtime/formats/json_decoder.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <thread>
+
+#include "flow/runtime/formats/json_encoder.h"
+
+namespace flow::rt {
+
+struct SchemaRegistry::Client {
+  explicit Client(const std::string& origin) : http(origin) {}
+  httplib::Client http;
+};
+
+namespace {
+
+constexpr const char* kContentType = "application/vnd.schemaregistry.v1+json";
+
+// A path segment: everything but unreserved characters as %XX.
+std::string PathSegment(std::string_view s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
+// The registry's own error text ({"error_code": 40403, "message": "..."}), or the body.
+std::string ErrorText(const std::string& body) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  std::string_view message;
+  simdjson::padded_string text(body);
+  if (parser.parse(text).get(doc) == simdjson::SUCCESS &&
+      doc["message"].get_string().get(message) == simdjson::SUCCESS) {
+    return std::string(message);
+  }
+  return body.size() > 200 ? body.substr(0, 200) + "..." : body;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<SchemaRegistry>> SchemaRegistry::Make(const std::string& url,
+                                                             SchemaRegistryOptions options) {
+  auto bad = [&](std::string_view why) {
+    return Status::InvalidArgument(fmt::format("schema registry URL \"{}\": {}", url, why));
+  };
+  size_t scheme = url.find("://");
+  if (scheme == std::string::npos ||
+      (url.compare(0, scheme, "http") != 0 && url.compare(0, scheme, "https") != 0)) {
+    return bad("want http://host:port[/path] or https://...");
+  }
+  size_t slash = url.find('/', scheme + 3);
+  std::string origin = url.substr(0, slash);
+  std::string base = slash == std::string::npos ? "" : url.substr(slash);
+  while (!base.empty() && base.back() == '/') base.pop_back();
+  if (origin.size() == scheme + 3) return bad("no host");
+  for (char c : url) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == '?' || c == '#')
+      return bad("spaces, control characters, '?' and '#' are not allowed");
+  }
+  if (origin.find('@') != std::string::npos)
+    return bad("credentials in the URL are not supported (they would show in logs)");
+  return std::shared_ptr<SchemaRegistry>(
+      new SchemaRegistry(url, std::move(origin), std::move(base), options));
+}
+
+SchemaRegistry::SchemaRegistry(std::string url, std::string origin, std::string base,
+                               SchemaRegistryOptions options)
+    : url_(std::move(url)), origin_(std::move(origin)), base_(std::move(base)), options_(options) {}
+
+SchemaRegistry::~SchemaRegistry() = default;
+
+Result<std::pair<int, std::string>> SchemaRegistry::Call(const std::string& method,
+                                                         const std::string& path,
+                                                         const std::string& body) {
+  using Clock = std::chrono::steady_clock;
+  auto deadline = Clock::now() + std::chrono::milliseconds(options_.retry_timeout_ms);
+  auto backoff = std::chrono::milliseconds(100);
+  std::string last;
+  for (;;) {
+    if (client_ == nullptr) {
+      client_ = std::make_unique<Client>(origin_);
+      auto timeout = std::chrono::milliseconds(options_.request_timeout_ms);
+      client_->http.set_connection_timeout(timeout);
+      client_->http.set_read_timeout(timeout);
+      client_->http.set_write_timeout(timeout);
+    }
+    httplib::Headers headers = {{"Accept", kContentType}};
+    httplib::Result res = method == "GET"
+                              ? client_->http.Get(base_ + path, headers)
+                              : client_->http.Post(base_ + path, headers, body, kContentType);
+    if (res && res->status < 500) return std::make_pair(res->status, res->body);
+    last = res ? fmt::format("HTTP {}: {}", res->status, ErrorText(res->body))
+               : httplib::to_string(res.error());
+    if (!res) client_.reset();  // a fresh connection next time
+    if (Clock::now() + backoff > deadline) break;
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+  }
+  return Status::Unavailable(
+      fmt::format("schema registry {} unavailable for {} {} (retried for {} ms): {}", url_, method,
+                  path, options_.retry_timeout_ms, last));
+}
+
+Result<std::string> SchemaRegistry::AvroSchemaById(int32_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = by_id_.find(id); it != by_id_.end()) return it->second;
+  std::string path = fmt::format("/schemas/ids/{}", id);
+  auto r = Call("GET", path, "");
+  if (!r.ok()) return r.status();
+  auto& [status, body] = *r;
+  if (status == 404) {
+    return Status::NotFound(fmt::format("schema id {} is not in the schema registry {}: {}", id,
+                                        url_, ErrorText(body)));
+  }
+  if (status != 200) {
+    return Status::InvalidArgument(
+        fmt::format("schema registry {} answered GET {} with HTTP {}: {}", url_, path, status,
+                    ErrorText(body)));
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  simdjson::padded_string text(body);
+  std::string_view schema, type = "AVRO";
+  if (parser.parse(text).get(doc) != simdjson::SUCCESS ||
+      doc["schema"].get_string().get(schema) != simdjson::SUCCESS) {
+    return Status::InvalidArgument(
+        fmt::format("schema registry {}: GET {} gave no `schema` string", url_, path));
+  }
+  if (doc["schemaType"].get_string().get(type) != simdjson::SUCCESS)
+    type = "AVRO";  // absent for Avro
+  if (type != "AVRO") {
+    return Status::InvalidArgument(
+        fmt::format("schema id {} in {} is a {} schema, not an Avro one", id, url_, type));
+  }
+  return by_id_.emplace(id, std::string(schema)).first->second;
+}
+
+Result<int32_t> SchemaRegistry::RegisterAvro(const std::string& subject,
+                                             const std::string& schema) {
+  std::lock_guard<std::mutex> lock(mu_);
+  JsonEncoder body;
+  body.BeginObject();
+  body.Key("schema");
+  body.String(schema);
+  body.EndObject();
+  std::string path = "/subjects/" + PathSegment(subject) + "/versions";
+  auto r = Call("POST", path, std::string(body.view()));
+  if (!r.ok()) return r.status();
+  auto& [status, text] = *r;
+  if (status != 200) {
+    std::string why = status == 409
+                          ? "the schema is incompatible with the subject's earlier versions"
+                      : status == 422 ? "the registry finds the schema invalid"
+                                      : fmt::format("HTTP {}", status);
+    return Status::InvalidArgument(
+        fmt::format("schema registry {} refused the schema for subject \"{}\": {}: {}", url_,
+                    subject, why, ErrorText(text)));
+  }
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  simdjson::padded_string padded(text);
+  int64_t id = 0;
+  if (parser.parse(padded).get(doc) != simdjson::SUCCESS ||
+      doc["id"].get_int64().get(id) != simdjson::SUCCESS || id < 0 || id > INT32_MAX) {
+    return Status::InvalidArgument(
+        fmt::format("schema registry {}: POST {} gave no schema `id`", url_, path));
+  }
+  by_id_.emplace(static_cast<int32_t>(id), schema);
+  return static_cast<int32_t>(id);
+}
+
+}  // namespace flow::rt
