@@ -4,6 +4,8 @@ find_package(PkgConfig REQUIRED)
 find_package(fmt REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(simdjson REQUIRED)
+# howardhinnant-date's tz library: time zones of the system's tzdata (stdlib/src/time_zone.cpp).
+find_package(date REQUIRED CONFIG)
 find_package(RocksDB REQUIRED CONFIG)
 pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka)
 # The job's HTTP endpoints (engine/metrics_server.cpp).

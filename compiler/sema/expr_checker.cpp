@@ -493,6 +493,19 @@ Type Checker::CheckCall(ast::CallExpr& e, const ExprContext& cx) {
         .Report(diag::Kind::kBadCall, e.range,
                 error.empty() ? "invalid call of `" + n + "`" : error)
         .Help(fn->example.empty() ? "see docs/functions.md" : "example: `" + fn->example + "`");
+    return t;
+  }
+  // Literal arguments that cannot work at run time (a bad regular expression, date_trunc unit or
+  // time zone) are errors now rather than a documented fallback later.
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    const auto* lit = ast::As<ast::LiteralExpr>(e.args[i].get());
+    if (lit == nullptr || lit->literal != ast::LiteralKind::kString) continue;
+    std::string problem = stdlib::CheckLiteralArgument(*fn, i, lit->string_value);
+    if (!problem.empty()) {
+      diags_.Report(diag::Kind::kBadCall, e.args[i]->range, problem)
+          .Help(fn->example.empty() ? "see docs/functions.md" : "example: `" + fn->example + "`");
+      return Type::Error();
+    }
   }
   return t;
 }

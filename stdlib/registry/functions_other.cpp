@@ -96,9 +96,15 @@ void AddMathFunctions(std::vector<FunctionSpec>* out) {
 
 void AddTimeFunctions(std::vector<FunctionSpec>* out) {
   const char* c = "time";
+  // Calendar parts, optionally of a zone's wall clock.
   auto part = [&](const char* name, const char* cpp, const char* summary) {
-    return Unary(name, c, "timestamp", "int", cpp, summary,
-                 (std::string(name) + "(event_time)").c_str());
+    return Def(name, S, c)
+        .Param("x", "timestamp")
+        .Optional("zone", "string")
+        .Returns("int")
+        .Cpp(cpp)
+        .Summary(summary)
+        .Example(std::string(name) + "(event_time)");
   };
   Push(
       out,
@@ -116,33 +122,47 @@ void AddTimeFunctions(std::vector<FunctionSpec>* out) {
           Def("date_trunc", S, c)
               .Param("unit", "string")
               .Param("ts", "timestamp")
+              .Optional("zone", "string")
               .Returns("timestamp")
-              .Cpp("::flow::fn::DateTrunc({0}, {1})")
-              .Summary("`ts` truncated (UTC) to the start of its second, minute, hour, day, week "
-                       "(Monday), "
-                       "month or year; an unknown unit leaves `ts` unchanged.")
+              .Cpp("::flow::fn::DateTrunc({args})")
+              .Summary("`ts` truncated to the start of its second, minute, hour, day, week "
+                       "(Monday), month or year, in UTC or on the wall clock of `zone` (an IANA "
+                       "name such as \"Europe/Berlin\"; a day that starts in a clock change "
+                       "starts at the change); an unknown unit leaves `ts` unchanged.")
               .Example("date_trunc(\"hour\", event_time)"),
-          part("year", "::flow::fn::Year({0})", "The year (UTC) of `x`."),
-          part("month", "::flow::fn::Month({0})", "The month (1-12, UTC) of `x`."),
-          part("day", "::flow::fn::Day({0})", "The day of the month (1-31, UTC) of `x`."),
-          part("hour", "::flow::fn::Hour({0})", "The hour (0-23, UTC) of `x`."),
-          part("minute", "::flow::fn::Minute({0})", "The minute (0-59) of `x`."),
-          part("second", "::flow::fn::Second({0})", "The second (0-59) of `x`."),
-          part("day_of_week", "::flow::fn::DayOfWeek({0})",
-               "The ISO day of the week (1 = Monday ... 7 = Sunday, UTC) of `x`."),
+          part("year", "::flow::fn::Year({args})", "The year of `x` (UTC, or in `zone`)."),
+          part("month", "::flow::fn::Month({args})",
+               "The month (1-12) of `x` (UTC, or in `zone`)."),
+          part("day", "::flow::fn::Day({args})",
+               "The day of the month (1-31) of `x` (UTC, or in `zone`)."),
+          part("hour", "::flow::fn::Hour({args})", "The hour (0-23) of `x` (UTC, or in `zone`)."),
+          part(
+              "minute", "::flow::fn::Minute({args})",
+              "The minute (0-59) of `x` (UTC, or in `zone`: some zones are 30 or 45 minutes off)."),
+          part("second", "::flow::fn::Second({args})",
+               "The second (0-59) of `x` (the same in every zone)."),
+          part("day_of_week", "::flow::fn::DayOfWeek({args})",
+               "The ISO day of the week (1 = Monday ... 7 = Sunday) of `x` (UTC, or in `zone`)."),
           Def("format_timestamp", S, c)
               .Param("ts", "timestamp")
               .Param("pattern", "string")
+              .Optional("zone", "string")
               .Returns("string")
-              .Cpp("::flow::fn::FormatTimestamp({0}, {1})")
-              .Summary("`ts` (UTC) formatted by `pattern`: %Y year, %m month, %d day, %H hour, %M "
-                       "minute, "
-                       "%S second, %L milliseconds, %% a percent sign; other text is copied.")
+              .Cpp("::flow::fn::FormatTimestamp({args})")
+              .Summary("`ts` formatted by `pattern` (UTC, or the wall clock of `zone`): %Y year, "
+                       "%m month, %d day, %H hour, %M minute, %S second, %L milliseconds, %% a "
+                       "percent sign; other text is copied.")
               .Example("format_timestamp(event_time, \"%Y-%m-%d %H:%M\")"),
-          Unary("parse_timestamp", c, "string", "timestamp?", "::flow::fn::ParseTimestamp({0})",
-                "The RFC 3339 timestamp written in `x` (e.g. \"2026-11-29T14:41:15.123Z\", offsets "
-                "allowed); null if it is not one.",
-                "parse_timestamp(created_at)"),
+          Def("parse_timestamp", S, c)
+              .Param("x", "string")
+              .Optional("zone", "string")
+              .Returns("timestamp?")
+              .Cpp("::flow::fn::ParseTimestamp({args})")
+              .Summary("The RFC 3339 timestamp written in `x` (e.g. \"2026-11-29T14:41:15.123Z\", "
+                       "offsets allowed); with `zone`, a time without an offset "
+                       "(\"2026-11-29T14:41:15\") is that zone's wall clock (the earlier instant "
+                       "when the clock shows it twice); null if it is not one.")
+              .Example("parse_timestamp(created_at)"),
       });
 }
 

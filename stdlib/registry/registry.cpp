@@ -7,6 +7,7 @@
 #include <cctype>
 #include <unordered_map>
 
+#include "flow/stdlib/time_zone.h"
 #include "stdlib/registry/registry_internal.h"
 
 namespace flow::stdlib {
@@ -314,6 +315,11 @@ std::string CheckLiteralArgument(const FunctionSpec& fn, size_t index, std::stri
     char buf[256];
     regerror(rc, &re, buf, sizeof buf);
     return "invalid regular expression '" + pattern + "' in `" + fn.name + "`: " + buf;
+  }
+  if (index < fn.params.size() && fn.params[index].name == "zone" &&
+      !fn::impl::IsTimeZone(literal)) {
+    return "unknown time zone '" + std::string(literal) + "' in `" + fn.name +
+           "`; use an IANA name such as \"Europe/Berlin\", \"America/New_York\" or \"UTC\"";
   }
   if (fn.name == "date_trunc" && index == 0) {
     const auto& units = internal::DateTruncUnits();

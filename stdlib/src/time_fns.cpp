@@ -5,6 +5,7 @@
 
 #include "flow/runtime/common/time.h"
 #include "flow/stdlib/scalar.h"
+#include "flow/stdlib/time_zone.h"
 
 namespace flow::fn {
 namespace impl {
@@ -150,6 +151,30 @@ std::optional<int64_t> ParseTimestampImpl::operator()(std::string_view s) const 
   rt::TimestampMs ts = 0;
   if (!rt::ParseTimestamp(s, &ts)) return std::nullopt;
   return ts;
+}
+
+// Zoned forms: the UTC calendar of the zone's wall clock (ToLocal), and back (FromLocal).
+int64_t DateTruncImpl::operator()(std::string_view unit, int64_t ts, std::string_view zone) const {
+  const date::time_zone* z = FindZone(zone);
+  return FromLocal((*this)(unit, ToLocal(ts, z)), z);
+}
+
+int64_t ExtractZonedPart(int64_t ts, TimePart part, std::string_view zone) {
+  return ExtractPart(ToLocal(ts, FindZone(zone)), part);
+}
+
+std::string FormatTimestampImpl::operator()(int64_t ts, std::string_view pattern,
+                                            std::string_view zone) const {
+  return (*this)(ToLocal(ts, FindZone(zone)), pattern);
+}
+
+std::optional<int64_t> ParseTimestampImpl::operator()(std::string_view s,
+                                                      std::string_view zone) const {
+  rt::TimestampMs ts = 0;
+  if (rt::ParseTimestamp(s, &ts)) return ts;  // an offset or Z of its own
+  // Without one the text is the zone's wall clock: read it as if it were UTC, then convert.
+  if (!rt::ParseTimestamp(std::string(s) + "Z", &ts)) return std::nullopt;
+  return FromLocal(ts, FindZone(zone));
 }
 
 std::string FormatTimestampRfc3339(int64_t ms) {

@@ -281,20 +281,30 @@ struct ToTimestampImpl {
 struct ToMillisImpl {
   int64_t operator()(int64_t ts) const { return ts; }
 };
+// The forms with a `zone` read the wall clock of that IANA zone (time_zone.h); an unknown zone
+// name is UTC (flowc refuses unknown names written as literals).
 struct DateTruncImpl {
   int64_t operator()(std::string_view unit, int64_t ts) const;
+  int64_t operator()(std::string_view unit, int64_t ts, std::string_view zone) const;
 };
 enum class TimePart { kYear, kMonth, kDay, kHour, kMinute, kSecond, kDayOfWeek };
 int64_t ExtractPart(int64_t ts, TimePart part);
+int64_t ExtractZonedPart(int64_t ts, TimePart part, std::string_view zone);
 template <TimePart P>
 struct PartImpl {
   int64_t operator()(int64_t ts) const { return ExtractPart(ts, P); }
+  int64_t operator()(int64_t ts, std::string_view zone) const {
+    return ExtractZonedPart(ts, P, zone);
+  }
 };
 struct FormatTimestampImpl {
   std::string operator()(int64_t ts, std::string_view pattern) const;
+  std::string operator()(int64_t ts, std::string_view pattern, std::string_view zone) const;
 };
 struct ParseTimestampImpl {
   std::optional<int64_t> operator()(std::string_view s) const;
+  // A text without an offset is a wall-clock time in `zone`; one with an offset or Z is as it says.
+  std::optional<int64_t> operator()(std::string_view s, std::string_view zone) const;
 };
 
 // ---- collections ----
