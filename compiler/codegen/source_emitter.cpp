@@ -2,10 +2,13 @@
 // kafka) with the `on error` policy, a fill function for datagen, a converter for nexmark; then
 // the job.Source call with the event-time function and watermark settings.
 
+#include <algorithm>
 #include <filesystem>
 
 #include "codegen/escape.h"
 #include "codegen/source_emitter.h"
+#include "sema/connectors.h"
+#include "sema/source_metadata.h"
 
 namespace flow::codegen {
 
@@ -28,11 +31,17 @@ std::string IoEmitContext::Duration(const ast::DurationRef& d) {
   return "int64_t{" + std::to_string(d.millis) + "}";
 }
 
-std::string IoEmitContext::ConnectorOptions(const ast::ConnectorCall& c, bool /*sink*/) {
+std::string IoEmitContext::ConnectorOptions(const ast::ConnectorCall& c, bool sink) {
   std::string s = "{";
   ExprEmitter ex = Exprs("");
   for (const ast::NamedArg& a : c.args) {
     const std::string& key = a.name.name;
+    const sema::ConnectorSpec* spec = sema::FindConnector(c.name.name, !sink);
+    if (spec != nullptr &&
+        std::any_of(spec->args.begin(), spec->args.end(),
+                    [&](const sema::ArgSpec& s) { return s.name == key && s.generated; })) {
+      continue;  // e.g. `metadata:`: generated code does what it says
+    }
     const auto* bare = ast::As<ast::NameExpr>(a.value.get());
     if (bare != nullptr && bare->target != ast::NameTarget::kParam) {
       s += "{" + CppStringObject(key) + ", " + CppStringObject(bare->name) + "}, ";  // `kind: bid`
@@ -69,7 +78,12 @@ namespace {
 class SourceEmitter {
  public:
   SourceEmitter(IoEmitContext& cx, const plan::SourceNode& n)
-      : cx_(cx), n_(n), src_(*n.source), id_(std::to_string(n.id)), rec_(cx.records.Cpp(n.output)) {}
+      : cx_(cx),
+        n_(n),
+        src_(*n.source),
+        id_(std::to_string(n.id)),
+        rec_(cx.records.Cpp(n.output)),
+        metadata_(sema::SourceMetadataOf(*n.source)) {}
 
   void Run() {
     const std::string& kind = src_.connector.name.name;
@@ -149,12 +163,74 @@ class SourceEmitter {
     return true;
   }
 
+  // Fields the message's metadata fills (`metadata:` on a kafka source): not in the payload.
+  bool IsMetadata(const std::string& field) const {
+    for (const sema::SourceMetadata& m : metadata_) {
+      if (m.field == field) return true;
+    }
+    return false;
+  }
+
   std::vector<const types::Field*> Decoded() const {
     std::vector<const types::Field*> fields;
     for (const types::Field& f : n_.output.fields()) {
-      if (n_.decoded.count(f.name)) fields.push_back(&f);
+      if (n_.decoded.count(f.name) && !IsMetadata(f.name)) fields.push_back(&f);
     }
     return fields;
+  }
+
+  // Status FillMetaN(const RawRecord&, Rec*): the metadata fields, after the payload's decoder.
+  std::string WithMetadata(const std::string& make) {
+    if (metadata_.empty()) return make;
+    std::string fn = "FillMeta" + id_;
+    auto& w = cx_.w;
+    w.Line("inline ::flow::rt::Status " + fn + "(const ::flow::rt::RawRecord& r, " + rec_ +
+           "* out) {");
+    bool any = false;
+    for (const sema::SourceMetadata& m : metadata_) {
+      const types::Field* f = n_.output.FindField(m.field);
+      if (f == nullptr || !n_.decoded.count(f->name)) continue;  // unused by the job
+      any = true;
+      std::string dst = "out->" + MangleIdent(f->name);
+      std::string field = CppStringLiteral(f->name);
+      bool nullable = f->type.nullable();
+      auto absent = [&](const std::string& what) {
+        return nullable ? dst + ".reset();"
+                        : "return ::flow::exec::MissingMetadata(" + CppStringLiteral(what) + ", " +
+                              field + ");";
+      };
+      std::string utf8 = f->type.AsNonNullable() == types::Type::String() ? "true" : "false";
+      std::string target = nullable ? "&" + dst + ".emplace()" : "&" + dst;
+      switch (m.what) {
+        case sema::SourceMetadata::What::kKey:
+          w.Line("  if (r.has_key) { FLOW_RETURN_IF_ERROR(::flow::exec::MetadataBytes(r.key, " +
+                 utf8 + ", \"key\", " + target + ")); } else { " + absent("key") + " }");
+          break;
+        case sema::SourceMetadata::What::kHeader: {
+          std::string what = "header " + m.header;
+          w.Line("  { std::string_view v; if (r.headers != nullptr && r.headers->Last(" +
+                 CppStringObject(m.header) +
+                 ", &v)) { FLOW_RETURN_IF_ERROR(::flow::exec::MetadataBytes(v, " + utf8 + ", " +
+                 CppStringLiteral(what) + ", " + target + ")); } else { " + absent(what) + " } }");
+          break;
+        }
+        case sema::SourceMetadata::What::kTimestamp:
+          w.Line("  if (r.timestamp != ::flow::rt::kNoTimestamp) { " + dst +
+                 " = r.timestamp; } else { " + absent("timestamp") + " }");
+          break;
+        case sema::SourceMetadata::What::kPartition:
+          w.Line("  " + dst + " = r.partition;");
+          break;
+        case sema::SourceMetadata::What::kOffset:
+          w.Line("  " + dst + " = r.offset;");
+          break;
+      }
+    }
+    if (!any) w.Line("  (void)r; (void)out;");
+    w.Line("  return ::flow::rt::Status::Ok();");
+    w.Line("}");
+    return "[m = " + make + "] { return ::flow::exec::MetadataDecoder<" + rec_ +
+           ", decltype(m()), decltype(&" + fn + ")>(m(), &" + fn + "); }";
   }
 
   // Status DecodeN(JsonDecoder&, std::string_view, Rec*): only the decoded fields are looked up.
@@ -208,7 +284,10 @@ class SourceEmitter {
   // Status DecodeCsvN(CsvDecoder&, Rec*): reads the decoded fields by schema position.
   std::string CsvDecoder() {
     std::string fn = "DecodeCsv" + id_;
-    const auto& all = n_.output.fields();
+    std::vector<types::Field> all;  // the columns: every field but the metadata ones
+    for (const types::Field& f : n_.output.fields()) {
+      if (!IsMetadata(f.name)) all.push_back(f);
+    }
     std::string names, required;
     for (size_t i = 0; i < all.size(); ++i) {
       names += (i ? ", " : "") + CppStringLiteral(all[i].Wire());
@@ -333,6 +412,7 @@ class SourceEmitter {
                        : format == "avro" ? AvroDecoder()
                                           : JsonDecoder();
     if (make.empty()) return false;
+    make = WithMetadata(make);
     std::string policy = Policy();
     std::string kind = CppStringObject(src_.connector.name.name);
     std::string opts = "options" + id_;
@@ -377,6 +457,7 @@ class SourceEmitter {
   const ast::Source& src_;
   std::string id_;
   std::string rec_;
+  std::vector<sema::SourceMetadata> metadata_;
 };
 
 }  // namespace

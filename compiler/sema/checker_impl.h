@@ -72,6 +72,7 @@ class Checker {
   void CheckSink(ast::IntoOp& into);
   // `on late into ...` of a window: an event-time window's sink for its input records.
   void CheckLateSink(ast::WindowOp& window, const FlowState& st);
+  void CheckSourceMetadata(const ast::Source& s, const types::Type& record);
   void CheckConnectorArgs(ast::ConnectorCall& c, bool source);
   void CheckFormat(const std::optional<ast::FormatClause>& f, const ast::ConnectorCall& c,
                    bool source);

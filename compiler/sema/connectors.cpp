@@ -7,6 +7,7 @@
 #include "flow/runtime/connectors/connector_catalog.h"
 #include "flow/runtime/generators/generator_args.h"
 #include "sema/checker_impl.h"
+#include "sema/source_metadata.h"
 
 namespace flow::sema {
 namespace {
@@ -21,6 +22,13 @@ ArgSpec Arg(std::string name, Type type, bool required, std::vector<std::string>
 ArgSpec TxnArg(std::string name, Type type) {
   ArgSpec a = Arg(std::move(name), std::move(type), false);
   a.exactly_once_only = true;
+  return a;
+}
+
+// A kafka source's `metadata:` (sema/source_metadata.h): generated code fills the fields.
+ArgSpec MetadataArg() {
+  ArgSpec a = Arg("metadata", Type::List(Type::String()), false);
+  a.generated = true;
   return a;
 }
 
@@ -65,7 +73,7 @@ const std::vector<LanguageSide>& LanguageSides() {
         Arg("start", Type::String(), false, {"earliest", "latest", "committed"}),
         Arg("read_committed", Type::Bool(), false),
         Arg("partition_discovery", Type::Duration(), false),
-        Arg("properties", Type::List(Type::String()), false)},
+        Arg("properties", Type::List(Type::String()), false), MetadataArg()},
        Need::kRequired,
        "kafka(topic: \"clicks\", brokers: brokers)"},
       {"file",
@@ -429,6 +437,7 @@ types::Type Checker::CheckSource(ast::Source& s, bool* event_time) {
                 "`" + n + "` needs a schema for its records")
         .Help("add `as SchemaName` after the format");
   }
+  if (n == "kafka" && !record.is_error()) CheckSourceMetadata(s, record);
   if (s.event_time) {
     FlowState st;
     st.record = record;
@@ -465,6 +474,74 @@ types::Type Checker::CheckSource(ast::Source& s, bool* event_time) {
     }
   }
   return record;
+}
+
+void Checker::CheckSourceMetadata(const ast::Source& s, const types::Type& record) {
+  std::set<std::string> used;
+  for (const ast::NamedArg& a : s.connector.args) {
+    if (a.name.name != "metadata") continue;
+    const auto* list = ast::As<ast::ListExpr>(a.value.get());
+    if (list == nullptr) {
+      diags_
+          .Report(diag::Kind::kInvalidArgument, a.value->range,
+                  "`metadata` must be a list of string literals")
+          .Help("e.g. `metadata: [\"key=user_id\", \"timestamp=kafka_ts\"]`");
+      continue;
+    }
+    for (const ast::ExprPtr& item : list->items) {
+      const auto* lit = ast::As<ast::LiteralExpr>(item.get());
+      SourceMetadata m;
+      std::string problem = lit == nullptr || lit->literal != ast::LiteralKind::kString
+                                ? "`metadata` entries must be string literals"
+                                : ParseSourceMetadata(lit->string_value, &m);
+      if (!problem.empty()) {
+        diags_.Report(diag::Kind::kInvalidArgument, item->range, problem)
+            .Help(
+                "entries are \"key=F\", \"timestamp=F\", \"partition=F\", \"offset=F\" or "
+                "\"header:NAME=F\"");
+        continue;
+      }
+      const types::Field* f = record.FindField(m.field);
+      if (f == nullptr) {
+        diags_
+            .Report(diag::Kind::kUnknownField, item->range,
+                    "the schema has no field `" + m.field + "`")
+            .Help(
+                "add the field to the schema; the message's metadata fills it instead of the "
+                "payload");
+        continue;
+      }
+      if (!used.insert(m.field).second) {
+        diags_.Report(diag::Kind::kInvalidArgument, item->range,
+                      "field `" + m.field + "` is filled by two `metadata` entries");
+        continue;
+      }
+      types::Type t = f->type.AsNonNullable();
+      bool ok = false;
+      std::string want;
+      switch (m.what) {
+        case SourceMetadata::What::kKey:
+        case SourceMetadata::What::kHeader:
+          ok = t == types::Type::String() || t == types::Type::Bytes();
+          want = "string or bytes (nullable: null when the message has none)";
+          break;
+        case SourceMetadata::What::kTimestamp:
+          ok = t == types::Type::Timestamp();
+          want = "timestamp";
+          break;
+        case SourceMetadata::What::kPartition:
+        case SourceMetadata::What::kOffset:
+          ok = t == types::Type::Int();
+          want = "int";
+          break;
+      }
+      if (!ok) {
+        diags_.Report(
+            diag::Kind::kTypeMismatch, item->range,
+            "field `" + m.field + "` is " + f->type.ToString() + "; this metadata needs " + want);
+      }
+    }
+  }
 }
 
 void Checker::CheckLateSink(ast::WindowOp& window, const FlowState& st) {

@@ -22,6 +22,7 @@ struct ArgSpec {
   bool required = false;
   std::vector<std::string> choices;  // allowed values (bare names, e.g. `start: earliest`)
   bool exactly_once_only = false;    // a sink's: refused without `exactly_once`
+  bool generated = false;            // read by the code generator, not passed to the connector
 };
 
 enum class Need { kNo, kOptional, kRequired };

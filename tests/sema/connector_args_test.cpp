@@ -82,6 +82,7 @@ std::map<std::string, std::string> ToRuntimeOptions(const sema::ConnectorSpec& s
     auto arg = std::find_if(spec.args.begin(), spec.args.end(),
                             [&](const sema::ArgSpec& a) { return a.name == name; });
     if (!exactly_once && arg != spec.args.end() && arg->exactly_once_only) continue;
+    if (arg != spec.args.end() && arg->generated) continue;  // never reaches the connector
     if (!spec.source && spec.name == "file" && name == "path") {
       options["directory"] = value;
     } else if (spec.source && spec.name == "kafka" && name == "group") {

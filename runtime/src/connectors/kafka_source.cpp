@@ -342,9 +342,11 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
     return KafkaError(err, fmt::format("kafka source: consume failed: {}", rd_kafka_err2str(err)));
   }
   batch_.resize(static_cast<size_t>(n));
+  headers_.resize(batch_.size());  // before any RawRecord points into it
   size_t appended = 0;
   Status error;
-  for (rd_kafka_message_t* m : batch_) {
+  for (size_t i = 0; i < batch_.size(); ++i) {
+    rd_kafka_message_t* m = batch_[i];
     if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       if (m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
         unheard_.erase(m->partition);  // caught up: nothing older to wait for
@@ -374,6 +376,10 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
     RawRecord rec;
     rec.payload = std::string_view(static_cast<const char*>(m->payload), m->len);
     if (m->key != nullptr) rec.key = std::string_view(static_cast<const char*>(m->key), m->key_len);
+    rec.has_key = m->key != nullptr;
+    headers_[i].headers = nullptr;
+    if (rd_kafka_message_headers(m, &headers_[i].headers) == RD_KAFKA_RESP_ERR_NO_ERROR)
+      rec.headers = &headers_[i];
     rd_kafka_timestamp_type_t ts_type;
     int64_t ts = rd_kafka_message_timestamp(m, &ts_type);
     if (ts_type != RD_KAFKA_TIMESTAMP_NOT_AVAILABLE && ts >= 0) rec.timestamp = ts;
@@ -403,6 +409,19 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
                                            down_reason_));
   }
   return PollResult::kIdle;
+}
+
+bool KafkaSource::MessageHeaders::Last(std::string_view name, std::string_view* value) const {
+  const void* v = nullptr;
+  size_t size = 0;
+  if (headers == nullptr ||
+      rd_kafka_header_get_last(headers, std::string(name).c_str(), &v, &size) !=
+          RD_KAFKA_RESP_ERR_NO_ERROR ||
+      v == nullptr) {
+    return false;
+  }
+  *value = std::string_view(static_cast<const char*>(v), size);
+  return true;
 }
 
 std::string KafkaSource::Locate(const RawRecord& record) const {

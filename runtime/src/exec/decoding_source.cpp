@@ -5,6 +5,7 @@
 #include "flow/runtime/exec/encoding_sink.h"
 #include "flow/runtime/exec/record_decoders.h"
 #include "flow/runtime/formats/json_codecs.h"
+#include "flow/runtime/formats/utf8.h"
 
 namespace flow::exec {
 
@@ -23,6 +24,21 @@ void EncodeDeadLetter(const std::string& source, const std::string& position, co
   if (raw.ends_with('\r')) raw.remove_suffix(1);
   out->String(raw);
   out->EndObject();
+}
+
+rt::Status MetadataBytes(std::string_view value, bool utf8, std::string_view what,
+                         std::string* out) {
+  if (utf8 && !rt::IsValidUtf8(value)) {
+    return rt::Status::InvalidArgument(
+        fmt::format("the message's {} is not valid UTF-8 (declare the field as bytes)", what));
+  }
+  out->assign(value.data(), value.size());
+  return rt::Status::Ok();
+}
+
+rt::Status MissingMetadata(std::string_view what, std::string_view field) {
+  return rt::Status::InvalidArgument(fmt::format(
+      "the message has no {}, and field `{}` is not nullable (declare it with `?`)", what, field));
 }
 
 rt::Result<rt::ConnectorOptions> SourceOptions(const std::string& kind, rt::ConnectorOptions script,

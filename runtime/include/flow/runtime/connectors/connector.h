@@ -24,9 +24,19 @@ namespace flow::rt {
 
 inline constexpr TimestampMs kNoTimestamp = kMinWatermark;
 
+// A record's headers (Kafka), valid as long as its payload.
+class RawHeaders {
+ public:
+  virtual ~RawHeaders() = default;
+  // The value of the last header called `name`; false when there is none (or its value is null).
+  virtual bool Last(std::string_view name, std::string_view* value) const = 0;
+};
+
 struct RawRecord {
   std::string_view payload;  // valid until the next Poll() on the same source
   std::string_view key;      // empty when the record has none
+  bool has_key = false;      // Kafka: the message has a key (possibly empty)
+  const RawHeaders* headers = nullptr;   // Kafka: the message's headers, if any
   TimestampMs timestamp = kNoTimestamp;  // the broker's/log's timestamp, if any
   int32_t partition = -1;    // Kafka partition, or -1
   int64_t offset = -1;       // Kafka offset, file line number (1-based), or -1

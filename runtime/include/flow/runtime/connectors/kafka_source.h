@@ -59,6 +59,7 @@
 
 struct rd_kafka_s;
 struct rd_kafka_message_s;
+struct rd_kafka_headers_s;
 struct rd_kafka_queue_s;
 struct rd_kafka_topic_partition_list_s;
 
@@ -159,6 +160,13 @@ class KafkaSource final : public RawSource {
   std::map<int32_t, Metric*> lag_;
   int64_t next_lag_ms_ = 0;                  // monotonic ms of the next UpdateLag
   std::vector<rd_kafka_message_s*> batch_;   // messages backing the last Poll's payloads
+  // Their headers, one per message of batch_ (RawRecord::headers points here).
+  class MessageHeaders final : public RawHeaders {
+   public:
+    bool Last(std::string_view name, std::string_view* value) const override;
+    rd_kafka_headers_s* headers = nullptr;
+  };
+  std::vector<MessageHeaders> headers_;
   bool assigned_ = false;
   ConnectorContext context_;
   uint32_t subtask_ = 0;

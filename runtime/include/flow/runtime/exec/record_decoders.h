@@ -121,4 +121,30 @@ class AvroRecordDecoder {
   int32_t last_id_ = 0;
 };
 
+// Kafka metadata in records (`metadata:` on a kafka source): after the payload's decoder,
+// `fill(const RawRecord&, T*)` sets the fields the message's key, timestamp, partition, offset and
+// headers fill (generated; source_emitter.cpp).
+template <typename T, typename Inner, typename Fill>
+class MetadataDecoder {
+ public:
+  MetadataDecoder(Inner inner, Fill fill) : inner_(std::move(inner)), fill_(std::move(fill)) {}
+  rt::Result<bool> operator()(const rt::RawRecord& record, T* out) {
+    rt::Result<bool> r = inner_(record, out);
+    if (!r.ok() || !*r) return r;
+    FLOW_RETURN_IF_ERROR(fill_(record, out));
+    return true;
+  }
+
+ private:
+  Inner inner_;
+  Fill fill_;
+};
+
+// A key or header value as a field: `utf8` for string fields (kInvalidArgument naming `what`
+// when it is not UTF-8), any bytes for bytes fields.
+[[nodiscard]] rt::Status MetadataBytes(std::string_view value, bool utf8, std::string_view what,
+                                       std::string* out);
+// kInvalidArgument: "the message has no <what>, and field `f` is not nullable".
+[[nodiscard]] rt::Status MissingMetadata(std::string_view what, std::string_view field);
+
 }  // namespace flow::exec
