@@ -85,7 +85,7 @@ TEST(LspCompletion, StreamsConnectorsAndFormats) {
   EXPECT_TRUE(Has(LabelsAtEnd(base + "other | into stdout format "), {"json", "csv"}));
   EXPECT_EQ(LabelsAtEnd(base + "stream s = from kafka(topic: \"t\", "),
             (std::set<std::string>{"topic", "brokers", "group", "start", "read_committed",
-                                   "partition_discovery", "properties"}));
+                                   "partition_discovery", "properties", "metadata"}));
 }
 
 TEST(LspCompletion, FieldsFollowThePipeline) {

@@ -509,7 +509,11 @@ Status KafkaSource::Close() {
     // A clean stop leaves the group, so the partitions move to the other instances at once (a
     // static member's close alone would keep them until session.timeout.ms). A failed run stays:
     // its restart rejoins as the same member and gets them back without a rebalance.
-    if (group_mode_ && !context_.cancelled() && reassigned_.empty() && rebalance_error_.ok())
+    // A run that ends because partitions were revoked leaves too: in the cooperative protocol
+    // the revoked partitions reach their new owner only in a second rebalance, which the
+    // revoking member's rejoin starts; a static member's restart rejoins without one, and they
+    // would stay unowned until some other membership change.
+    if (group_mode_ && rebalance_error_.ok() && (!context_.cancelled() || !reassigned_.empty()))
       LeaveGroup();
     // With assign() (no subscription) closing does not wait for a group rebalance.
     rd_kafka_consumer_close(rk_);
