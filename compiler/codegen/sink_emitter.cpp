@@ -133,17 +133,10 @@ class SinkEmitter {
 
   // avro_headerN: the registered schema's header; the subject defaults to "<topic>-value".
   void RegisterAvro() {
-    ExprEmitter ex = cx_.Exprs("");
-    std::string registry, subject, topic;
-    for (const ast::NamedArg& a : n_.into->format->args) {
-      if (a.name.name == "registry") registry = ex.EmitAs(*a.value, types::Type::String());
-      if (a.name.name == "subject") subject = ex.EmitAs(*a.value, types::Type::String());
-    }
-    for (const ast::NamedArg& a : n_.into->sink.args) {
-      if (a.name.name == "topic") topic = ex.EmitAs(*a.value, types::Type::String());
-    }
-    cx_.Take(ex);
-    if (subject.empty()) subject = "std::string(" + topic + ") + \"-value\"";
+    std::string registry = cx_.StringArg(n_.into->format->args, "registry");
+    std::string subject = cx_.StringArg(n_.into->format->args, "subject");
+    if (subject.empty())
+      subject = "std::string(" + cx_.StringArg(n_.into->sink.args, "topic") + ") + \"-value\"";
     std::string h = "avro_header" + id_;
     std::string schema = "kAvroWriter" + id_;
     cx_.w.Line("inline const std::string " + schema + " = " +

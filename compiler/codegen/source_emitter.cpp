@@ -31,12 +31,24 @@ std::string IoEmitContext::Duration(const ast::DurationRef& d) {
   return "int64_t{" + std::to_string(d.millis) + "}";
 }
 
+std::string IoEmitContext::StringArg(const std::vector<ast::NamedArg>& args,
+                                     const std::string& name) {
+  for (const ast::NamedArg& a : args) {
+    if (a.name.name != name) continue;
+    ExprEmitter ex = Exprs("");
+    std::string v = ex.EmitAs(*a.value, types::Type::String());
+    Take(ex);
+    return v;
+  }
+  return "";
+}
+
 std::string IoEmitContext::ConnectorOptions(const ast::ConnectorCall& c, bool sink) {
   std::string s = "{";
   ExprEmitter ex = Exprs("");
+  const sema::ConnectorSpec* spec = sema::FindConnector(c.name.name, !sink);
   for (const ast::NamedArg& a : c.args) {
     const std::string& key = a.name.name;
-    const sema::ConnectorSpec* spec = sema::FindConnector(c.name.name, !sink);
     if (spec != nullptr &&
         std::any_of(spec->args.begin(), spec->args.end(),
                     [&](const sema::ArgSpec& s) { return s.name == key && s.generated; })) {
@@ -208,10 +220,12 @@ class SourceEmitter {
           break;
         case sema::SourceMetadata::What::kHeader: {
           std::string what = "header " + m.header;
-          w.Line("  { std::string_view v; if (r.headers != nullptr && r.headers->Last(" +
-                 CppStringObject(m.header) +
-                 ", &v)) { FLOW_RETURN_IF_ERROR(::flow::exec::MetadataBytes(v, " + utf8 + ", " +
-                 CppStringLiteral(what) + ", " + target + ")); } else { " + absent(what) + " } }");
+          // The name is made once, not per record.
+          w.Line("  { static const std::string name = " + CppStringObject(m.header) +
+                 "; std::string_view v; if (r.headers != nullptr && r.headers->Last(name, &v)) { "
+                 "FLOW_RETURN_IF_ERROR(::flow::exec::MetadataBytes(v, " +
+                 utf8 + ", " + CppStringLiteral(what) + ", " + target + ")); } else { " +
+                 absent(what) + " } }");
           break;
         }
         case sema::SourceMetadata::What::kTimestamp:
@@ -333,18 +347,6 @@ class SourceEmitter {
            format + ", kCsvNames" + id_ + ", kCsvRequired" + id_ + "); }";
   }
 
-  // The value of a format argument (a string literal or param), or "" when absent.
-  std::string FormatArg(const std::vector<ast::NamedArg>& args, const std::string& name) {
-    for (const ast::NamedArg& a : args) {
-      if (a.name.name != name) continue;
-      ExprEmitter ex = cx_.Exprs("");
-      std::string v = ex.EmitAs(*a.value, types::Type::String());
-      cx_.Take(ex);
-      return v;
-    }
-    return "";
-  }
-
   // Status DecodeAvroN(AvroIn&, const AvroResolved&, Rec*): the reader schema holds only the
   // decoded fields, so the writer's others are skipped, and only those must be in its schema.
   std::string AvroDecoder() {
@@ -360,7 +362,7 @@ class SourceEmitter {
     w.Line("}");
     std::string reader = "avro" + id_;
     cx_.Build("auto " + reader + " = ::flow::rt::AvroReader::Make(" +
-              FormatArg(src_.format->args, "registry") + ", " + schema + ");");
+              cx_.StringArg(src_.format->args, "registry") + ", " + schema + ");");
     cx_.Build("if (!" + reader + ".ok()) return " + reader + ".status();");
     return "[reader = *" + reader + "] { return ::flow::exec::AvroRecordDecoder<" + rec_ +
            ", decltype(&" + fn + ")>(&" + fn + ", reader); }";

@@ -411,12 +411,11 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
   return PollResult::kIdle;
 }
 
-bool KafkaSource::MessageHeaders::Last(std::string_view name, std::string_view* value) const {
+bool KafkaSource::MessageHeaders::Last(const std::string& name, std::string_view* value) const {
   const void* v = nullptr;
   size_t size = 0;
   if (headers == nullptr ||
-      rd_kafka_header_get_last(headers, std::string(name).c_str(), &v, &size) !=
-          RD_KAFKA_RESP_ERR_NO_ERROR ||
+      rd_kafka_header_get_last(headers, name.c_str(), &v, &size) != RD_KAFKA_RESP_ERR_NO_ERROR ||
       v == nullptr) {
     return false;
   }

@@ -35,14 +35,22 @@ std::string PathSegment(std::string_view s) {
   return out;
 }
 
+// A response body parsed as JSON; `ok` is false when it is not JSON.
+struct JsonBody {
+  explicit JsonBody(const std::string& body) : text(body) {
+    ok = parser.parse(text).get(doc) == simdjson::SUCCESS;
+  }
+  simdjson::dom::parser parser;
+  simdjson::padded_string text;
+  simdjson::dom::element doc;
+  bool ok = false;
+};
+
 // The registry's own error text ({"error_code": 40403, "message": "..."}), or the body.
 std::string ErrorText(const std::string& body) {
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
+  JsonBody json(body);
   std::string_view message;
-  simdjson::padded_string text(body);
-  if (parser.parse(text).get(doc) == simdjson::SUCCESS &&
-      doc["message"].get_string().get(message) == simdjson::SUCCESS) {
+  if (json.ok && json.doc["message"].get_string().get(message) == simdjson::SUCCESS) {
     return std::string(message);
   }
   return body.size() > 200 ? body.substr(0, 200) + "..." : body;
@@ -129,16 +137,13 @@ Result<std::string> SchemaRegistry::AvroSchemaById(int32_t id) {
         fmt::format("schema registry {} answered GET {} with HTTP {}: {}", url_, path, status,
                     ErrorText(body)));
   }
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  simdjson::padded_string text(body);
+  JsonBody json(body);
   std::string_view schema, type = "AVRO";
-  if (parser.parse(text).get(doc) != simdjson::SUCCESS ||
-      doc["schema"].get_string().get(schema) != simdjson::SUCCESS) {
+  if (!json.ok || json.doc["schema"].get_string().get(schema) != simdjson::SUCCESS) {
     return Status::InvalidArgument(
         fmt::format("schema registry {}: GET {} gave no `schema` string", url_, path));
   }
-  if (doc["schemaType"].get_string().get(type) != simdjson::SUCCESS)
+  if (json.doc["schemaType"].get_string().get(type) != simdjson::SUCCESS)
     type = "AVRO";  // absent for Avro
   if (type != "AVRO") {
     return Status::InvalidArgument(
@@ -168,12 +173,10 @@ Result<int32_t> SchemaRegistry::RegisterAvro(const std::string& subject,
         fmt::format("schema registry {} refused the schema for subject \"{}\": {}: {}", url_,
                     subject, why, ErrorText(text)));
   }
-  simdjson::dom::parser parser;
-  simdjson::dom::element doc;
-  simdjson::padded_string padded(text);
+  JsonBody json(text);
   int64_t id = 0;
-  if (parser.parse(padded).get(doc) != simdjson::SUCCESS ||
-      doc["id"].get_int64().get(id) != simdjson::SUCCESS || id < 0 || id > INT32_MAX) {
+  if (!json.ok || json.doc["id"].get_int64().get(id) != simdjson::SUCCESS || id < 0 ||
+      id > INT32_MAX) {
     return Status::InvalidArgument(
         fmt::format("schema registry {}: POST {} gave no schema `id`", url_, path));
   }

@@ -29,7 +29,8 @@ class RawHeaders {
  public:
   virtual ~RawHeaders() = default;
   // The value of the last header called `name`; false when there is none (or its value is null).
-  virtual bool Last(std::string_view name, std::string_view* value) const = 0;
+  // `name` as a std::string: librdkafka needs it NUL-terminated, and copying it per call is waste.
+  virtual bool Last(const std::string& name, std::string_view* value) const = 0;
 };
 
 struct RawRecord {

@@ -163,7 +163,7 @@ class KafkaSource final : public RawSource {
   // Their headers, one per message of batch_ (RawRecord::headers points here).
   class MessageHeaders final : public RawHeaders {
    public:
-    bool Last(std::string_view name, std::string_view* value) const override;
+    bool Last(const std::string& name, std::string_view* value) const override;
     rd_kafka_headers_s* headers = nullptr;
   };
   std::vector<MessageHeaders> headers_;
