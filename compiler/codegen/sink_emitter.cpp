@@ -4,11 +4,15 @@
 // The key (Kafka only) is the stream's key (plan/sink_node.h): one `string` key is its bytes as
 // they are; any other key (one non-string value, or several values) is its CSV text
 // ("7", "eu,42"). A null single string key means no key.
+//
+// A kafka sink's `metadata:` (sema/message_metadata.h) takes fields out of the payload: the key
+// field replaces the stream's key, the timestamp and header fields go to the encoder's OutMeta.
 
 #include <cctype>
 
 #include "codegen/escape.h"
 #include "codegen/sink_emitter.h"
+#include "sema/message_metadata.h"
 
 namespace flow::codegen {
 namespace {
@@ -16,13 +20,24 @@ namespace {
 class SinkEmitter {
  public:
   SinkEmitter(IoEmitContext& cx, const plan::SinkNode& n)
-      : cx_(cx), n_(n), id_(std::to_string(n.id)), rec_(cx.records.Cpp(n.output)), kind_(n.into->sink.name.name) {}
+      : cx_(cx),
+        n_(n),
+        id_(std::to_string(n.id)),
+        rec_(cx.records.Cpp(n.output)),
+        kind_(n.into->sink.name.name) {
+    if (kind_ == "kafka") metadata_ = sema::MessageMetadataOf(n.into->sink, true);
+    for (const types::Field& f : n.output.fields()) {
+      if (!sema::IsMetadataField(metadata_, f.name)) payload_.push_back(&f);
+    }
+  }
 
   void Run() {
     cx_.Header(n_, "sink " + CommentText(kind_));
     std::string format = n_.into->format ? n_.into->format->name.name : "json";
     std::string fn = "Encode" + id_;
-    cx_.w.Line("inline void " + fn + "(const " + rec_ + "& r, ::flow::exec::SinkEncoders& e, std::string* key, std::string* payload) {");
+    cx_.w.Line("inline void " + fn + "(const " + rec_ +
+               "& r, ::flow::exec::SinkEncoders& e, std::string* key, std::string* payload" +
+               (metadata_.empty() ? "" : ", ::flow::rt::OutMeta* meta") + ") {");
     bool ok = format == "csv"    ? Csv()
               : format == "raw"  ? Raw()
               : format == "avro" ? Avro()
@@ -33,6 +48,7 @@ class SinkEmitter {
     }
     if (kind_ == "kafka") {
       Key();
+      Meta();
     } else {
       cx_.w.Line("  (void)key;");
     }
@@ -65,7 +81,20 @@ class SinkEmitter {
  private:
   bool Json() {
     cx_.w.Line("  e.json.Clear();");
-    cx_.w.Line("  " + cx_.records.JsonCodec(n_.output) + "::Write(r, &e.json);");
+    if (metadata_.empty()) {
+      cx_.w.Line("  " + cx_.records.JsonCodec(n_.output) + "::Write(r, &e.json);");
+    } else {
+      // The record's codec without the metadata fields; names from its field table.
+      const std::string table = "kFields" + cx_.records.Name(n_.output);
+      const auto& all = n_.output.fields();
+      cx_.w.Line("  e.json.BeginObject();");
+      for (size_t i = 0; i < all.size(); ++i) {
+        if (sema::IsMetadataField(metadata_, all[i].name)) continue;
+        cx_.w.Line("  e.json.Field<" + cx_.records.JsonCodec(all[i].type) + ">(" + table +
+                   ".names[" + std::to_string(i) + "], r." + MangleIdent(all[i].name) + ");");
+      }
+      cx_.w.Line("  e.json.EndObject();");
+    }
     cx_.w.Line("  payload->assign(e.json.view());");
     return true;
   }
@@ -90,13 +119,14 @@ class SinkEmitter {
       }
     }
     cx_.w.Line("  e.csv.Clear();");
-    for (const types::Field& f : n_.output.fields()) {
-      std::string c = CsvCodec(f.type);
+    for (const types::Field* f : payload_) {
+      std::string c = CsvCodec(f->type);
       if (c.empty()) {
-        cx_.Unsupported("a " + f.type.ToString() + " field (`" + f.name + "`) in `format csv`", n_.range.line);
+        cx_.Unsupported("a " + f->type.ToString() + " field (`" + f->name + "`) in `format csv`",
+                        n_.range.line);
         return false;
       }
-      cx_.w.Line("  e.csv.Field<" + c + ">(r." + MangleIdent(f.name) + ");");
+      cx_.w.Line("  e.csv.Field<" + c + ">(r." + MangleIdent(f->name) + ");");
     }
     cx_.w.Line("  payload->assign(e.csv.view());");
     return true;
@@ -108,7 +138,14 @@ class SinkEmitter {
     if (!AvroNames(n_.output)) return false;
     cx_.w.Line("  payload->assign(e.header);");
     cx_.w.Line("  ::flow::rt::AvroOut out(payload);");
-    cx_.w.Line("  " + cx_.records.AvroCodec(n_.output) + "::Write(r, out);");
+    if (metadata_.empty()) {
+      cx_.w.Line("  " + cx_.records.AvroCodec(n_.output) + "::Write(r, out);");
+      return true;
+    }
+    for (const types::Field* f : payload_)
+      cx_.w.Line("  " + cx_.records.AvroCodec(f->type) + "::Write(r." + MangleIdent(f->name) +
+                 ", out);");
+    if (payload_.empty()) cx_.w.Line("  (void)out;");
     return true;
   }
 
@@ -140,29 +177,45 @@ class SinkEmitter {
     std::string h = "avro_header" + id_;
     std::string schema = "kAvroWriter" + id_;
     cx_.w.Line("inline const std::string " + schema + " = " +
-               CppStringObject(cx_.records.AvroSchema(n_.output)) + ";");
-    cx_.Build("auto " + h + " = ::flow::rt::AvroSinkHeader(" + registry + ", " + subject + ", " +
-              schema + ");");
+               CppStringObject(
+                   cx_.records.AvroSchema(n_.output, metadata_.empty() ? nullptr : &payload_)) +
+               ";");
+    cx_.Build("auto " + h + " = ::flow::rt::AvroSinkHeader(" + registry + ", " +
+              cx_.StringArg(n_.into->format->args, "credentials", "std::string()") + ", " +
+              subject + ", " + schema + ");");
     cx_.Build("if (!" + h + ".ok()) return " + h + ".status();");
   }
 
   bool Raw() {
-    const auto& all = n_.output.fields();
-    if (all.size() != 1 || all[0].type.kind() != types::Kind::kString) {
-      cx_.Unsupported("`format raw` needs a record with one string field", n_.range.line);
+    if (payload_.size() != 1 || payload_[0]->type.kind() != types::Kind::kString) {
+      cx_.Unsupported(metadata_.empty()
+                          ? "`format raw` needs a record with one string field"
+                          : "`format raw` needs one string field besides the `metadata` fields",
+                      n_.range.line);
       return false;
     }
-    std::string v = "r." + MangleIdent(all[0].name);
+    const types::Field& f = *payload_[0];
+    std::string v = "r." + MangleIdent(f.name);
     cx_.w.Line("  (void)e;");
-    cx_.w.Line("  payload->assign(" + (all[0].type.nullable() ? "(" + v + " ? *" + v + " : std::string())" : v) + ");");
+    cx_.w.Line("  payload->assign(" +
+               (f.type.nullable() ? "(" + v + " ? *" + v + " : std::string())" : v) + ");");
     return true;
   }
 
-  // The message key: values of the key fields or of the `key by` expressions.
+  // The message key: the `metadata:` key field, or values of the key fields or of the `key by`
+  // expressions.
   void Key() {
     std::vector<std::pair<std::string, types::Type>> parts;  // C++ expression, type
     ExprEmitter ex = cx_.Exprs("r");
-    if (n_.key_by != nullptr) {
+    if (const sema::MessageMetadata* m = Find(sema::MessageMetadata::What::kKey)) {
+      // string or bytes: either way the key is the value's bytes as they are.
+      const types::Field* f = n_.output.FindField(m->field);
+      if (f != nullptr) {
+        parts.emplace_back("r." + MangleIdent(f->name), f->type.nullable()
+                                                            ? types::Type::String().AsNullable()
+                                                            : types::Type::String());
+      }
+    } else if (n_.key_by != nullptr) {
       cx_.w.FlowLine(n_.key_by->range.line);
       for (const auto& k : n_.key_by->keys) parts.emplace_back(ex.EmitAs(*k, k->type), k->type);
     } else {
@@ -196,11 +249,43 @@ class SinkEmitter {
     cx_.w.CppLine();
   }
 
+  const sema::MessageMetadata* Find(sema::MessageMetadata::What what) const {
+    for (const sema::MessageMetadata& m : metadata_) {
+      if (m.what == what) return &m;
+    }
+    return nullptr;
+  }
+
+  // The message's timestamp and headers from the `metadata:` fields; a null one is left out.
+  void Meta() {
+    if (metadata_.empty()) return;
+    for (const sema::MessageMetadata& m : metadata_) {
+      const types::Field* f = n_.output.FindField(m.field);
+      if (f == nullptr) continue;
+      const std::string v = "r." + MangleIdent(f->name);
+      const std::string value = f->type.nullable() ? "*" + v : v;
+      const std::string open = f->type.nullable() ? "  if (" + v + ") " : "  ";
+      switch (m.what) {
+        case sema::MessageMetadata::What::kTimestamp:
+          cx_.w.Line(open + "meta->timestamp = " + value + ";");
+          break;
+        case sema::MessageMetadata::What::kHeader:
+          cx_.w.Line(open + "meta->headers.push_back(::flow::rt::OutHeader{" +
+                     CppStringObject(m.header) + ", " + value + "});");
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
   IoEmitContext& cx_;
   const plan::SinkNode& n_;
   std::string id_;
   std::string rec_;
   std::string kind_;
+  std::vector<sema::MessageMetadata> metadata_;  // a kafka sink's `metadata:`
+  std::vector<const types::Field*> payload_;     // the fields the format writes
 };
 
 }  // namespace

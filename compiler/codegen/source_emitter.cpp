@@ -8,7 +8,7 @@
 #include "codegen/escape.h"
 #include "codegen/source_emitter.h"
 #include "sema/connectors.h"
-#include "sema/source_metadata.h"
+#include "sema/message_metadata.h"
 
 namespace flow::codegen {
 
@@ -32,7 +32,7 @@ std::string IoEmitContext::Duration(const ast::DurationRef& d) {
 }
 
 std::string IoEmitContext::StringArg(const std::vector<ast::NamedArg>& args,
-                                     const std::string& name) {
+                                     const std::string& name, const std::string& absent) {
   for (const ast::NamedArg& a : args) {
     if (a.name.name != name) continue;
     ExprEmitter ex = Exprs("");
@@ -40,7 +40,7 @@ std::string IoEmitContext::StringArg(const std::vector<ast::NamedArg>& args,
     Take(ex);
     return v;
   }
-  return "";
+  return absent;
 }
 
 std::string IoEmitContext::ConnectorOptions(const ast::ConnectorCall& c, bool sink) {
@@ -95,7 +95,7 @@ class SourceEmitter {
         src_(*n.source),
         id_(std::to_string(n.id)),
         rec_(cx.records.Cpp(n.output)),
-        metadata_(sema::SourceMetadataOf(*n.source)) {}
+        metadata_(sema::MessageMetadataOf(n.source->connector, false)) {}
 
   void Run() {
     const std::string& kind = src_.connector.name.name;
@@ -177,10 +177,7 @@ class SourceEmitter {
 
   // Fields the message's metadata fills (`metadata:` on a kafka source): not in the payload.
   bool IsMetadata(const std::string& field) const {
-    for (const sema::SourceMetadata& m : metadata_) {
-      if (m.field == field) return true;
-    }
-    return false;
+    return sema::IsMetadataField(metadata_, field);
   }
 
   std::vector<const types::Field*> Decoded() const {
@@ -199,7 +196,7 @@ class SourceEmitter {
     w.Line("inline ::flow::rt::Status " + fn + "(const ::flow::rt::RawRecord& r, " + rec_ +
            "* out) {");
     bool any = false;
-    for (const sema::SourceMetadata& m : metadata_) {
+    for (const sema::MessageMetadata& m : metadata_) {
       const types::Field* f = n_.output.FindField(m.field);
       if (f == nullptr || !n_.decoded.count(f->name)) continue;  // unused by the job
       any = true;
@@ -214,11 +211,11 @@ class SourceEmitter {
       std::string utf8 = f->type.AsNonNullable() == types::Type::String() ? "true" : "false";
       std::string target = nullable ? "&" + dst + ".emplace()" : "&" + dst;
       switch (m.what) {
-        case sema::SourceMetadata::What::kKey:
+        case sema::MessageMetadata::What::kKey:
           w.Line("  if (r.has_key) { FLOW_RETURN_IF_ERROR(::flow::exec::MetadataBytes(r.key, " +
                  utf8 + ", \"key\", " + target + ")); } else { " + absent("key") + " }");
           break;
-        case sema::SourceMetadata::What::kHeader: {
+        case sema::MessageMetadata::What::kHeader: {
           std::string what = "header " + m.header;
           // The name is made once, not per record.
           w.Line("  { static const std::string name = " + CppStringObject(m.header) +
@@ -228,14 +225,14 @@ class SourceEmitter {
                  absent(what) + " } }");
           break;
         }
-        case sema::SourceMetadata::What::kTimestamp:
+        case sema::MessageMetadata::What::kTimestamp:
           w.Line("  if (r.timestamp != ::flow::rt::kNoTimestamp) { " + dst +
                  " = r.timestamp; } else { " + absent("timestamp") + " }");
           break;
-        case sema::SourceMetadata::What::kPartition:
+        case sema::MessageMetadata::What::kPartition:
           w.Line("  " + dst + " = r.partition;");
           break;
-        case sema::SourceMetadata::What::kOffset:
+        case sema::MessageMetadata::What::kOffset:
           w.Line("  " + dst + " = r.offset;");
           break;
       }
@@ -362,7 +359,9 @@ class SourceEmitter {
     w.Line("}");
     std::string reader = "avro" + id_;
     cx_.Build("auto " + reader + " = ::flow::rt::AvroReader::Make(" +
-              cx_.StringArg(src_.format->args, "registry") + ", " + schema + ");");
+              cx_.StringArg(src_.format->args, "registry") + ", " +
+              cx_.StringArg(src_.format->args, "credentials", "std::string()") + ", " + schema +
+              ");");
     cx_.Build("if (!" + reader + ".ok()) return " + reader + ".status();");
     return "[reader = *" + reader + "] { return ::flow::exec::AvroRecordDecoder<" + rec_ +
            ", decltype(&" + fn + ")>(&" + fn + ", reader); }";
@@ -459,7 +458,7 @@ class SourceEmitter {
   const ast::Source& src_;
   std::string id_;
   std::string rec_;
-  std::vector<sema::SourceMetadata> metadata_;
+  std::vector<sema::MessageMetadata> metadata_;
 };
 
 }  // namespace

@@ -41,8 +41,9 @@ struct IoEmitContext {
   void Header(const plan::Node& n, const std::string& what);
   // A duration argument as a C++ int64_t expression (literal or param).
   static std::string Duration(const ast::DurationRef& d);
-  // The C++ value of the string argument `name` in `args` (a literal or param), or "" when absent.
-  std::string StringArg(const std::vector<ast::NamedArg>& args, const std::string& name);
+  // The C++ value of the string argument `name` in `args` (a literal or param), or `absent`.
+  std::string StringArg(const std::vector<ast::NamedArg>& args, const std::string& name,
+                        const std::string& absent = "");
   // The connector arguments as a ConnectorOptions initializer, every value as text.
   std::string ConnectorOptions(const ast::ConnectorCall& c, bool sink);
   std::string Name(const plan::Node& n, const char* what) const;

@@ -69,11 +69,12 @@ class Checker {
 
   // connectors.cpp
   types::Type CheckSource(ast::Source& s, bool* event_time);
-  void CheckSink(ast::IntoOp& into);
+  void CheckSink(ast::IntoOp& into, const types::Type& record);
   // `on late into ...` of a window: an event-time window's sink for its input records.
   void CheckLateSink(ast::WindowOp& window, const FlowState& st);
-  void CheckSourceMetadata(const ast::Source& s, const types::Type& record);
   void CheckConnectorArgs(ast::ConnectorCall& c, bool source);
+  // check_metadata.cpp: a kafka source's or sink's `metadata:` against its records' type.
+  void CheckMetadata(const ast::ConnectorCall& c, const types::Type& record, bool sink);
   void CheckFormat(const std::optional<ast::FormatClause>& f, const ast::ConnectorCall& c,
                    bool source);
 

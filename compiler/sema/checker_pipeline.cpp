@@ -326,7 +326,7 @@ void Checker::CheckOp(ast::Op& op, FlowState& st, bool is_last, bool is_stream) 
                     "a `stream` definition cannot end in a sink")
             .Help("define the stream, then write it in its own statement: `name | into ...`");
       }
-      CheckSink(into);
+      CheckSink(into, st.broken ? Type::Error() : st.record);
       break;
     }
   }

@@ -7,7 +7,6 @@
 #include "flow/runtime/connectors/connector_catalog.h"
 #include "flow/runtime/generators/generator_args.h"
 #include "sema/checker_impl.h"
-#include "sema/source_metadata.h"
 
 namespace flow::sema {
 namespace {
@@ -25,7 +24,8 @@ ArgSpec TxnArg(std::string name, Type type) {
   return a;
 }
 
-// A kafka source's `metadata:` (sema/source_metadata.h): generated code fills the fields.
+// A kafka source's or sink's `metadata:` (sema/message_metadata.h): generated code moves the
+// fields between the records and the messages.
 ArgSpec MetadataArg() {
   ArgSpec a = Arg("metadata", Type::List(Type::String()), false);
   a.generated = true;
@@ -90,7 +90,8 @@ const std::vector<LanguageSide>& LanguageSides() {
        false,
        {Arg("topic", Type::String(), true), Arg("brokers", Type::String(), true),
         Arg("properties", Type::List(Type::String()), false),
-        TxnArg("transaction_timeout", Type::Duration()), TxnArg("retry_timeout", Type::Duration())},
+        TxnArg("transaction_timeout", Type::Duration()), TxnArg("retry_timeout", Type::Duration()),
+        MetadataArg()},
        Need::kNo,
        "kafka(topic: \"out\", brokers: brokers) format json"},
       {"file",
@@ -176,7 +177,8 @@ const std::vector<FormatSpec>& AllFormats() {
       }
       // `subject` is a sink's: where its schema is registered (default "<topic>-value").
       if (f == rt::RecordFormat::kAvro) {
-        spec.args = {Arg("registry", Type::String(), true), Arg("subject", Type::String(), false)};
+        spec.args = {Arg("registry", Type::String(), true), Arg("subject", Type::String(), false),
+                     Arg("credentials", Type::String(), false)};
       }
       out.push_back(std::move(spec));
     }
@@ -437,7 +439,7 @@ types::Type Checker::CheckSource(ast::Source& s, bool* event_time) {
                 "`" + n + "` needs a schema for its records")
         .Help("add `as SchemaName` after the format");
   }
-  if (n == "kafka" && !record.is_error()) CheckSourceMetadata(s, record);
+  if (n == "kafka" && !record.is_error()) CheckMetadata(s.connector, record, false);
   if (s.event_time) {
     FlowState st;
     st.record = record;
@@ -476,74 +478,6 @@ types::Type Checker::CheckSource(ast::Source& s, bool* event_time) {
   return record;
 }
 
-void Checker::CheckSourceMetadata(const ast::Source& s, const types::Type& record) {
-  std::set<std::string> used;
-  for (const ast::NamedArg& a : s.connector.args) {
-    if (a.name.name != "metadata") continue;
-    const auto* list = ast::As<ast::ListExpr>(a.value.get());
-    if (list == nullptr) {
-      diags_
-          .Report(diag::Kind::kInvalidArgument, a.value->range,
-                  "`metadata` must be a list of string literals")
-          .Help("e.g. `metadata: [\"key=user_id\", \"timestamp=kafka_ts\"]`");
-      continue;
-    }
-    for (const ast::ExprPtr& item : list->items) {
-      const auto* lit = ast::As<ast::LiteralExpr>(item.get());
-      SourceMetadata m;
-      std::string problem = lit == nullptr || lit->literal != ast::LiteralKind::kString
-                                ? "`metadata` entries must be string literals"
-                                : ParseSourceMetadata(lit->string_value, &m);
-      if (!problem.empty()) {
-        diags_.Report(diag::Kind::kInvalidArgument, item->range, problem)
-            .Help(
-                "entries are \"key=F\", \"timestamp=F\", \"partition=F\", \"offset=F\" or "
-                "\"header:NAME=F\"");
-        continue;
-      }
-      const types::Field* f = record.FindField(m.field);
-      if (f == nullptr) {
-        diags_
-            .Report(diag::Kind::kUnknownField, item->range,
-                    "the schema has no field `" + m.field + "`")
-            .Help(
-                "add the field to the schema; the message's metadata fills it instead of the "
-                "payload");
-        continue;
-      }
-      if (!used.insert(m.field).second) {
-        diags_.Report(diag::Kind::kInvalidArgument, item->range,
-                      "field `" + m.field + "` is filled by two `metadata` entries");
-        continue;
-      }
-      types::Type t = f->type.AsNonNullable();
-      bool ok = false;
-      std::string want;
-      switch (m.what) {
-        case SourceMetadata::What::kKey:
-        case SourceMetadata::What::kHeader:
-          ok = t == types::Type::String() || t == types::Type::Bytes();
-          want = "string or bytes (nullable: null when the message has none)";
-          break;
-        case SourceMetadata::What::kTimestamp:
-          ok = t == types::Type::Timestamp();
-          want = "timestamp";
-          break;
-        case SourceMetadata::What::kPartition:
-        case SourceMetadata::What::kOffset:
-          ok = t == types::Type::Int();
-          want = "int";
-          break;
-      }
-      if (!ok) {
-        diags_.Report(
-            diag::Kind::kTypeMismatch, item->range,
-            "field `" + m.field + "` is " + f->type.ToString() + "; this metadata needs " + want);
-      }
-    }
-  }
-}
-
 void Checker::CheckLateSink(ast::WindowOp& window, const FlowState& st) {
   ast::IntoOp& sink = *window.late_sink;
   sink.output = st.broken ? types::Type::Error() : st.record;  // late records are input records
@@ -555,7 +489,7 @@ void Checker::CheckLateSink(ast::WindowOp& window, const FlowState& st) {
         .Help("remove `on late into ...`, or make the window event time by removing `processing time`");
     return;
   }
-  CheckSink(sink);
+  CheckSink(sink, sink.output);
   // Like a source's `format raw`: one string field per line, checked here because the record
   // type the sink gets is not written next to it.
   const auto& fields = sink.output.kind() == types::Kind::kRecord ? sink.output.fields() : std::vector<types::Field>{};
@@ -568,7 +502,7 @@ void Checker::CheckLateSink(ast::WindowOp& window, const FlowState& st) {
   }
 }
 
-void Checker::CheckSink(ast::IntoOp& into) {
+void Checker::CheckSink(ast::IntoOp& into, const types::Type& record) {
   const std::string& n = into.sink.name.name;
   const ConnectorSpec* spec = FindConnector(n, false);
   if (spec == nullptr) {
@@ -586,6 +520,7 @@ void Checker::CheckSink(ast::IntoOp& into) {
   }
   CheckConnectorArgs(into.sink, false);
   CheckFormat(into.format, into.sink, false);
+  if (n == "kafka" && !record.is_error()) CheckMetadata(into.sink, record, true);
   // An at-least-once sink has no transaction; its runtime factory would refuse the option only
   // when the job starts.
   if (into.delivery != ast::Delivery::kExactlyOnce) {

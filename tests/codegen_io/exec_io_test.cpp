@@ -133,6 +133,38 @@ TEST(ExecDecodingSource, SkipCountsAndKeepsSplitsOfGoodRecords) {
   EXPECT_TRUE(src->Close().ok());
 }
 
+// A decoder whose service (a schema registry) fails while decoding one record.
+struct ServiceDecoder {
+  rt::StatusCode code;
+  rt::Result<bool> operator()(const rt::RawRecord& r, Reading* out) {
+    if (r.payload == "needs-the-registry") return rt::Status(code, "schema registry http://sr: no");
+    out->sensor = std::string(r.payload);
+    return true;
+  }
+};
+
+// Not the record's fault: skipping it would lose it for good, so the job fails instead (and reads
+// it again after a restart or a fixed configuration).
+TEST(ExecDecodingSource, AServiceFailureFailsTheJobEvenWhenBadRecordsAreSkipped) {
+  for (rt::StatusCode code : {rt::StatusCode::kUnavailable, rt::StatusCode::kPermissionDenied}) {
+    ErrorPolicy policy;
+    policy.on_error = OnError::kSkip;
+    DecodingSource<Reading, ServiceDecoder> src(
+        std::make_unique<ScriptedSource>(
+            std::vector<rt::RawRecord>{Rec("a", 0, 1), Rec("needs-the-registry", 0, 2)}),
+        std::make_unique<ServiceDecoder>(ServiceDecoder{code}), policy);
+    rt::MetricsRegistry registry;
+    rt::OperatorContext ctx;
+    ctx.metrics = rt::MetricGroup(&registry, "src", 0);
+    ASSERT_TRUE(src.Open(ctx).ok());
+    rt::Batch<Reading> batch;
+    auto r = src.PollBatch(batch, 100);
+    ASSERT_FALSE(r.ok()) << rt::StatusCodeName(code);
+    EXPECT_EQ(r.status().code(), code);
+    EXPECT_EQ(registry.Sum(kMetricRecordsSkipped), 0) << rt::StatusCodeName(code);
+  }
+}
+
 TEST(ExecDecodingSource, DeadLettersAreJsonObjectsFlushedPerPoll) {
   auto log = std::make_shared<SinkLog>();
   ErrorPolicy policy;

@@ -17,6 +17,8 @@ const char* StatusCodeName(StatusCode code) {
     case StatusCode::kReassigned:
       return "Reassigned";
     case StatusCode::kInternal: return "Internal";
+    case StatusCode::kPermissionDenied:
+      return "PermissionDenied";
   }
   return "Unknown";
 }

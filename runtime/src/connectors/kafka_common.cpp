@@ -219,4 +219,14 @@ std::map<std::string, std::string> KafkaConnectionProperties(
   return out;
 }
 
+KafkaHeaders MakeKafkaHeaders(std::span<const OutHeader> headers) {
+  if (headers.empty()) return nullptr;
+  KafkaHeaders h(rd_kafka_headers_new(headers.size()));
+  for (const OutHeader& x : headers) {
+    rd_kafka_header_add(h.get(), x.name.data(), static_cast<ssize_t>(x.name.size()), x.value.data(),
+                        static_cast<ssize_t>(x.value.size()));
+  }
+  return h;
+}
+
 }  // namespace flow::rt

@@ -5,12 +5,15 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "flow/runtime/common/status.h"
 #include "flow/runtime/common/time.h"
+#include "flow/runtime/connectors/connector.h"
 
 namespace flow::rt {
 
@@ -76,6 +79,14 @@ class KafkaSecurityWatch {
                                        const std::function<Status()>& failure,
                                        const std::string& brokers, int timeout_ms,
                                        std::string_view what);
+
+// Headers for rd_kafka_producev (RD_KAFKA_V_HEADERS), or null when there are none. A successful
+// produce takes ownership (call release()); after a failed one they are still the caller's.
+struct KafkaHeadersDelete {
+  void operator()(rd_kafka_headers_t* h) const { rd_kafka_headers_destroy(h); }
+};
+using KafkaHeaders = std::unique_ptr<rd_kafka_headers_t, KafkaHeadersDelete>;
+KafkaHeaders MakeKafkaHeaders(std::span<const OutHeader> headers);
 
 // The settings of `properties` that say how to connect (security.*, sasl.*, ssl.*): what helper
 // clients (admin, progress reader) need of a connector's properties.

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "flow/runtime/common/env_refs.h"
+
 namespace flow::rt {
 namespace {
 
@@ -37,10 +39,6 @@ std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
     s.remove_suffix(1);
   return s;
-}
-
-bool IsNameChar(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
 
 }  // namespace
@@ -90,40 +88,9 @@ Result<KafkaProperties> ParseKafkaProperties(
       return Status::InvalidArgument(
           fmt::format("{}: Kafka property `{}` cannot be set: {}", at, key, *why));
     }
-    std::string_view raw = Trim(line.substr(eq + 1));
-    std::string value;
-    for (size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] != '$') {
-        value.push_back(raw[i]);
-        continue;
-      }
-      if (i + 1 < raw.size() && raw[i + 1] == '$') {
-        value.push_back('$');
-        ++i;
-        continue;
-      }
-      if (i + 1 >= raw.size() || raw[i + 1] != '{') {
-        value.push_back('$');
-        continue;
-      }
-      const size_t close = raw.find('}', i + 2);
-      const std::string name(
-          raw.substr(i + 2, close == std::string_view::npos ? 0 : close - i - 2));
-      if (close == std::string_view::npos || name.empty() ||
-          !std::all_of(name.begin(), name.end(), IsNameChar)) {
-        return Status::InvalidArgument(fmt::format(
-            "{}: `{}`: write ${{NAME}} with NAME of letters, digits and '_' ($$ for a $)", at,
-            key));
-      }
-      const char* v = getenv ? getenv(name.c_str()) : std::getenv(name.c_str());
-      if (v == nullptr) {
-        return Status::InvalidArgument(fmt::format(
-            "{}: `{}` names the environment variable {}, which is not set", at, key, name));
-      }
-      value += v;
-      i = close;
-    }
-    if (!out.emplace(key, std::move(value)).second) {
+    auto value = ExpandEnvRefs(Trim(line.substr(eq + 1)), fmt::format("{}: `{}`", at, key), getenv);
+    if (!value.ok()) return value.status();
+    if (!out.emplace(key, std::move(*value)).second) {
       return Status::InvalidArgument(
           fmt::format("{}: Kafka property `{}` is given twice", at, key));
     }

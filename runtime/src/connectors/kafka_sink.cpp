@@ -80,20 +80,29 @@ Status KafkaSink::Open(uint32_t subtask, uint32_t parallelism) {
 }
 
 Status KafkaSink::Write(std::string_view key, std::string_view payload, TimestampMs timestamp) {
+  return WriteWithHeaders(key, payload, timestamp, {});
+}
+
+Status KafkaSink::WriteWithHeaders(std::string_view key, std::string_view payload,
+                                   TimestampMs timestamp, std::span<const OutHeader> headers) {
   if (rk_ == nullptr) return Status::Internal("kafka sink: Write before Open");
   if (!delivery_error_.ok()) return delivery_error_;
   int32_t partition =
       options_.partitioner == KafkaPartitioner::kExplicit ? options_.partition : RD_KAFKA_PARTITION_UA;
   int64_t ts = timestamp == kNoTimestamp ? 0 : timestamp;
   int64_t deadline = 0;  // set when the queue is first found full
+  KafkaHeaders h = MakeKafkaHeaders(headers);
   while (true) {
-    rd_kafka_resp_err_t err = rd_kafka_producev(
-        rk_, RD_KAFKA_V_TOPIC(options_.topic.c_str()), RD_KAFKA_V_PARTITION(partition),
-        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-        RD_KAFKA_V_VALUE(const_cast<char*>(payload.data()), payload.size()),
-        RD_KAFKA_V_KEY(key.empty() ? nullptr : key.data(), key.size()),
-        RD_KAFKA_V_TIMESTAMP(ts), RD_KAFKA_V_END);
-    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+    rd_kafka_resp_err_t err =
+        rd_kafka_producev(rk_, RD_KAFKA_V_TOPIC(options_.topic.c_str()),
+                          RD_KAFKA_V_PARTITION(partition), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                          RD_KAFKA_V_VALUE(const_cast<char*>(payload.data()), payload.size()),
+                          RD_KAFKA_V_KEY(key.empty() ? nullptr : key.data(), key.size()),
+                          RD_KAFKA_V_TIMESTAMP(ts), RD_KAFKA_V_HEADERS(h.get()), RD_KAFKA_V_END);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      (void)h.release();  // the message owns them now
+      break;
+    }
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       return KafkaError(err, fmt::format("kafka sink: cannot produce to topic `{}`: {}",
                                          options_.topic, rd_kafka_err2str(err)));

@@ -41,7 +41,11 @@ int RunMain(int argc, const char* const* argv, const std::vector<ParamSpec>& par
   }
   if (!built.ok()) {
     Log(LogLevel::kError, "engine", "cannot build the job", {{"error", built.ToString()}});
-    return built.code() == StatusCode::kInvalidArgument ? 2 : 1;
+    // Configuration the job was given: a flag, a parameter, credentials a service refused.
+    return built.code() == StatusCode::kInvalidArgument ||
+                   built.code() == StatusCode::kPermissionDenied
+               ? 2
+               : 1;
   }
   if (Status plan = job.CheckInstancePlan(); !plan.ok()) {
     Log(LogLevel::kError, "engine", "cannot run the job as an instance",

@@ -28,9 +28,11 @@ std::string ConfluentAvroHeader(int32_t id) {
                      static_cast<char>((u >> 8) & 0xff), static_cast<char>(u & 0xff)};
 }
 
-Result<std::string> AvroSinkHeader(const std::string& registry_url, const std::string& subject,
-                                   const std::string& schema) {
-  auto registry = SchemaRegistry::Make(registry_url);
+Result<std::string> AvroSinkHeader(const std::string& registry_url, const std::string& credentials,
+                                   const std::string& subject, const std::string& schema) {
+  SchemaRegistryOptions options;
+  options.credentials = credentials;
+  auto registry = SchemaRegistry::Make(registry_url, options);
   if (!registry.ok()) return registry.status();
   auto id = (*registry)->RegisterAvro(subject, schema);
   if (!id.ok()) return id.status();
@@ -38,8 +40,11 @@ Result<std::string> AvroSinkHeader(const std::string& registry_url, const std::s
 }
 
 Result<std::shared_ptr<AvroReader>> AvroReader::Make(const std::string& registry_url,
+                                                     const std::string& credentials,
                                                      std::string_view reader_schema) {
-  auto registry = SchemaRegistry::Make(registry_url);
+  SchemaRegistryOptions options;
+  options.credentials = credentials;
+  auto registry = SchemaRegistry::Make(registry_url, options);
   if (!registry.ok()) return registry.status();
   auto reader = AvroSchema::Parse(reader_schema);
   if (!reader.ok())

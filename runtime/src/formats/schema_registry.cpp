@@ -9,6 +9,7 @@
 #include <chrono>
 #include <thread>
 
+#include "flow/runtime/common/env_refs.h"
 #include "flow/runtime/formats/json_encoder.h"
 
 namespace flow::rt {
@@ -77,10 +78,34 @@ Result<std::shared_ptr<SchemaRegistry>> SchemaRegistry::Make(const std::string& 
     if (static_cast<unsigned char>(c) <= ' ' || c == '?' || c == '#')
       return bad("spaces, control characters, '?' and '#' are not allowed");
   }
-  if (origin.find('@') != std::string::npos)
-    return bad("credentials in the URL are not supported (they would show in logs)");
-  return std::shared_ptr<SchemaRegistry>(
+  if (size_t at = origin.find('@'); at != std::string::npos) {
+    // Not `bad`: it would echo the password.
+    return Status::InvalidArgument(fmt::format(
+        "schema registry URL \"{}://...@{}\": credentials in the URL would show in logs; give them "
+        "as `credentials: \"${{USER}}:${{PASSWORD}}\"`",
+        url.substr(0, scheme), url.substr(scheme + 3 + (at - scheme - 3) + 1)));
+  }
+  std::string user, password;
+  if (!options.credentials.empty()) {
+    auto expanded =
+        ExpandEnvRefs(options.credentials, fmt::format("schema registry {}: credentials", url));
+    if (!expanded.ok()) return expanded.status();
+    size_t colon = expanded->find(':');
+    if (colon == std::string::npos || colon == 0) {
+      // Never echo them: the value is a secret.
+      return Status::InvalidArgument(fmt::format(
+          "schema registry {}: credentials must be \"user:password\" (an API key and its secret)",
+          url));
+    }
+    user = expanded->substr(0, colon);
+    password = expanded->substr(colon + 1);
+    options.credentials.clear();
+  }
+  auto registry = std::shared_ptr<SchemaRegistry>(
       new SchemaRegistry(url, std::move(origin), std::move(base), options));
+  registry->user_ = std::move(user);
+  registry->password_ = std::move(password);
+  return registry;
 }
 
 SchemaRegistry::SchemaRegistry(std::string url, std::string origin, std::string base,
@@ -103,11 +128,18 @@ Result<std::pair<int, std::string>> SchemaRegistry::Call(const std::string& meth
       client_->http.set_connection_timeout(timeout);
       client_->http.set_read_timeout(timeout);
       client_->http.set_write_timeout(timeout);
+      if (!user_.empty()) client_->http.set_basic_auth(user_, password_);
     }
     httplib::Headers headers = {{"Accept", kContentType}};
     httplib::Result res = method == "GET"
                               ? client_->http.Get(base_ + path, headers)
                               : client_->http.Post(base_ + path, headers, body, kContentType);
+    if (res && (res->status == 401 || res->status == 403)) {
+      // Retrying cannot cure a refused login: say so at once.
+      return Status::PermissionDenied(fmt::format(
+          "schema registry {} refused {} {} with HTTP {}: {} ({})", url_, method, path, res->status,
+          user_.empty() ? "it needs credentials" : "check the credentials", ErrorText(res->body)));
+    }
     if (res && res->status < 500) return std::make_pair(res->status, res->body);
     last = res ? fmt::format("HTTP {}: {}", res->status, ErrorText(res->body))
                : httplib::to_string(res.error());

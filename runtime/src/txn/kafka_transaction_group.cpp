@@ -21,6 +21,14 @@ struct ErrorFree {
 };
 using ErrorPtr = std::unique_ptr<rd_kafka_error_t, ErrorFree>;
 
+// What a held record's bytes count against max_buffered_bytes (plus its bookkeeping).
+size_t HeldBytes(std::string_view topic, std::string_view key, std::string_view payload,
+                 std::span<const OutHeader> headers) {
+  size_t n = topic.size() + key.size() + payload.size();
+  for (const OutHeader& h : headers) n += h.name.size() + h.value.size() + sizeof(OutHeader);
+  return n;
+}
+
 void Backoff(int64_t* delay_ms) {
   std::this_thread::sleep_for(std::chrono::milliseconds(*delay_ms));
   *delay_ms = std::min<int64_t>(*delay_ms * 2, 2000);
@@ -363,17 +371,23 @@ Result<int32_t> KafkaTransactionGroup::PartitionCount(const std::string& topic) 
   return count;
 }
 
-Status KafkaTransactionGroup::ProduceLocked(rd_kafka_topic_t* rkt, const std::string& topic, int32_t partition,
-                                            std::string_view key, std::string_view payload, int64_t timestamp) {
+Status KafkaTransactionGroup::ProduceLocked(rd_kafka_topic_t* rkt, const std::string& topic,
+                                            int32_t partition, std::string_view key,
+                                            std::string_view payload, int64_t timestamp,
+                                            std::span<const OutHeader> headers) {
   int64_t deadline = 0;  // set when the queue is first found full
+  KafkaHeaders h = MakeKafkaHeaders(headers);
   while (true) {
     rd_kafka_resp_err_t err = rd_kafka_producev(
         rk_, RD_KAFKA_V_RKT(rkt), RD_KAFKA_V_PARTITION(partition),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
         RD_KAFKA_V_VALUE(const_cast<char*>(payload.data()), payload.size()),
-        RD_KAFKA_V_KEY(key.empty() ? nullptr : key.data(), key.size()), RD_KAFKA_V_TIMESTAMP(timestamp),
-        RD_KAFKA_V_END);
-    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return Status::Ok();
+        RD_KAFKA_V_KEY(key.empty() ? nullptr : key.data(), key.size()),
+        RD_KAFKA_V_TIMESTAMP(timestamp), RD_KAFKA_V_HEADERS(h.get()), RD_KAFKA_V_END);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      (void)h.release();  // the message owns them now
+      return Status::Ok();
+    }
     if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) {
       char reason[512];
       if (err == RD_KAFKA_RESP_ERR__FATAL) {
@@ -445,7 +459,7 @@ Status KafkaTransactionGroup::WriteBatch(uint32_t participant, const std::string
     if (!rkt.ok()) return rkt.status();
     for (const TxnRecord& r : records) {
       const int64_t ts = r.timestamp == kNoTimestamp ? 0 : r.timestamp;
-      Status s = ProduceLocked(*rkt, topic, partition, r.key, r.payload, ts);
+      Status s = ProduceLocked(*rkt, topic, partition, r.key, r.payload, ts, r.headers);
       if (!s.ok()) {
         return AbortIncompleteLocked(
             Status(s.code(), fmt::format("{} (record {} of a batch of {})", s.message(), *written, records.size())),
@@ -459,15 +473,19 @@ Status KafkaTransactionGroup::WriteBatch(uint32_t participant, const std::string
   }
   // Ahead of the open transaction: hold the records for the one after it.
   for (const TxnRecord& r : records) {
-    const size_t bytes = topic.size() + r.key.size() + r.payload.size() + sizeof(Buffered);
+    const size_t bytes = HeldBytes(topic, r.key, r.payload, r.headers) + sizeof(Buffered);
     if (buffered_bytes_ + bytes > options_.max_buffered_bytes) {
       return Status::Unavailable(fmt::format(
           "kafka exactly-once (job `{}`): {} bytes held for checkpoints after {}; waiting for its commit",
           options_.job_id, buffered_bytes_, committed_));
     }
     if (slot.segments.empty() || slot.segments.back().sealed_at != 0) slot.segments.emplace_back();
-    slot.segments.back().records.push_back(Buffered{topic, partition, std::string(r.key), std::string(r.payload),
-                                                    r.timestamp == kNoTimestamp ? 0 : r.timestamp});
+    slot.segments.back().records.push_back(Buffered{topic,
+                                                    partition,
+                                                    std::string(r.key),
+                                                    std::string(r.payload),
+                                                    r.timestamp == kNoTimestamp ? 0 : r.timestamp,
+                                                    {r.headers.begin(), r.headers.end()}});
     buffered_bytes_ += bytes;
     ++*written;
   }
@@ -568,7 +586,7 @@ Status KafkaTransactionGroup::CommitLocked(int64_t checkpoint_id,
   auto produce_held = [&](const Buffered& r) -> Status {
     Result<rd_kafka_topic_t*> rkt = TopicLocked(r.topic);
     if (!rkt.ok()) return rkt.status();
-    return ProduceLocked(*rkt, r.topic, r.partition, r.key, r.payload, r.timestamp);
+    return ProduceLocked(*rkt, r.topic, r.partition, r.key, r.payload, r.timestamp, r.headers);
   };
   // Held records of epochs <= checkpoint_id join this transaction.
   for (Slot& slot : slots_) {
@@ -577,7 +595,7 @@ Status KafkaTransactionGroup::CommitLocked(int64_t checkpoint_id,
       for (const Buffered& r : slot.segments.front().records) {
         Status st = produce_held(r);
         if (!st.ok()) return fail(st);
-        buffered_bytes_ -= r.topic.size() + r.key.size() + r.payload.size() + sizeof(Buffered);
+        buffered_bytes_ -= HeldBytes(r.topic, r.key, r.payload, r.headers) + sizeof(Buffered);
       }
       slot.segments.pop_front();
     }
@@ -636,7 +654,7 @@ Status KafkaTransactionGroup::CommitLocked(int64_t checkpoint_id,
       for (const Buffered& r : segment.records) {
         Status st = produce_held(r);
         if (!st.ok()) return fail(st);
-        buffered_bytes_ -= r.topic.size() + r.key.size() + r.payload.size() + sizeof(Buffered);
+        buffered_bytes_ -= HeldBytes(r.topic, r.key, r.payload, r.headers) + sizeof(Buffered);
       }
     }
     slot.segments.clear();

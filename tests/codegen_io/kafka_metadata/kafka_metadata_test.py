@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
-"""Kafka metadata as fields (`metadata:` on a kafka source, docs/connectors.md): Confluent's Python
-client produces messages with and without keys, with headers (text, binary, repeated), and with
-timestamps of its choosing; a Flow job built from metadata.flow prints each record's fields; every
-value must be what the producer set and what the broker reported (partition, offset).
+"""Kafka metadata as fields (`metadata:` on kafka sources and sinks, docs/connectors.md).
+
+Reading: Confluent's Python client produces messages with and without keys, with headers (text,
+binary, repeated), and with timestamps of its choosing; a Flow job built from metadata.flow prints
+each record's fields; every value must be what the producer set and what the broker reported
+(partition, offset).
+Writing: the same job writes the records back through an exactly-once and an at-least-once kafka
+sink whose `metadata:` makes fields the message key, timestamp and headers; the Python consumer
+(read_committed) must see exactly those, with the payload holding only the other fields.
 Uses the broker of scripts/kafka (FLOW_KAFKA_BROKERS, default 127.0.0.1:9092); CTest label kafka.
 """
 
@@ -17,10 +22,36 @@ import time
 import uuid
 from datetime import datetime
 
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def ascii_upper(s):
+    """Flow's upper(): ASCII letters only."""
+    return "".join(c.upper() if "a" <= c <= "z" else c for c in s)
+
+
+def read_topic(brokers, topic, count, timeout_s):
+    """The first `count` committed messages of `topic`: {n: (key, timestamp, headers, payload)}."""
+    c = Consumer({"bootstrap.servers": brokers, "group.id": "metadata-check-" + uuid.uuid4().hex[:8],
+                  "auto.offset.reset": "earliest", "isolation.level": "read_committed",
+                  "enable.auto.commit": False})
+    c.subscribe([topic])
+    out = {}
+    deadline = time.time() + timeout_s
+    try:
+        while len(out) < count and time.time() < deadline:
+            m = c.poll(1.0)
+            if m is None or m.error():
+                continue
+            payload = json.loads(m.value())
+            ts_type, ts = m.timestamp()
+            out[payload["n"]] = (m.key(), ts, m.headers() or [], payload)
+    finally:
+        c.close()
+    return out
 
 
 def main():
@@ -35,9 +66,12 @@ def main():
                        text=True)
     assert r.returncode == 0, f"flowc build failed: {r.stderr}"
 
-    topic = "metadata-" + uuid.uuid4().hex[:10]
+    run = uuid.uuid4().hex[:10]
+    topic = "metadata-" + run
+    outs = {"exactly_once": "metadata-eo-" + run, "at_least_once": "metadata-alo-" + run}
     admin = AdminClient({"bootstrap.servers": brokers})
-    for f in admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)]).values():
+    new = [NewTopic(t, num_partitions=2, replication_factor=1) for t in [topic, *outs.values()]]
+    for f in admin.create_topics(new).values():
         f.result(30)
 
     now = int(time.time() * 1000)
@@ -65,9 +99,14 @@ def main():
     producer.flush(30)
     assert len(want) == 40
 
-    job = subprocess.Popen([binary, "--set", f"brokers={brokers}", "--set", f"topic={topic}", "--progress-interval", "0"],
+    job = subprocess.Popen([binary, "--set", f"brokers={brokers}", "--set", f"topic={topic}",
+                            "--set", f"out_exactly_once={outs['exactly_once']}",
+                            "--set", f"out_at_least_once={outs['at_least_once']}",
+                            "--job-id", "metadata-" + run, "--state-dir", os.path.join(args.work, "state-" + run),
+                            "--checkpoint-interval", "500ms", "--progress-interval", "0"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     got = {}
+    written = {}
     deadline = time.time() + 120
     try:
         while len(got) < 40 and time.time() < deadline:
@@ -76,6 +115,9 @@ def main():
                 break
             rec = json.loads(line)
             got[rec["n"]] = rec
+        # The exactly-once sink's records become visible with the next checkpoint's commit.
+        for how, out_topic in outs.items():
+            written[how] = read_topic(brokers, out_topic, 40, 90)
     finally:
         job.send_signal(signal.SIGTERM)
         try:
@@ -89,7 +131,24 @@ def main():
         # The JSON encoder writes timestamps as RFC 3339 text: compare the instant.
         g["ts"] = int(datetime.fromisoformat(g_ts.replace("Z", "+00:00")).timestamp() * 1000 + 0.5)
         assert g == w, f"record {n}: want {w}, got {g}"
-    print("kafka_metadata_test: ok: 40 records, keys, headers, timestamps, partitions and offsets")
+    for how, msgs in written.items():
+        assert len(msgs) == 40, f"{how} sink: {len(msgs)} of 40 records committed; job stderr: {job.stderr.read()[-3000:]}"
+        for n in range(40):
+            w = want[n]
+            key, ts, headers, payload = msgs[n]
+            want_key = ascii_upper(w["k"]).encode() if w["k"] is not None else None
+            assert key == want_key, f"{how} record {n}: key {key!r}, want {want_key!r}"
+            assert ts == w["ts"] + 5000, f"{how} record {n}: timestamp {ts}, want {w['ts'] + 5000}"
+            want_headers = []
+            if w["trace"] is not None:
+                want_headers.append(("trace-id", w["trace"].encode()))
+            if w["raw"] is not None:
+                want_headers.append(("raw", base64.b64decode(w["raw"])))
+            want_headers.append(("tag", f"n-{n}".encode()))
+            assert headers == want_headers, f"{how} record {n}: headers {headers}, want {want_headers}"
+            assert payload == {"n": n, "p": w["p"]}, f"{how} record {n}: payload {payload}"
+    print("kafka_metadata_test: ok: 40 records, keys, headers, timestamps, partitions and offsets read; "
+          "keys, timestamps and headers written exactly once and at least once")
     return 0
 
 

@@ -26,6 +26,9 @@ enum class StatusCode {
   // Work moved between instances of a job (a Kafka consumer-group rebalance took partitions
   // from this one): the run stops and restarts at once from the last commit; not a failure.
   kReassigned,
+  // A service refused our credentials (a schema registry's HTTP 401/403): a configuration error,
+  // not the fault of the record being read, and not cured by retrying.
+  kPermissionDenied,
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -47,6 +50,9 @@ class [[nodiscard]] Status {
   static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
   static Status Reassigned(std::string m) { return {StatusCode::kReassigned, std::move(m)}; }
+  static Status PermissionDenied(std::string m) {
+    return {StatusCode::kPermissionDenied, std::move(m)};
+  }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,19 @@ class RawHeaders {
   // The value of the last header called `name`; false when there is none (or its value is null).
   // `name` as a std::string: librdkafka needs it NUL-terminated, and copying it per call is waste.
   virtual bool Last(const std::string& name, std::string_view* value) const = 0;
+};
+
+// A header of a record a sink writes (Kafka).
+struct OutHeader {
+  std::string name;
+  std::string value;
+};
+
+// What a sink's encoder may set besides the key and payload: a kafka sink's `metadata:` fills
+// them from the record's fields (docs/connectors.md, "Message metadata").
+struct OutMeta {
+  TimestampMs timestamp = kNoTimestamp;  // kNoTimestamp: the record's event time
+  std::vector<OutHeader> headers;        // in order; cleared by the encoder for every record
 };
 
 struct RawRecord {
@@ -146,6 +160,14 @@ class RawSink {
   // Buffers or writes one encoded record. May block for backpressure.
   [[nodiscard]] virtual Status Write(std::string_view key, std::string_view payload,
                                      TimestampMs timestamp) = 0;
+  // The same with headers. Only Kafka has them; the checker allows header metadata on kafka
+  // sinks only, so another sink that gets headers is a bug, not something to drop silently.
+  [[nodiscard]] virtual Status WriteWithHeaders(std::string_view key, std::string_view payload,
+                                                TimestampMs timestamp,
+                                                std::span<const OutHeader> headers) {
+    if (!headers.empty()) return Status::Internal("this sink cannot write message headers");
+    return Write(key, payload, timestamp);
+  }
   // Makes everything written so far durable/visible (at-least-once flush at a checkpoint).
   [[nodiscard]] virtual Status Flush() = 0;
   [[nodiscard]] virtual Status Close() = 0;

@@ -59,6 +59,8 @@ class KafkaSink final : public RawSink {
   void Bind(const ConnectorContext& context) override { context_ = context; }
   Status Open(uint32_t subtask, uint32_t parallelism) override;
   Status Write(std::string_view key, std::string_view payload, TimestampMs timestamp) override;
+  Status WriteWithHeaders(std::string_view key, std::string_view payload, TimestampMs timestamp,
+                          std::span<const OutHeader> headers) override;
   Status Flush() override;
   Status Close() override;
 

@@ -153,8 +153,8 @@ SourceFactory<T> RawSourceAdapter(RawSourceFactory make_raw, Decode decode, Deco
   };
 }
 
-// encode: void(const T&, std::string* key, std::string* payload). The record's event timestamp is
-// passed to RawSink::Write.
+// encode: see SinkEncode (engine/sink.h). The record's event timestamp is passed to
+// RawSink::Write unless the encoder set another.
 template <typename T, typename Encode>
 class RawSinkFunction final : public SinkFunction<T> {
  public:
@@ -173,9 +173,19 @@ class RawSinkFunction final : public SinkFunction<T> {
     for (size_t i = 0; i < batch.size(); ++i) {
       key_.clear();
       payload_.clear();
-      encode_(batch.records[i], &key_, &payload_);
-      bytes += static_cast<int64_t>(key_.size() + payload_.size());
-      FLOW_RETURN_IF_ERROR(raw_->Write(key_, payload_, batch.timestamps[i]));
+      if constexpr (kHasMeta) {
+        meta_.timestamp = kNoTimestamp;
+        meta_.headers.clear();
+        encode_(batch.records[i], &key_, &payload_, &meta_);
+        bytes += static_cast<int64_t>(key_.size() + payload_.size());
+        const TimestampMs ts =
+            meta_.timestamp != kNoTimestamp ? meta_.timestamp : batch.timestamps[i];
+        FLOW_RETURN_IF_ERROR(raw_->WriteWithHeaders(key_, payload_, ts, meta_.headers));
+      } else {
+        encode_(batch.records[i], &key_, &payload_);
+        bytes += static_cast<int64_t>(key_.size() + payload_.size());
+        FLOW_RETURN_IF_ERROR(raw_->Write(key_, payload_, batch.timestamps[i]));
+      }
     }
     bytes_out_->Add(bytes);
     return Status::Ok();
@@ -189,11 +199,14 @@ class RawSinkFunction final : public SinkFunction<T> {
   }
 
  private:
+  static constexpr bool kHasMeta =
+      std::is_invocable_v<Encode&, const T&, std::string*, std::string*, OutMeta*>;
   std::unique_ptr<RawSink> raw_;
   Encode encode_;
   std::string name_;
   std::string key_;
   std::string payload_;
+  OutMeta meta_;
   Metric* bytes_out_ = nullptr;
   bool opened_ = false;
 };

@@ -6,10 +6,13 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "flow/runtime/common/status.h"
+#include "flow/runtime/connectors/connector.h"
 #include "flow/runtime/engine/batch.h"
 #include "flow/runtime/engine/operator.h"
 
@@ -33,6 +36,23 @@ class SinkFunction {
 
 template <typename T>
 using SinkFactory = std::function<std::unique_ptr<SinkFunction<T>>(uint32_t subtask, uint32_t parallelism)>;
+
+// A byte-level sink's encoder: void(const T&, std::string* key, std::string* payload), or with a
+// fourth `OutMeta*` (a kafka sink's `metadata:`): the timestamp it sets replaces the record's
+// event timestamp, its headers go with the message (RawSink::WriteWithHeaders, TxnRecord).
+template <typename T>
+using SinkEncode =
+    std::function<void(const T&, std::string* key, std::string* payload, OutMeta* meta)>;
+
+template <typename T, typename Encode>
+SinkEncode<T> ToSinkEncode(Encode encode) {
+  if constexpr (std::is_invocable_v<Encode&, const T&, std::string*, std::string*, OutMeta*>) {
+    return encode;
+  } else {
+    return [e = std::move(encode)](const T& r, std::string* key, std::string* payload,
+                                   OutMeta*) mutable { e(r, key, payload); };
+  }
+}
 
 // What a CollectingSink gathered; shared by all its subtasks. Thread-safe.
 template <typename T>

@@ -89,7 +89,7 @@ struct TxnSinkNodeBase {
 template <typename T>
 class TxnSinkDriver final : public BatchConsumer<T> {
  public:
-  using Encode = std::function<void(const T&, std::string* key, std::string* payload)>;
+  using Encode = SinkEncode<T>;
   TxnSinkDriver(const TxnSinkSpec* spec, OperatorContext ctx, Encode encode)
       : sub_(spec, ctx), ctx_(std::move(ctx)), encode_(std::move(encode)) {}
   TxnSinkSubtask* subtask() { return &sub_; }
@@ -110,22 +110,33 @@ class TxnSinkDriver final : public BatchConsumer<T> {
       const size_t n = batch.size();
       encoded_.clear();
       ends_.clear();
+      metas_.clear();
+      headers_.clear();
       for (size_t i = 0; i < n; ++i) {
         key_.clear();
         payload_.clear();
-        encode_(batch.records[i], &key_, &payload_);
+        meta_.timestamp = kNoTimestamp;
+        meta_.headers.clear();
+        encode_(batch.records[i], &key_, &payload_, &meta_);
         encoded_.append(key_);
         const size_t key_end = encoded_.size();
         encoded_.append(payload_);
         ends_.emplace_back(key_end, encoded_.size());
+        const size_t headers_begin = headers_.size();
+        for (OutHeader& h : meta_.headers) headers_.push_back(std::move(h));
+        metas_.push_back(Meta{meta_.timestamp, headers_begin, headers_.size()});
       }
-      // Views are taken only now: appending may have moved the buffer.
+      // Views are taken only now: appending may have moved the buffers.
       records_.resize(n);
       size_t start = 0;
       for (size_t i = 0; i < n; ++i) {
         const auto [key_end, end] = ends_[i];
+        const Meta& m = metas_[i];
         records_[i] = TxnRecord{std::string_view(encoded_).substr(start, key_end - start),
-                                std::string_view(encoded_).substr(key_end, end - key_end), batch.timestamps[i]};
+                                std::string_view(encoded_).substr(key_end, end - key_end),
+                                m.timestamp != kNoTimestamp ? m.timestamp : batch.timestamps[i],
+                                std::span<const OutHeader>(headers_).subspan(
+                                    m.headers_begin, m.headers_end - m.headers_begin)};
         start = end;
       }
       return sub_.WriteBatch(records_);
@@ -149,9 +160,17 @@ class TxnSinkDriver final : public BatchConsumer<T> {
   TxnSinkSubtask sub_;
   OperatorContext ctx_;
   Encode encode_;
+  // Per record: the timestamp its encoder chose (or none) and its range of headers_.
+  struct Meta {
+    TimestampMs timestamp;
+    size_t headers_begin, headers_end;
+  };
   std::string key_, payload_;
+  OutMeta meta_;
   std::string encoded_;                            // the batch's keys and payloads, back to back
   std::vector<std::pair<size_t, size_t>> ends_;    // per record: end of its key, end of its payload
+  std::vector<Meta> metas_;
+  std::vector<OutHeader> headers_;  // the batch's headers, record after record
   std::vector<TxnRecord> records_;
   Metric* records_in_ = nullptr;
   Metric* watermark_ = nullptr;
@@ -179,7 +198,7 @@ void ExactlyOnceSink(const Stream<T>& stream, Job& job, std::string name, TxnSin
                      uint32_t parallelism = 0) {
   auto node = std::make_unique<engine_detail::TxnSinkNode<T>>();
   node->spec = std::move(spec);
-  node->encode = std::move(encode);
+  node->encode = ToSinkEncode<T>(std::move(encode));
   int id = job.AddNode(std::move(node), std::move(name), parallelism);
   job.AddEdge(stream, id, 0);
 }

@@ -8,8 +8,8 @@
 // A decoder is made per subtask (they hold parser state) and is called as
 //   Result<bool> decoder(const RawRecord&, T* out)
 // true: `out` is a record; false: the raw record is not data (a CSV header row); an error: the
-// record is malformed and goes to the policy (kUnavailable is not the record's fault: it fails the
-// job, see PollBatch):
+// record is malformed and goes to the policy (kUnavailable and kPermissionDenied are not the
+// record's fault: they fail the job, see PollBatch):
 //   kFail        the job fails: "cannot decode <source> <position>: <reason>", e.g.
 //                "cannot decode clicks.source file in.csv line 7: line 7, column 2 (`bytes`): ..."
 //                (position from RawSource::Locate: file and line, or kafka partition and offset)
@@ -93,9 +93,13 @@ class DecodingSource final : public rt::SourceFunction<T> {
       T value{};
       rt::Result<bool> d = (*decoder_)(rec, &value);
       if (!d.ok()) {
-        // The record may be fine: a service the decoder needs (a schema registry) is not. The job
-        // fails before this record's position is checkpointed, and a restart reads it again.
-        if (d.status().code() == rt::StatusCode::kUnavailable) return d.status();
+        // The record may be fine: a service the decoder needs (a schema registry) is not
+        // reachable, or refuses our credentials. The job fails before this record's position is
+        // checkpointed, and a restart (or the fixed configuration) reads it again.
+        if (d.status().code() == rt::StatusCode::kUnavailable ||
+            d.status().code() == rt::StatusCode::kPermissionDenied) {
+          return d.status();
+        }
         FLOW_RETURN_IF_ERROR(Reject(rec, d.status()));
         wrote_dead = wrote_dead || policy_.on_error == OnError::kDeadLetter;
         continue;

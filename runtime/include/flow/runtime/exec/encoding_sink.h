@@ -4,6 +4,8 @@
 //
 //   void EncodeOut(const Out& r, SinkEncoders& e, std::string* key, std::string* payload);
 //
+// (with `metadata:` on a kafka sink, a fifth `rt::OutMeta*` for the message's timestamp and
+// headers)
 // using the subtask's encoders in `e` (JSON or CSV payload; `e.key` for a CSV-encoded key of
 // several fields; `e.header` before an Avro payload). The key is used by sinks that have one
 // (Kafka: it picks the partition with the Java client's murmur2 hash); an empty key means none.
@@ -16,6 +18,7 @@
 // Threading: one encoder set per subtask.
 
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "flow/runtime/connectors/connector_catalog.h"
@@ -47,7 +50,16 @@ class EncodeRecord {
   explicit EncodeRecord(Fn fn, std::string header = {}) : fn_(std::move(fn)) {
     encoders_.header = std::move(header);
   }
-  void operator()(const T& record, std::string* key, std::string* payload) { fn_(record, encoders_, key, payload); }
+  void operator()(const T& record, std::string* key, std::string* payload) requires
+      std::is_invocable_v<Fn&, const T&, SinkEncoders&, std::string*, std::string*> {
+    fn_(record, encoders_, key, payload);
+  }
+  // A kafka sink with `metadata:` also sets the message's timestamp and headers.
+  void operator()(const T& record, std::string* key, std::string* payload,
+                  rt::OutMeta* meta) requires
+      std::is_invocable_v<Fn&, const T&, SinkEncoders&, std::string*, std::string*, rt::OutMeta*> {
+    fn_(record, encoders_, key, payload, meta);
+  }
 
  private:
   Fn fn_;

@@ -32,9 +32,10 @@ namespace flow::rt {
 std::string ConfluentAvroHeader(int32_t id);
 
 // A sink's header: registers `schema` (the script's, as JSON) under `subject` (default
-// "<topic>-value", Confluent's TopicNameStrategy) before the job starts. Errors as
-// SchemaRegistry::RegisterAvro.
+// "<topic>-value", Confluent's TopicNameStrategy) before the job starts. `credentials`:
+// SchemaRegistryOptions::credentials ("" = none). Errors as SchemaRegistry::RegisterAvro.
 [[nodiscard]] Result<std::string> AvroSinkHeader(const std::string& registry_url,
+                                                 const std::string& credentials,
                                                  const std::string& subject,
                                                  const std::string& schema);
 
@@ -42,6 +43,7 @@ class AvroReader {
  public:
   // kInvalidArgument for a bad URL or reader schema (the generated one: a bug).
   [[nodiscard]] static Result<std::shared_ptr<AvroReader>> Make(const std::string& registry_url,
+                                                                const std::string& credentials,
                                                                 std::string_view reader_schema);
 
   [[nodiscard]] Result<std::shared_ptr<const AvroResolution>> Resolution(int32_t id);

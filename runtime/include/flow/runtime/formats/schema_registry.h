@@ -3,6 +3,8 @@
 // POST /subjects/{subject}/versions), which Confluent's Schema Registry and Apicurio Registry's
 // ccompat API both serve. The URL is the API's base: "http://127.0.0.1:8081" for Confluent's,
 // "http://host:8080/apis/ccompat/v7" for Apicurio's; https uses the system's CA certificates.
+// Credentials ("user:password", e.g. a Confluent Cloud API key and secret) go as HTTP basic
+// auth; write them as ${NAME} references (common/env_refs.h) so they stay out of scripts.
 //
 // Schemas by id are cached for the life of the client (ids are immutable), so one request is made
 // per id whatever the number of records or subtasks; failures other than "unknown id" are not
@@ -11,8 +13,11 @@
 //                     of retries: the job's restart policy takes over; records are never
 //                     dropped for it (decoding_source.h)
 //   kNotFound         no schema has that id (the record's fault)
-//   kInvalidArgument  a bad URL, a refused registration (409: incompatible with the subject's
-//                     earlier versions; 422: an invalid schema), a schema of another type
+//   kPermissionDenied the registry refuses the credentials, or wants some (HTTP 401, 403): at
+//                     once, without retries
+//   kInvalidArgument  a bad URL or credentials setting, a refused registration (409:
+//                     incompatible with the subject's earlier versions; 422: an invalid
+//                     schema), a schema of another type
 // Messages name the registry's URL and what was asked. Threading: thread-safe (one lock).
 
 #include <cstdint>
@@ -28,11 +33,13 @@ namespace flow::rt {
 struct SchemaRegistryOptions {
   int64_t request_timeout_ms = 10000;  // Default: 10 s per request
   int64_t retry_timeout_ms = 30000;    // Default: 30 s of retries before kUnavailable
+  // "user:password" for HTTP basic auth, ${NAME} references expanded by Make. Default: none.
+  std::string credentials{};
 };
 
 class SchemaRegistry {
  public:
-  // Checks the URL; connects on first use.
+  // Checks the URL and expands the credentials; connects on first use.
   [[nodiscard]] static Result<std::shared_ptr<SchemaRegistry>> Make(
       const std::string& url, SchemaRegistryOptions options = {});
   ~SchemaRegistry();
@@ -56,6 +63,7 @@ class SchemaRegistry {
   std::string origin_;  // scheme://host:port
   std::string base_;    // the path prefix, without a trailing '/'
   SchemaRegistryOptions options_;
+  std::string user_, password_;  // basic auth; empty user: none
   std::mutex mu_;
   std::unique_ptr<Client> client_;
   std::map<int32_t, std::string> by_id_;

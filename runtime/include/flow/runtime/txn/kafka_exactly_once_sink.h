@@ -207,6 +207,7 @@ class KafkaTransactionGroup final : public CommitGroup {
     std::string key;
     std::string payload;
     int64_t timestamp;
+    std::vector<OutHeader> headers;
   };
   struct Segment {
     int64_t sealed_at = 0;  // 0: still open
@@ -223,7 +224,8 @@ class KafkaTransactionGroup final : public CommitGroup {
   // lookup (a lock and a search by name) per record.
   Result<rd_kafka_topic_s*> TopicLocked(const std::string& topic);
   Status ProduceLocked(rd_kafka_topic_s* rkt, const std::string& topic, int32_t partition,
-                       std::string_view key, std::string_view payload, int64_t timestamp);
+                       std::string_view key, std::string_view payload, int64_t timestamp,
+                       std::span<const OutHeader> headers = {});
   // Partitions moved to another instance: aborts the open transaction unless the group already
   // failed, and fails the group with `why` (kReassigned).
   Status AbortReassignedLocked(Status why);

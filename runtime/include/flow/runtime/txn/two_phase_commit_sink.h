@@ -61,7 +61,7 @@
 #include "flow/runtime/common/serde.h"
 #include "flow/runtime/common/status.h"
 #include "flow/runtime/common/time.h"
-#include "flow/runtime/connectors/connector.h"  // kNoTimestamp
+#include "flow/runtime/connectors/connector.h"  // kNoTimestamp, OutHeader
 
 namespace flow::rt {
 
@@ -70,6 +70,7 @@ struct TxnRecord {
   std::string_view key;
   std::string_view payload;
   TimestampMs timestamp = kNoTimestamp;
+  std::span<const OutHeader> headers = {};  // Kafka only (see RawSink::WriteWithHeaders)
 };
 
 class TwoPhaseCommitSink {
@@ -84,6 +85,7 @@ class TwoPhaseCommitSink {
   [[nodiscard]] virtual Status WriteBatch(std::span<const TxnRecord> records, size_t* written) {
     *written = 0;
     for (const TxnRecord& r : records) {
+      if (!r.headers.empty()) return Status::Internal("this sink cannot write message headers");
       FLOW_RETURN_IF_ERROR(Write(r.key, r.payload, r.timestamp));
       ++*written;
     }
