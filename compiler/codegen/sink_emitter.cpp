@@ -135,7 +135,9 @@ class SinkEmitter {
   // The record's Avro schema is registered when the job is built; each payload is the header
   // (magic byte and schema id) and the record's Avro binary encoding.
   bool Avro() {
-    if (!AvroNames(n_.output)) return false;
+    for (const types::Field* f : payload_) {  // metadata fields are not in the Avro schema
+      if (!AvroName(*f)) return false;
+    }
     cx_.w.Line("  payload->assign(e.header);");
     cx_.w.Line("  ::flow::rt::AvroOut out(payload);");
     if (metadata_.empty()) {
@@ -154,18 +156,21 @@ class SinkEmitter {
     if (t.kind() == types::Kind::kList) return AvroNames(t.element());
     if (t.kind() != types::Kind::kRecord) return true;
     for (const types::Field& f : t.fields()) {
-      const std::string& name = f.Wire();
-      bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
-      for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
-      if (!ok) {
-        cx_.Unsupported("field name \"" + CommentText(name) +
-                            "\" in `format avro`: Avro names are letters, digits and `_`",
-                        n_.range.line);
-        return false;
-      }
-      if (!AvroNames(f.type)) return false;
+      if (!AvroName(f)) return false;
     }
     return true;
+  }
+  bool AvroName(const types::Field& f) {
+    const std::string& name = f.Wire();
+    bool ok = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0]));
+    for (char c : name) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    if (!ok) {
+      cx_.Unsupported("field name \"" + CommentText(name) +
+                          "\" in `format avro`: Avro names are letters, digits and `_`",
+                      n_.range.line);
+      return false;
+    }
+    return AvroNames(f.type);
   }
 
   // avro_headerN: the registered schema's header; the subject defaults to "<topic>-value".
