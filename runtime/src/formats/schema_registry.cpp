@@ -57,12 +57,23 @@ std::string ErrorText(const std::string& body) {
   return body.size() > 200 ? body.substr(0, 200) + "..." : body;
 }
 
+// `url` with a `user:password@` before the host cut out: what messages may show of it.
+std::string Redacted(const std::string& url) {
+  const size_t scheme = url.find("://");
+  const size_t start = scheme == std::string::npos ? 0 : scheme + 3;
+  const size_t end = url.find_first_of("/?#", start);
+  const size_t at = url.rfind('@', end == std::string::npos || end == 0 ? end : end - 1);
+  if (at == std::string::npos || at < start) return url;
+  return url.substr(0, start) + "...@" + url.substr(at + 1);
+}
+
 }  // namespace
 
 Result<std::shared_ptr<SchemaRegistry>> SchemaRegistry::Make(const std::string& url,
                                                              SchemaRegistryOptions options) {
   auto bad = [&](std::string_view why) {
-    return Status::InvalidArgument(fmt::format("schema registry URL \"{}\": {}", url, why));
+    return Status::InvalidArgument(
+        fmt::format("schema registry URL \"{}\": {}", Redacted(url), why));
   };
   size_t scheme = url.find("://");
   if (scheme == std::string::npos ||
@@ -78,12 +89,10 @@ Result<std::shared_ptr<SchemaRegistry>> SchemaRegistry::Make(const std::string& 
     if (static_cast<unsigned char>(c) <= ' ' || c == '?' || c == '#')
       return bad("spaces, control characters, '?' and '#' are not allowed");
   }
-  if (size_t at = origin.find('@'); at != std::string::npos) {
-    // Not `bad`: it would echo the password.
-    return Status::InvalidArgument(fmt::format(
-        "schema registry URL \"{}://...@{}\": credentials in the URL would show in logs; give them "
-        "as `credentials: \"${{USER}}:${{PASSWORD}}\"`",
-        url.substr(0, scheme), url.substr(scheme + 3 + (at - scheme - 3) + 1)));
+  if (origin.find('@') != std::string::npos) {
+    return bad(
+        "credentials in the URL would show in logs; give them as "
+        "`credentials: \"${USER}:${PASSWORD}\"`");
   }
   std::string user, password;
   if (!options.credentials.empty()) {

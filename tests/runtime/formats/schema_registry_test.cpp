@@ -103,6 +103,13 @@ TEST_F(RegistryAuthTest, BadCredentialSettingsAreClearErrorsWithoutTheirValues) 
   EXPECT_NE(in_url.status().message().find("credentials"), std::string::npos);
   EXPECT_EQ(in_url.status().message().find("s3cret"), std::string::npos)
       << in_url.status().ToString();
+  // Also when the URL is wrong in another way first.
+  auto spaces = SchemaRegistry::Make("http://user:s3cret@127.0.0.1:1/a b");
+  ASSERT_FALSE(spaces.ok());
+  EXPECT_EQ(spaces.status().message().find("s3cret"), std::string::npos)
+      << spaces.status().ToString();
+  EXPECT_NE(spaces.status().message().find("http://...@127.0.0.1:1/a b"), std::string::npos)
+      << spaces.status().ToString();
 }
 
 }  // namespace
