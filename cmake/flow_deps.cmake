@@ -10,6 +10,8 @@ find_package(RocksDB REQUIRED CONFIG)
 pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka)
 # The job's HTTP endpoints (engine/metrics_server.cpp).
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+# libprotobuf: the .proto parser and descriptors behind `format protobuf` (formats/protobuf_schema.h).
+pkg_check_modules(PROTOBUF REQUIRED IMPORTED_TARGET protobuf)
 find_package(antlr4-runtime REQUIRED)
 find_package(antlr4-generator REQUIRED)
 if(FLOW_BUILD_TESTS)

@@ -1,16 +1,19 @@
-// format_bench: JSON and Avro side by side on the same records (docs/benchmarks.md, "Formats").
+// format_bench: JSON, Avro and Protobuf side by side on the same records (docs/benchmarks.md,
+// "Formats").
 //
 //   format_bench [--records N] [--runs R]
 //
 // N order records (8 fields: int, string, float, nullable string, bool, bytes, list of strings,
 // timestamp; fixed seed) are encoded once in each format, then each of decode and encode is timed
 // R times over all N, the variants taking turns; the median run is reported as records per
-// second per core (process CPU time, one thread), and Avro's ratios to JSON. The per-record
-// functions have the shape flowc generates for a source and a sink (codegen/source_emitter.cpp,
-// records_avro.cpp), over the runtime's codecs; Avro decode goes through a resolution of the
-// writer's schema (the script's own, the common case), and also of an evolved writer schema (fields
-// reordered, two extra fields to skip). Output: one "name value unit" line per measurement, then
-// bytes per record.
+// second per core (process CPU time, one thread), and Avro's and Protobuf's ratios to JSON. The
+// per-record functions have the shape flowc generates for a source and a sink
+// (codegen/source_emitter.cpp, records_avro.cpp, records_protobuf.cpp), over the runtime's codecs;
+// Avro and Protobuf decode go through a resolution of the writer's schema (the script's own, the
+// common case); Avro also of an evolved writer schema (fields reordered, two extra fields to skip).
+// Output: one "name value unit" line per measurement, then bytes per record.
+
+#include <google/protobuf/descriptor.h>
 
 #include <algorithm>
 #include <bitset>
@@ -27,6 +30,8 @@
 #include "flow/runtime/formats/json_codecs.h"
 #include "flow/runtime/formats/json_decoder.h"  // first: it configures simdjson
 #include "flow/runtime/formats/json_encoder.h"
+#include "flow/runtime/formats/protobuf.h"
+#include "flow/runtime/formats/protobuf_schema.h"
 
 using namespace flow::rt;
 
@@ -223,6 +228,91 @@ void EncodeEvolved(const Order& o, AvroOut& out) {
   AvroList<AvroString>::Write(o.tags, out);
 }
 
+// ---- Protobuf, as generated for `format protobuf` ----
+constexpr const char* kProto = R"(syntax = "proto3";
+import "google/protobuf/timestamp.proto";
+message Order {
+  int64 id = 1;
+  string customer = 2;
+  double amount = 3;
+  optional string note = 4;
+  bool priority = 5;
+  bytes payload = 6;
+  repeated string tags = 7;
+  google.protobuf.Timestamp ts = 8;
+}
+)";
+
+Status DecodeProto(ProtoIn& in, const ProtoMessage& m, Order* out) {
+  ProtoReset(out->id, m, 0);
+  ProtoReset(out->customer, m, 1);
+  ProtoReset(out->amount, m, 2);
+  ProtoReset(out->note, m, 3);
+  ProtoReset(out->priority, m, 4);
+  ProtoReset(out->payload, m, 5);
+  ProtoReset(out->tags, m, 6);
+  ProtoReset(out->ts, m, 7);
+  return in.Message(m, [&](int32_t j, const ProtoField& f) -> Status {
+    Status s;
+    switch (j) {
+      case 0:
+        s = ProtoInt::Read(in, f, &out->id);
+        if (!s.ok()) [[unlikely]]
+          return ProtoFieldError("id", s);
+        break;
+      case 1:
+        s = ProtoString::Read(in, f, &out->customer);
+        if (!s.ok()) [[unlikely]]
+          return ProtoFieldError("customer", s);
+        break;
+      case 2:
+        s = ProtoDouble::Read(in, f, &out->amount);
+        if (!s.ok()) [[unlikely]]
+          return ProtoFieldError("amount", s);
+        break;
+      case 3:
+        s = ProtoNullable<ProtoString>::Read(in, f, &out->note);
+        if (!s.ok()) [[unlikely]]
+          return ProtoFieldError("note", s);
+        break;
+      case 4:
+        s = ProtoBool::Read(in, f, &out->priority);
+        if (!s.ok()) [[unlikely]]
+          return ProtoFieldError("priority", s);
+        break;
+      case 5:
+        s = ProtoBytes::Read(in, f, &out->payload);
+        if (!s.ok()) [[unlikely]]
+          return ProtoFieldError("payload", s);
+        break;
+      case 6:
+        s = ProtoList<ProtoString>::Read(in, f, &out->tags);
+        if (!s.ok()) [[unlikely]]
+          return ProtoFieldError("tags", s);
+        break;
+      case 7:
+        s = ProtoTimestampMs::Read(in, f, &out->ts);
+        if (!s.ok()) [[unlikely]]
+          return ProtoFieldError("ts", s);
+        break;
+      default:
+        break;
+    }
+    return s;
+  });
+}
+
+void EncodeProto(const Order& o, ProtoOut& out) {
+  ProtoWriteField<ProtoInt>(1, o.id, out);
+  ProtoWriteField<ProtoString>(2, o.customer, out);
+  ProtoWriteField<ProtoDouble>(3, o.amount, out);
+  ProtoWriteField<ProtoNullable<ProtoString>>(4, o.note, out);
+  ProtoWriteField<ProtoBool>(5, o.priority, out);
+  ProtoWriteField<ProtoBytes>(6, o.payload, out);
+  ProtoWriteField<ProtoList<ProtoString>>(7, o.tags, out);
+  ProtoWriteField<ProtoTimestampMs>(8, o.ts, out);
+}
+
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -264,8 +354,8 @@ int main(int argc, char** argv) {
   std::vector<Order> orders = MakeOrders(n);
 
   // Payloads back to back in one buffer per format, as a consumer's fetched batch holds them.
-  std::string json_buf, avro_buf, evolved_buf;
-  std::vector<size_t> json_end, avro_end, evolved_end;
+  std::string json_buf, avro_buf, evolved_buf, proto_buf;
+  std::vector<size_t> json_end, avro_end, evolved_end, proto_end;
   JsonEncoder enc;
   for (size_t i = 0; i < n; ++i) {
     enc.Clear();
@@ -278,6 +368,9 @@ int main(int argc, char** argv) {
     AvroOut ev(&evolved_buf);
     EncodeEvolved(orders[i], ev);
     evolved_end.push_back(evolved_buf.size());
+    ProtoOut po(&proto_buf);
+    EncodeProto(orders[i], po);
+    proto_end.push_back(proto_buf.size());
   }
   auto views = [n](const std::string& buf, const std::vector<size_t>& ends) {
     std::vector<std::string_view> v(n);
@@ -288,7 +381,8 @@ int main(int argc, char** argv) {
     return v;
   };
   std::vector<std::string_view> json = views(json_buf, json_end), avro = views(avro_buf, avro_end),
-                                evolved = views(evolved_buf, evolved_end);
+                                evolved = views(evolved_buf, evolved_end),
+                                proto = views(proto_buf, proto_end);
   auto schema = AvroSchema::Parse(kSchema);
   auto evolved_schema = AvroSchema::Parse(kEvolved);
   if (!schema.ok()) Fail("schema", schema.status());
@@ -297,6 +391,11 @@ int main(int argc, char** argv) {
   auto ev_res = AvroResolution::Make(*evolved_schema, *schema);
   if (!same.ok()) Fail("resolution", same.status());
   if (!ev_res.ok()) Fail("evolved resolution", ev_res.status());
+  auto proto_schema = ProtoSchema::Parse(kProto);
+  if (!proto_schema.ok()) Fail("protobuf schema", proto_schema.status());
+  const auto* proto_message = (*proto_schema)->file()->message_type(0);
+  auto proto_res = ProtoResolution::Make(*proto_schema, proto_message, proto_message);
+  if (!proto_res.ok()) Fail("protobuf resolution", proto_res.status());
 
   // Every decoder must give back the records (the evolved one: ids modulo 10^6).
   JsonDecoder jd;
@@ -319,6 +418,13 @@ int main(int argc, char** argv) {
     if (auto s = DecodeAvro(ein, (*ev_res)->root(), &o); !s.ok()) Fail("evolved decode", s);
     if (o.id != orders[i].id % 1000000 || o.amount != orders[i].amount || ein.remaining() != 0) {
       Fail("evolved", Status::Internal("mismatch"));
+    }
+    ProtoIn pin(proto[i]);
+    o = Order{};
+    if (auto s = DecodeProto(pin, (*proto_res)->root(), &o); !s.ok()) Fail("protobuf decode", s);
+    if (o.id != orders[i].id || o.note != orders[i].note || o.payload != orders[i].payload ||
+        o.ts != orders[i].ts || o.tags != orders[i].tags || o.priority != orders[i].priority) {
+      Fail("protobuf", Status::Internal("mismatch"));
     }
   }
 
@@ -345,6 +451,14 @@ int main(int argc, char** argv) {
       checksum += r.id;
     }
   };
+  auto proto_decode = [&] {
+    for (std::string_view p : proto) {
+      Order r;
+      ProtoIn in(p);
+      if (!DecodeProto(in, (*proto_res)->root(), &r).ok()) std::abort();
+      checksum += r.id;
+    }
+  };
   std::string buf;
   auto json_encode = [&] {
     for (const Order& r : orders) {
@@ -361,28 +475,42 @@ int main(int argc, char** argv) {
       checksum += static_cast<int64_t>(buf.size());
     }
   };
+  auto proto_encode = [&] {
+    for (const Order& r : orders) {
+      buf.clear();
+      ProtoOut out(&buf);
+      EncodeProto(r, out);
+      checksum += static_cast<int64_t>(buf.size());
+    }
+  };
   // The variants take turns within each run, so a slower moment of the machine hits them alike.
-  std::vector<std::vector<double>> rates(5);
+  std::vector<std::vector<double>> rates(7);
   for (int r = 0; r < runs; ++r) {
     rates[0].push_back(Rate(n, json_decode));
     rates[1].push_back(Rate(n, avro_decode));
     rates[2].push_back(Rate(n, evolved_decode));
     rates[3].push_back(Rate(n, json_encode));
     rates[4].push_back(Rate(n, avro_encode));
+    rates[5].push_back(Rate(n, proto_decode));
+    rates[6].push_back(Rate(n, proto_encode));
   }
   size_t json_bytes = 0, avro_bytes = 0;
   json_bytes = json_buf.size();
   avro_bytes = avro_buf.size();
-  const char* names[] = {"json_decode", "avro_decode", "avro_decode_evolved", "json_encode",
-                         "avro_encode"};
+  const char* names[] = {"json_decode", "avro_decode",     "avro_decode_evolved", "json_encode",
+                         "avro_encode", "protobuf_decode", "protobuf_encode"};
   for (size_t i = 0; i < rates.size(); ++i)
     std::printf("%s %.0f records/s\n", names[i], Median(rates[i]));
   std::printf("avro_decode_vs_json %.2f x\n", Median(rates[1]) / Median(rates[0]));
   std::printf("avro_encode_vs_json %.2f x\n", Median(rates[4]) / Median(rates[3]));
+  std::printf("protobuf_decode_vs_json %.2f x\n", Median(rates[5]) / Median(rates[0]));
+  std::printf("protobuf_encode_vs_json %.2f x\n", Median(rates[6]) / Median(rates[3]));
   std::printf("json_bytes %.1f bytes/record\n",
               static_cast<double>(json_bytes) / static_cast<double>(n));
   std::printf("avro_bytes %.1f bytes/record\n",
               static_cast<double>(avro_bytes) / static_cast<double>(n));
+  std::printf("protobuf_bytes %.1f bytes/record\n",
+              static_cast<double>(proto_buf.size()) / static_cast<double>(n));
   std::fprintf(stderr, "checksum %lld\n", static_cast<long long>(checksum));
   return 0;
 }

@@ -23,7 +23,7 @@ set(flow_cg_deps "")
 foreach(t fmt::fmt simdjson::simdjson RocksDB::rocksdb date::date-tz)
   string(APPEND flow_cg_deps "    \"$<TARGET_LINKER_FILE:${t}>\",\n")
 endforeach()
-foreach(lib ${RDKAFKA_LINK_LIBRARIES} ${HTTPLIB_LINK_LIBRARIES})
+foreach(lib ${RDKAFKA_LINK_LIBRARIES} ${HTTPLIB_LINK_LIBRARIES} ${PROTOBUF_LINK_LIBRARIES})
   string(APPEND flow_cg_deps "    \"${lib}\",\n")
 endforeach()
 # librocksdb.a is static: the compression libraries it uses must follow it on the job's link line.

@@ -33,13 +33,13 @@ class JobEmitter {
   JobEmitter(const plan::Plan& plan, const GenerateOptions& options)
       : plan_(plan), options_(options), w_(options.flow_file, options.cpp_file) {}
 
-  bool UsesAvro() const {
+  bool UsesFormat(std::string_view format) const {
     for (const Node* n : plan_.Ordered()) {
       const auto* src = plan::As<plan::SourceNode>(n);
       const auto* sink = plan::As<plan::SinkNode>(n);
-      if (src != nullptr && src->source->format && src->source->format->name.name == "avro")
+      if (src != nullptr && src->source->format && src->source->format->name.name == format)
         return true;
-      if (sink != nullptr && sink->into->format && sink->into->format->name.name == "avro")
+      if (sink != nullptr && sink->into->format && sink->into->format->name.name == format)
         return true;
     }
     return false;
@@ -57,7 +57,8 @@ class JobEmitter {
     w_.Line("");
     records_.EmitStructs(w_);
     records_.EmitJsonCodecs(w_);
-    if (UsesAvro()) records_.EmitAvroCodecs(w_);
+    if (UsesFormat("avro")) records_.EmitAvroCodecs(w_);
+    if (UsesFormat("protobuf")) records_.EmitProtobufCodecs(w_);
     EmitParams();
     for (const Node* n : plan_.Ordered()) {
       size_t first = build_.size();

@@ -39,6 +39,27 @@ class RecordTypes {
   void EmitAvroRead(Writer& w, const std::vector<const types::Field*>& fields,
                     const std::string& indent) const;
 
+  // Protobuf (records_protobuf.cpp, formats/protobuf.h): the codec type of a Flow type, a
+  // record's .proto schema (the record is the file's first message; fields numbered 1.. in order;
+  // `only`: just these fields), and the record codecs ProtoName, emitted when a job uses
+  // `format protobuf`.
+  std::string ProtobufCodec(const types::Type& type) const;
+  std::string ProtobufSchema(const types::Type& record,
+                             const std::vector<const types::Field*>* only = nullptr) const;
+  void EmitProtobufCodecs(Writer& w) const;
+  // The body of a read function over `in`, `m` and `out`: reader field j is fields[j].
+  void EmitProtobufRead(Writer& w, const std::vector<const types::Field*>& fields,
+                        const std::string& indent) const;
+  // Writes `fields` of `value` to `out` as the fields of a given .proto message: field j as
+  // `plan`.fields[j] (formats/protobuf_schema.h, ProtoFileWriter).
+  void EmitProtobufWriteAs(Writer& w, const std::string& value,
+                           const std::vector<const types::Field*>& fields, const std::string& plan,
+                           const std::string& indent) const;
+  // Writes `fields` of `value` to `out`, numbered 1.. in order.
+  void EmitProtobufWrite(Writer& w, const std::string& value,
+                         const std::vector<const types::Field*>& fields,
+                         const std::string& indent) const;
+
  private:
   struct Entry {
     types::Type type;
@@ -48,6 +69,10 @@ class RecordTypes {
   std::vector<Entry> entries_;              // in registration order: nested types first
   std::map<std::string, int> used_names_;
 };
+
+// Why `fields` cannot be read (`sink`: written) as Protobuf, or "": names must be identifiers;
+// lists of lists, and for sinks lists with nullable elements, have no field type.
+std::string ProtobufProblem(const std::vector<const types::Field*>& fields, bool sink);
 
 // A record's shape key: its fields with types (record names ignored for anonymous shapes).
 std::string ShapeKey(const types::Type& type);

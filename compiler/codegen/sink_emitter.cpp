@@ -35,13 +35,15 @@ class SinkEmitter {
     cx_.Header(n_, "sink " + CommentText(kind_));
     std::string format = n_.into->format ? n_.into->format->name.name : "json";
     std::string fn = "Encode" + id_;
+    if (format == "protobuf") ProtoFileWriter();
     cx_.w.Line("inline void " + fn + "(const " + rec_ +
                "& r, ::flow::exec::SinkEncoders& e, std::string* key, std::string* payload" +
                (metadata_.empty() ? "" : ", ::flow::rt::OutMeta* meta") + ") {");
-    bool ok = format == "csv"    ? Csv()
-              : format == "raw"  ? Raw()
-              : format == "avro" ? Avro()
-                                 : Json();
+    bool ok = format == "csv"        ? Csv()
+              : format == "raw"      ? Raw()
+              : format == "avro"     ? Avro()
+              : format == "protobuf" ? Protobuf()
+                                     : Json();
     if (!ok) {
       cx_.w.Line("}");
       return;
@@ -57,8 +59,9 @@ class SinkEmitter {
     std::string kind = CppStringObject(kind_);
     // A late sink reads its window's side output of late records (job_emitter.cpp, LateStream).
     std::string in = "s" + std::to_string(n_.inputs[0]) + (n_.late ? "_late" : "");
-    std::string header = format == "avro" ? ", std::string(*avro_header" + id_ + ")" : "";
-    if (format == "avro") RegisterAvro();
+    bool registry = format == "avro" || (format == "protobuf" && !proto_file_);
+    std::string header = registry ? ", std::string(*schema_header" + id_ + ")" : "";
+    if (registry) Register(format);
     if (n_.delivery == ast::Delivery::kExactlyOnce) {
       // Transactional sinks are their own node kind (engine/txn_sink.h): no SinkFactory. Only the
       // sinks the connector catalog lists as exactly-once get here (plan/io_support.cpp).
@@ -173,19 +176,58 @@ class SinkEmitter {
     return AvroNames(f.type);
   }
 
-  // avro_headerN: the registered schema's header; the subject defaults to "<topic>-value".
-  void RegisterAvro() {
+  // The record as a Protobuf message (the first of the registered .proto file); the header is
+  // the schema id and the message index {0}.
+  bool Protobuf() {
+    if (std::string p = ProtobufProblem(payload_, /*sink=*/true); !p.empty()) {
+      cx_.Unsupported(p, n_.range.line);
+      return false;
+    }
+    cx_.w.Line("  payload->assign(e.header);");
+    cx_.w.Line("  ::flow::rt::ProtoOut out(payload);");
+    if (proto_file_) {
+      cx_.w.Line("  const ::flow::rt::ProtoWritePlan& plan = proto_writer" + id_ + "->plan();");
+      cx_.records.EmitProtobufWriteAs(cx_.w, "r", payload_, "plan", "  ");
+      if (payload_.empty()) cx_.w.Line("  (void)plan;");
+    } else {
+      cx_.records.EmitProtobufWrite(cx_.w, "r", payload_, "  ");
+    }
+    if (payload_.empty()) cx_.w.Line("  (void)out;");
+    return true;
+  }
+
+  // `format protobuf(proto: ..., message: ...)`: the file's text, and proto_writerN, which maps
+  // the record's fields to the file message's (numbers and encodings) when the job starts.
+  void ProtoFileWriter() {
+    proto_file_ = cx_.ProtoFile(*n_.into->format, "kProtoFile" + id_, n_.range.line);
+    if (!proto_file_) return;
+    std::string schema = "kSchemaWriter" + id_;
+    std::string writer = "proto_writer" + id_;
+    cx_.w.Line("inline const std::string " + schema + " = " +
+               CppStringObject(
+                   cx_.records.ProtobufSchema(n_.output, metadata_.empty() ? nullptr : &payload_)) +
+               ";");
+    cx_.w.Line("inline std::shared_ptr<const ::flow::rt::ProtoFileWriter> " + writer + ";");
+    cx_.Build("auto " + writer + "_made = ::flow::rt::ProtoFileWriter::Make(kProtoFile" + id_ +
+              ", " + cx_.StringArg(n_.into->format->args, "message") + ", " + schema + ");");
+    cx_.Build("if (!" + writer + "_made.ok()) return " + writer + "_made.status();");
+    cx_.Build(writer + " = *" + writer + "_made;");
+  }
+
+  // schema_headerN: the registered schema's header; the subject defaults to "<topic>-value".
+  void Register(const std::string& format) {
     std::string registry = cx_.StringArg(n_.into->format->args, "registry");
     std::string subject = cx_.StringArg(n_.into->format->args, "subject");
     if (subject.empty())
       subject = "std::string(" + cx_.StringArg(n_.into->sink.args, "topic") + ") + \"-value\"";
-    std::string h = "avro_header" + id_;
-    std::string schema = "kAvroWriter" + id_;
-    cx_.w.Line("inline const std::string " + schema + " = " +
-               CppStringObject(
-                   cx_.records.AvroSchema(n_.output, metadata_.empty() ? nullptr : &payload_)) +
-               ";");
-    cx_.Build("auto " + h + " = ::flow::rt::AvroSinkHeader(" + registry + ", " +
+    std::string h = "schema_header" + id_;
+    std::string schema = "kSchemaWriter" + id_;
+    const std::vector<const types::Field*>* only = metadata_.empty() ? nullptr : &payload_;
+    std::string text = format == "avro" ? cx_.records.AvroSchema(n_.output, only)
+                                        : cx_.records.ProtobufSchema(n_.output, only);
+    cx_.w.Line("inline const std::string " + schema + " = " + CppStringObject(text) + ";");
+    std::string make = format == "avro" ? "AvroSinkHeader" : "ProtobufSinkHeader";
+    cx_.Build("auto " + h + " = ::flow::rt::" + make + "(" + registry + ", " +
               cx_.StringArg(n_.into->format->args, "credentials", "std::string()") + ", " +
               subject + ", " + schema + ");");
     cx_.Build("if (!" + h + ".ok()) return " + h + ".status();");
@@ -291,6 +333,7 @@ class SinkEmitter {
   std::string kind_;
   std::vector<sema::MessageMetadata> metadata_;  // a kafka sink's `metadata:`
   std::vector<const types::Field*> payload_;     // the fields the format writes
+  bool proto_file_ = false;  // `format protobuf(proto: ...)`: plain messages of the file's message
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
-// Sources: a decoder per format (json, csv, raw, avro) over the byte-level connectors (file, stdin,
-// kafka) with the `on error` policy, a fill function for datagen, a converter for nexmark; then
-// the job.Source call with the event-time function and watermark settings.
+// Sources: a decoder per format (json, csv, raw, avro, protobuf) over the byte-level connectors
+// (file, stdin, kafka) with the `on error` policy, a fill function for datagen, a converter for
+// nexmark; then the job.Source call with the event-time function and watermark settings.
 
 #include <algorithm>
 #include <filesystem>
@@ -9,6 +9,7 @@
 #include "codegen/source_emitter.h"
 #include "sema/connectors.h"
 #include "sema/message_metadata.h"
+#include "sema/protobuf_types.h"
 
 namespace flow::codegen {
 
@@ -41,6 +42,21 @@ std::string IoEmitContext::StringArg(const std::vector<ast::NamedArg>& args,
     return v;
   }
   return absent;
+}
+
+bool IoEmitContext::ProtoFile(const ast::FormatClause& f, const std::string& name, uint32_t line) {
+  for (const ast::NamedArg& a : f.args) {
+    const auto* lit = ast::As<ast::LiteralExpr>(a.value.get());
+    if (a.name.name != "proto" || lit == nullptr) continue;
+    std::string text, error;
+    if (!sema::ReadProtoFile(options.flow_file, lit->string_value, &text, &error)) {
+      Unsupported(error, line);
+      return false;
+    }
+    w.Line("inline const std::string " + name + " = " + CppStringObject(text) + ";");
+    return true;
+  }
+  return false;
 }
 
 std::string IoEmitContext::ConnectorOptions(const ast::ConnectorCall& c, bool sink) {
@@ -344,26 +360,51 @@ class SourceEmitter {
            format + ", kCsvNames" + id_ + ", kCsvRequired" + id_ + "); }";
   }
 
-  // Status DecodeAvroN(AvroIn&, const AvroResolved&, Rec*): the reader schema holds only the
-  // decoded fields, so the writer's others are skipped, and only those must be in its schema.
-  std::string AvroDecoder() {
+  // Status DecodeAvroN(AvroIn&, const AvroResolved&, Rec*), or for Protobuf
+  // DecodeProtobufN(ProtoIn&, const ProtoMessage&, Rec*), and the reader of the registry's
+  // schemas: the reader schema (Avro's, or a .proto whose first message is the record) holds only
+  // the decoded fields, so the writer's others are skipped, and only those must be in its schema.
+  std::string RegistryDecoder(const std::string& format) {
     std::vector<const types::Field*> fields = Decoded();
-    std::string fn = "DecodeAvro" + id_;
-    std::string schema = "kAvroReader" + id_;
+    bool avro = format == "avro";
+    if (std::string p = avro ? "" : ProtobufProblem(fields, /*sink=*/false); !p.empty()) {
+      cx_.Unsupported(p, src_.range.line);
+      return "";
+    }
+    std::string kind = avro ? "Avro" : "Protobuf";
+    std::string fn = "Decode" + kind + id_;
+    std::string schema = "k" + kind + "Reader" + id_;
     auto& w = cx_.w;
     w.Line("inline const std::string " + schema + " = " +
-           CppStringObject(cx_.records.AvroSchema(n_.output, &fields)) + ";");
+           CppStringObject(avro ? cx_.records.AvroSchema(n_.output, &fields)
+                                : cx_.records.ProtobufSchema(n_.output, &fields)) +
+           ";");
     w.Line("inline ::flow::rt::Status " + fn +
-           "(::flow::rt::AvroIn& in, const ::flow::rt::AvroResolved& r, " + rec_ + "* out) {");
-    cx_.records.EmitAvroRead(w, fields, "  ");
+           (avro ? "(::flow::rt::AvroIn& in, const ::flow::rt::AvroResolved& r, "
+                 : "(::flow::rt::ProtoIn& in, const ::flow::rt::ProtoMessage& m, ") +
+           rec_ + "* out) {");
+    if (avro) {
+      cx_.records.EmitAvroRead(w, fields, "  ");
+    } else {
+      cx_.records.EmitProtobufRead(w, fields, "  ");
+    }
     w.Line("}");
-    std::string reader = "avro" + id_;
-    cx_.Build("auto " + reader + " = ::flow::rt::AvroReader::Make(" +
+    std::string reader = format + id_;
+    if (!avro && cx_.ProtoFile(*src_.format, "kProtoFile" + id_, src_.range.line)) {
+      // Plain messages of the file's message, resolved once when the job starts.
+      cx_.Build("auto " + reader + " = ::flow::rt::ProtobufFileResolution(kProtoFile" + id_ + ", " +
+                cx_.StringArg(src_.format->args, "message") + ", " + schema + ");");
+      cx_.Build("if (!" + reader + ".ok()) return " + reader + ".status();");
+      return "[reader = *" + reader + "] { return ::flow::exec::ProtobufPlainDecoder<" + rec_ +
+             ", decltype(&" + fn + ")>(&" + fn + ", reader); }";
+    }
+    if (!cx_.error.empty()) return "";
+    cx_.Build("auto " + reader + " = ::flow::rt::" + kind + "Reader::Make(" +
               cx_.StringArg(src_.format->args, "registry") + ", " +
               cx_.StringArg(src_.format->args, "credentials", "std::string()") + ", " + schema +
               ");");
     cx_.Build("if (!" + reader + ".ok()) return " + reader + ".status();");
-    return "[reader = *" + reader + "] { return ::flow::exec::AvroRecordDecoder<" + rec_ +
+    return "[reader = *" + reader + "] { return ::flow::exec::" + kind + "RecordDecoder<" + rec_ +
            ", decltype(&" + fn + ")>(&" + fn + ", reader); }";
   }
 
@@ -408,10 +449,10 @@ class SourceEmitter {
 
   bool Connector(const std::string& factory) {
     std::string format = plan::SourceFormat(src_);
-    std::string make = format == "csv"    ? CsvDecoder()
-                       : format == "raw"  ? RawDecoder()
-                       : format == "avro" ? AvroDecoder()
-                                          : JsonDecoder();
+    std::string make = format == "csv"                            ? CsvDecoder()
+                       : format == "raw"                          ? RawDecoder()
+                       : format == "avro" || format == "protobuf" ? RegistryDecoder(format)
+                                                                  : JsonDecoder();
     if (make.empty()) return false;
     make = WithMetadata(make);
     std::string policy = Policy();

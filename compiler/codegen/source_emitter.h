@@ -44,6 +44,10 @@ struct IoEmitContext {
   // The C++ value of the string argument `name` in `args` (a literal or param), or `absent`.
   std::string StringArg(const std::vector<ast::NamedArg>& args, const std::string& name,
                         const std::string& absent = "");
+  // `format protobuf(proto: "file.proto")`: emits the file's text as a constant `name` and
+  // returns true; false without `proto` (a registry), or after Unsupported() when it cannot be
+  // read.
+  bool ProtoFile(const ast::FormatClause& f, const std::string& name, uint32_t line);
   // The connector arguments as a ConnectorOptions initializer, every value as text.
   std::string ConnectorOptions(const ast::ConnectorCall& c, bool sink);
   std::string Name(const plan::Node& n, const char* what) const;

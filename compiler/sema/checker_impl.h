@@ -75,6 +75,11 @@ class Checker {
   void CheckConnectorArgs(ast::ConnectorCall& c, bool source);
   // check_metadata.cpp: a kafka source's or sink's `metadata:` against its records' type.
   void CheckMetadata(const ast::ConnectorCall& c, const types::Type& record, bool sink);
+  // `format protobuf`: a registry or a readable .proto file with a message (check_protobuf.cpp).
+  void CheckProtobufArgs(const ast::FormatClause& format, const ast::ConnectorCall& c);
+  // `format protobuf`: the record's fields have Protobuf types (check_protobuf.cpp).
+  void CheckProtobuf(const ast::FormatClause& format, const ast::ConnectorCall& c,
+                     const types::Type& record, bool sink);
   void CheckFormat(const std::optional<ast::FormatClause>& f, const ast::ConnectorCall& c,
                    bool source);
 

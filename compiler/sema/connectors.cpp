@@ -180,6 +180,13 @@ const std::vector<FormatSpec>& AllFormats() {
         spec.args = {Arg("registry", Type::String(), true), Arg("subject", Type::String(), false),
                      Arg("credentials", Type::String(), false)};
       }
+      // Protobuf: a registry, or a .proto file read when the job is compiled and the message
+      // of it to read or write (CheckProtobufSource, check_protobuf.cpp).
+      if (f == rt::RecordFormat::kProtobuf) {
+        spec.args = {Arg("registry", Type::String(), false), Arg("subject", Type::String(), false),
+                     Arg("credentials", Type::String(), false), Arg("proto", Type::String(), false),
+                     Arg("message", Type::String(), false)};
+      }
       out.push_back(std::move(spec));
     }
     return out;
@@ -357,16 +364,18 @@ void Checker::CheckFormat(const std::optional<ast::FormatClause>& f, const ast::
   auto& args = const_cast<ast::FormatClause&>(*f).args;
   CheckArgs(*this, args, fs->args, f->name.name, f->range);
   // A source reads the writer's schema id from each record; only a sink registers a subject.
-  if (source && fs->name == "avro") {
+  if (source && (fs->name == "avro" || fs->name == "protobuf")) {
     for (const ast::NamedArg& a : args) {
       if (a.name.name != "subject") continue;
       diags_
           .Report(diag::Kind::kInvalidArgument, a.name.range,
-                  "`subject` of `format avro` is for sinks: a source finds each record's schema by "
-                  "the id in the record")
+                  "`subject` of `format " + fs->name +
+                      "` is for sinks: a source finds each record's schema by "
+                      "the id in the record")
           .Help("remove `subject: ...`");
     }
   }
+  if (fs->name == "protobuf") CheckProtobufArgs(*f, c);
   // A header line is read by CSV sources; sinks write none (what `flowc build` supports).
   if (!source && fs->name == "csv") {
     for (const ast::NamedArg& a : args) {
@@ -440,6 +449,8 @@ types::Type Checker::CheckSource(ast::Source& s, bool* event_time) {
         .Help("add `as SchemaName` after the format");
   }
   if (n == "kafka" && !record.is_error()) CheckMetadata(s.connector, record, false);
+  if (s.format && s.format->name.name == "protobuf" && !record.is_error())
+    CheckProtobuf(*s.format, s.connector, record, false);
   if (s.event_time) {
     FlowState st;
     st.record = record;
@@ -521,6 +532,8 @@ void Checker::CheckSink(ast::IntoOp& into, const types::Type& record) {
   CheckConnectorArgs(into.sink, false);
   CheckFormat(into.format, into.sink, false);
   if (n == "kafka" && !record.is_error()) CheckMetadata(into.sink, record, true);
+  if (into.format && into.format->name.name == "protobuf" && !record.is_error())
+    CheckProtobuf(*into.format, into.sink, record, true);
   // An at-least-once sink has no transaction; its runtime factory would refuse the option only
   // when the job starts.
   if (into.delivery != ast::Delivery::kExactlyOnce) {

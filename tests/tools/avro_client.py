@@ -30,23 +30,16 @@ incompatible, undecodable record, consume timeout); 2 bad usage: arguments, unre
 schema or records file, a record that does not fit the schema, registry unreachable.
 """
 
-import argparse
 import base64
 import datetime
 import decimal
 import json
-import logging
 import math
-import os
-import re
 import sys
-import time
 import uuid
 
 try:
     import fastavro
-    from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
-    from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
     from confluent_kafka.schema_registry.error import SchemaRegistryError
     from confluent_kafka.serialization import MessageField, SerializationContext
@@ -54,19 +47,16 @@ except ImportError as e:  # pragma: no cover - depends on the environment
     sys.stderr.write(f"avro_client: {e}; run it with scripts/pyenv python {sys.argv[0]}\n")
     sys.exit(2)
 
+from client_common import (Failure, UsageError, add_consume_parser, add_delivery_timeout,
+                           add_produce_parser, add_records_args, add_security_args, add_topic_args,
+                           command_parser, framed_schema_id, kafka_conf, print_records,
+                           read_records, registry_client, registry_error, run, send_records)
+
 PROG = "avro_client"
 EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 EPOCH_NAIVE = datetime.datetime(1970, 1, 1)
 EPOCH_DATE = datetime.date(1970, 1, 1)
 PRIMITIVES = {"null", "boolean", "int", "long", "float", "double", "bytes", "string"}
-
-
-class UsageError(Exception):
-    """Bad input from the caller: exit code 2."""
-
-
-class Failure(Exception):
-    """Kafka, registry or timeout failure: exit code 1."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -289,85 +279,6 @@ def parse_schema(text, named, origin):
         raise UsageError(f"{origin} is not a valid Avro schema: {e}") from None
 
 
-# ---------------------------------------------------------------------------------------------
-# Clients
-
-
-class _FirstOnly(logging.Filter):
-    """Passes each librdkafka log line once (a down broker is otherwise logged every few ms)."""
-
-    def __init__(self):
-        super().__init__()
-        self.seen = set()
-
-    def filter(self, record):
-        text = re.sub(r"\d+", "#", record.getMessage())  # "(after 310ms ...)" differs each time
-        if text in self.seen:
-            return False
-        self.seen.add(text)
-        return True
-
-
-def client_logger():
-    log = logging.getLogger("librdkafka")
-    if not log.handlers:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter(f"{PROG}: librdkafka %(levelname)s %(message)s"))
-        handler.addFilter(_FirstOnly())
-        log.addHandler(handler)
-        log.setLevel(logging.WARNING)
-        log.propagate = False
-    return log
-
-
-def kafka_conf(args):
-    conf = {"bootstrap.servers": args.brokers, "logger": client_logger()}
-    if args.security_protocol:
-        conf["security.protocol"] = args.security_protocol
-    if args.sasl_mechanism:
-        conf["sasl.mechanism"] = args.sasl_mechanism
-    if args.sasl_username is not None:
-        conf["sasl.username"] = args.sasl_username
-    if args.sasl_password_env:
-        if args.sasl_password_env not in os.environ:
-            raise UsageError(f"--sasl-password-env: environment variable {args.sasl_password_env} is not set")
-        conf["sasl.password"] = os.environ[args.sasl_password_env]
-    if args.ca:
-        if not os.path.isfile(args.ca):
-            raise UsageError(f"--ca: no such file {args.ca}")
-        conf["ssl.ca.location"] = args.ca
-    return conf
-
-
-def registry_client(url):
-    if not url.startswith(("http://", "https://")):
-        raise UsageError(f"--registry {url!r} is not an http(s) URL, e.g. http://127.0.0.1:8081/apis/ccompat/v7")
-    client = SchemaRegistryClient({"url": url, "timeout": 10, "max.retries": 2, "retries.wait.ms": 200,
-                                   "retries.max.wait.ms": 1000})
-    try:
-        client.get_subjects()
-    except SchemaRegistryError as e:
-        raise UsageError(f"registry {url} answered GET /subjects with {registry_error(e)} (is this "
-                         "the Confluent-compatible base URL?)") from None
-    except Exception as e:  # httpx transport errors: refused, DNS, timeout
-        raise UsageError(f"registry {url} is unreachable: {type(e).__name__}: {e}") from None
-    return client
-
-
-def give_up(err):
-    """Errors after which waiting is pointless: fatal ones and failed SASL authentication
-    or TLS (librdkafka itself would retry a wrong password or an untrusted certificate until the
-    timeout)."""
-    return err.fatal() or err.code() in (KafkaError._AUTHENTICATION, KafkaError._SSL)
-
-
-def registry_error(e):
-    if isinstance(e, SchemaRegistryError):
-        text = f"HTTP {e.http_status_code}, error code {e.error_code}"
-        return f"{text}: {e.error_message}" if e.error_message else text
-    return f"{type(e).__name__}: {e}"
-
-
 def cmd_produce(args):
     try:
         with open(args.schema, encoding="utf-8") as f:
@@ -376,161 +287,40 @@ def cmd_produce(args):
         raise UsageError(f"--schema: {e}") from None
     named = {}
     codec = Codec(parse_schema(schema_text, named, args.schema), named)
-    records = []
-    try:
-        with open(args.records, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                except ValueError as e:
-                    raise UsageError(f"{args.records}:{n}: not JSON: {e}") from None
-                if args.key_field is not None:
-                    if not isinstance(obj, dict) or args.key_field not in obj:
-                        raise UsageError(f"{args.records}:{n}: no field {args.key_field!r} for --key-field")
-                    key = obj[args.key_field]
-                    key = None if key is None else (key if isinstance(key, str) else json.dumps(key))
-                else:
-                    key = None
-                try:
-                    value = codec.from_json(obj)
-                except UsageError as e:
-                    raise UsageError(f"{args.records}:{n}: {e}") from None
-                records.append((n, key, value))
-    except OSError as e:
-        raise UsageError(f"--records: {e}") from None
+    records = read_records(args.records, args.key_field, codec.from_json)
 
-    conf = kafka_conf(args)
+    conf = kafka_conf(args, PROG)
     registry = registry_client(args.registry)
     serializer = AvroSerializer(registry, schema_text, conf={"auto.register.schemas": True})
     ctx = SerializationContext(args.topic, MessageField.VALUE)
-    errors = []
-    stop = []  # a fatal or authentication error: no use waiting for delivery
-
-    def on_error(err):
-        errors.append(f"client error: {err}")
-        if give_up(err):
-            stop.append(err)
-
-    conf.update({"acks": "all", "enable.idempotence": True, "linger.ms": 5,
-                 "message.timeout.ms": int(args.timeout * 1000), "error_cb": on_error})
-    producer = Producer(conf)
-    delivered = [0]
-
-    def on_delivery(err, msg):
-        if err is not None:
-            if err.code() != KafkaError._PURGE_QUEUE:  # purged by us after an earlier error
-                errors.append(f"delivery failed: {err}")
-        else:
-            delivered[0] += 1
-
-    for n, key, value in records:
-        try:
-            payload = serializer(value, ctx)
-        except SchemaRegistryError as e:
-            raise Failure(f"the registry refused the schema for subject {args.topic}-value: "
-                          f"{registry_error(e)}") from None
-        except Exception as e:  # fastavro: ValueError/TypeError for values that do not fit
-            if type(e).__module__.startswith(("httpx", "httpcore")):
-                raise Failure(f"registry request failed: {registry_error(e)}") from None
-            raise UsageError(f"{args.records}:{n}: does not fit the schema: {type(e).__name__}: {e}") from None
-        while True:
-            try:
-                producer.produce(args.topic, value=payload,
-                                 key=None if key is None else key.encode("utf-8"), on_delivery=on_delivery)
-                break
-            except BufferError:
-                producer.poll(0.1)
-            except KafkaException as e:
-                raise Failure(f"produce to {args.topic} failed: {e}") from None
-        producer.poll(0)
-    deadline = time.monotonic() + args.timeout
-    remaining = len(producer)
-    while remaining and not stop and time.monotonic() < deadline:
-        remaining = producer.flush(min(0.2, max(0.0, deadline - time.monotonic())))
-    if remaining:
-        if not stop:
-            errors.append(f"{remaining} record(s) not delivered within {args.timeout:g}s")
-        producer.purge()
-        producer.flush(0)
-    if delivered[0] != len(records):
-        detail = "; ".join(dict.fromkeys(errors)) or "unknown error"
-        raise Failure(f"sent {delivered[0]} of {len(records)} record(s) to {args.topic} "
-                      f"at {args.brokers}: {detail}")
-    print(delivered[0])
-    return 0
+    # A value that does not fit: fastavro's ValueError or TypeError.
+    return send_records(args, conf, records, lambda value: serializer(value, ctx),
+                        f"{args.topic}-value", "does not fit the schema")
 
 
 def cmd_consume(args):
     if args.count < 0:
         raise UsageError("--count must not be negative")
-    conf = kafka_conf(args)
+    conf = kafka_conf(args, PROG)
     registry = registry_client(args.registry)
     deserializer = AvroDeserializer(registry)
     ctx = SerializationContext(args.topic, MessageField.VALUE)
     codecs = {}
-    errors = []
-    stop = []
 
-    def on_error(err):
-        errors.append(str(err))
-        if give_up(err):
-            stop.append(err)
+    def decode(raw, where):
+        schema_id = framed_schema_id(raw, where, 5)
+        try:
+            value = deserializer(raw, ctx)
+            if schema_id not in codecs:
+                codecs[schema_id] = writer_codec(registry, schema_id)
+        except SchemaRegistryError as e:
+            raise Failure(f"{where}: schema id {schema_id}: {registry_error(e)}") from None
+        except Exception as e:
+            raise Failure(f"{where}: cannot decode with schema id {schema_id}: "
+                          f"{type(e).__name__}: {e}") from None
+        return codecs[schema_id].to_json(value)
 
-    conf.update({
-        "group.id": f"avro-client-{uuid.uuid4()}",
-        "auto.offset.reset": "earliest",
-        "enable.auto.commit": False,
-        "isolation.level": args.isolation,
-        "error_cb": on_error,
-    })
-    consumer = Consumer(conf)
-    printed = 0
-    deadline = time.monotonic() + args.timeout
-    try:
-        consumer.subscribe([args.topic])
-        while printed < args.count:
-            if stop:
-                raise Failure(f"read {printed} of {args.count} record(s) from {args.topic} at "
-                              f"{args.brokers}: {stop[0]}")
-            left = deadline - time.monotonic()
-            if left <= 0:
-                last = f" (last client error: {errors[-1]})" if errors else ""
-                raise Failure(f"timeout after {args.timeout:g}s: read {printed} of {args.count} "
-                              f"record(s) from {args.topic} at {args.brokers}{last}")
-            msg = consumer.poll(min(left, 0.5))
-            if msg is None:
-                continue
-            if msg.error():
-                if msg.error().fatal():
-                    raise Failure(f"consumer failed: {msg.error()}")
-                errors.append(str(msg.error()))
-                continue
-            raw = msg.value()
-            where = f"{args.topic}[{msg.partition()}]@{msg.offset()}"
-            if raw is None:
-                out = None
-            else:
-                if len(raw) < 5 or raw[0] != 0:
-                    raise Failure(f"{where}: not Confluent wire format (first bytes {raw[:5].hex()})")
-                schema_id = int.from_bytes(raw[1:5], "big")
-                try:
-                    value = deserializer(raw, ctx)
-                    if schema_id not in codecs:
-                        codecs[schema_id] = writer_codec(registry, schema_id)
-                except SchemaRegistryError as e:
-                    raise Failure(f"{where}: schema id {schema_id}: {registry_error(e)}") from None
-                except Exception as e:
-                    raise Failure(f"{where}: cannot decode with schema id {schema_id}: "
-                                  f"{type(e).__name__}: {e}") from None
-                out = codecs[schema_id].to_json(value)
-            sys.stdout.write(json.dumps(out, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n")
-            sys.stdout.flush()
-            printed += 1
-    finally:
-        consumer.close()
-    return 0
+    return print_records(args, conf, "avro-client", decode)
 
 
 def writer_codec(registry, schema_id):
@@ -555,65 +345,25 @@ def writer_codec(registry, schema_id):
 # ---------------------------------------------------------------------------------------------
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        self.print_usage(sys.stderr)
-        raise UsageError(message)
-
-
-def positive_seconds(text):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError("must be more than 0 seconds")
-    return v
-
-
 def main(argv):
-    parser = Parser(prog=PROG, description="Avro (Confluent wire format) producer and consumer "
-                    "using confluent_kafka's serializers and a schema registry.")
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    parser, sub = command_parser(PROG, "Avro (Confluent wire format) producer and consumer "
+                                 "using confluent_kafka's serializers and a schema registry.")
 
     def common(p):
-        p.add_argument("--brokers", required=True, help="bootstrap servers, e.g. 127.0.0.1:9092")
-        p.add_argument("--topic", required=True)
-        p.add_argument("--registry", required=True,
-                       help="Confluent-compatible registry base URL, e.g. http://127.0.0.1:8081/apis/ccompat/v7")
-        p.add_argument("--security-protocol", choices=["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"])
-        p.add_argument("--sasl-mechanism", choices=["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"])
-        p.add_argument("--sasl-username")
-        p.add_argument("--sasl-password-env", metavar="VAR", help="read the SASL password from this env variable")
-        p.add_argument("--ca", metavar="FILE", help="CA certificate (PEM) to trust for the brokers' TLS")
+        add_topic_args(p)
+        add_security_args(p)
 
-    p = sub.add_parser("produce", help="serialize JSON lines and send them")
-    common(p)
+    p = add_produce_parser(sub, common)
     p.add_argument("--schema", required=True, metavar="FILE.avsc")
-    p.add_argument("--records", required=True, metavar="FILE.jsonl")
-    p.add_argument("--key-field", metavar="F", help="use this field's value (as text) as the message key")
-    p.add_argument("--timeout", type=positive_seconds, default=30.0,
-                   help="seconds for delivery (default 30)")
-    p = sub.add_parser("consume", help="read from the beginning and print JSON lines")
-    common(p)
-    p.add_argument("--count", type=int, required=True, help="records to read")
-    p.add_argument("--timeout", type=positive_seconds, required=True, help="seconds to wait for them")
-    p.add_argument("--isolation", choices=["read_committed", "read_uncommitted"], default="read_committed")
+    add_records_args(p)
+    add_delivery_timeout(p)
+    add_consume_parser(sub, common)
 
-    try:
+    def parse_and_run():
         args = parser.parse_args(argv)
         return cmd_produce(args) if args.command == "produce" else cmd_consume(args)
-    except UsageError as e:
-        sys.stderr.write(f"{PROG}: {e}\n")
-        return 2
-    except Failure as e:
-        sys.stderr.write(f"{PROG}: {e}\n")
-        return 1
-    except KafkaException as e:
-        sys.stderr.write(f"{PROG}: Kafka client error: {e}\n")
-        return 1
-    except KeyboardInterrupt:
-        return 130
+
+    return run(PROG, parse_and_run)
 
 
 if __name__ == "__main__":

@@ -35,23 +35,6 @@ Status AvroIn::BadBranch(const AvroResolved& u, size_t i) const {
       "union branch {} ({}) cannot be read as the script's type", i, writer_.Describe(branch)));
 }
 
-Status AvroIn::LongSlow(int64_t* out) {
-  uint64_t v = 0;
-  // With 10 bytes left no byte needs a bounds check.
-  bool checked = remaining() < 10;
-  for (int shift = 0; shift < 70; shift += 7) {
-    if (checked && p_ == end_) [[unlikely]]
-      return Truncated();
-    uint8_t b = static_cast<uint8_t>(*p_++);
-    v |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if ((b & 0x80) == 0) {
-      *out = ZigZag(v);
-      return Status::Ok();
-    }
-  }
-  return Status::InvalidArgument("a variable-length integer longer than 10 bytes");
-}
-
 Status AvroIn::Skip(int32_t node, int depth) {
   if (depth > AvroSchema::kMaxDepth) [[unlikely]]
     return Status::InvalidArgument("a value nested deeper than the schema allows");

@@ -162,9 +162,19 @@ Result<std::pair<int, std::string>> SchemaRegistry::Call(const std::string& meth
                   path, options_.retry_timeout_ms, last));
 }
 
-Result<std::string> SchemaRegistry::AvroSchemaById(int32_t id) {
+namespace {
+Status WrongType(int32_t id, const std::string& url, std::string_view have, std::string_view want) {
+  return Status::InvalidArgument(fmt::format(
+      "schema id {} in {} has schemaType {}, but this job reads {}", id, url, have, want));
+}
+}  // namespace
+
+Result<std::string> SchemaRegistry::SchemaById(int32_t id, std::string_view want) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = by_id_.find(id); it != by_id_.end()) return it->second;
+  if (auto it = by_id_.find(id); it != by_id_.end()) {
+    if (it->second.first != want) return WrongType(id, url_, it->second.first, want);
+    return it->second.second;
+  }
   std::string path = fmt::format("/schemas/ids/{}", id);
   auto r = Call("GET", path, "");
   if (!r.ok()) return r.status();
@@ -186,18 +196,20 @@ Result<std::string> SchemaRegistry::AvroSchemaById(int32_t id) {
   }
   if (json.doc["schemaType"].get_string().get(type) != simdjson::SUCCESS)
     type = "AVRO";  // absent for Avro
-  if (type != "AVRO") {
-    return Status::InvalidArgument(
-        fmt::format("schema id {} in {} is a {} schema, not an Avro one", id, url_, type));
-  }
-  return by_id_.emplace(id, std::string(schema)).first->second;
+  auto& entry = by_id_[id] = {std::string(type), std::string(schema)};
+  if (type != want) return WrongType(id, url_, type, want);
+  return entry.second;
 }
 
-Result<int32_t> SchemaRegistry::RegisterAvro(const std::string& subject,
-                                             const std::string& schema) {
+Result<int32_t> SchemaRegistry::Register(const std::string& subject, const std::string& schema,
+                                         std::string_view type) {
   std::lock_guard<std::mutex> lock(mu_);
   JsonEncoder body;
   body.BeginObject();
+  if (type != "AVRO") {  // Confluent's API: absent means Avro
+    body.Key("schemaType");
+    body.String(type);
+  }
   body.Key("schema");
   body.String(schema);
   body.EndObject();
@@ -221,8 +233,50 @@ Result<int32_t> SchemaRegistry::RegisterAvro(const std::string& subject,
     return Status::InvalidArgument(
         fmt::format("schema registry {}: POST {} gave no schema `id`", url_, path));
   }
-  by_id_.emplace(static_cast<int32_t>(id), schema);
+  by_id_.emplace(static_cast<int32_t>(id), std::make_pair(std::string(type), schema));
   return static_cast<int32_t>(id);
+}
+
+Result<std::shared_ptr<SchemaRegistry>> MakeSchemaRegistry(const std::string& url,
+                                                           const std::string& credentials) {
+  SchemaRegistryOptions options;
+  options.credentials = credentials;
+  return SchemaRegistry::Make(url, options);
+}
+
+Result<std::string> RegisterForHeader(const std::string& url, const std::string& credentials,
+                                      const std::string& subject, const std::string& schema,
+                                      std::string_view type) {
+  auto registry = MakeSchemaRegistry(url, credentials);
+  if (!registry.ok()) return registry.status();
+  auto id = (*registry)->Register(subject, schema, type);
+  if (!id.ok()) return id.status();
+  return ConfluentHeader(*id);
+}
+
+Status ConfluentFrame(std::string_view payload, std::string_view format, int32_t* schema_id,
+                      std::string_view* body) {
+  if (payload.size() < 5) {
+    return Status::InvalidArgument(fmt::format(
+        "too short for the Confluent {} wire format ({} bytes)", format, payload.size()));
+  }
+  if (payload[0] != 0) {
+    return Status::InvalidArgument(
+        fmt::format("not in the Confluent {} wire format (first byte 0x{:02x}, want 0x00)", format,
+                    static_cast<uint8_t>(payload[0])));
+  }
+  uint32_t id = 0;
+  for (int i = 1; i <= 4; ++i)
+    id = (id << 8) | static_cast<uint8_t>(payload[static_cast<size_t>(i)]);
+  *schema_id = static_cast<int32_t>(id);
+  *body = payload.substr(5);
+  return Status::Ok();
+}
+
+std::string ConfluentHeader(int32_t id) {
+  auto u = static_cast<uint32_t>(id);
+  return std::string{'\0', static_cast<char>(u >> 24), static_cast<char>((u >> 16) & 0xff),
+                     static_cast<char>((u >> 8) & 0xff), static_cast<char>(u & 0xff)};
 }
 
 }  // namespace flow::rt

@@ -35,12 +35,13 @@ import urllib.request
 import uuid
 
 import fastavro
-from confluent_kafka import Consumer, Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import Producer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 CLIENT = os.path.join(ROOT, "tests", "tools", "avro_client.py")
+sys.path.insert(0, os.path.join(ROOT, "tests", "tools"))
+from client_common import create_topics as create_topics_with, read_committed  # noqa: E402
 PORT = int(os.environ.get("FLOW_AVRO_KAFKA_PORT", "19660"))
 SECURE_PORT = PORT + 2
 REGISTRY_PORT = int(os.environ.get("FLOW_AVRO_REGISTRY_PORT", "18181"))
@@ -91,10 +92,11 @@ def run_client(args, timeout=120):
 
 
 def create_topics(names, partitions):
-    admin = AdminClient(client_config())
-    futures = admin.create_topics([NewTopic(n, num_partitions=partitions, replication_factor=1) for n in names])
-    for f in futures.values():
-        f.result(30)
+    create_topics_with(client_config(), names, partitions)
+
+
+def read_all(topic, timeout):
+    return read_committed(client_config(), topic, timeout)
 
 
 def write_jsonl(path, rows):
@@ -108,22 +110,6 @@ def http(method, path, body=None):
                                  headers={"Content-Type": "application/vnd.schemaregistry.v1+json"})
     with urllib.request.urlopen(req, timeout=30) as resp:
         return json.loads(resp.read())
-
-
-def read_all(topic, timeout):
-    """Every value of `topic` (read_committed), until `timeout` seconds pass without one more."""
-    c = Consumer(dict(client_config(), **{"group.id": "check-" + uuid.uuid4().hex, "auto.offset.reset": "earliest",
-                                          "enable.auto.commit": False, "isolation.level": "read_committed"}))
-    c.subscribe([topic])
-    out, last = [], time.time()
-    while time.time() - last < timeout:
-        m = c.poll(0.5)
-        if m is None or m.error():
-            continue
-        out.append(m.value())
-        last = time.time()
-    c.close()
-    return out
 
 
 def expected_output(v1_rows, v2_rows):

@@ -173,14 +173,16 @@ TEST(ConnectorCatalog, MakeSinkFollowsTheCatalogsGuarantees) {
 
 TEST(ConnectorCatalog, Lists) {
   EXPECT_EQ(ExactlyOnceSinksText(), "the kafka and file sinks");
-  EXPECT_EQ(RecordFormatList(), "json, csv, raw and avro");
+  EXPECT_EQ(RecordFormatList(), "json, csv, raw, avro and protobuf");
   EXPECT_EQ(ConnectorKindList([](const ConnectorCaps& c) { return c.dead_letter; }, " or "),
             "kafka, file or stdout");
   EXPECT_TRUE(TakesFormat("kafka", "csv"));
   EXPECT_FALSE(TakesFormat("blackhole", "json"));
   EXPECT_TRUE(TakesFormat("kafka", "avro"));
   EXPECT_FALSE(TakesFormat("file", "avro"));  // Avro records need Kafka's message framing
-  EXPECT_FALSE(TakesFormat("kafka", "protobuf"));
+  EXPECT_TRUE(TakesFormat("kafka", "protobuf"));
+  EXPECT_FALSE(TakesFormat("stdout", "protobuf"));  // likewise
+  EXPECT_FALSE(TakesFormat("kafka", "parquet"));
   EXPECT_FALSE(IsByteSourceKind("nexmark"));
   EXPECT_TRUE(IsDeadLetterSinkKind("stdout"));
   EXPECT_FALSE(IsDeadLetterSinkKind("blackhole"));

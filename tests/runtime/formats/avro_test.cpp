@@ -282,7 +282,7 @@ TEST(AvroResolution, WritingThenReadingTheSameSchemaRoundTrips) {
 }
 
 TEST(ConfluentFrame, HeaderIsMagicByteAndBigEndianId) {
-  EXPECT_EQ(ConfluentAvroHeader(0x01020304), Bytes({0x00, 0x01, 0x02, 0x03, 0x04}));
+  EXPECT_EQ(ConfluentHeader(0x01020304), Bytes({0x00, 0x01, 0x02, 0x03, 0x04}));
   int32_t id;
   std::string_view body;
   std::string framed = Bytes({0x00, 0x00, 0x00, 0x01, 0x00, 0x2a});

@@ -93,6 +93,17 @@ class RecoveryTest : public ::testing::Test {
     return r;
   }
 
+  // Whether a complete checkpoint (one with its _metadata) is in the state dir: what a restart
+  // restores from.
+  bool HasCompleteCheckpoint() const {
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(dir_ / "state", ec), end; !ec && it != end;
+         it.increment(ec)) {
+      if (it->path().filename() == "_metadata") return true;
+    }
+    return false;
+  }
+
   size_t OutputLines() const {
     std::ifstream in(dir_ / "out.csv");
     size_t lines = 0;
@@ -157,6 +168,9 @@ TEST_F(RecoveryTest, SurvivesKillsAtRandomMoments) {
   // Up to three runs are killed at random moments; the run after them goes to the end.
   for (int attempt = 0; attempt < 4 && !finished; ++attempt) {
     size_t before = OutputLines();
+    // A kill can land before the first checkpoint completes (a slow machine): then there is
+    // nothing to restore, and only the output check below applies.
+    bool restorable = HasCompleteCheckpoint();
     RunResult r = RunOnce("", attempt < 3 ? delay(rng) : 0);
     if (r.killed) {
       ++kills;
@@ -164,7 +178,7 @@ TEST_F(RecoveryTest, SurvivesKillsAtRandomMoments) {
     }
     ASSERT_EQ(r.exit_code, 0) << r.log;
     finished = true;
-    if (kills > 0) {
+    if (kills > 0 && restorable) {
       EXPECT_NE(r.log.find("restoring"), std::string::npos) << r.log;
       EXPECT_LT(OutputLines() - before, static_cast<size_t>(kRecords)) << "the last run started from scratch";
     }

@@ -25,11 +25,13 @@ namespace flow::rt {
 enum class Delivery : uint8_t { kAtLeastOnce, kExactlyOnce };
 
 // The record formats, as bits of ConnectorCaps::formats.
-// Avro is Confluent-framed with a schema registry (formats/avro_registry.h): Kafka only.
-enum class RecordFormat : uint8_t { kJson = 1, kCsv = 2, kRaw = 4, kAvro = 8 };
+// Avro and Protobuf are Confluent-framed with a schema registry (formats/avro_registry.h,
+// formats/protobuf_registry.h): Kafka only.
+enum class RecordFormat : uint8_t { kJson = 1, kCsv = 2, kRaw = 4, kAvro = 8, kProtobuf = 16 };
 
-inline constexpr std::array<RecordFormat, 4> kRecordFormats = {
-    RecordFormat::kJson, RecordFormat::kCsv, RecordFormat::kRaw, RecordFormat::kAvro};
+inline constexpr std::array<RecordFormat, 5> kRecordFormats = {
+    RecordFormat::kJson, RecordFormat::kCsv, RecordFormat::kRaw, RecordFormat::kAvro,
+    RecordFormat::kProtobuf};
 
 constexpr std::string_view RecordFormatName(RecordFormat f) {
   switch (f) {
@@ -41,6 +43,8 @@ constexpr std::string_view RecordFormatName(RecordFormat f) {
       return "raw";
     case RecordFormat::kAvro:
       return "avro";
+    case RecordFormat::kProtobuf:
+      return "protobuf";
   }
   return "?";
 }
@@ -70,9 +74,10 @@ struct ConnectorCaps {
 };
 
 namespace catalog_detail {
-// The formats of byte streams (files, stdin, stdout): not Avro, whose records need a framing.
+// The formats of byte streams (files, stdin, stdout): not Avro or Protobuf, whose records need a
+// framing.
 inline constexpr uint8_t kTextFormats = 1 | 2 | 4;
-inline constexpr uint8_t kAllFormats = kTextFormats | 8;
+inline constexpr uint8_t kAllFormats = kTextFormats | 8 | 16;
 }  // namespace catalog_detail
 
 // In the order messages list them (sources first, then the sink-only kinds).

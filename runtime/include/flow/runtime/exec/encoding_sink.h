@@ -29,6 +29,8 @@
 #include "flow/runtime/formats/csv_encoder.h"
 #include "flow/runtime/formats/json_codecs.h"
 #include "flow/runtime/formats/json_encoder.h"
+#include "flow/runtime/formats/protobuf.h"
+#include "flow/runtime/formats/protobuf_registry.h"
 
 namespace flow::exec {
 

@@ -7,6 +7,8 @@
 //   raw:  Status fn(const RawRecord&, T*)
 //   avro: Status fn(AvroIn&, const AvroResolved&, T*)   the body of a Confluent-framed record,
 //         resolved from the writer's schema (formats/avro_registry.h) to the script's
+//   protobuf: Status fn(ProtoIn&, const ProtoMessage&, T*)   likewise, after the message
+//         indexes (formats/protobuf_registry.h)
 //
 // CSV columns: `names` are all schema fields in order (field i = column i without a header; with
 // a header, found by name in each file's line 1); fn reads only the fields the job uses.
@@ -22,6 +24,8 @@
 #include "flow/runtime/formats/csv_decoder.h"
 #include "flow/runtime/formats/json_codecs.h"
 #include "flow/runtime/formats/json_decoder.h"
+#include "flow/runtime/formats/protobuf.h"
+#include "flow/runtime/formats/protobuf_registry.h"
 
 namespace flow::exec {
 
@@ -119,6 +123,53 @@ class AvroRecordDecoder {
   std::shared_ptr<rt::AvroReader> reader_;
   std::shared_ptr<const rt::AvroResolution> last_;
   int32_t last_id_ = 0;
+};
+
+template <typename T, typename Fn>
+class ProtobufRecordDecoder {
+ public:
+  ProtobufRecordDecoder(Fn fn, std::shared_ptr<rt::ProtobufReader> reader)
+      : fn_(std::move(fn)), reader_(std::move(reader)) {}
+  rt::Result<bool> operator()(const rt::RawRecord& record, T* out) {
+    int32_t id;
+    std::string_view body;
+    FLOW_RETURN_IF_ERROR(rt::ConfluentFrame(record.payload, "Protobuf", &id, &body));
+    FLOW_RETURN_IF_ERROR(rt::ConfluentMessageIndexes(&body, &path_));
+    if (last_ == nullptr || id != last_id_ || path_ != last_path_) {
+      auto r = reader_->Resolution(id, path_);
+      if (!r.ok()) return r.status();
+      last_ = std::move(*r);
+      last_id_ = id;
+      last_path_ = path_;
+    }
+    rt::ProtoIn in(body);
+    FLOW_RETURN_IF_ERROR(fn_(in, last_->root(), out));
+    return true;
+  }
+
+ private:
+  Fn fn_;
+  std::shared_ptr<rt::ProtobufReader> reader_;
+  std::shared_ptr<const rt::ProtoResolution> last_;
+  int32_t last_id_ = 0;
+  std::vector<int32_t> path_, last_path_;
+};
+
+// Plain Protobuf messages of one .proto message (no registry, no framing).
+template <typename T, typename Fn>
+class ProtobufPlainDecoder {
+ public:
+  ProtobufPlainDecoder(Fn fn, std::shared_ptr<const rt::ProtoResolution> resolution)
+      : fn_(std::move(fn)), resolution_(std::move(resolution)) {}
+  rt::Result<bool> operator()(const rt::RawRecord& record, T* out) {
+    rt::ProtoIn in(record.payload);
+    FLOW_RETURN_IF_ERROR(fn_(in, resolution_->root(), out));
+    return true;
+  }
+
+ private:
+  Fn fn_;
+  std::shared_ptr<const rt::ProtoResolution> resolution_;
 };
 
 // Kafka metadata in records (`metadata:` on a kafka source): after the payload's decoder,

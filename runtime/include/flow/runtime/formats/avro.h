@@ -12,12 +12,12 @@
 //   T? -> AvroNullable<T's codec> (["null", T] with default null)
 //   a record -> a generated codec ("record"), fields matched by name
 // Reads follow a resolution (avro_schema.h): promotions, skipped writer fields, union branches.
-// Malformed bytes never crash: every length is checked against what is left, varints longer than
-// 10 bytes and counts that cannot fit are refused, skipping is bounded by AvroSchema::kMaxDepth.
-// Errors are kInvalidArgument without the field's name (generated record codecs add it):
-// "truncated", "invalid UTF-8 in a string", "union branch 1 (string) cannot be read as long",
-// "null where the script's type is not nullable".
-// Threading: AvroIn and AvroOut are per call; codecs are stateless.
+// Malformed bytes never crash: every length is checked against what is left (wire_reader.h),
+// varints longer than 10 bytes and counts that cannot fit are refused, skipping is bounded by
+// AvroSchema::kMaxDepth. Errors are kInvalidArgument without the field's name (generated record
+// codecs add it): "truncated", "invalid UTF-8 in a string", "union branch 1 (string) cannot be read
+// as long", "null where the script's type is not nullable". Threading: AvroIn and AvroOut are per
+// call; codecs are stateless.
 
 #include <bit>
 #include <cstdint>
@@ -29,6 +29,7 @@
 
 #include "flow/runtime/common/status.h"
 #include "flow/runtime/formats/avro_schema.h"
+#include "flow/runtime/formats/wire_reader.h"
 
 namespace flow::rt {
 
@@ -42,20 +43,15 @@ bool ValidUtf8(std::string_view s);
 Status ElementError(size_t index, const Status& inner);
 }  // namespace avro_internal
 
-class AvroIn {
+class AvroIn : public WireReader {
  public:
-  AvroIn(std::string_view bytes, const AvroSchema& writer)
-      : p_(bytes.data()), end_(bytes.data() + bytes.size()), writer_(writer) {}
-
-  size_t remaining() const { return static_cast<size_t>(end_ - p_); }
+  AvroIn(std::string_view bytes, const AvroSchema& writer) : WireReader(bytes), writer_(writer) {}
 
   [[nodiscard]] Status Long(int64_t* out) {
-    // Small values (one byte: -64..63, most lengths, counts and branch indexes) first.
-    if (p_ != end_ && static_cast<uint8_t>(*p_) < 0x80) [[likely]] {
-      *out = ZigZag(static_cast<uint8_t>(*p_++));
-      return Status::Ok();
-    }
-    return LongSlow(out);
+    uint64_t v;
+    FLOW_RETURN_IF_ERROR(Varint(&v));
+    *out = ZigZag(v);
+    return Status::Ok();
   }
   [[nodiscard]] Status Int(int64_t* out) {
     FLOW_RETURN_IF_ERROR(Long(out));
@@ -88,11 +84,7 @@ class AvroIn {
   [[nodiscard]] Status Take(int64_t n, std::string_view* out) {
     if (n < 0) [[unlikely]]
       return Status::InvalidArgument("a negative length");
-    if (static_cast<uint64_t>(n) > remaining()) [[unlikely]]
-      return Truncated();
-    *out = std::string_view(p_, static_cast<size_t>(n));
-    p_ += n;
-    return Status::Ok();
+    return Run(static_cast<uint64_t>(n), out);
   }
   // An array or map block's item count (0 ends it); a negative count is followed by a byte size.
   [[nodiscard]] Status BlockCount(int64_t* out) {
@@ -157,24 +149,11 @@ class AvroIn {
   const AvroSchema& writer() const { return writer_; }
 
  private:
-  static Status Truncated() {
-    return Status::InvalidArgument("truncated: the record ends inside a value");
-  }
   static int64_t ZigZag(uint64_t v) {
     return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
   }
-  Status LongSlow(int64_t* out);
   Status BadBranch(const AvroResolved& u, size_t i) const;
-  [[nodiscard]] Status Raw(void* out, size_t n) {
-    if (remaining() < n) [[unlikely]]
-      return Truncated();
-    std::memcpy(out, p_, n);
-    p_ += n;
-    return Status::Ok();
-  }
 
-  const char* p_;
-  const char* end_;
   const AvroSchema& writer_;
 };
 

@@ -26,10 +26,10 @@ namespace flow::rt {
 
 // Splits a Confluent-framed payload. kInvalidArgument: "not in the Confluent Avro wire format
 // (first byte 0x7b, want 0x00)", "too short for the Confluent Avro wire format (3 bytes)".
-[[nodiscard]] Status ConfluentAvroFrame(std::string_view payload, int32_t* schema_id,
-                                        std::string_view* body);
-// The 5-byte header of a payload written with schema `id`.
-std::string ConfluentAvroHeader(int32_t id);
+[[nodiscard]] inline Status ConfluentAvroFrame(std::string_view payload, int32_t* schema_id,
+                                               std::string_view* body) {
+  return ConfluentFrame(payload, "Avro", schema_id, body);
+}
 
 // A sink's header: registers `schema` (the script's, as JSON) under `subject` (default
 // "<topic>-value", Confluent's TopicNameStrategy) before the job starts. `credentials`:

@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 
 #include "flow/runtime/common/status.h"
 
@@ -44,10 +45,17 @@ class SchemaRegistry {
       const std::string& url, SchemaRegistryOptions options = {});
   ~SchemaRegistry();
 
-  // The Avro schema text of `id`.
-  [[nodiscard]] Result<std::string> AvroSchemaById(int32_t id);
-  // Registers (or finds) `schema` under `subject`; its id.
-  [[nodiscard]] Result<int32_t> RegisterAvro(const std::string& subject, const std::string& schema);
+  // The schema text of `id`; kInvalidArgument when it is not of `type` (the registry's
+  // schemaType: "AVRO", the default when absent, or "PROTOBUF").
+  [[nodiscard]] Result<std::string> SchemaById(int32_t id, std::string_view type);
+  [[nodiscard]] Result<std::string> AvroSchemaById(int32_t id) { return SchemaById(id, "AVRO"); }
+  // Registers (or finds) `schema` of `type` under `subject`; its id.
+  [[nodiscard]] Result<int32_t> Register(const std::string& subject, const std::string& schema,
+                                         std::string_view type);
+  [[nodiscard]] Result<int32_t> RegisterAvro(const std::string& subject,
+                                             const std::string& schema) {
+    return Register(subject, schema, "AVRO");
+  }
 
   const std::string& url() const { return url_; }
 
@@ -66,7 +74,26 @@ class SchemaRegistry {
   std::string user_, password_;  // basic auth; empty user: none
   std::mutex mu_;
   std::unique_ptr<Client> client_;
-  std::map<int32_t, std::string> by_id_;
+  std::map<int32_t, std::pair<std::string, std::string>> by_id_;  // id -> (type, schema)
 };
+
+// A client for a format's reader or sink: Make with `credentials` ("" = none).
+[[nodiscard]] Result<std::shared_ptr<SchemaRegistry>> MakeSchemaRegistry(
+    const std::string& url, const std::string& credentials);
+// Registers `schema` of `type` under `subject` with a client of its own (a sink, before its job
+// starts): the 5-byte header of the payloads written with it. Errors as Register.
+[[nodiscard]] Result<std::string> RegisterForHeader(const std::string& url,
+                                                    const std::string& credentials,
+                                                    const std::string& subject,
+                                                    const std::string& schema,
+                                                    std::string_view type);
+
+// Confluent's wire format: byte 0 is 0, bytes 1-4 the schema id (big-endian), then the body
+// (for Protobuf, message indexes first). kInvalidArgument: "not in the Confluent Avro wire format
+// (first byte 0x7b, want 0x00)", "too short for the Confluent Avro wire format (3 bytes)".
+[[nodiscard]] Status ConfluentFrame(std::string_view payload, std::string_view format,
+                                    int32_t* schema_id, std::string_view* body);
+// The 5-byte header of a payload written with schema `id`.
+std::string ConfluentHeader(int32_t id);
 
 }  // namespace flow::rt
