@@ -73,7 +73,12 @@ pipeOp
   | INTO connector formatClause? delivery?               # intoOp
   ;
 
-windowSpec : windowShape (LATENESS durationRef)? (PROCESSING TIME)? ;
+windowSpec : windowShape (ZONE zoneRef)? (LATENESS durationRef)? (PROCESSING TIME)? ;
+// The IANA time zone a window aligns to: a string literal or the name of a string param.
+zoneRef
+  : STRING   # zoneLiteral
+  | ident    # zoneParam
+  ;
 // Where a window's late records go instead of being dropped: `on late into ...` (not part of
 // windowSpec: join windows have no such clause). `late` is a name checked when building the AST,
 // not a keyword, so it stays free for fields and streams.
@@ -132,7 +137,7 @@ callArg : '*' | expr ;
 
 ident
   : IDENT | TIME | KEY | EVENT | ERROR | FAIL | SKIP_ | SESSION | TUMBLING | SLIDING | EVERY
-  | LATENESS | PROCESSING | WATERMARK | IDLE | FORMAT | WITHIN | TIMESTAMP | DEAD_LETTER
+  | LATENESS | PROCESSING | WATERMARK | IDLE | FORMAT | WITHIN | TIMESTAMP | DEAD_LETTER | ZONE
   ;
 
 // Keywords.
@@ -163,6 +168,7 @@ SESSION : 'session' ;
 EVERY : 'every' ;
 LATENESS : 'lateness' ;
 PROCESSING : 'processing' ;
+ZONE : 'zone' ;
 AGGREGATE : 'aggregate' ;
 SELECT : 'select' ;
 EXPLODE : 'explode' ;

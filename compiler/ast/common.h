@@ -34,4 +34,17 @@ struct DurationRef {
   SourceRange range;
 };
 
+// A window's time zone (`zone "Europe/Berlin"`): a string literal, or the name of a string param;
+// sema checks both.
+struct ZoneRef {
+  bool is_param = false;
+  std::string name;   // for literals: the zone's IANA name
+  std::string param;  // for params
+  SourceRange range;
+};
+// As plans show it: the zone's name, or the param's.
+inline const std::string& ZoneText(const ZoneRef& z) {
+  return z.is_param ? z.param : z.name;
+}
+
 }  // namespace flow::ast

@@ -108,6 +108,7 @@ struct WindowSpec {
   WindowShape shape = WindowShape::kTumbling;
   DurationRef size;                  // tumbling/sliding size, session gap
   std::optional<DurationRef> slide;  // sliding: `every`
+  std::optional<ZoneRef> zone;       // tumbling/sliding: aligned to this zone's wall clock
   std::optional<DurationRef> lateness;
   bool processing_time = false;
   SourceRange range;

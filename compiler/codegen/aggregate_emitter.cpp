@@ -36,6 +36,11 @@ std::string OpEmitContext::Duration(const ast::DurationRef& d) {
   return "int64_t{" + std::to_string(d.millis) + "}";
 }
 
+std::string OpEmitContext::Zone(const ast::ZoneRef& z) {
+  if (z.is_param) return "P." + MangleIdent(z.param);
+  return CppStringLiteral(z.name);
+}
+
 namespace {
 
 std::string Join(const std::vector<std::string>& parts) {
@@ -181,6 +186,7 @@ void EmitWindowAggregate(OpEmitContext& cx, const plan::WindowAggregateNode& n, 
   }
   if (spec.lateness) cx.Build(cfg + ".allowed_lateness = " + OpEmitContext::Duration(*spec.lateness) + ";");
   if (spec.processing_time) cx.Build(cfg + ".processing_time = true;");
+  if (spec.zone) cx.Build(cfg + ".zone = " + OpEmitContext::Zone(*spec.zone) + ";");
   std::string adapter = session ? "SessionWindowAdapter" : "WindowAggregateAdapter";
   std::string parallelism = n.key ? "" : ", 1";
   if (n.window->late_sink != nullptr) {

@@ -44,6 +44,8 @@ struct OpEmitContext {
   std::string Name(const plan::Node& n, const char* what) const;
   void Header(const plan::Node& n, const std::string& what);
   static std::string Duration(const ast::DurationRef& d);
+  // A window's zone as a C++ std::string expression (literal or param).
+  static std::string Zone(const ast::ZoneRef& z);
 };
 
 // `key by ... | window ... | aggregate ...` and `[key by ...] | aggregate ...`.

@@ -244,8 +244,34 @@ class JobEmitter {
       w_.Line("    P." + MangleIdent(name) + " = *v;");
       w_.Line("  }");
     }
+    // A param a window aligns to must name a time zone: a bad value is a bad parameter (exit 2),
+    // found before the job starts.
+    for (const std::string& name : ZoneParams()) {
+      w_.Line("  if (!::flow::rt::IsTimeZone(P." + MangleIdent(name) + "))");
+      w_.Line("    return ::flow::rt::Status::InvalidArgument(\"parameter `" + name +
+              "`: unknown time zone \\\"\" + P." + MangleIdent(name) +
+              " + \"\\\" (windows align to it: `zone " + name +
+              "`); use a name of the IANA time zone database, such as \\\"Europe/Berlin\\\" or "
+              "\\\"UTC\\\"\");");
+    }
     w_.Line("  return ::flow::rt::Status::Ok();");
     w_.Line("}");
+  }
+
+  // The params windows take their `zone` from.
+  std::set<std::string> ZoneParams() const {
+    std::set<std::string> names;
+    auto add = [&](const ast::WindowSpec* w) {
+      if (w != nullptr && w->zone && w->zone->is_param) names.insert(w->zone->param);
+    };
+    for (const auto& n : plan_.nodes) {
+      if (const auto* w = plan::As<plan::WindowAggregateNode>(n.get())) add(&w->window->spec);
+      if (const auto* j = plan::As<plan::JoinNode>(n.get());
+          j != nullptr && j->op != nullptr && j->op->window) {
+        add(&*j->op->window);
+      }
+    }
+    return names;
   }
 
   // ---- nodes ----

@@ -128,6 +128,7 @@ void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n, const plan::Plan& plan
     cx.Build(cfg + ".size = " + OpEmitContext::Duration(spec.size) + ";");
     cx.Build(cfg + ".slide = " + (spec.slide ? OpEmitContext::Duration(*spec.slide) : OpEmitContext::Duration(spec.size)) + ";");
     if (spec.lateness) cx.Build(cfg + ".allowed_lateness = " + OpEmitContext::Duration(*spec.lateness) + ";");
+    if (spec.zone) cx.Build(cfg + ".zone = " + OpEmitContext::Zone(*spec.zone) + ";");
     cx.Build(connect + ", [" + cfg + "] { return std::make_unique<::flow::exec::WindowJoinAdapter<" + types + ">>(" + cfg + ", &LeftKey" +
              id + ", &RightKey" + id + ", &Pair" + id + "); });");
   } else {

@@ -26,6 +26,7 @@ class Printer {
   void Type(const ast::TypeRef& t);
   void Ident(const ast::Ident& id);
   void Duration(const ast::DurationRef& d);
+  void Zone(const ast::ZoneRef& z);
 
   // printer_pipeline.cpp
   void Pipeline(const ast::Pipeline& p);

@@ -151,4 +151,9 @@ void Printer::Duration(const ast::DurationRef& d) {
   out_.Text(d.is_param ? std::string_view(d.param) : Src(d.range.begin, d.range.end));
 }
 
+void Printer::Zone(const ast::ZoneRef& z) {
+  out_.Anchor(z.range.begin);
+  out_.Text(z.is_param ? std::string_view(z.param) : Src(z.range.begin, z.range.end));
+}
+
 }  // namespace flow::format

@@ -207,6 +207,10 @@ void Printer::Window(const ast::WindowSpec& w) {
       Duration(w.size);
       break;
   }
+  if (w.zone) {
+    out_.Text(" zone ");
+    Zone(*w.zone);
+  }
   if (w.lateness) {
     out_.Text(" lateness ");
     Duration(*w.lateness);

@@ -11,6 +11,7 @@
 //   elsewhere                         fields of the record at the cursor, params, functions and
 //                                     aggregates with their signatures, extern fns, streams,
 //                                     schemas, keywords
+#include <optional>
 #include <set>
 
 #include "lsp/features.h"
@@ -26,6 +27,8 @@ constexpr int kItemField = 5, kItemProperty = 10, kItemFunction = 3, kItemModule
 // Above this many bytes before the cursor, completion does not re-analyse a repaired prefix.
 constexpr size_t kMaxRepairBytes = size_t{256} << 10;
 
+// Every keyword of the grammar, and `late`: not a grammar keyword but a word the parser checks
+// after a window's `on`.
 constexpr const char* kKeywords[] = {
     "param",  "schema",   "stream",     "extern",    "fn",           "from",
     "format", "as",       "event",      "time",      "watermark",    "idle",
@@ -35,8 +38,8 @@ constexpr const char* kKeywords[] = {
     "union",  "join",     "within",     "into",      "exactly_once", "at_least_once",
     "and",    "or",       "not",        "in",        "is",           "null",
     "true",   "false",    "case",       "when",      "then",         "else",
-    "end",    "cast",     "timestamp",
-    "late"};  // not a grammar keyword: a word the parser checks after a window's `on`
+    "end",    "cast",     "timestamp",  "zone",      "late",
+};
 constexpr const char* kOperators[] = {"where",   "key by", "window", "aggregate", "select",
                                       "explode", "union",  "join",   "into"};
 constexpr const char* kTypes[] = {"bool",  "int",       "float",    "string",
@@ -103,10 +106,10 @@ void AddSchemas(Builder& b, const sema::CheckedProgram* p) {
   }
 }
 
-void AddParams(Builder& b, const sema::CheckedProgram* p, bool durations_only) {
+void AddParams(Builder& b, const sema::CheckedProgram* p, std::optional<types::Kind> only) {
   if (!p) return;
   for (const auto& [name, decl] : p->params) {
-    if (durations_only && decl->resolved.kind() != types::Kind::kDuration) continue;
+    if (only && decl->resolved.kind() != *only) continue;
     b.Add(name, kItemConstant, "param: " + decl->resolved.ToString(), "", "2");
   }
 }
@@ -305,7 +308,11 @@ Json Completion(const Document& doc, Position pos) {
   if (prev_word == "tumbling" || prev_word == "sliding" || prev_word == "session" ||
       prev_word == "every" || prev_word == "watermark" || prev_word == "within" ||
       prev_word == "lateness" || prev_word == "idle") {
-    AddParams(b, program, /*durations_only=*/true);
+    AddParams(b, program, types::Kind::kDuration);
+    return b.Finish();
+  }
+  if (prev_word == "zone") {
+    AddParams(b, program, types::Kind::kString);
     return b.Finish();
   }
 
@@ -326,7 +333,7 @@ Json Completion(const Document& doc, Position pos) {
   if (fields_from == nullptr && doc.last_good) fields_from = doc.last_good.get();
   if (fields_from)
     AddFields(b, RecordAt(*fields_from->program, static_cast<uint32_t>(offset), text));
-  AddParams(b, program, false);
+  AddParams(b, program, std::nullopt);
   AddFunctions(b, program);
   AddStreams(b, program, offset);
   AddSchemas(b, program);

@@ -120,11 +120,12 @@ class Collector {
   }
 
   void Duration(const ast::DurationRef& d) {
-    if (!d.is_param) return;
-    auto it = p_.params.find(d.param);
+    if (d.is_param) Param(d.param, d.range);
+  }
+  void Param(const std::string& name, const diag::SourceRange& range) {
+    auto it = p_.params.find(name);
     if (it == p_.params.end()) return;
-    Add(SymbolKind::kParam, d.param, d.range, it->second->resolved).definition =
-        it->second->name.range;
+    Add(SymbolKind::kParam, name, range, it->second->resolved).definition = it->second->name.range;
   }
 
   void StreamReference(const ast::Ident& id) {
@@ -153,6 +154,7 @@ class Collector {
   void Window(const ast::WindowSpec& w) {
     Duration(w.size);
     if (w.slide) Duration(*w.slide);
+    if (w.zone && w.zone->is_param) Param(w.zone->param, w.zone->range);
     if (w.lateness) Duration(*w.lateness);
   }
 

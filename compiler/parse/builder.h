@@ -36,6 +36,7 @@ class AstBuilder {
   std::vector<ast::NamedArg> BuildArgs(const std::vector<FlowParser::NamedArgContext*>& args);
   ast::DurationRef BuildDuration(FlowParser::DurationRefContext* d);
   ast::WindowSpec BuildWindow(FlowParser::WindowSpecContext* w);
+  ast::ZoneRef BuildZone(FlowParser::ZoneRefContext* z);
   ast::OpPtr BuildOp(FlowParser::PipeOpContext* op);
   ast::NamedExpr BuildNamed(FlowParser::ExprContext* e, FlowParser::IdentContext* alias);
 

@@ -68,6 +68,19 @@ ast::DurationRef AstBuilder::BuildDuration(FlowParser::DurationRefContext* d) {
   return out;
 }
 
+ast::ZoneRef AstBuilder::BuildZone(FlowParser::ZoneRefContext* z) {
+  ast::ZoneRef out;
+  if (z == nullptr) return out;
+  out.range = ctx_.Range(z);
+  if (auto* lit = dynamic_cast<FlowParser::ZoneLiteralContext*>(z)) {
+    if (lit->STRING()) out.name = DecodeString(lit->STRING());
+  } else if (auto* p = dynamic_cast<FlowParser::ZoneParamContext*>(z)) {
+    out.is_param = true;
+    out.param = p->ident() ? p->ident()->getText() : "";
+  }
+  return out;
+}
+
 ast::Source AstBuilder::BuildSource(FlowParser::SourceContext* s) {
   ast::Source out;
   out.range = ctx_.Range(s);
@@ -139,6 +152,7 @@ ast::WindowSpec AstBuilder::BuildWindow(FlowParser::WindowSpecContext* w) {
     out.shape = ast::WindowShape::kSession;
     out.size = BuildDuration(g->durationRef());
   }
+  if (w->ZONE()) out.zone = BuildZone(w->zoneRef());
   if (w->LATENESS()) out.lateness = BuildDuration(w->durationRef());
   out.processing_time = w->PROCESSING() != nullptr;
   return out;

@@ -30,6 +30,7 @@ bool IsSoftKeyword(size_t type) {
     case FlowParser::WITHIN:
     case FlowParser::TIMESTAMP:
     case FlowParser::DEAD_LETTER:
+    case FlowParser::ZONE:
       return true;
     default:
       return false;

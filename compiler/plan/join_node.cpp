@@ -24,6 +24,7 @@ std::string JoinNode::Describe() const {
       case ast::WindowShape::kSliding: s = "sliding window"; break;
       case ast::WindowShape::kSession: s = "session window"; break;
     }
+    if (op->window->zone) s.append(" zone ").append(ast::ZoneText(*op->window->zone));
   }
   s.append(" ").append(op->left_name.empty() ? "left" : op->left_name).append(" with ").append(op->right.name);
   s.append(" on ").append(std::to_string(left_keys.size())).append(left_keys.size() == 1 ? " key" : " keys");

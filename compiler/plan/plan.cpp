@@ -100,6 +100,7 @@ static std::string WindowShapeName(const ast::WindowSpec& spec) {
 
 std::string WindowAggregateNode::Describe() const {
   std::string s = WindowShapeName(window->spec);
+  if (window->spec.zone) s.append(" zone ").append(ast::ZoneText(*window->spec.zone));
   if (window->spec.processing_time) s.append(" processing-time");
   s.append(key ? " keyed" : " global");
   for (const ast::NamedExpr& item : aggregate->items) s.append(" ").append(item.output_name);

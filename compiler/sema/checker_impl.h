@@ -64,6 +64,7 @@ class Checker {
   void CheckUnion(ast::UnionOp& op, FlowState& st);
   void CheckWindowSpec(const ast::WindowSpec& w, const FlowState& st, const diag::SourceRange& at);
   void CheckDuration(const ast::DurationRef& d, const char* what);
+  void CheckZone(const ast::WindowSpec& w);
   // A stream referenced by name from a pipeline; null (after reporting) when unusable.
   const StreamInfo* UseStream(const ast::Ident& name, const ast::StreamDecl* self);
 

@@ -1,6 +1,8 @@
 // Pipelines: the record type and stream properties flowing through each operator.
 #include <map>
 
+#include "diag/suggest.h"
+#include "flow/runtime/common/time_zone.h"
 #include "sema/checker_impl.h"
 
 namespace flow::sema {
@@ -142,6 +144,49 @@ void Checker::CheckDuration(const ast::DurationRef& d, const char* what) {
   }
 }
 
+void Checker::CheckZone(const ast::WindowSpec& w) {
+  const ast::ZoneRef& z = *w.zone;
+  if (w.shape == ast::WindowShape::kSession) {
+    diags_
+        .Report(diag::Kind::kInvalidArgument, z.range,
+                "a session window has no boundaries to align to a time zone")
+        .Help("`zone` applies to tumbling and sliding windows; remove it here");
+    return;
+  }
+  if (!z.is_param) {
+    if (!rt::IsTimeZone(z.name)) {
+      auto& r = diags_.Report(diag::Kind::kInvalidArgument, z.range,
+                              "unknown time zone " + types::FlowStringLiteral(z.name));
+      if (auto best = diag::ClosestMatch(z.name, rt::ZoneNames())) {
+        r.Help("did you mean " + types::FlowStringLiteral(*best) + "?");
+      } else {
+        r.Help(
+            "use a name of the IANA time zone database, such as \"Europe/Berlin\", "
+            "\"America/New_York\" or \"UTC\"");
+      }
+    }
+    return;
+  }
+  auto it = out_.params.find(z.param);
+  if (it == out_.params.end()) {
+    std::vector<std::string> names;
+    for (auto& [n, _] : out_.params) names.push_back(n);
+    auto& r = diags_.Report(diag::Kind::kUnknownName, z.range,
+                            "a window's zone must be a string such as \"Europe/Berlin\" or a "
+                            "string param; `" +
+                                z.param + "` is not a param");
+    if (auto hint = DidYouMean(z.param, names)) r.Help(*hint);
+    return;
+  }
+  if (!it->second->resolved.is_error() && it->second->resolved.AsNonNullable() != Type::String()) {
+    diags_
+        .Report(diag::Kind::kTypeMismatch, z.range,
+                "a window's zone must be a string; param `" + z.param + "` is " +
+                    it->second->resolved.ToString())
+        .AddNote(it->second->name.range, "param declared here");
+  }
+}
+
 void Checker::CheckWindowSpec(const ast::WindowSpec& w, const FlowState& st,
                               const diag::SourceRange& at) {
   CheckDuration(w.size, w.shape == ast::WindowShape::kSession ? "a session gap" : "a window size");
@@ -161,6 +206,7 @@ void Checker::CheckWindowSpec(const ast::WindowSpec& w, const FlowState& st,
           .AddNote(w.size.range, "the window size");
     }
   }
+  if (w.zone) CheckZone(w);
   if (w.lateness) CheckDuration(*w.lateness, "allowed lateness");
   if (!w.processing_time && !st.event_time && !st.broken) {
     diags_

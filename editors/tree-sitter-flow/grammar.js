@@ -17,7 +17,7 @@ const PREC = {
 const SOFT_KEYWORDS = [
   'time', 'key', 'event', 'error', 'fail', 'skip', 'session', 'tumbling', 'sliding', 'every',
   'lateness', 'processing', 'watermark', 'idle', 'format', 'within', 'timestamp', 'dead_letter',
-  'late',
+  'late', 'zone',
 ];
 
 function commaSep1(rule) {
@@ -155,6 +155,8 @@ module.exports = grammar({
         seq(field('kind', 'sliding'), field('size', $._duration_ref), 'every', field('slide', $._duration_ref)),
         seq(field('kind', 'session'), field('gap', $._duration_ref)),
       ),
+      // `zone "Europe/Berlin"` or `zone tz` (a string param): windows aligned to that zone's wall clock.
+      optional(seq('zone', field('zone', choice($.string, $._name)))),
       optional(seq('lateness', field('lateness', $._duration_ref))),
       optional(seq('processing', 'time')),
     )),

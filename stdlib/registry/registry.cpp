@@ -7,7 +7,7 @@
 #include <cctype>
 #include <unordered_map>
 
-#include "flow/stdlib/time_zone.h"
+#include "flow/runtime/common/time_zone.h"
 #include "stdlib/registry/registry_internal.h"
 
 namespace flow::stdlib {
@@ -316,8 +316,7 @@ std::string CheckLiteralArgument(const FunctionSpec& fn, size_t index, std::stri
     regerror(rc, &re, buf, sizeof buf);
     return "invalid regular expression '" + pattern + "' in `" + fn.name + "`: " + buf;
   }
-  if (index < fn.params.size() && fn.params[index].name == "zone" &&
-      !fn::impl::IsTimeZone(literal)) {
+  if (index < fn.params.size() && fn.params[index].name == "zone" && !rt::IsTimeZone(literal)) {
     return "unknown time zone '" + std::string(literal) + "' in `" + fn.name +
            "`; use an IANA name such as \"Europe/Berlin\", \"America/New_York\" or \"UTC\"";
   }

@@ -4,11 +4,16 @@
 #include <limits>
 
 #include "flow/runtime/common/time.h"
+#include "flow/runtime/common/time_zone.h"
 #include "flow/stdlib/scalar.h"
-#include "flow/stdlib/time_zone.h"
 
 namespace flow::fn {
 namespace impl {
+
+using rt::FindZone;
+using rt::FromLocal;
+using rt::ToLocal;
+
 namespace {
 
 constexpr int64_t kMsPerDay = 86400000;

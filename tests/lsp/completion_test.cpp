@@ -14,6 +14,7 @@ namespace {
 constexpr std::string_view kBase =
     "param window_size: duration = 1m\n"
     "param limit: int = 5\n"
+    "param tz: string = \"Europe/Berlin\"\n"
     "schema Click { user: string, url: string, ts: timestamp }\n"
     "stream clicks = from file(path: \"c.jsonl\") format json as Click event time ts watermark 5s\n"
     "stream other = clicks | where user != \"bot\"\n";
@@ -59,6 +60,11 @@ TEST(LspCompletion, DurationParamsAfterWindowWords) {
     auto labels = LabelsAtEnd(std::string(kBase) + "other | window " + word);
     EXPECT_EQ(labels, (std::set<std::string>{"window_size"})) << word;
   }
+}
+
+TEST(LspCompletion, StringParamsAfterAWindowsZone) {
+  auto labels = LabelsAtEnd(std::string(kBase) + "other | window tumbling 1d zone ");
+  EXPECT_EQ(labels, (std::set<std::string>{"tz"}));
 }
 
 // `window ... on late into <sink>`: `late` is offered after `on`, sinks after its `into`.

@@ -1,4 +1,4 @@
-// The `zone` forms of the time functions (flow/stdlib/time_zone.h). The reference is the C
+// The `zone` forms of the time functions (flow/runtime/common/time_zone.h). The reference is the C
 // library's own reading of the same zone database (localtime_r and mktime with TZ set), plus
 // clock changes written out by hand from the zones' published rules.
 
@@ -9,8 +9,8 @@
 #include <random>
 #include <string>
 
+#include "flow/runtime/common/time_zone.h"
 #include "flow/stdlib/scalar.h"
-#include "flow/stdlib/time_zone.h"
 #include "stdlib/registry/registry.h"
 
 namespace flow::fn {
@@ -101,8 +101,8 @@ TEST(TimeZones, WallClockTextsWithoutAnOffsetAreReadInTheZone) {
 }
 
 TEST(TimeZones, UnknownZonesAreUtcAndRefusedAsLiterals) {
-  EXPECT_FALSE(impl::IsTimeZone("Mars/Olympus_Mons"));
-  EXPECT_TRUE(impl::IsTimeZone("UTC"));
+  EXPECT_FALSE(rt::IsTimeZone("Mars/Olympus_Mons"));
+  EXPECT_TRUE(rt::IsTimeZone("UTC"));
   EXPECT_EQ(Hour(kBerlinSpring, std::string("Mars/Olympus_Mons")), Hour(kBerlinSpring));
   const stdlib::FunctionSpec* year = stdlib::FindFunction("year");
   ASSERT_NE(year, nullptr);

@@ -44,7 +44,7 @@ syntax keyword flowDeclaration param schema stream extern fn
 syntax keyword flowPipeline from into where key by aggregate select explode union format as
 syntax keyword flowPipeline event time watermark idle processing on
 syntax keyword flowErrorPolicy error fail skip dead_letter
-syntax keyword flowWindow window tumbling sliding session every lateness
+syntax keyword flowWindow window tumbling sliding session every zone lateness
 syntax keyword flowJoin join within
 syntax keyword flowDelivery exactly_once at_least_once
 syntax keyword flowConditional case when then else end

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "operator_test_util.h"
+#include "window_row_op.h"
 
 namespace flow::rt {
 namespace {
@@ -14,7 +15,7 @@ using testing::CountSumMax;
 using testing::Event;
 using testing::Step;
 using testing::WindowRow;
-using Op = WindowAggregateOperator<int64_t, Event, CountSumMax, WindowRow>;
+using Op = testing::WindowRowOp;
 
 // Reference: for each record, the windows containing it by definition (every k with
 // k*slide <= t < k*slide + size, found by scanning k), minus those whose fire time had passed
@@ -60,16 +61,7 @@ Reference Naive(const std::vector<Step>& steps, DurationMs size, DurationMs slid
 
 std::unique_ptr<Op> MakeOp(SlidingWindows w, KeyGroupSpan range, DurationMs lateness,
                            VectorCollector<WindowRow>* out) {
-  KeyedOperatorOptions options;
-  options.key_groups = range;
-  options.allowed_lateness = lateness;
-  return std::make_unique<Op>(
-      w, [](const Event& e) { return e.key; },
-      [](const int64_t& key, TimestampMs start, TimestampMs end,
-         const std::tuple<int64_t, int64_t, int64_t>& r) {
-        return WindowRow{key, start, end, std::get<0>(r), std::get<1>(r), std::get<2>(r), 0};
-      },
-      out, options);
+  return testing::MakeWindowRowOp(w, range, lateness, out);
 }
 
 // Runs every phase plan and compares against the reference; also checks no state is left.
@@ -81,22 +73,8 @@ uint64_t CheckAgainstReference(DurationMs size, DurationMs slide, DurationMs lat
   std::vector<Step> steps = testing::GenerateStream(seed, shape);
   const Reference ref = Naive(steps, size, slide, lateness);
   EXPECT_GT(ref.rows.size(), 100u);
-  SlidingWindows windows = SlidingWindows::Sliding(size, slide).value();
-  for (const auto& plan : testing::PhasePlans(steps.size())) {
-    VectorCollector<WindowRow> out;
-    uint64_t late = 0;
-    auto ops = testing::RunPhases<Op>(
-        steps, plan, [&](KeyGroupSpan range) { return MakeOp(windows, range, lateness, &out); },
-        [](Op& op, const Step& s) { op.ProcessElement(s.event, s.timestamp); }, &late);
-    std::vector<WindowRow> rows;
-    for (auto& [row, ts] : out.records) {
-      std::get<6>(row) = ts;
-      rows.push_back(row);
-    }
-    EXPECT_EQ(testing::Sorted(rows), ref.rows) << "phases " << plan.size();
-    EXPECT_EQ(late, ref.late);
-    for (auto& op : ops) EXPECT_EQ(op->StateSize(), 0u);
-  }
+  testing::ExpectEveryPhasePlanGives(steps, SlidingWindows::Sliding(size, slide).value(), lateness,
+                                     ref.rows, ref.late);
   return ref.late;
 }
 
@@ -162,13 +140,8 @@ TEST(WindowAggregateTest, ProcessingTimeFiresOnTheClock) {
   options.time_domain = TimeDomain::kProcessingTime;
   options.clock = [&now] { return now; };
   VectorCollector<WindowRow> out;
-  Op op(
-      SlidingWindows::Tumbling(100).value(), [](const Event& e) { return e.key; },
-      [](const int64_t& key, TimestampMs start, TimestampMs end,
-         const std::tuple<int64_t, int64_t, int64_t>& r) {
-        return WindowRow{key, start, end, std::get<0>(r), std::get<1>(r), std::get<2>(r), 0};
-      },
-      &out, options);
+  auto owned = testing::MakeWindowRowOp(SlidingWindows::Tumbling(100).value(), options, &out);
+  Op& op = *owned;
   op.ProcessElement(Event{1, 5, 0}, /*event time ignored*/ 123456);
   now = 1050;
   op.ProcessElement(Event{1, 6, 1}, 0);

@@ -281,8 +281,8 @@ struct ToTimestampImpl {
 struct ToMillisImpl {
   int64_t operator()(int64_t ts) const { return ts; }
 };
-// The forms with a `zone` read the wall clock of that IANA zone (time_zone.h); an unknown zone
-// name is UTC (flowc refuses unknown names written as literals).
+// The forms with a `zone` read the wall clock of that IANA zone (flow/runtime/common/time_zone.h);
+// an unknown zone name is UTC (flowc refuses unknown names written as literals).
 struct DateTruncImpl {
   int64_t operator()(std::string_view unit, int64_t ts) const;
   int64_t operator()(std::string_view unit, int64_t ts, std::string_view zone) const;

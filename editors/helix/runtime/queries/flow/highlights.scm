@@ -19,7 +19,7 @@
 ["extern" "fn"] @keyword.function
 ["from" "into" "where" "key" "by" "aggregate" "select" "explode" "union" "format" "as"
  "event" "time" "watermark" "idle" "processing" "on"] @keyword
-["window" "tumbling" "sliding" "session" "every" "lateness"] @keyword
+["window" "tumbling" "sliding" "session" "every" "zone" "lateness"] @keyword
 ["join" "within"] @keyword
 ["error" "fail" "skip" "dead_letter"] @keyword.control.exception
 ["exactly_once" "at_least_once"] @keyword.storage.modifier

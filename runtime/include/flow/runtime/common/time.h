@@ -36,6 +36,13 @@ inline int64_t FloorDiv(int64_t a, int64_t b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 
+// t + d, held at kMinWatermark/kMaxWatermark instead of overflowing.
+inline TimestampMs SaturatingAdd(TimestampMs t, DurationMs d) {
+  if (d > 0 && t > kMaxWatermark - d) return kMaxWatermark;
+  if (d < 0 && t < kMinWatermark - d) return kMinWatermark;
+  return t + d;
+}
+
 // Start of the epoch-aligned window of length `size` that contains `ts`.
 inline TimestampMs AlignedStart(TimestampMs ts, DurationMs size) { return FloorDiv(ts, size) * size; }
 

@@ -78,8 +78,7 @@ class WindowJoinAdapter final
       : config_(config), left_key_(left_key), right_key_(right_key), join_(join) {}
 
   rt::Status Open(rt::OperatorContext& ctx) override {
-    auto windows = config_.slide == config_.size ? rt::SlidingWindows::Tumbling(config_.size)
-                                                 : rt::SlidingWindows::Sliding(config_.size, config_.slide);
+    auto windows = SlidingWindowsOf(config_);
     if (!windows.ok()) {
       return rt::Status::InvalidArgument(fmt::format("{}: {}", ctx.name, windows.status().message()));
     }

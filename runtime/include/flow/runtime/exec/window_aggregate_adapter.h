@@ -48,6 +48,8 @@ struct WindowConfig {
   rt::DurationMs slide = 0;  // == size for tumbling windows; unused for sessions
   rt::DurationMs allowed_lateness = 0;
   bool processing_time = false;
+  // Tumbling/sliding windows: the IANA time zone whose wall clock they align to; "" is UTC.
+  std::string zone = "";
 };
 
 // A record with the time it counts at, as the accumulators of generated jobs receive it.
@@ -213,10 +215,20 @@ class KeyedWindowAdapter final : public rt::OneInputOperator<In, Emitted> {
   rt::TimestampMs registered_ = rt::kMaxWatermark;  // earliest timer asked for and not yet fired
 };
 
-// Tumbling when slide == size, otherwise sliding.
+// Tumbling when slide == size, otherwise sliding; aligned to config.zone.
 inline rt::Result<rt::SlidingWindows> SlidingWindowsOf(const WindowConfig& config) {
-  return config.slide == config.size ? rt::SlidingWindows::Tumbling(config.size)
-                                     : rt::SlidingWindows::Sliding(config.size, config.slide);
+  auto windows = config.slide == config.size
+                     ? rt::SlidingWindows::Tumbling(config.size)
+                     : rt::SlidingWindows::Sliding(config.size, config.slide);
+  if (!windows.ok() || config.zone.empty()) return windows;
+  const date::time_zone* zone = rt::FindZone(config.zone);
+  if (zone == nullptr) {
+    return rt::Status::InvalidArgument(fmt::format(
+        "unknown time zone \"{}\": the window's `zone` must be a name of the IANA time zone "
+        "database, such as \"Europe/Berlin\" or \"UTC\"",
+        config.zone));
+  }
+  return windows->InZone(zone, config.zone);
 }
 
 template <typename Key, typename In, typename Acc, typename Out, typename Emitted = Out>

@@ -97,16 +97,4 @@ class KeyedOperatorCore {
   OperatorCounters counters_;
 };
 
-// The end of the first window containing `pane_start` that has not fired yet (the record's
-// lateness check guarantees there is one).
-template <typename Windows>
-TimestampMs FirstOpenWindowEnd(const Windows& windows, const KeyedOperatorCore& core,
-                               TimestampMs pane_start) {
-  TimestampMs end = windows.FirstWindowEnd(pane_start);
-  if (!core.HasFired(end)) return end;
-  // HasFired(e) <=> e <= watermark + 1 - lateness; no overflow: the watermark is finite here.
-  return std::max(
-      end, windows.FirstWindowEndAbove(core.watermark() - core.options().allowed_lateness + 1));
-}
-
 }  // namespace flow::rt

@@ -13,6 +13,8 @@
 //   fires every window due at the clock's time: at clock c every record stamped c - 1 or earlier
 //   is in (more records may still be stamped c), so c acts as the watermark c - 1 and a window
 //   fires once the clock reaches end + allowed_lateness; no record is ever late.
+// - Zone-aligned windows (SlidingWindows::InZone) keep panes and timers in the zone's wall-clock
+//   time (window_clock.h); `s`, `e` and the result's timestamp are converted back to instants.
 //
 // Threading: one subtask thread. Errors: only RestoreState fails (Corruption/InvalidArgument).
 
@@ -24,6 +26,7 @@
 #include "flow/runtime/operators/accumulator.h"
 #include "flow/runtime/operators/collector.h"
 #include "flow/runtime/operators/keyed_operator_core.h"
+#include "flow/runtime/operators/window_clock.h"
 #include "flow/runtime/operators/window_spec.h"
 
 namespace flow::rt {
@@ -43,10 +46,9 @@ class WindowAggregateOperator {
         key_of_(std::move(key_of)),
         make_output_(std::move(make_output)),
         out_(out),
-        core_(OperatorSignature("window_aggregate", {{"size", windows.size()},
-                                                     {"slide", windows.slide()},
-                                                     {"lateness", options.allowed_lateness}}),
+        core_(SlidingWindowSignature("window_aggregate", windows, options.allowed_lateness),
               std::move(options)),
+        clock_(&windows_, &core_),
         panes_(core_.backend().template CreateMapState<Key, TimestampMs, Acc>("panes")),
         timers_(core_.backend().template CreateTimerService<Key>("window_timers")) {}
 
@@ -55,7 +57,8 @@ class WindowAggregateOperator {
   void ProcessElement(const In& record, TimestampMs timestamp) {
     std::optional<TimestampMs> t = core_.RecordTime(timestamp);
     if (!t) return;
-    if (core_.HasFired(windows_.LastWindowStart(*t) + windows_.size())) {
+    TimestampMs w = windows_.WindowTime(*t);
+    if (clock_.Fired(windows_.LastWindowStart(w) + windows_.size())) {
       ++core_.counters().late_records_dropped;
       if (late_) late_(record, timestamp);
       return;
@@ -63,12 +66,12 @@ class WindowAggregateOperator {
     Key key = key_of_(record);
     std::optional<uint32_t> kg = core_.OwnedKeyGroup(key);
     if (!kg) return;
-    TimestampMs pane = windows_.PaneStart(*t);
+    TimestampMs pane = windows_.PaneStart(w);
     Acc* acc = panes_->Get(key, *kg, pane);
     if (acc == nullptr) {
       acc = &panes_->GetOrInsert(key, *kg, pane);
       // A new pane: its first open window must fire; firing that one schedules the next.
-      timers_->Register(key, core_.FireTime(FirstOpenWindowEnd(windows_, core_, pane)));
+      timers_->Register(key, clock_.Timer(clock_.FirstOpenWindowEnd(pane)));
     }
     acc->Add(record);
   }
@@ -80,9 +83,8 @@ class WindowAggregateOperator {
 
   void OnWatermark(TimestampMs watermark) {
     if (!core_.AdvanceWatermark(watermark)) return;
-    timers_->Advance(watermark, [this](const Key& key, const VoidNamespace&, TimestampMs fire) {
-      FireWindow(key, fire);
-    });
+    timers_->Advance(clock_.TimerWatermark(), [this](const Key& key, const VoidNamespace&,
+                                                     TimestampMs fire) { FireWindow(key, fire); });
   }
 
   // Processing-time mode: fires the windows due at the clock's current time (watermark now - 1).
@@ -93,15 +95,15 @@ class WindowAggregateOperator {
 
   // When the next window fires (as a watermark or processing time); kMaxWatermark when none is
   // pending. Lets the engine schedule OnProcessingTime() in processing-time mode.
-  TimestampMs NextFireTime() { return timers_->NextTimestamp(); }
+  TimestampMs NextFireTime() { return clock_.TimerInstant(timers_->NextTimestamp()); }
 
   const OperatorCounters& counters() const { return core_.counters(); }
   // Entries held (panes + timers); 0 after end of input.
   size_t StateSize() const { return core_.backend().TotalEntries(); }
 
  private:
-  void FireWindow(const Key& key, TimestampMs fire_time) {
-    TimestampMs end = fire_time + 1 - core_.options().allowed_lateness;
+  void FireWindow(const Key& key, TimestampMs timer) {
+    TimestampMs end = clock_.WindowEnd(timer);
     TimestampMs start = end - windows_.size();
     uint32_t kg = core_.backend().KeyGroupFor(key);
     std::optional<Acc> merged;
@@ -118,7 +120,11 @@ class WindowAggregateOperator {
     for (TimestampMs p = start; p < start + windows_.slide(); p += windows_.pane()) {
       panes_->Remove(key, kg, p);
     }
-    if (merged) out_->Collect(make_output_(key, start, end, merged->Result()), end - 1);
+    if (merged) {
+      TimestampMs end_instant = windows_.Instant(end);
+      out_->Collect(make_output_(key, windows_.Instant(start), end_instant, merged->Result()),
+                    end_instant - 1);
+    }
     // Schedule the next window that holds one of the key's remaining panes (empty windows in
     // between are skipped).
     std::optional<TimestampMs> first_pane;
@@ -127,7 +133,7 @@ class WindowAggregateOperator {
     });
     if (first_pane) {
       TimestampMs next = std::max(end + windows_.slide(), windows_.FirstWindowEnd(*first_pane));
-      timers_->Register(key, core_.FireTime(next));
+      timers_->Register(key, clock_.Timer(next));
     }
   }
 
@@ -137,6 +143,7 @@ class WindowAggregateOperator {
   Collector<Out>* out_;
   LateFn late_;
   KeyedOperatorCore core_;
+  WindowClock clock_;
   MapState<Key, TimestampMs, Acc>* panes_;
   TimerService<Key>* timers_;
 };

@@ -7,7 +7,8 @@
 //
 // Records are buffered once, in the pane (gcd(size, slide)) that holds them, per side and key;
 // a firing window gathers its panes. Lateness as in WindowAggregateOperator: a record whose
-// windows all fired is counted and dropped; after end of input no state remains.
+// windows all fired is counted and dropped; after end of input no state remains. Zone-aligned
+// windows as in WindowAggregateOperator (window_clock.h).
 //
 // Threading: one subtask thread. Errors: only RestoreState fails.
 
@@ -18,6 +19,7 @@
 
 #include "flow/runtime/operators/collector.h"
 #include "flow/runtime/operators/keyed_operator_core.h"
+#include "flow/runtime/operators/window_clock.h"
 #include "flow/runtime/operators/window_spec.h"
 
 namespace flow::rt {
@@ -37,10 +39,9 @@ class WindowJoinOperator {
         right_key_(std::move(right_key)),
         join_(std::move(join)),
         out_(out),
-        core_(OperatorSignature("window_join", {{"size", windows.size()},
-                                                {"slide", windows.slide()},
-                                                {"lateness", options.allowed_lateness}}),
+        core_(SlidingWindowSignature("window_join", windows, options.allowed_lateness),
               std::move(options)),
+        clock_(&windows_, &core_),
         left_(core_.backend().template CreateMapState<Key, TimestampMs, std::vector<L>>("left")),
         right_(core_.backend().template CreateMapState<Key, TimestampMs, std::vector<R>>("right")),
         timers_(core_.backend().template CreateTimerService<Key>("window_timers")) {}
@@ -54,9 +55,8 @@ class WindowJoinOperator {
 
   void OnWatermark(TimestampMs watermark) {
     if (!core_.AdvanceWatermark(watermark)) return;
-    timers_->Advance(watermark, [this](const Key& key, const VoidNamespace&, TimestampMs fire) {
-      FireWindow(key, fire);
-    });
+    timers_->Advance(clock_.TimerWatermark(), [this](const Key& key, const VoidNamespace&,
+                                                     TimestampMs fire) { FireWindow(key, fire); });
   }
 
   void SnapshotState(BinaryWriter* out) const { core_.Snapshot(out); }
@@ -64,7 +64,7 @@ class WindowJoinOperator {
 
   // When the next window fires (as a watermark or processing time); kMaxWatermark when none is
   // pending. Lets the engine schedule OnProcessingTime() in processing-time mode.
-  TimestampMs NextFireTime() { return timers_->NextTimestamp(); }
+  TimestampMs NextFireTime() { return clock_.TimerInstant(timers_->NextTimestamp()); }
 
   const OperatorCounters& counters() const { return core_.counters(); }
   size_t StateSize() const { return core_.backend().TotalEntries(); }
@@ -75,24 +75,25 @@ class WindowJoinOperator {
                MapState<Key, TimestampMs, std::vector<T>>* side) {
     std::optional<TimestampMs> t = core_.RecordTime(timestamp);
     if (!t) return;
-    if (core_.HasFired(windows_.LastWindowStart(*t) + windows_.size())) {
+    TimestampMs w = windows_.WindowTime(*t);
+    if (clock_.Fired(windows_.LastWindowStart(w) + windows_.size())) {
       ++core_.counters().late_records_dropped;
       return;
     }
     std::optional<uint32_t> kg = core_.OwnedKeyGroup(key);
     if (!kg) return;
-    TimestampMs pane = windows_.PaneStart(*t);
+    TimestampMs pane = windows_.PaneStart(w);
     std::vector<T>* records = side->Get(key, *kg, pane);
     if (records == nullptr) {
       records = &side->GetOrInsert(key, *kg, pane);
       // Its first open window must fire; firing that one schedules the next (see FireWindow).
-      timers_->Register(key, core_.FireTime(FirstOpenWindowEnd(windows_, core_, pane)));
+      timers_->Register(key, clock_.Timer(clock_.FirstOpenWindowEnd(pane)));
     }
     records->push_back(record);
   }
 
-  void FireWindow(const Key& key, TimestampMs fire_time) {
-    TimestampMs end = fire_time + 1 - core_.options().allowed_lateness;
+  void FireWindow(const Key& key, TimestampMs timer) {
+    TimestampMs end = clock_.WindowEnd(timer);
     TimestampMs start = end - windows_.size();
     uint32_t kg = core_.backend().KeyGroupFor(key);
     std::vector<const std::vector<L>*> lefts;
@@ -101,10 +102,13 @@ class WindowJoinOperator {
       if (const std::vector<L>* l = left_->Get(key, kg, p)) lefts.push_back(l);
       if (const std::vector<R>* r = right_->Get(key, kg, p)) rights.push_back(r);
     }
+    TimestampMs start_instant = windows_.Instant(start), end_instant = windows_.Instant(end);
     for (const auto* ls : lefts) {
       for (const L& l : *ls) {
         for (const auto* rs : rights) {
-          for (const R& r : *rs) out_->Collect(join_(key, start, end, l, r), end - 1);
+          for (const R& r : *rs) {
+            out_->Collect(join_(key, start_instant, end_instant, l, r), end_instant - 1);
+          }
         }
       }
     }
@@ -121,7 +125,7 @@ class WindowJoinOperator {
     right_->ForEach(key, earliest);
     if (first_pane) {
       TimestampMs next = std::max(end + windows_.slide(), windows_.FirstWindowEnd(*first_pane));
-      timers_->Register(key, core_.FireTime(next));
+      timers_->Register(key, clock_.Timer(next));
     }
   }
 
@@ -131,6 +135,7 @@ class WindowJoinOperator {
   JoinFn join_;
   Collector<Out>* out_;
   KeyedOperatorCore core_;
+  WindowClock clock_;
   MapState<Key, TimestampMs, std::vector<L>>* left_;
   MapState<Key, TimestampMs, std::vector<R>>* right_;
   TimerService<Key>* timers_;

@@ -2,6 +2,11 @@
 // Window shapes. All windows are [start, end): `end` is exclusive and a window's records have
 // start <= t < end. Windows are epoch-aligned: a tumbling window of 1 minute starts on a minute.
 //
+// Sliding windows are aligned to UTC or to a time zone's wall clock (InZone: a `1d` window is
+// that zone's day, 23 or 25 hours long around clock changes). Their arithmetic is done in window
+// time: instants for UTC, the zone's never-decreasing wall clock otherwise (WallClock in
+// common/time_zone.h); WindowTime() maps a record's instant in, Instant() a bound back out.
+//
 // SlidingWindows covers tumbling (slide == size) and sliding (`size every slide`, slide <= size)
 // windows. They are computed with panes: the time line is cut into panes of gcd(size, slide); a
 // record is folded into exactly one pane, and a window's result merges its size/pane panes when
@@ -12,9 +17,12 @@
 // [first record time, last record time + gap).
 
 #include <cstdint>
+#include <string>
+#include <utility>
 
 #include "flow/runtime/common/status.h"
 #include "flow/runtime/common/time.h"
+#include "flow/runtime/common/time_zone.h"
 
 namespace flow::rt {
 
@@ -29,6 +37,22 @@ class SlidingWindows {
   static Result<SlidingWindows> Tumbling(DurationMs size);
   static Result<SlidingWindows> Sliding(DurationMs size, DurationMs slide);
 
+  // These windows aligned to `zone`'s wall clock (called `name`); a null zone is UTC.
+  SlidingWindows InZone(const date::time_zone* zone, std::string name) const {
+    SlidingWindows w = *this;
+    w.clock_ = WallClock(zone);
+    w.zone_name_ = zone == nullptr ? "" : std::move(name);
+    return w;
+  }
+  // "" for UTC.
+  const std::string& zone_name() const { return zone_name_; }
+  // The window time of an instant, and the instant a window time starts at (identities for UTC).
+  // WindowTime(t) >= w <=> t >= Instant(w), so a window [s, e) of window time holds exactly the
+  // records at instants [Instant(s), Instant(e)). Not thread-safe (WindowTime caches).
+  TimestampMs WindowTime(TimestampMs instant) const { return clock_.Read(instant); }
+  TimestampMs Instant(TimestampMs window_time) const { return clock_.Instant(window_time); }
+
+  // The rest is in window time.
   DurationMs size() const { return size_; }
   DurationMs slide() const { return slide_; }
   DurationMs pane() const { return pane_; }
@@ -54,6 +78,8 @@ class SlidingWindows {
   SlidingWindows(DurationMs size, DurationMs slide, DurationMs pane)
       : size_(size), slide_(slide), pane_(pane) {}
   DurationMs size_, slide_, pane_;
+  mutable WallClock clock_;  // mutable: a cache of the zone's current offset
+  std::string zone_name_;
 };
 
 class SessionWindows {

@@ -55,12 +55,6 @@ struct StateTtl {
   bool enabled() const { return ttl > 0; }
 };
 
-inline TimestampMs SaturatingAdd(TimestampMs t, DurationMs d) {
-  if (d > 0 && t > kMaxWatermark - d) return kMaxWatermark;
-  if (d < 0 && t < kMinWatermark - d) return kMinWatermark;
-  return t + d;
-}
-
 // A value plus the time it expires (kMaxWatermark when TTL is off).
 template <typename V>
 struct TtlEntry {
