@@ -165,6 +165,30 @@ if binary:
     for out in run(binary):
         same_rows("clicks_per_minute", rows(out), want)
 
+# ---- daily_sales: tumbling 1d windows aligned to a time zone (Python's zoneinfo as reference) ----
+binary = build(os.path.join(EXAMPLES, "daily_sales.flow"), "daily_sales")
+if binary:
+    from zoneinfo import ZoneInfo
+    for tz in ("Europe/Berlin", "America/New_York"):
+        zone = ZoneInfo(tz)
+        acc = {}
+        for s in load("sales.jsonl"):
+            local = datetime.datetime.fromtimestamp(ms(s["ts"]) / 1000, zone)
+            a = acc.setdefault((s["shop"], local.date()), [0, 0.0])
+            a[0] += 1
+            a[1] += s["amount"]
+
+        def midnight(day, zone=zone):  # the zones of the data change their clocks at 02:00, not 00:00
+            return int(datetime.datetime.combine(day, datetime.time(), zone).timestamp() * 1000)
+        want = [{"shop": shop, "day": day.isoformat(), "day_start": rfc(midnight(day)),
+                 "day_end": rfc(midnight(day + datetime.timedelta(days=1))), "sales": a[0], "revenue": a[1]}
+                for (shop, day), a in acc.items()]
+        lengths = {midnight(day + datetime.timedelta(days=1)) - midnight(day) for (_, day) in acc}
+        expect(f"daily_sales {tz}: the data has a 23-hour day", 23 * 3600000 in lengths or tz != "Europe/Berlin",
+               str(lengths))
+        for out in run(binary, "--set", f"tz={tz}"):
+            same_rows(f"daily_sales {tz}", rows(out), want, float_keys=("revenue",))
+
 # ---- word_count: running count per word from stdin, csv ----
 binary = build(os.path.join(EXAMPLES, "word_count.flow"), "word_count")
 if binary:

@@ -320,6 +320,11 @@ Status Job::Build(Runtime* rt) {
         task = std::move(input);
       }
       task->SetMembers(std::move(members[v][j]));
+      task->SetRestoreMetric(
+          metrics_.Gauge(kMetricRestoreMs,
+                         "How long the subtask's last start from a checkpoint took to open its "
+                         "operators and restore their state (ms)",
+                         MetricGroup(&metrics_, node.name, j).Labels()));
       if (!task_timers[v].empty() && task_timers[v][j]) task->SetTimers(std::move(task_timers[v][j]));
       rt->tasks.push_back(std::move(task));
     }

@@ -18,9 +18,13 @@ namespace flow::rt {
 Status Task::Run() {
   Status status;
   try {
+    const int64_t opened_at = SteadyNowMs();
     // members_ lists downstream consumers first: a chain is ready before anything flows into it.
     for (size_t i = 0; i < members_.size() && status.ok(); ++i) status = members_[i]->Open();
-    if (status.ok() && restoring()) status = RestoreMembers();
+    if (status.ok() && restoring()) {
+      status = RestoreMembers();
+      if (status.ok() && restore_ms_ != nullptr) restore_ms_->Set(SteadyNowMs() - opened_at);
+    }
     if (status.ok()) status = Loop();
   } catch (const std::exception& e) {
     status = Status::Internal(std::string("exception: ") + e.what());

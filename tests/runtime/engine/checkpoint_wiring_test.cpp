@@ -23,10 +23,11 @@ namespace {
 namespace fs = std::filesystem;
 constexpr uint64_t kRecords = 3000;
 
-// Counts the records it saw; the count is its whole state.
+// Counts the records it saw; the count is its whole state. Restoring it takes restore_ms.
 class CountingOperator final : public OneInputOperator<int64_t, int64_t> {
  public:
-  explicit CountingOperator(std::atomic<int64_t>* final_count) : final_count_(final_count) {}
+  CountingOperator(std::atomic<int64_t>* final_count, int restore_ms)
+      : final_count_(final_count), restore_ms_(restore_ms) {}
   Status ProcessBatch(const Batch<int64_t>& batch, Output<int64_t>&) override {
     count_ += batch.size();
     return Status::Ok();
@@ -35,7 +36,10 @@ class CountingOperator final : public OneInputOperator<int64_t, int64_t> {
     out->PutU64(count_);
     return Status::Ok();
   }
-  Status RestoreState(BinaryReader* in) override { return in->GetU64(&count_); }
+  Status RestoreState(BinaryReader* in) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(restore_ms_));
+    return in->GetU64(&count_);
+  }
   Status Finish(Output<int64_t>&) override {
     final_count_->store(static_cast<int64_t>(count_));
     return Status::Ok();
@@ -43,11 +47,16 @@ class CountingOperator final : public OneInputOperator<int64_t, int64_t> {
 
  private:
   std::atomic<int64_t>* final_count_;
+  int restore_ms_;
   uint64_t count_ = 0;
 };
 
+constexpr int kRestoreMs = 300;
+
 // Runs source (parallelism 1, slowed down so checkpoints happen) -> rebalance -> counter -> sink.
-Status RunCountingJob(const CheckpointFlags& flags, std::atomic<int64_t>* final_count) {
+// *restore_ms: the job's flow_restore_duration_ms, summed over its subtasks.
+Status RunCountingJob(const CheckpointFlags& flags, std::atomic<int64_t>* final_count,
+                      int64_t* restore_ms) {
   JobOptions options;
   options.checkpoint = flags;
   Job job(options);
@@ -57,11 +66,16 @@ Status RunCountingJob(const CheckpointFlags& flags, std::atomic<int64_t>* final_
     *out = static_cast<int64_t>(i);
     return true;
   };
-  job.Source<int64_t>("numbers", GeneratorSourceFactory<int64_t>(gen), WatermarkSpec{.mode = TimeMode::kNone})
+  job.Source<int64_t>("numbers", GeneratorSourceFactory<int64_t>(gen),
+                      WatermarkSpec{.mode = TimeMode::kNone})
       .Rebalance()
-      .Then<int64_t>("count", [final_count] { return std::make_unique<CountingOperator>(final_count); })
+      .Then<int64_t>(
+          "count",
+          [final_count] { return std::make_unique<CountingOperator>(final_count, kRestoreMs); })
       .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()));
-  return testing::ExecuteWithWatchdog(job);
+  Status status = testing::ExecuteWithWatchdog(job);
+  *restore_ms = job.metrics().Sum(kMetricRestoreMs);
+  return status;
 }
 
 uint64_t U64Of(std::string_view bytes) {
@@ -79,8 +93,10 @@ TEST(CheckpointWiringTest, StateMatchesSourcePositionAndRestoreResumes) {
   flags.options.interval_ms = 20;
   flags.retained = 100;  // keep them all to look at
   std::atomic<int64_t> final_count{0};
-  ASSERT_TRUE(RunCountingJob(flags, &final_count).ok());
+  int64_t restore_ms = -1;
+  ASSERT_TRUE(RunCountingJob(flags, &final_count, &restore_ms).ok());
   EXPECT_EQ(final_count.load(), static_cast<int64_t>(kRecords));
+  EXPECT_EQ(restore_ms, 0) << "nothing was restored";
 
   // Every complete checkpoint taken while the source ran: count state == records emitted.
   std::optional<RestorePoint> mid_run;
@@ -111,8 +127,11 @@ TEST(CheckpointWiringTest, StateMatchesSourcePositionAndRestoreResumes) {
   CheckpointFlags restore;
   restore.restore = mid_run->path;
   std::atomic<int64_t> restored_count{0};
-  ASSERT_TRUE(RunCountingJob(restore, &restored_count).ok());
+  ASSERT_TRUE(RunCountingJob(restore, &restored_count, &restore_ms).ok());
   EXPECT_EQ(restored_count.load(), static_cast<int64_t>(kRecords));
+  // The restore metric saw the counter's slow restore.
+  EXPECT_GE(restore_ms, kRestoreMs);
+  EXPECT_LT(restore_ms, 60'000);
   fs::remove_all(dir);
 }
 

@@ -160,6 +160,7 @@ inline constexpr std::string_view kMetricQueueCapacity = "flow_input_queue_capac
 inline constexpr std::string_view kMetricBackpressure = "flow_backpressure_ms_total";
 inline constexpr std::string_view kMetricDecodeErrors = "flow_decode_errors_total";
 inline constexpr std::string_view kMetricAlignmentMs = "flow_checkpoint_alignment_ms";
+inline constexpr std::string_view kMetricRestoreMs = "flow_restore_duration_ms";
 inline constexpr std::string_view kMetricRestarts = "flow_job_restarts_total";
 inline constexpr std::string_view kMetricReassignedRestarts = "flow_job_reassigned_restarts_total";
 inline constexpr std::string_view kMetricKafkaRebalances = "flow_kafka_rebalances_total";

@@ -88,6 +88,9 @@ class Task {
   // The task opened its operators (and source), restored their state and processes its input.
   // Stays true once set. Thread-safe (readiness checks).
   bool started() const { return started_.load(std::memory_order_acquire); }
+  // Gauge set, once a start restored state from a checkpoint, to how long opening and restoring
+  // the operators took (ms); optional.
+  void SetRestoreMetric(Metric* m) { restore_ms_ = m; }
 
  protected:
   void MarkStarted() { started_.store(true, std::memory_order_release); }
@@ -153,6 +156,7 @@ class Task {
   std::function<void(const Status&)> on_failure_;
   bool input_finished_ = false;
   std::atomic<bool> started_{false};
+  Metric* restore_ms_ = nullptr;
   std::unique_ptr<TaskTimers> timers_;  // processing-time timers; null: none
   std::unique_ptr<SnapshotWriterThread> writer_;  // null until the first checkpoint
 };

@@ -49,7 +49,7 @@ class WindowClock {
   TimestampMs TimerWatermark() {
     TimestampMs w = core_->watermark();
     if (w == kMinWatermark || w == kMaxWatermark) return w;
-    return SaturatingAdd(FiredThrough() - 1, lateness());
+    return SaturatingAdd(SaturatingAdd(FiredThrough(), -1), lateness());
   }
   // The window end of a due timer, and the watermark (instant) at which a timer is due.
   TimestampMs WindowEnd(TimestampMs timer) const { return timer + 1 - lateness(); }
