@@ -6,6 +6,7 @@
 
 #include "codegen/aggregate_emitter.h"
 #include "codegen/escape.h"
+#include "codegen/node_text.h"
 #include "stdlib/registry/registry.h"
 
 namespace flow::codegen {
@@ -25,20 +26,7 @@ std::string OpEmitContext::Name(const plan::Node& n, const char* what) const {
 }
 
 void OpEmitContext::Header(const plan::Node& n, const std::string& what) {
-  w.Line("");
-  w.Line("// " + CommentText(n.stream, 60) + ": " + what + " (" +
-         CommentText(std::filesystem::path(options.flow_file).filename().string(), 60) + " line " +
-         std::to_string(n.range.line) + ")");
-}
-
-std::string OpEmitContext::Duration(const ast::DurationRef& d) {
-  if (d.is_param) return "P." + MangleIdent(d.param);
-  return "int64_t{" + std::to_string(d.millis) + "}";
-}
-
-std::string OpEmitContext::Zone(const ast::ZoneRef& z) {
-  if (z.is_param) return "P." + MangleIdent(z.param);
-  return CppStringLiteral(z.name);
+  NodeHeader(w, n, what, options.flow_file);
 }
 
 namespace {
@@ -180,13 +168,14 @@ void EmitWindowAggregate(OpEmitContext& cx, const plan::WindowAggregateNode& n, 
   std::string out = cx.Rec(n.output);
   std::string cfg = "cfg" + id;
   cx.Build("::flow::exec::WindowConfig " + cfg + ";");
-  cx.Build(cfg + ".size = " + OpEmitContext::Duration(spec.size) + ";");
+  cx.Build(cfg + ".size = " + CppDuration(spec.size) + ";");
   if (!session) {
-    cx.Build(cfg + ".slide = " + (spec.slide ? OpEmitContext::Duration(*spec.slide) : OpEmitContext::Duration(spec.size)) + ";");
+    cx.Build(cfg + ".slide = " + (spec.slide ? CppDuration(*spec.slide) : CppDuration(spec.size)) +
+             ";");
   }
-  if (spec.lateness) cx.Build(cfg + ".allowed_lateness = " + OpEmitContext::Duration(*spec.lateness) + ";");
+  if (spec.lateness) cx.Build(cfg + ".allowed_lateness = " + CppDuration(*spec.lateness) + ";");
   if (spec.processing_time) cx.Build(cfg + ".processing_time = true;");
-  if (spec.zone) cx.Build(cfg + ".zone = " + OpEmitContext::Zone(*spec.zone) + ";");
+  if (spec.zone) cx.Build(cfg + ".zone = " + CppZone(*spec.zone) + ";");
   std::string adapter = session ? "SessionWindowAdapter" : "WindowAggregateAdapter";
   std::string parallelism = n.key ? "" : ", 1";
   if (n.window->late_sink != nullptr) {

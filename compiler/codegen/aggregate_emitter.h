@@ -42,10 +42,8 @@ struct OpEmitContext {
   std::string Rec(const types::Type& t) const { return records.Cpp(t); }
   std::string FlowFile() const;  // the script's file name, for run-time error locations
   std::string Name(const plan::Node& n, const char* what) const;
+  // "// stream: what (file.flow line N)" before a node's functions.
   void Header(const plan::Node& n, const std::string& what);
-  static std::string Duration(const ast::DurationRef& d);
-  // A window's zone as a C++ std::string expression (literal or param).
-  static std::string Zone(const ast::ZoneRef& z);
 };
 
 // `key by ... | window ... | aggregate ...` and `[key by ...] | aggregate ...`.

@@ -9,6 +9,7 @@
 #include "codegen/codegen.h"
 #include "codegen/escape.h"
 #include "codegen/expr_emitter.h"
+#include "codegen/node_text.h"
 #include "codegen/records.h"
 #include "codegen/sink_emitter.h"
 #include "codegen/source_emitter.h"
@@ -303,14 +304,7 @@ class JobEmitter {
   }
 
   void Header(const Node& n, const std::string& what) {
-    w_.Line("");
-    w_.Line("// " + CommentText(n.stream, 60) + ": " + what + " (" + CommentText(std::filesystem::path(options_.flow_file).filename().string(), 60) +
-            " line " + std::to_string(n.range.line) + ")");
-  }
-
-  std::string Duration(const ast::DurationRef& d) const {
-    if (d.is_param) return "P." + MangleIdent(d.param);
-    return "int64_t{" + std::to_string(d.millis) + "}";
+    NodeHeader(w_, n, what, options_.flow_file);
   }
 
   // Steps from `i` on, applied to record variable `var` (of type steps[i].input).

@@ -4,6 +4,7 @@
 
 #include "codegen/aggregate_emitter.h"
 #include "codegen/escape.h"
+#include "codegen/node_text.h"
 
 namespace flow::codegen {
 namespace {
@@ -125,15 +126,16 @@ void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n, const plan::Plan& plan
     const ast::WindowSpec& spec = *n.op->window;
     std::string cfg = "cfg" + id;
     cx.Build("::flow::exec::WindowConfig " + cfg + ";");
-    cx.Build(cfg + ".size = " + OpEmitContext::Duration(spec.size) + ";");
-    cx.Build(cfg + ".slide = " + (spec.slide ? OpEmitContext::Duration(*spec.slide) : OpEmitContext::Duration(spec.size)) + ";");
-    if (spec.lateness) cx.Build(cfg + ".allowed_lateness = " + OpEmitContext::Duration(*spec.lateness) + ";");
-    if (spec.zone) cx.Build(cfg + ".zone = " + OpEmitContext::Zone(*spec.zone) + ";");
+    cx.Build(cfg + ".size = " + CppDuration(spec.size) + ";");
+    cx.Build(cfg + ".slide = " + (spec.slide ? CppDuration(*spec.slide) : CppDuration(spec.size)) +
+             ";");
+    if (spec.lateness) cx.Build(cfg + ".allowed_lateness = " + CppDuration(*spec.lateness) + ";");
+    if (spec.zone) cx.Build(cfg + ".zone = " + CppZone(*spec.zone) + ";");
     cx.Build(connect + ", [" + cfg + "] { return std::make_unique<::flow::exec::WindowJoinAdapter<" + types + ">>(" + cfg + ", &LeftKey" +
              id + ", &RightKey" + id + ", &Pair" + id + "); });");
   } else {
     std::string bound = "bound" + id;
-    cx.Build("const int64_t " + bound + " = " + OpEmitContext::Duration(*n.op->within) + ";");
+    cx.Build("const int64_t " + bound + " = " + CppDuration(*n.op->within) + ";");
     cx.Build(connect + ", [" + bound + "] { return std::make_unique<::flow::exec::IntervalJoinAdapter<" + types + ">>(" + bound +
              ", &LeftKey" + id + ", &RightKey" + id + ", &Pair" + id + "); });");
   }

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "codegen/escape.h"
+#include "codegen/node_text.h"
 #include "codegen/source_emitter.h"
 #include "sema/connectors.h"
 #include "sema/message_metadata.h"
@@ -21,15 +22,7 @@ ExprEmitter IoEmitContext::Exprs(const std::string& record) const {
 }
 
 void IoEmitContext::Header(const plan::Node& n, const std::string& what) {
-  w.Line("");
-  w.Line("// " + CommentText(n.stream, 60) + ": " + what + " (" +
-         CommentText(std::filesystem::path(options.flow_file).filename().string(), 60) + " line " +
-         std::to_string(n.range.line) + ")");
-}
-
-std::string IoEmitContext::Duration(const ast::DurationRef& d) {
-  if (d.is_param) return "P." + MangleIdent(d.param);
-  return "int64_t{" + std::to_string(d.millis) + "}";
+  NodeHeader(w, n, what, options.flow_file);
 }
 
 std::string IoEmitContext::StringArg(const std::vector<ast::NamedArg>& args,
@@ -483,8 +476,9 @@ class SourceEmitter {
       cx_.w.CppLine();
       cx_.w.Line("}");
       cx_.Take(ex);
-      cx_.Build(spec + ".max_out_of_orderness = " + IoEmitContext::Duration(src_.event_time->watermark) + ";");
-      if (src_.event_time->idle) cx_.Build(spec + ".idle_timeout = " + IoEmitContext::Duration(*src_.event_time->idle) + ";");
+      cx_.Build(spec + ".max_out_of_orderness = " + CppDuration(src_.event_time->watermark) + ";");
+      if (src_.event_time->idle)
+        cx_.Build(spec + ".idle_timeout = " + CppDuration(*src_.event_time->idle) + ";");
       cx_.Build("auto " + s + " = job.Source<" + rec_ + ">(" + cx_.Name(n_, "source") + ", std::move(*" + factory + "), " + spec + ", " +
                 parallelism + ", [](const " + rec_ + "& r) { return " + ts + "(r); });");
     } else {

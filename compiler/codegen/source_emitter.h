@@ -39,8 +39,6 @@ struct IoEmitContext {
   }
   // "// stream: what (file.flow line N)" before a node's functions.
   void Header(const plan::Node& n, const std::string& what);
-  // A duration argument as a C++ int64_t expression (literal or param).
-  static std::string Duration(const ast::DurationRef& d);
   // The C++ value of the string argument `name` in `args` (a literal or param), or `absent`.
   std::string StringArg(const std::vector<ast::NamedArg>& args, const std::string& name,
                         const std::string& absent = "");

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -227,6 +229,18 @@ KafkaHeaders MakeKafkaHeaders(std::span<const OutHeader> headers) {
                         static_cast<ssize_t>(x.value.size()));
   }
   return h;
+}
+
+void DestroyGroupConsumer(rd_kafka_t* rk, bool had_assignment) {
+  constexpr int kFixedIn = 0x020300ff;  // 2.3.0 destroys a consumer without assignor state
+  if (had_assignment || rd_kafka_version() >= kFixedIn) {
+    rd_kafka_destroy(rk);
+    return;
+  }
+  static std::mutex mu;
+  static auto* kept = new std::vector<rd_kafka_t*>();  // never destroyed (see the header)
+  std::lock_guard<std::mutex> lock(mu);
+  kept->push_back(rk);
 }
 
 }  // namespace flow::rt

@@ -51,6 +51,13 @@ bool KafkaRetriable(rd_kafka_resp_err_t err);
 // the first report, __TRANSPORT, with "certificate verify failed" in the reason).
 bool KafkaSecurityFailure(int err, std::string_view reason);
 
+// rd_kafka_destroy of a closed group consumer. librdkafka before 2.3.0 aborts (a failed
+// assertion) when it destroys a cooperative-sticky consumer that joined a group but got no
+// assignment yet: its assignor state is still null (librdkafka issue 4312). Such a consumer
+// (`had_assignment` false: no assign callback reached it) is kept instead of destroyed, closed and
+// idle until the process exits; only a run that stops during its first rebalance has one.
+void DestroyGroupConsumer(rd_kafka_t* rk, bool had_assignment);
+
 // kInvalidArgument (a configuration error: exit code 1, never restarted) naming `what`, the
 // brokers, the failure, the settings to check and librdkafka's reason.
 [[nodiscard]] Status KafkaSecurityStatus(std::string_view what, const std::string& brokers, int err,

@@ -516,9 +516,14 @@ Status KafkaSource::Close() {
       LeaveGroup();
     // With assign() (no subscription) closing does not wait for a group rebalance.
     rd_kafka_consumer_close(rk_);
-    rd_kafka_destroy(rk_);
+    if (group_mode_) {
+      DestroyGroupConsumer(rk_, had_assignment_);
+    } else {
+      rd_kafka_destroy(rk_);
+    }
     rk_ = nullptr;
   }
+  had_assignment_ = false;
   assigned_ = false;
   unheard_.clear();
   return Status::Ok();

@@ -117,6 +117,7 @@ void KafkaSource::HandleRebalance(int err_code, rd_kafka_topic_partition_list_t*
     if (error != nullptr) rd_kafka_error_destroy(error);  // the run ends or they are gone anyway
   };
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    had_assignment_ = true;
     rd_kafka_error_t* error = nullptr;
     if (cooperative) {
       error = rd_kafka_incremental_assign(rk_, partitions);

@@ -186,6 +186,7 @@ class KafkaSource final : public RawSource {
   std::map<int64_t, std::map<int32_t, int64_t>> pending_commits_;  // checkpoint -> offsets
   std::string reassigned_;  // set when revoked partitions end the run (kReassigned)
   Status rebalance_error_;
+  bool had_assignment_ = false;  // an assign callback came (see DestroyGroupConsumer)
   Metric* rebalances_ = nullptr;
   Metric* assigned_gauge_ = nullptr;
 };
