@@ -338,14 +338,24 @@ TEST_F(ScaleOutTest, InstanceKilledForGoodIsTakenOverBeforeItsTransactionTimesOu
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
   });
-  // All of `count` first records visible to a read_committed reader.
+  // All of `count` first records visible to a read_committed reader. Why the last try failed
+  // (the read itself, or the first record missing) goes into the failure messages.
+  std::string not_visible;
   auto visible = [&](int64_t count) {
     auto got = env_.ConsumeToEnd(output_, Isolation::kReadCommitted, Millis(5000));
-    if (!got.ok()) return false;
+    if (!got.ok()) {
+      not_visible = got.status().ToString();
+      return false;
+    }
     std::set<std::string> seen;
     for (const KafkaRecord& rec : *got) seen.insert(rec.key + "=" + rec.value);
     for (int64_t i = 0; i < count; ++i) {
-      if (seen.count(Key(i) + "=" + Value(i)) == 0) return false;
+      if (seen.count(Key(i) + "=" + Value(i)) == 0) {
+        not_visible = "the read got " + std::to_string(got->size()) + " records; record " +
+                      std::to_string(i) + " of the first " + std::to_string(count) +
+                      " was not among them";
+        return false;
+      }
     }
     return true;
   };
@@ -377,7 +387,7 @@ TEST_F(ScaleOutTest, InstanceKilledForGoodIsTakenOverBeforeItsTransactionTimesOu
       static_cast<long long>(before_kill), seconds,
       static_cast<long long>(transaction_timeout_ms_ / 1000));
   EXPECT_TRUE(all) << "records produced before the SIGKILL still not visible after " << seconds
-                   << " s";
+                   << " s; last try: " << not_visible;
   // The kill may land between two of a's transactions, when none holds records back: then the
   // records are visible before b has even been given a's partitions. The takeover must still
   // come (within a session timeout and two confirmation passes), so wait for it rather than
