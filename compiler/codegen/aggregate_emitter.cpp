@@ -2,11 +2,13 @@
 // builder, and the keyed operator in Build(). The accumulator reads Stamped<In> (the record and
 // its time, exec/window_aggregate_adapter.h), so first/last order by event time.
 
+#include <algorithm>
 #include <filesystem>
 
 #include "codegen/aggregate_emitter.h"
 #include "codegen/escape.h"
 #include "codegen/node_text.h"
+#include "plan/state_schema.h"
 #include "stdlib/registry/registry.h"
 
 namespace flow::codegen {
@@ -105,14 +107,35 @@ bool EmitAggregateFunctions(OpEmitContext& cx, const plan::Node& n, const plan::
   for (size_t i = 0; i < agg->items.size(); ++i) w.Line("    a" + std::to_string(i) + ".Merge(o.a" + std::to_string(i) + ");");
   w.Line("  }");
   w.Line("  const " + acc + "& Result() const { return *this; }");
+  // Stored by name (exec/tagged.h), so a savepoint restores into a script that added or removed
+  // aggregates (plan/state_schema.h).
+  std::vector<std::string> tags;
+  for (const ast::NamedExpr& item : agg->items) {
+    const std::string tag = std::to_string(plan::AggregateTag(item.output_name)) + "u";
+    if (std::find(tags.begin(), tags.end(), tag) != tags.end()) {
+      cx.Unsupported("two aggregates whose names hash alike (rename one)", agg->range.line);
+      return false;
+    }
+    tags.push_back(tag);
+  }
   w.Line("  void Serialize(::flow::rt::BinaryWriter& w) const {");
-  if (agg->items.empty()) w.Line("    (void)w;");
-  for (size_t i = 0; i < agg->items.size(); ++i) w.Line("    a" + std::to_string(i) + ".Serialize(w);");
+  w.Line("    w.PutU32(" + std::to_string(agg->items.size()) + ");");
+  for (size_t i = 0; i < agg->items.size(); ++i) {
+    w.Line("    ::flow::exec::PutTagged(w, " + tags[i] + ", [&](::flow::rt::BinaryWriter& x) { a" +
+           std::to_string(i) + ".Serialize(x); });");
+  }
   w.Line("  }");
   w.Line("  ::flow::rt::Status Deserialize(::flow::rt::BinaryReader& rd) {");
-  if (agg->items.empty()) w.Line("    (void)rd;");
-  for (size_t i = 0; i < agg->items.size(); ++i) w.Line("    FLOW_RETURN_IF_ERROR(a" + std::to_string(i) + ".Deserialize(rd));");
-  w.Line("    return ::flow::rt::Status::Ok();");
+  w.Line(
+      "    return ::flow::exec::ReadTagged(rd, [&](uint32_t tag, ::flow::rt::BinaryReader& x) -> "
+      "::flow::rt::Status {");
+  w.Line("      switch (tag) {");
+  for (size_t i = 0; i < agg->items.size(); ++i) {
+    w.Line("        case " + tags[i] + ": return a" + std::to_string(i) + ".Deserialize(x);");
+  }
+  w.Line("        default: (void)x; return ::flow::rt::Status::Ok();  // a removed aggregate");
+  w.Line("      }");
+  w.Line("    });");
   w.Line("  }");
   w.Line("};");
   // Output: key fields, window bounds, aggregates, in the order sema gave the output type.

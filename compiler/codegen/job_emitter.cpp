@@ -15,6 +15,7 @@
 #include "codegen/source_emitter.h"
 #include "codegen/writer.h"
 #include "flow/runtime/common/job_id.h"
+#include "plan/state_schema.h"
 #include "stdlib/registry/registry.h"
 
 namespace flow::codegen {
@@ -472,6 +473,13 @@ class JobEmitter {
         call += ", &" + S(n.id) + "_late";
       }
       w_.Line("  FLOW_RETURN_IF_ERROR(" + call + "));");
+    }
+    // What each stateful operator's snapshot depends on: restores map state by operator name.
+    for (const plan::OperatorState& op : plan::StateOperators(plan_)) {
+      std::string parts;
+      for (const std::string& p : op.parts)
+        parts += (parts.empty() ? "" : ", ") + CppStringLiteral(p);
+      w_.Line("  job.SetStateSchema(" + CppStringLiteral(op.name) + ", {" + parts + "});");
     }
     w_.Line("  return ::flow::rt::Status::Ok();");
     w_.Line("}");

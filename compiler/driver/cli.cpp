@@ -13,10 +13,9 @@ namespace flow::driver {
 namespace {
 
 const std::vector<const Command*>& Commands() {
-  static const std::vector<const Command*> commands = {&kCheckCommand, &kBuildCommand, &kEmitCppCommand,
-                                                         &kExplainCommand,
-                                                         &kFmtCommand,
-                                                         &kLspCommand};
+  static const std::vector<const Command*> commands = {
+      &kCheckCommand,        &kBuildCommand, &kEmitCppCommand, &kExplainCommand,
+      &kCompareStateCommand, &kFmtCommand,   &kLspCommand};
   return commands;
 }
 

@@ -20,6 +20,7 @@ extern const Command kCheckCommand;
 extern const Command kBuildCommand;
 extern const Command kEmitCppCommand;
 extern const Command kExplainCommand;
+extern const Command kCompareStateCommand;
 extern const Command kFmtCommand;
 extern const Command kLspCommand;
 

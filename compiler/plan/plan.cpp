@@ -89,7 +89,7 @@ std::string KeyByNode::Describe() const {
   return s;
 }
 
-static std::string WindowShapeName(const ast::WindowSpec& spec) {
+std::string WindowShapeName(const ast::WindowSpec& spec) {
   switch (spec.shape) {
     case ast::WindowShape::kTumbling: return "tumbling";
     case ast::WindowShape::kSliding: return "sliding";

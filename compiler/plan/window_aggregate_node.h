@@ -17,4 +17,7 @@ struct WindowAggregateNode : Node {
   const ast::AggregateOp* aggregate = nullptr;
 };
 
+// "tumbling", "sliding" or "session".
+std::string WindowShapeName(const ast::WindowSpec& spec);
+
 }  // namespace flow::plan

@@ -11,12 +11,14 @@ namespace flow::rt {
 namespace {
 
 constexpr uint32_t kMagic = 0x4D434C46;  // "FLCM" little-endian
-// Version 2 added each snapshot's source_watermark; version 1 files are still read.
-constexpr uint32_t kVersion = 2;
+// Version 2 added each snapshot's source_watermark, version 3 the operators' state schemas;
+// version 1 and 2 files are still read.
+constexpr uint32_t kVersion = 3;
 constexpr uint32_t kOldestVersion = 1;
 constexpr size_t kHeaderBytes = 4 + 4 + 8;  // magic, version, total file size
 // Smallest encodings, to reject counts larger than the bytes left before allocating.
 constexpr size_t kMinOpBytes = 8 + 4;
+constexpr size_t kMinPartBytes = 8;
 constexpr size_t kMinSnapshotBytes = 8 + 4 + 4 + 4 + 1 + 8 + 4;
 constexpr size_t kMinFileBytes = 8 + 8 + 4 + 1;
 
@@ -50,10 +52,13 @@ std::string EncodeCheckpointMetadata(const CheckpointMetadata& m) {
   w.PutI64(m.created_ms);
   w.PutU64(m.job_fingerprint);
   w.PutU32(m.max_parallelism);
+  w.PutBool(m.state_schemas);
   w.PutU32(static_cast<uint32_t>(m.operators.size()));
   for (const OperatorParallelism& op : m.operators) {
     w.PutString(op.name);
     w.PutU32(op.parallelism);
+    w.PutU32(static_cast<uint32_t>(op.state_schema.size()));
+    for (const std::string& part : op.state_schema) w.PutString(part);
   }
   w.PutU32(static_cast<uint32_t>(m.snapshots.size()));
   for (const OperatorSnapshot& s : m.snapshots) {
@@ -119,12 +124,19 @@ Result<CheckpointMetadata> DecodeCheckpointMetadata(std::string_view bytes) {
   FLOW_META_READ(r.GetU64(&m.job_fingerprint), "job fingerprint");
   FLOW_META_READ(r.GetU32(&m.max_parallelism), "max parallelism");
   if (m.max_parallelism == 0) return Status::Corruption("checkpoint metadata: max parallelism 0");
+  if (version >= 3) FLOW_META_READ(r.GetBool(&m.state_schemas), "state schemas flag");
   uint32_t n = 0;
   FLOW_RETURN_IF_ERROR(ReadCount(&r, kMinOpBytes, "operator", &n));
   m.operators.resize(n);
   for (OperatorParallelism& op : m.operators) {
     FLOW_META_READ(r.GetString(&op.name), "operator name");
     FLOW_META_READ(r.GetU32(&op.parallelism), "operator parallelism");
+    if (version < 3) continue;
+    uint32_t parts = 0;
+    FLOW_RETURN_IF_ERROR(ReadCount(&r, kMinPartBytes, "state schema part", &parts));
+    op.state_schema.resize(parts);
+    for (std::string& part : op.state_schema)
+      FLOW_META_READ(r.GetString(&part), "state schema part");
   }
   FLOW_RETURN_IF_ERROR(ReadCount(&r, kMinSnapshotBytes, "snapshot", &n));
   m.snapshots.resize(n);

@@ -152,6 +152,7 @@ Status CheckpointStorage::Finalize(int64_t checkpoint_id, const std::vector<Task
   m.created_ms = options_.wall_clock();
   m.job_fingerprint = job_.fingerprint;
   m.max_parallelism = job_.max_parallelism;
+  m.state_schemas = job_.state_schemas;
   m.operators = job_.operators;
   for (const TaskAck& a : acks) {
     for (const OperatorSnapshot& s : a.snapshots) m.snapshots.push_back(s);

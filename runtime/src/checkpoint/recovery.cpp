@@ -7,6 +7,8 @@
 
 #include "flow/runtime/checkpoint/checkpoint_storage.h"
 #include "flow/runtime/checkpoint/fault_injection.h"
+#include "flow/runtime/checkpoint/state_mapping.h"
+#include "flow/runtime/checkpoint/state_schema.h"
 #include "flow/runtime/common/key_group.h"
 #include "flow/runtime/common/serde.h"
 
@@ -79,6 +81,23 @@ Result<RestorePoint> VerifyCheckpoint(const std::string& dir) {
 }
 
 Status CheckCompatible(const CheckpointMetadata& m, const JobCheckpointInfo& job, std::string_view where) {
+  if (m.max_parallelism == job.max_parallelism && job.state_schemas && m.state_schemas) {
+    // Both declare their state: mapped by operator (state_mapping.h), the graph may differ.
+    return StateMappingStatus(MapRestoredState(m, job), where);
+  }
+  if (job.state_schemas && !m.state_schemas && m.job_fingerprint == job.fingerprint &&
+      std::any_of(job.operators.begin(), job.operators.end(), [](const OperatorParallelism& op) {
+        return std::any_of(
+            op.state_schema.begin(), op.state_schema.end(),
+            [](const std::string& part) { return part.rfind(kStateAggregatePart, 0) == 0; });
+      })) {
+    // Before state schemas an accumulator's aggregates were stored by position, now by name.
+    return Status::InvalidArgument(
+        std::string(where) +
+        ": taken by a job built before checkpoints recorded state schemas; its aggregate state "
+        "is laid out differently. Restore it with the binary that took it, or start without "
+        "state (--restore none)");
+  }
   if (m.job_fingerprint != job.fingerprint) {
     char buf[160];
     std::snprintf(buf, sizeof buf, ": taken by another job (fingerprint %016llx, this job %016llx)",

@@ -22,6 +22,16 @@ Status BinaryReader::GetBool(bool* v) {
   return Status::Ok();
 }
 
+Status BinaryReader::GetBytes(size_t n, std::string_view* out) {
+  if (n > remaining()) {
+    return Status::Corruption("length " + std::to_string(n) + " exceeds the " +
+                              std::to_string(remaining()) + " bytes left");
+  }
+  *out = data_.substr(pos_, n);
+  pos_ += n;
+  return Status::Ok();
+}
+
 Status BinaryReader::GetString(std::string* s) {
   uint64_t n = 0;
   FLOW_RETURN_IF_ERROR(GetU64(&n));

@@ -88,6 +88,19 @@ int Job::AddNode(std::unique_ptr<engine_detail::NodeBase> node, std::string name
   return static_cast<int>(nodes_.size() - 1);
 }
 
+void Job::SetStateSchema(const std::string& name, std::vector<std::string> parts) {
+  state_schemas_ = true;
+  for (auto& node : nodes_) {
+    if (node->name != name) continue;
+    node->state_schema = std::move(parts);
+    return;
+  }
+  if (build_status_.ok()) {
+    build_status_ = Status::Internal(
+        fmt::format("a state schema for operator '{}', which the job does not have", name));
+  }
+}
+
 void Job::AddEdgeBase(std::unique_ptr<engine_detail::EdgeBase> edge) {
   if (edge->from < 0 || edge->from >= edge->to) {
     if (build_status_.ok()) build_status_ = Status::Internal("edge does not point forward in the graph");
@@ -613,6 +626,8 @@ int Job::Run() {
   if (s.ok() && stop_savepoint_failed_.load()) return 1;  // asked for a savepoint, stopped without
   if (s.ok()) return 0;
   Log(LogLevel::kError, "engine", "job failed", {{"error", s.ToString()}});
+  if (restore_refused_)
+    return 2;  // a usage error: the wrong state dir or --restore for this script
   return s.code() == StatusCode::kFenced ? 3 : 1;
 }
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "flow/runtime/checkpoint/state_mapping.h"
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/log/log.h"
 #include "flow/runtime/state/keyed_state_backend.h"
@@ -74,10 +75,13 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
   if (flags.state_dir.empty() && flags.restore.empty()) return Status::Ok();
   JobCheckpointInfo info;
   info.max_parallelism = options_.max_parallelism;
+  info.state_schemas = state_schemas_;
+  info.allow_dropped_state = options_.allow_dropped_state;
   std::vector<std::string> parts;
   for (const auto& node : nodes_) {
     parts.push_back(fmt::format("node:{}:{}", node->name, node->kind()));
-    info.operators.push_back(OperatorParallelism{node->name, node->parallelism});
+    info.operators.push_back(
+        OperatorParallelism{node->name, node->parallelism, node->state_schema});
   }
   for (const auto& e : edges_) parts.push_back(EdgePart(*e, nodes_[e->from]->name, nodes_[e->to]->name));
   info.fingerprint = JobFingerprint(parts);
@@ -98,9 +102,24 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
   if (rt->txn) FLOW_RETURN_IF_ERROR(rt->txn->Start(options_, rt->storage.get(), state_dir_.get()));
   if (state_dir_) FLOW_RETURN_IF_ERROR(state_dir_->ConfirmClaim());  // the start-up checks passed
   auto selection = rt->txn ? rt->txn->SelectRestore(flags, info) : ResolveRestore(flags.state_dir, flags.restore, info);
-  if (!selection.ok()) return selection.status();
+  if (!selection.ok()) {
+    // Another job's checkpoint, or one this script cannot take (state_mapping.h).
+    restore_refused_ = selection.status().code() == StatusCode::kInvalidArgument;
+    return selection.status();
+  }
   for (const std::string& w : selection->warnings) Log(LogLevel::kWarn, "checkpoint", w);
   int64_t first_id = 1;
+  if (selection->point && info.state_schemas && selection->point->metadata.state_schemas) {
+    // Refusals were reported by the selection; what is dropped is taken out, so those operators
+    // start empty, and a restore into a changed script says what carried over.
+    StateMapping mapping = MapRestoredState(selection->point->metadata, info);
+    DropUnmappedState(mapping, &selection->point->metadata);
+    const bool same = mapping.migrated.empty() && mapping.fresh.empty() && mapping.dropped.empty();
+    if (!same)
+      Log(mapping.dropped.empty() ? LogLevel::kInfo : LogLevel::kWarn, "checkpoint",
+          "state mapped by operator",
+          {{"path", selection->point->path}, {"state", DescribeStateMapping(mapping)}});
+  }
   if (selection->point) {
     rt->restore = std::move(selection->point);
     first_id = rt->restore->metadata.checkpoint_id + 1;

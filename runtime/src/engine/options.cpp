@@ -230,6 +230,12 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
             fmt::format("--savepoint-on-stop={}: expected true or false", value));
       }
       o.savepoint_on_stop = !has_inline || value == "true";
+    } else if (arg == "--allow-dropped-state") {
+      if (has_inline && value != "true" && value != "false") {
+        return Status::InvalidArgument(
+            fmt::format("--allow-dropped-state={}: expected true or false", value));
+      }
+      o.allow_dropped_state = !has_inline || value == "true";
     } else if (arg == "--kafka-properties") {
       FLOW_RETURN_IF_ERROR(next(&v));
       auto props = ReadKafkaPropertiesFile(std::string(v));
@@ -343,6 +349,9 @@ std::string JobUsage(std::string_view program, const std::vector<ParamSpec>& spe
       "                         POST /savepoint[?stop=true&name=N]\n"
       "  --metrics-bind ADDR    address for the HTTP endpoints (default: 127.0.0.1)\n"
       "  --savepoint-on-stop    SIGINT/SIGTERM stop the job with a savepoint (needs --state-dir)\n"
+      "  --allow-dropped-state  restoring into a changed script: drop the state of removed\n"
+      "                         operators and of changed ones that cannot keep it (they start\n"
+      "                         empty) instead of refusing the restore\n"
       "  --kafka-properties F   librdkafka settings (key=value lines, ${{ENV}} expanded) for "
       "every\n"
       "                         Kafka client of the job, e.g. security.protocol, sasl.*, ssl.*\n"

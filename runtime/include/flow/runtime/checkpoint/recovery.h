@@ -41,7 +41,9 @@ struct RestoreSelection {
 // `shared/`). Corruption/NotFound naming the file and the problem.
 Result<RestorePoint> VerifyCheckpoint(const std::string& dir);
 
-// InvalidArgument when `m` belongs to another job or was taken with another max parallelism.
+// InvalidArgument when `m` was taken with another max parallelism, or belongs to another job:
+// when both carry state schemas, when some operator's state cannot be mapped into this job
+// (state_mapping.h); otherwise when the job graph differs (fingerprint).
 [[nodiscard]] Status CheckCompatible(const CheckpointMetadata& m, const JobCheckpointInfo& job,
                                      std::string_view where);
 

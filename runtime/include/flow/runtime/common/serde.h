@@ -27,6 +27,9 @@ class BinaryWriter {
 
   const std::string& data() const { return buf_; }
   std::string Release() { return std::move(buf_); }
+  size_t size() const { return buf_.size(); }
+  // Overwrites the u32 written at byte `at` (a length known only after what follows it).
+  void PatchU32(size_t at, uint32_t v) { std::memcpy(buf_.data() + at, &v, sizeof v); }
 
  private:
   void PutRaw(const void* p, size_t n) { buf_.append(static_cast<const char*>(p), n); }
@@ -44,6 +47,8 @@ class BinaryReader {
   Status GetF64(double* v) { return GetRaw(v, sizeof *v); }
   Status GetBool(bool* v);
   Status GetString(std::string* s);
+  // The next n bytes, without copying (valid while the reader's data is).
+  Status GetBytes(size_t n, std::string_view* out);
 
   bool AtEnd() const { return pos_ == data_.size(); }
   size_t remaining() const { return data_.size() - pos_; }

@@ -24,6 +24,7 @@ struct NodeBase {
   bool is_sink = false;
   std::vector<int> in_edges;
   std::vector<int> out_edges;
+  std::vector<std::string> state_schema;  // Job::SetStateSchema; empty when stateless
 
   // "source", "sink" or "operator": part of the job's fingerprint, and shown on the job page.
   const char* kind() const { return is_source ? "source" : is_sink ? "sink" : "operator"; }

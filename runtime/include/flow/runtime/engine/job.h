@@ -182,7 +182,7 @@ class Job {
   // it before Run (exit code 2); Execute checks it again.
   [[nodiscard]] Status CheckInstancePlan() const;
   // Execute + logs the error; returns the exit code (0 ok/stopped, 1 failed or a stop with
-  // savepoint that could not take one, 3 fenced).
+  // savepoint that could not take one, 2 the checkpoint to restore does not fit the job, 3 fenced).
   int Run();
   // Graceful stop: sources end their input, in-flight data drains, sinks flush. Thread-safe.
   void RequestStop();
@@ -209,6 +209,11 @@ class Job {
   size_t MaxChannelDepth() const { return max_channel_depth_.load(); }
   // Number of threads (tasks) the last run used: one per chain subtask.
   size_t TaskCount() const { return task_count_.load(); }
+
+  // The state schema of the operator named `name` (checkpoint/state_schema.h), declared by
+  // generated code for every stateful operator and source: restores then map state by operator
+  // name into a changed script (checkpoint/state_mapping.h). An unknown name fails Execute.
+  void SetStateSchema(const std::string& name, std::vector<std::string> parts);
 
   // Graph building (used by Stream; not needed by generated code).
   int AddNode(std::unique_ptr<engine_detail::NodeBase> node, std::string name, uint32_t parallelism);
@@ -244,6 +249,8 @@ class Job {
   std::unique_ptr<CheckpointMetrics> checkpoint_metrics_;  // job_metrics.h
   std::unique_ptr<OperatorRates> rates_;                   // job_metrics.h; sampled by Monitor
   std::vector<std::unique_ptr<engine_detail::NodeBase>> nodes_;
+  bool state_schemas_ = false;    // SetStateSchema was called
+  bool restore_refused_ = false;  // the checkpoint to restore does not fit this job: exit 2
   std::vector<std::unique_ptr<engine_detail::EdgeBase>> edges_;
   Status build_status_;
   JobControl control_;

@@ -90,6 +90,9 @@ struct JobOptions {
   // SIGINT/SIGTERM stop the job with a savepoint (Job::TakeSavepoint with stop) instead of
   // draining. Default: false.
   bool savepoint_on_stop = false;
+  // --allow-dropped-state: a restore into a changed script drops state it cannot map
+  // (checkpoint/state_mapping.h) instead of refusing.
+  bool allow_dropped_state = false;
   // --kafka-properties FILE: librdkafka settings for every Kafka client of the job (a
   // connector's own `properties` win). Default: none.
   std::map<std::string, std::string> kafka_properties;
