@@ -30,6 +30,7 @@ int RunMain(int argc, const char* const* argv, const std::vector<ParamSpec>& par
   }
   if (FaultsArmed()) Log(LogLevel::kWarn, "engine", "fault injection armed", {{"faults", DescribeFaults()}});
   InstallStopSignalHandlers();
+  InstallCrashHandlers();
   Job job(std::move(parsed->options));
   Status built;
   try {

@@ -27,4 +27,8 @@ namespace flow::rt {
 int RunMain(int argc, const char* const* argv, const std::vector<ParamSpec>& params,
             const std::function<Status(Job&)>& build, std::string_view job_id = {});
 
+// SIGSEGV, SIGBUS, SIGFPE, SIGILL and SIGABRT print the signal and the failing thread's stack to
+// stderr, then end the process by the signal as before (crash.cpp). RunMain installs them.
+void InstallCrashHandlers();
+
 }  // namespace flow::rt
