@@ -80,9 +80,19 @@ Result<RestorePoint> VerifyCheckpoint(const std::string& dir) {
   return p;
 }
 
+namespace {
+Status MaxParallelismMismatch(const CheckpointMetadata& m, const JobCheckpointInfo& job,
+                              std::string_view where) {
+  return Status::InvalidArgument(
+      std::string(where) + ": taken with max parallelism " + std::to_string(m.max_parallelism) +
+      ", this job has " + std::to_string(job.max_parallelism) + " (key groups cannot be remapped)");
+}
+}  // namespace
+
 Status CheckCompatible(const CheckpointMetadata& m, const JobCheckpointInfo& job, std::string_view where) {
-  if (m.max_parallelism == job.max_parallelism && job.state_schemas && m.state_schemas) {
+  if (job.state_schemas && m.state_schemas) {
     // Both declare their state: mapped by operator (state_mapping.h), the graph may differ.
+    if (m.max_parallelism != job.max_parallelism) return MaxParallelismMismatch(m, job, where);
     return StateMappingStatus(MapRestoredState(m, job), where);
   }
   if (job.state_schemas && !m.state_schemas && m.job_fingerprint == job.fingerprint &&
@@ -105,11 +115,7 @@ Status CheckCompatible(const CheckpointMetadata& m, const JobCheckpointInfo& job
     return Status::InvalidArgument(std::string(where) + buf +
                                    "; use another --state-dir, or --restore none to start without state");
   }
-  if (m.max_parallelism != job.max_parallelism) {
-    return Status::InvalidArgument(std::string(where) + ": taken with max parallelism " +
-                                   std::to_string(m.max_parallelism) + ", this job has " +
-                                   std::to_string(job.max_parallelism) + " (key groups cannot be remapped)");
-  }
+  if (m.max_parallelism != job.max_parallelism) return MaxParallelismMismatch(m, job, where);
   return Status::Ok();
 }
 

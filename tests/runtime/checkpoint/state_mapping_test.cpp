@@ -140,6 +140,14 @@ TEST(MapRestoredState, AllowDroppedStateTakesTheirSnapshotsOut) {
   ASSERT_EQ(m.operators.size(), 1u);
 }
 
+TEST(MapRestoredState, AnotherMaxParallelismIsRefusedAsSuch) {
+  CheckpointMetadata m = Taken({{"w.window", 1, kWindow}});
+  JobCheckpointInfo job = Job({{"w.window", 1, kWindow}});
+  job.max_parallelism = 64;
+  EXPECT_NE(CheckCompatible(m, job, "chk-7").message().find("taken with max parallelism 128"),
+            std::string::npos);
+}
+
 TEST(MapRestoredState, StatelessOperatorsComeAndGoFreely) {
   CheckpointMetadata m =
       Taken({{"o.source", 1, kSource}, {"o.chain", 1, {}}, {"sink1.sink", 1, {}}});
