@@ -24,7 +24,7 @@ ExprEmitter OpEmitContext::Exprs(const std::string& record, const types::Type& i
 std::string OpEmitContext::FlowFile() const { return std::filesystem::path(options.flow_file).filename().string(); }
 
 std::string OpEmitContext::Name(const plan::Node& n, const char* what) const {
-  return CppStringLiteral(n.stream + "." + what);
+  return CppStringLiteral(plan::OperatorName(n, what));
 }
 
 void OpEmitContext::Header(const plan::Node& n, const std::string& what) {

@@ -106,7 +106,9 @@ class JobEmitter {
   // Aggregates and joins are emitted by aggregate_emitter.cpp / join_emitter.cpp.
   OpEmitContext Ops() { return OpEmitContext{w_, records_, options_, build_, error_, error_line_, serializers_}; }
   std::string Rec(const types::Type& t) const { return records_.Cpp(t); }
-  std::string Name(const Node& n, const char* what) const { return CppStringLiteral(n.stream + "." + what); }
+  std::string Name(const Node& n, const char* what) const {
+    return CppStringLiteral(plan::OperatorName(n, what));
+  }
 
   // Input `i` of a union as a stream of the union's record type. Sema lets a union read streams
   // whose records have the same fields but another record name (a schema and a `select` of the

@@ -8,6 +8,7 @@
 #include "codegen/escape.h"
 #include "codegen/node_text.h"
 #include "codegen/source_emitter.h"
+#include "plan/state_schema.h"
 #include "sema/connectors.h"
 #include "sema/message_metadata.h"
 #include "sema/protobuf_types.h"
@@ -91,7 +92,7 @@ std::string CsvCodec(const types::Type& t) {
 }
 
 std::string IoEmitContext::Name(const plan::Node& n, const char* what) const {
-  return CppStringLiteral(n.stream + "." + what);
+  return CppStringLiteral(plan::OperatorName(n, what));
 }
 
 namespace {

@@ -28,6 +28,9 @@ struct Node {
   types::Type output;       // the record type this node emits
   diag::SourceRange range;  // where in the .flow file it comes from
   std::string stream;       // the stream (or sink pipeline) it belongs to, for names
+  // Earlier nodes of the same kind in the same stream (RunPasses numbers them): the second window
+  // of a stream is `s.window2`, so runtime names (and the state they key) never collide.
+  int ordinal = 0;
 };
 
 template <class T>

@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <queue>
+#include <utility>
 
 namespace flow::plan {
 namespace {
@@ -78,6 +80,10 @@ std::string RunPasses(Plan& plan, const std::set<std::string>& disabled, std::ve
     if (!error.empty()) return std::string("plan verification failed after pass `") + pass.name + "`: " + error;
   }
   if (warnings != nullptr) warnings->insert(warnings->end(), cx.warnings.begin(), cx.warnings.end());
+  std::map<std::pair<std::string, NodeKind>, int> seen;  // plan order: ids ascend
+  for (const auto& n : plan.nodes) {
+    if (n) n->ordinal = seen[{n->stream, n->kind}]++;
+  }
   return "";
 }
 

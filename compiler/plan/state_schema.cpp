@@ -91,7 +91,7 @@ std::vector<std::string> SourceParts(const SourceNode& n) {
 }  // namespace
 
 std::string OperatorName(const Node& n, std::string_view what) {
-  return n.stream + "." + std::string(what);
+  return n.stream + "." + std::string(what) + (n.ordinal > 0 ? std::to_string(n.ordinal + 1) : "");
 }
 
 uint32_t AggregateTag(std::string_view name) {

@@ -6,7 +6,8 @@
 //
 // An operator's identity is its runtime name, "<stream>.<what>": the stream it belongs to (an
 // unnamed pipeline is `sinkN`, by position) and what it is (source, window, session, aggregate,
-// join). Renaming a stream makes its operators new ones.
+// join; numbered from the second of a kind in a stream). Renaming a stream makes its operators
+// new ones.
 
 #include <cstdint>
 #include <string>
@@ -28,7 +29,7 @@ struct OperatorState {
 std::vector<OperatorState> StateOperators(const Plan& plan);
 
 // The runtime name of node `n`'s operator for `what` ("window", "join", ...): what codegen
-// passes to the job graph.
+// passes to the job graph. A stream's second node of a kind gets a number: "s.window2".
 std::string OperatorName(const Node& n, std::string_view what);
 
 // The tag an aggregate named `name` is stored under in its accumulator (exec/tagged.h): 32-bit

@@ -84,6 +84,12 @@ int Job::AddNode(std::unique_ptr<engine_detail::NodeBase> node, std::string name
     build_status_ = Status::InvalidArgument(fmt::format("operator '{}': parallelism {} exceeds the maximum {}",
                                                         node->name, node->parallelism, options_.max_parallelism));
   }
+  for (const auto& other : nodes_) {
+    // Snapshots, restores and metrics are keyed by operator name.
+    if (other->name == node->name && build_status_.ok()) {
+      build_status_ = Status::Internal(fmt::format("two operators named '{}'", node->name));
+    }
+  }
   nodes_.push_back(std::move(node));
   return static_cast<int>(nodes_.size() - 1);
 }
