@@ -107,7 +107,6 @@ std::vector<OperatorState> StateOperators(const Plan& plan) {
   std::vector<OperatorState> out;
   for (const Node* n : plan.Ordered()) {
     OperatorState op;
-    op.node = n->id;
     if (const auto* src = As<SourceNode>(n); src != nullptr && src->source != nullptr) {
       op.name = OperatorName(*n, "source");
       op.parts = SourceParts(*src);

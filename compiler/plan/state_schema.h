@@ -21,7 +21,6 @@ namespace flow::plan {
 struct OperatorState {
   std::string name;                // the runtime operator name, e.g. "clicks.window"
   std::vector<std::string> parts;  // e.g. "key: string", "aggregate n: count() -> int"
-  int node = -1;                   // the plan node
 };
 
 // Every stateful operator of the plan (sources, windows, running aggregates, joins), in plan

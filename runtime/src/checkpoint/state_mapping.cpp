@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "flow/runtime/checkpoint/state_schema.h"
 
@@ -26,12 +27,6 @@ const OperatorParallelism* Find(const std::vector<OperatorParallelism>& ops,
   return nullptr;
 }
 
-std::string Joined(const std::vector<std::string>& items, std::string_view sep) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : std::string(sep)) + s;
-  return out;
-}
-
 }  // namespace
 
 StateMapping MapRestoredState(const CheckpointMetadata& m, const JobCheckpointInfo& job) {
@@ -52,7 +47,7 @@ StateMapping MapRestoredState(const CheckpointMetadata& m, const JobCheckpointIn
         continue;
       }
       problem = fmt::format("'{}': its state cannot be carried over: {}", was.name,
-                            Joined(diff.changed, ", "));
+                            fmt::join(diff.changed, ", "));
     }
     out.not_restored.push_back(was.name);
     (job.allow_dropped_state ? out.dropped : out.refused).push_back(std::move(problem));
@@ -70,7 +65,7 @@ Status StateMappingStatus(const StateMapping& mapping, std::string_view where) {
       "{}: the script changed in a way its state cannot follow: {}. Restore into the script that "
       "took it, or give --allow-dropped-state to drop that state (a changed operator then starts "
       "empty); `flowc compare-state OLD.flow NEW.flow` shows what carries over",
-      where, Joined(mapping.refused, "; ")));
+      where, fmt::join(mapping.refused, "; ")));
 }
 
 void DropUnmappedState(const StateMapping& mapping, CheckpointMetadata* m) {
@@ -90,7 +85,7 @@ void DropUnmappedState(const StateMapping& mapping, CheckpointMetadata* m) {
 std::string DescribeStateMapping(const StateMapping& mapping) {
   auto part = [](std::string_view what, const std::vector<std::string>& items) {
     return items.empty() ? fmt::format("{} 0", what)
-                         : fmt::format("{} {} ({})", what, items.size(), Joined(items, "; "));
+                         : fmt::format("{} {} ({})", what, items.size(), fmt::join(items, "; "));
   };
   std::vector<std::string> fresh;
   for (const std::string& name : mapping.fresh) fresh.push_back("'" + name + "'");
