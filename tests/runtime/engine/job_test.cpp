@@ -131,6 +131,20 @@ TEST(JobTest, UnionMergesAllInputs) {
   EXPECT_EQ(got, want);
 }
 
+// Snapshots, restores and metrics are keyed by operator name: two operators under one name
+// would hand one's state to the other at a restore.
+TEST(JobTest, TwoOperatorsUnderOneNameAreRefused) {
+  Job job;
+  auto out = std::make_shared<Collected<int64_t>>();
+  auto s = job.Source<int64_t>("nums", VectorSourceFactory(std::vector<int64_t>{1, 2}));
+  s.Map<int64_t>("step", [](const int64_t& v) { return v; })
+      .Map<int64_t>("step", [](const int64_t& v) { return v; })
+      .Sink("collect", CollectingSinkFactory(out));
+  Status st = testing::ExecuteWithWatchdog(job);
+  EXPECT_EQ(st.code(), StatusCode::kInternal);
+  EXPECT_NE(st.message().find("two operators named 'step'"), std::string::npos) << st.ToString();
+}
+
 TEST(JobTest, FanOutFeedsEveryConsumer) {
   JobOptions options;
   options.parallelism = 2;
