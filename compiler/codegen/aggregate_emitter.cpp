@@ -17,7 +17,9 @@ ExprEmitter OpEmitContext::Exprs(const std::string& record, const types::Type& i
   ExprScope scope;
   scope.record = record;
   scope.flow_file = std::filesystem::path(options.flow_file).filename().string();
-  if (plan::IsJoinPair(input)) scope.sides = {record + ".left", record + ".right"};
+  if (plan::IsJoinPair(input))
+    scope.sides = {record + "." + MangleIdent(plan::kJoinPairLeft),
+                   record + "." + MangleIdent(plan::kJoinPairRight)};
   return ExprEmitter(records, scope);
 }
 
@@ -76,7 +78,7 @@ bool EmitAggregateFunctions(OpEmitContext& cx, const plan::Node& n, const plan::
     const ast::Expr* e = agg->items[i].expr.get();
     const auto* call = ast::As<ast::CallExpr>(e);
     if (call == nullptr || call->builtin == nullptr || !call->aggregate) {
-      cx.Unsupported("an aggregate item that is not a single aggregate call", e->range.line);
+      cx.Unsupported("an aggregate item that is not a single aggregate call", e->range);
       return false;
     }
     std::vector<types::Type> arg_types;
@@ -113,7 +115,7 @@ bool EmitAggregateFunctions(OpEmitContext& cx, const plan::Node& n, const plan::
   for (const ast::NamedExpr& item : agg->items) {
     const std::string tag = std::to_string(plan::AggregateTag(item.output_name)) + "u";
     if (std::find(tags.begin(), tags.end(), tag) != tags.end()) {
-      cx.Unsupported("two aggregates whose names hash alike (rename one)", agg->range.line);
+      cx.Unsupported("two aggregates whose names hash alike (rename one)", agg->range);
       return false;
     }
     tags.push_back(tag);
@@ -143,7 +145,7 @@ bool EmitAggregateFunctions(OpEmitContext& cx, const plan::Node& n, const plan::
   size_t nkeys = key != nullptr ? key->keys.size() : 0;
   size_t nwin = windowed ? 2 : 0;
   if (fields.size() != nkeys + nwin + agg->items.size()) {
-    cx.Unsupported("an aggregate output of unexpected shape", agg->range.line);
+    cx.Unsupported("an aggregate output of unexpected shape", agg->range);
     return false;
   }
   std::string sig = windowed ? "const Key" + id + "& k, ::flow::rt::TimestampMs start, ::flow::rt::TimestampMs end, const " + acc + "& acc"

@@ -24,20 +24,20 @@ struct OpEmitContext {
   const GenerateOptions& options;
   std::vector<std::string>& build;  // statements of Build(Job& job), in order
   std::string& error;
-  uint32_t& error_line;
+  diag::SourceRange& error_range;
   std::set<std::string>& serializers;  // record structs given a state Serializer already
 
   void Build(const std::string& line) { build.push_back(line); }
-  void Unsupported(const std::string& what, uint32_t line) {
+  void Unsupported(const std::string& what, const diag::SourceRange& where) {
     if (!error.empty()) return;
     error = what;
-    error_line = line;
+    error_range = where;
   }
   // Expressions over `record`, of type `input`: when that is a join pair, names of the join's
   // sides read `record.left` / `record.right`.
   ExprEmitter Exprs(const std::string& record, const types::Type& input) const;
   void Take(const ExprEmitter& e) {
-    if (!e.error().empty()) Unsupported(e.error(), e.error_line());
+    if (!e.error().empty()) Unsupported(e.error(), e.error_range());
   }
   std::string Rec(const types::Type& t) const { return records.Cpp(t); }
   std::string FlowFile() const;  // the script's file name, for run-time error locations

@@ -37,8 +37,9 @@ struct CodePart {
 struct GenerateResult {
   std::string cpp;         // empty when `error` is set
   std::vector<CodePart> parts;  // every part of `cpp`, FLOW_PART_MAIN first
-  std::string error;       // a construct code generation does not support yet
-  uint32_t error_line = 0; // its .flow line (0 when unknown)
+  std::string error;            // a construct code generation does not support yet ("a list<string>
+                      // field (`tags`) in `format csv`"; the caller says it is unsupported)
+  diag::SourceRange error_range;  // where in the script (invalid when unknown)
 };
 
 GenerateResult Generate(const plan::Plan& plan, const GenerateOptions& options);

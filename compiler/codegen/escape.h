@@ -2,9 +2,10 @@
 // The only ways script text enters generated C++:
 //   CppStringLiteral  any bytes -> a C++ string literal that denotes exactly those bytes
 //   CommentText       any bytes -> text safe inside a // comment (lossy, for humans only)
-//   MangleIdent       a script identifier -> a C++ identifier that is never a keyword, never
-//                     starts with `_` or holds `__` (reserved), never ends the mangled namespace
-//                     `x_`, and is injective (distinct names stay distinct)
+//   MangleIdent       a script identifier -> a C++ identifier under a prefix of its own (`f_`,
+//                     or `x_` for names that need escaping), so it is never a keyword, a type,
+//                     function or macro of the libraries, or a name of the generated code; it
+//                     never holds `__` (reserved) nor ends in `_`, and it is injective
 // Threading: pure functions.
 
 #include <string>
@@ -22,7 +23,8 @@ std::string CppStringObject(std::string_view bytes);
 // other byte becomes `.`; at most `max` characters (then "...").
 std::string CommentText(std::string_view text, size_t max = 60);
 std::string MangleIdent(std::string_view name);
-// CamelCase of a snake_case script name, then mangled: "per_minute" -> "PerMinute".
-std::string CamelIdent(std::string_view name);
+// CamelCase of a snake_case script name, not mangled: "per_minute" -> "PerMinute". For parts of
+// a generated type name; the whole name then goes through MangleIdent.
+std::string CamelCase(std::string_view name);
 
 }  // namespace flow::codegen

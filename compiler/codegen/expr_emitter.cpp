@@ -30,8 +30,8 @@ const char* CastKindName(types::Kind k) {
 
 std::string ExprEmitter::Fail(const std::string& what, const ast::Expr& e) {
   if (error_.empty()) {
-    error_ = what + " is not supported by flowc build yet";
-    error_line_ = e.range.line;
+    error_ = what;
+    error_range_ = e.range;
   }
   return "0";
 }

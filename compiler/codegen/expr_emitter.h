@@ -32,7 +32,7 @@ class ExprEmitter {
   std::string EmitAs(const ast::Expr& e, const types::Type& type);
 
   const std::string& error() const { return error_; }
-  uint32_t error_line() const { return error_line_; }
+  const diag::SourceRange& error_range() const { return error_range_; }
 
  private:
   std::string Binary(const ast::BinaryExpr& e);
@@ -46,7 +46,7 @@ class ExprEmitter {
   const RecordTypes& records_;
   ExprScope scope_;
   std::string error_;
-  uint32_t error_line_ = 0;
+  diag::SourceRange error_range_;
 };
 
 }  // namespace flow::codegen

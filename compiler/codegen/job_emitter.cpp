@@ -85,7 +85,7 @@ class JobEmitter {
     GenerateResult r;
     if (!error_.empty()) {
       r.error = error_;
-      r.error_line = error_line_;
+      r.error_range = error_range_;
     } else {
       r.cpp = w_.text();
       r.parts = std::move(parts_);
@@ -94,17 +94,19 @@ class JobEmitter {
   }
 
  private:
-  void Unsupported(const std::string& what, uint32_t line) {
+  void Unsupported(const std::string& what, const diag::SourceRange& where) {
     if (!error_.empty()) return;
     error_ = what;
-    error_line_ = line;
+    error_range_ = where;
   }
 
   std::string S(int id) const { return "s" + std::to_string(id); }
   // Sources and sinks are emitted by source_emitter.cpp / sink_emitter.cpp.
-  IoEmitContext Io() { return IoEmitContext{w_, records_, options_, build_, error_, error_line_}; }
+  IoEmitContext Io() { return IoEmitContext{w_, records_, options_, build_, error_, error_range_}; }
   // Aggregates and joins are emitted by aggregate_emitter.cpp / join_emitter.cpp.
-  OpEmitContext Ops() { return OpEmitContext{w_, records_, options_, build_, error_, error_line_, serializers_}; }
+  OpEmitContext Ops() {
+    return OpEmitContext{w_, records_, options_, build_, error_, error_range_, serializers_};
+  }
   std::string Rec(const types::Type& t) const { return records_.Cpp(t); }
   std::string Name(const Node& n, const char* what) const {
     return CppStringLiteral(plan::OperatorName(n, what));
@@ -135,12 +137,12 @@ class JobEmitter {
     return ExprEmitter(records_, scope);
   }
   void Take(const ExprEmitter& e) {
-    if (!e.error().empty()) Unsupported(e.error(), e.error_line());
+    if (!e.error().empty()) Unsupported(e.error(), e.error_range());
   }
 
   void RegisterRecords() {
     for (const Node* n : plan_.Ordered()) {
-      std::string hint = CamelIdent(n->stream) + (n->kind == NodeKind::kSource ? "In" : "Out");
+      std::string hint = CamelCase(n->stream) + (n->kind == NodeKind::kSource ? "In" : "Out");
       if (const auto* c = plan::As<plan::ChainNode>(n)) {
         for (size_t i = 0; i < c->steps.size(); ++i) records_.Register(c->steps[i].output, hint + std::to_string(i + 1));
       }
@@ -155,8 +157,9 @@ class JobEmitter {
       bool safe = !path.empty();
       for (char c : path) safe = safe && c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '?';
       if (!safe) {
-        Unsupported("the header path of extern fn `" + name + "` has characters that cannot appear in #include",
-                    decl->header_range.line);
+        Unsupported("a header path with characters that cannot appear in #include (extern fn `" +
+                        name + "`)",
+                    decl->header_range);
         continue;
       }
       w_.Line("// extern fn " + CommentText(name) + " (line " + std::to_string(decl->range.line) + ")");
@@ -341,7 +344,7 @@ class JobEmitter {
         }
         const types::Field* out = step.output.FindField(item.item.output_name);
         if (out == nullptr) {
-          Unsupported("a select item without a name in the output", item.item.expr->range.line);
+          Unsupported("a select item without a name in the output", item.item.expr->range);
           continue;
         }
         w_.FlowLine(item.item.expr->range.line);
@@ -508,7 +511,7 @@ class JobEmitter {
   std::vector<NodeLines> node_lines_;
   std::vector<CodePart> parts_;
   std::string error_;
-  uint32_t error_line_ = 0;
+  diag::SourceRange error_range_;
   std::set<std::string> serializers_;  // see OpEmitContext
 };
 

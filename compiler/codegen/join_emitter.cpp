@@ -149,16 +149,18 @@ void EmitFlattenStep(OpEmitContext& cx, const plan::ChainStep& step, const std::
   const types::Type& right = step.input.fields()[1].type;
   const auto& out = step.output.fields();
   if (out.size() != left.fields().size() + right.fields().size()) {
-    cx.Unsupported("a join whose merged record has an unexpected shape", step.op->range.line);
+    cx.Unsupported("a join whose merged record has an unexpected shape", step.op->range);
     return;
   }
   cx.w.Line(indent + cx.Rec(step.output) + " " + next + ";");
   size_t i = 0;
   for (const types::Field& f : left.fields()) {
-    cx.w.Line(indent + next + "." + MangleIdent(out[i++].name) + " = " + var + ".left." + MangleIdent(f.name) + ";");
+    cx.w.Line(indent + next + "." + MangleIdent(out[i++].name) + " = " + var + "." +
+              MangleIdent(plan::kJoinPairLeft) + "." + MangleIdent(f.name) + ";");
   }
   for (const types::Field& f : right.fields()) {
-    cx.w.Line(indent + next + "." + MangleIdent(out[i++].name) + " = " + var + ".right." + MangleIdent(f.name) + ";");
+    cx.w.Line(indent + next + "." + MangleIdent(out[i++].name) + " = " + var + "." +
+              MangleIdent(plan::kJoinPairRight) + "." + MangleIdent(f.name) + ";");
   }
 }
 

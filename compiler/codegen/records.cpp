@@ -26,8 +26,8 @@ std::string RecordTypes::Register(const types::Type& type, const std::string& hi
   std::string key = ShapeKey(type);
   auto it = by_shape_.find(key);
   if (it != by_shape_.end()) return entries_[it->second].name;
-  for (const types::Field& f : type.fields()) Register(f.type, hint + CamelIdent(f.name));
-  std::string base = type.record_name().empty() ? hint : MangleIdent(type.record_name());
+  for (const types::Field& f : type.fields()) Register(f.type, hint + CamelCase(f.name));
+  std::string base = MangleIdent(type.record_name().empty() ? hint : type.record_name());
   std::string name = base;
   int& n = used_names_[base];
   // A repeated name gets `_<n>_`: plain and mangled names never end in `_`, so this cannot meet one.

@@ -106,7 +106,7 @@ class SinkEmitter {
     if (n_.into->format) {
       for (const ast::NamedArg& a : n_.into->format->args) {
         if (a.name.name != "delimiter") {
-          cx_.Unsupported("`format csv(" + a.name.name + ": ...)` on a sink", a.name.range.line);
+          cx_.Unsupported("`format csv(" + a.name.name + ": ...)` on a sink", a.name.range);
           return false;
         }
         // Encoders are made per subtask with the default delimiter; the first record sets this one.
@@ -126,7 +126,7 @@ class SinkEmitter {
       std::string c = CsvCodec(f->type);
       if (c.empty()) {
         cx_.Unsupported("a " + f->type.ToString() + " field (`" + f->name + "`) in `format csv`",
-                        n_.range.line);
+                        n_.range);
         return false;
       }
       cx_.w.Line("  e.csv.Field<" + c + ">(r." + MangleIdent(f->name) + ");");
@@ -170,7 +170,7 @@ class SinkEmitter {
     if (!ok) {
       cx_.Unsupported("field name \"" + CommentText(name) +
                           "\" in `format avro`: Avro names are letters, digits and `_`",
-                      n_.range.line);
+                      n_.range);
       return false;
     }
     return AvroNames(f.type);
@@ -180,7 +180,7 @@ class SinkEmitter {
   // the schema id and the message index {0}.
   bool Protobuf() {
     if (std::string p = ProtobufProblem(payload_, /*sink=*/true); !p.empty()) {
-      cx_.Unsupported(p, n_.range.line);
+      cx_.Unsupported(p, n_.range);
       return false;
     }
     cx_.w.Line("  payload->assign(e.header);");
@@ -199,7 +199,7 @@ class SinkEmitter {
   // `format protobuf(proto: ..., message: ...)`: the file's text, and proto_writerN, which maps
   // the record's fields to the file message's (numbers and encodings) when the job starts.
   void ProtoFileWriter() {
-    proto_file_ = cx_.ProtoFile(*n_.into->format, "kProtoFile" + id_, n_.range.line);
+    proto_file_ = cx_.ProtoFile(*n_.into->format, "kProtoFile" + id_, n_.range);
     if (!proto_file_) return;
     std::string schema = "kSchemaWriter" + id_;
     std::string writer = "proto_writer" + id_;
@@ -238,7 +238,7 @@ class SinkEmitter {
       cx_.Unsupported(metadata_.empty()
                           ? "`format raw` needs a record with one string field"
                           : "`format raw` needs one string field besides the `metadata` fields",
-                      n_.range.line);
+                      n_.range);
       return false;
     }
     const types::Field& f = *payload_[0];
@@ -286,7 +286,7 @@ class SinkEmitter {
       for (const auto& [v, t] : parts) {
         std::string c = CsvCodec(t);
         if (c.empty()) {
-          cx_.Unsupported("a " + t.ToString() + " value in a Kafka message key", n_.range.line);
+          cx_.Unsupported("a " + t.ToString() + " value in a Kafka message key", n_.range);
           return;
         }
         cx_.w.Line("  e.key.Field<" + c + ">(" + v + ");");

@@ -38,13 +38,14 @@ std::string IoEmitContext::StringArg(const std::vector<ast::NamedArg>& args,
   return absent;
 }
 
-bool IoEmitContext::ProtoFile(const ast::FormatClause& f, const std::string& name, uint32_t line) {
+bool IoEmitContext::ProtoFile(const ast::FormatClause& f, const std::string& name,
+                              const diag::SourceRange& where) {
   for (const ast::NamedArg& a : f.args) {
     const auto* lit = ast::As<ast::LiteralExpr>(a.value.get());
     if (a.name.name != "proto" || lit == nullptr) continue;
     std::string text, error;
     if (!sema::ReadProtoFile(options.flow_file, lit->string_value, &text, &error)) {
-      Unsupported(error, line);
+      Unsupported(error, where);
       return false;
     }
     w.Line("inline const std::string " + name + " = " + CppStringObject(text) + ";");
@@ -122,7 +123,7 @@ class SourceEmitter {
     const std::string& name = n_.output.record_name();
     std::string member = name == "Bid" ? "bid" : name == "Auction" ? "auction" : name == "Person" ? "person" : "";
     if (member.empty()) {
-      cx_.Unsupported("a nexmark source whose `kind` is not a literal", src_.range.line);
+      cx_.Unsupported("a nexmark source whose `kind` is not a literal", src_.range);
       return false;
     }
     std::string fn = "FromNexmark" + id_;
@@ -160,7 +161,7 @@ class SourceEmitter {
         return "[&] { " + cpp + " v(static_cast<size_t>(rng.ListLength())); for (auto& x : v) x = " + Draw(t.element(), field) +
                "; return v; }()";
       default:
-        cx_.Unsupported("a " + t.ToString() + " field in a datagen schema", src_.range.line);
+        cx_.Unsupported("a " + t.ToString() + " field in a datagen schema", src_.range);
         return "{}";
     }
   }
@@ -326,7 +327,9 @@ class SourceEmitter {
       if (!n_.decoded.count(all[i].name)) continue;
       std::string codec = CsvCodec(all[i].type);
       if (codec.empty()) {
-        cx_.Unsupported("a " + all[i].type.ToString() + " field (`" + all[i].name + "`) in `format csv`", src_.range.line);
+        cx_.Unsupported(
+            "a " + all[i].type.ToString() + " field (`" + all[i].name + "`) in `format csv`",
+            src_.range);
         continue;
       }
       any = true;
@@ -362,7 +365,7 @@ class SourceEmitter {
     std::vector<const types::Field*> fields = Decoded();
     bool avro = format == "avro";
     if (std::string p = avro ? "" : ProtobufProblem(fields, /*sink=*/false); !p.empty()) {
-      cx_.Unsupported(p, src_.range.line);
+      cx_.Unsupported(p, src_.range);
       return "";
     }
     std::string kind = avro ? "Avro" : "Protobuf";
@@ -384,7 +387,7 @@ class SourceEmitter {
     }
     w.Line("}");
     std::string reader = format + id_;
-    if (!avro && cx_.ProtoFile(*src_.format, "kProtoFile" + id_, src_.range.line)) {
+    if (!avro && cx_.ProtoFile(*src_.format, "kProtoFile" + id_, src_.range)) {
       // Plain messages of the file's message, resolved once when the job starts.
       cx_.Build("auto " + reader + " = ::flow::rt::ProtobufFileResolution(kProtoFile" + id_ + ", " +
                 cx_.StringArg(src_.format->args, "message") + ", " + schema + ");");
@@ -405,7 +408,7 @@ class SourceEmitter {
   std::string RawDecoder() {
     const auto& all = n_.output.fields();
     if (all.size() != 1 || all[0].type.kind() != types::Kind::kString) {
-      cx_.Unsupported("`format raw` needs a schema with one string field", src_.range.line);
+      cx_.Unsupported("`format raw` needs a schema with one string field", src_.range);
       return "";
     }
     std::string fn = "DecodeRaw" + id_;

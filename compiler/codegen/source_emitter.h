@@ -25,17 +25,17 @@ struct IoEmitContext {
   const GenerateOptions& options;
   std::vector<std::string>& build;  // statements of Build(Job& job), in order
   std::string& error;
-  uint32_t& error_line;
+  diag::SourceRange& error_range;
 
   void Build(const std::string& line) { build.push_back(line); }
-  void Unsupported(const std::string& what, uint32_t line) {
+  void Unsupported(const std::string& what, const diag::SourceRange& where) {
     if (!error.empty()) return;
     error = what;
-    error_line = line;
+    error_range = where;
   }
   ExprEmitter Exprs(const std::string& record) const;
   void Take(const ExprEmitter& e) {
-    if (!e.error().empty()) Unsupported(e.error(), e.error_line());
+    if (!e.error().empty()) Unsupported(e.error(), e.error_range());
   }
   // "// stream: what (file.flow line N)" before a node's functions.
   void Header(const plan::Node& n, const std::string& what);
@@ -45,7 +45,8 @@ struct IoEmitContext {
   // `format protobuf(proto: "file.proto")`: emits the file's text as a constant `name` and
   // returns true; false without `proto` (a registry), or after Unsupported() when it cannot be
   // read.
-  bool ProtoFile(const ast::FormatClause& f, const std::string& name, uint32_t line);
+  bool ProtoFile(const ast::FormatClause& f, const std::string& name,
+                 const diag::SourceRange& where);
   // The connector arguments as a ConnectorOptions initializer, every value as text.
   std::string ConnectorOptions(const ast::ConnectorCall& c, bool sink);
   std::string Name(const plan::Node& n, const char* what) const;

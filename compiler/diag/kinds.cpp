@@ -102,6 +102,9 @@ const std::vector<KindInfo>& Table() {
       {Kind::kSinkInStream, "sink-in-stream", kError, "`into` inside a `stream` definition"},
       {Kind::kOperatorAfterSink, "operator-after-sink", kError, "an operator after `into`"},
       {Kind::kUnusedStream, "unused-stream", kWarning, "a stream that nothing reads"},
+      {Kind::kUnsupported, "unsupported", kError,
+       "a valid construct that `flowc build` cannot compile yet"},
+      {Kind::kAlwaysFalse, "always-false", kWarning, "a `where` condition that no record can pass"},
   };
   return table;
 }
@@ -109,7 +112,7 @@ const std::vector<KindInfo>& Table() {
 }  // namespace
 
 const std::vector<KindInfo>& AllKinds() {
-  static_assert(static_cast<int>(Kind::kCount) == 54, "update the table in kinds.cpp");
+  static_assert(static_cast<int>(Kind::kCount) == 56, "update the table in kinds.cpp");
   assert(Table().size() == static_cast<size_t>(Kind::kCount) && "kinds table out of sync");
   return Table();
 }

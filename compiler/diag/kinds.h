@@ -72,6 +72,9 @@ enum class Kind {
   kSinkInStream,
   kOperatorAfterSink,
   kUnusedStream,
+  // Plan and code generation (found after checking, reported by `flowc check` too).
+  kUnsupported,
+  kAlwaysFalse,
   kCount,
 };
 

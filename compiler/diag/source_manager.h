@@ -34,6 +34,7 @@ class SourceManager {
     std::string name;
     std::string text;
     std::vector<uint32_t> line_starts;  // byte offset of each line's first byte
+    std::vector<bool> line_ascii;       // per line: no byte >= 0x80 (columns are byte counts)
   };
   std::vector<File> files_;
 };

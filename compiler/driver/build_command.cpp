@@ -16,9 +16,8 @@
 #include "codegen/compile.h"
 #include "codegen/portable.h"
 #include "codegen/toolchain.h"
-#include "diag/render.h"
 #include "driver/commands.h"
-#include "driver/frontend.h"
+#include "frontend/frontend.h"
 #include "plan/passes.h"
 
 namespace flow::driver {
@@ -202,19 +201,7 @@ int Run(const std::vector<std::string>& args) {
     std::fprintf(stderr, "flowc: runtime header cache: %s %s\n", state, r.cache_entry.c_str());
     std::fprintf(stderr, "flowc: compiled %d translation unit%s\n", r.units, r.units == 1 ? "" : "s");
   }
-  if (!r.ok) {
-    fs::path log = dir / (cpp_name + ".log");
-    std::ofstream(log, std::ios::binary) << r.log;
-    std::string line = FlowLineOf(r.log, r.first_error, job.flow_path);
-    std::fprintf(stderr, "flowc: internal error: the generated C++ for %s does not compile",
-                 file.c_str());
-    if (!line.empty()) std::fprintf(stderr, " (at %s line %s)", file.c_str(), line.c_str());
-    std::fprintf(stderr, "\n  %s\n", r.first_error.c_str());
-    std::fprintf(stderr, "  generated C++: %s\n  full compiler output: %s\n", cpp.c_str(),
-                 log.c_str());
-    std::fprintf(stderr, "  (if the script uses `extern fn`, check the C++ header it names)\n");
-    return 1;
-  }
+  if (!r.ok) return ReportCompileFailure(file, job, r, cpp.string());
   if (temporary) fs::remove_all(dir, ec);
   if (portable) {
     codegen::PortableResult p = codegen::MakePortable(output, name, codegen::BuiltToolchain().cxx);
@@ -231,52 +218,42 @@ int Run(const std::vector<std::string>& args) {
 
 }  // namespace
 
+int ReportCompileFailure(const std::string& file, const GeneratedJob& job,
+                         const codegen::CompileResult& r, const std::string& cpp) {
+  const std::string log = cpp + ".log";
+  std::ofstream(log, std::ios::binary) << r.log;
+  std::string line = FlowLineOf(r.log, r.first_error, job.flow_path);
+  std::fprintf(stderr, "flowc: internal error: the generated C++ for %s does not compile",
+               file.c_str());
+  if (!line.empty()) std::fprintf(stderr, " (at %s line %s)", file.c_str(), line.c_str());
+  std::fprintf(stderr, "\n  %s\n", r.first_error.c_str());
+  std::fprintf(stderr, "  generated C++: %s\n  full compiler output: %s\n", cpp.c_str(),
+               log.c_str());
+  std::fprintf(stderr, "  (if the script uses `extern fn`, check the C++ header it names)\n");
+  return 1;
+}
+
 GeneratedJob GenerateJob(const std::string& path, const std::set<std::string>& disabled_passes,
                          const std::string& cpp_name) {
   GeneratedJob job;
-  diag::SourceManager sm;
-  diag::DiagnosticEngine diags;
-  std::unique_ptr<sema::CheckedProgram> program = CheckFile(path, sm, diags);
-  bool color = isatty(STDERR_FILENO);
-  for (const diag::Diagnostic& d : diags.diagnostics())
-    std::fputs(diag::RenderText(d, sm, color).c_str(), stderr);
-  if (program == nullptr || diags.has_errors()) {
-    job.exit_code = 1;
-    return job;
-  }
   std::error_code ec;
   job.flow_path = fs::absolute(path, ec).lexically_normal().string();
-  plan::LowerResult lowered = plan::Lower(*program);
-  if (!lowered.plan) {
-    std::fprintf(stderr, "%s:%u:%u: error: %s\n", path.c_str(), lowered.range.line,
-                 lowered.range.col, lowered.error.c_str());
+  frontend::Options options;
+  options.disabled_passes = disabled_passes;
+  options.generate.flow_file = job.flow_path;
+  options.generate.cpp_file = cpp_name;
+  options.generate.script_dir = fs::path(job.flow_path).parent_path().string();
+  diag::SourceManager sm;
+  diag::DiagnosticEngine diags;
+  frontend::Compilation c = frontend::CompileFile(path, sm, diags, options);
+  PrintDiagnostics(diags, sm);
+  if (!c.internal_error.empty()) PrintInternalError(c.internal_error);
+  if (!c.ok(frontend::Stage::kGenerate)) {
     job.exit_code = 1;
     return job;
   }
-  std::vector<plan::PassWarning> warnings;
-  std::string internal = plan::RunPasses(*lowered.plan, disabled_passes, &warnings);
-  for (const plan::PassWarning& w : warnings) {
-    std::fprintf(stderr, "%s:%u:%u: warning: %s\n", path.c_str(), w.range.line, w.range.col, w.message.c_str());
-  }
-  if (!internal.empty()) {
-    std::fprintf(stderr, "flowc: internal error: %s\n%s", internal.c_str(),
-                 lowered.plan->ToString().c_str());
-    job.exit_code = 1;
-    return job;
-  }
-  codegen::GenerateOptions options;
-  options.flow_file = job.flow_path;
-  options.cpp_file = cpp_name;
-  options.script_dir = fs::path(job.flow_path).parent_path().string();
-  codegen::GenerateResult generated = codegen::Generate(*lowered.plan, options);
-  if (!generated.error.empty()) {
-    std::fprintf(stderr, "%s:%u: error: %s\n", path.c_str(), generated.error_line,
-                 generated.error.c_str());
-    job.exit_code = 1;
-    return job;
-  }
-  job.cpp = std::move(generated.cpp);
-  job.parts = std::move(generated.parts);
+  job.cpp = std::move(c.cpp);
+  job.parts = std::move(c.parts);
   return job;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codegen/codegen.h"
+#include "codegen/compile.h"
 
 namespace flow::driver {
 
@@ -20,5 +21,11 @@ struct GeneratedJob {
 // `cpp_name` is the name the generated file will have (for #line directives).
 GeneratedJob GenerateJob(const std::string& path, const std::set<std::string>& disabled_passes,
                          const std::string& cpp_name);
+
+// After CompileJob failed on `cpp` (generated from `file`): writes the compiler's output to
+// `cpp`.log and prints the first error (at its script line when the #line directives put it
+// there) and both paths. Returns 1, the exit code.
+int ReportCompileFailure(const std::string& file, const GeneratedJob& job,
+                         const codegen::CompileResult& r, const std::string& cpp);
 
 }  // namespace flow::driver

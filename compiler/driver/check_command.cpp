@@ -7,7 +7,7 @@
 
 #include "diag/render.h"
 #include "driver/commands.h"
-#include "driver/frontend.h"
+#include "frontend/frontend.h"
 
 namespace flow::driver {
 namespace {
@@ -79,12 +79,14 @@ int Run(const std::vector<std::string>& args) {
     }
   }
   if (files.empty()) return UsageError("`check` needs at least one file", "check");
-  bool use_color = color == "always" || (color == "auto" && isatty(STDERR_FILENO));
+  bool use_color = color == "always" || (color == "auto" && AutoColor());
   size_t total_errors = 0, total_warnings = 0, failed_files = 0;
   for (const std::string& path : files) {
     diag::SourceManager sm;
     diag::DiagnosticEngine diags(max_errors);
-    CheckFile(path, sm, diags);
+    // Up to the generated C++ (in memory, no C++ compiler): every error `flowc build` can blame
+    // on the script is reported here too.
+    frontend::Compilation c = frontend::CompileFile(path, sm, diags);
     for (const diag::Diagnostic& d : diags.diagnostics()) {
       if (format == "json") {
         std::fputs(diag::RenderJson(d, sm).c_str(), stdout);
@@ -92,9 +94,13 @@ int Run(const std::vector<std::string>& args) {
         std::fputs(diag::RenderText(d, sm, use_color).c_str(), stderr);
       }
     }
+    if (!c.internal_error.empty()) {
+      PrintInternalError(c.internal_error);
+      ++total_errors;
+    }
     total_errors += diags.error_count();
     total_warnings += diags.warning_count();
-    if (diags.has_errors()) ++failed_files;
+    if (diags.has_errors() || !c.internal_error.empty()) ++failed_files;
   }
   if (format == "text" && (total_errors > 0 || total_warnings > 0)) {
     auto plural = [](size_t n, const char* word) {

@@ -1,10 +1,14 @@
 #include "driver/cli.h"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "diag/kinds.h"
+#include "diag/render.h"
 #include "diag/suggest.h"
 #include "driver/commands.h"
 #include "flow/version.h"
@@ -48,6 +52,21 @@ int UnknownCommand(const std::string& name) {
 }
 
 }  // namespace
+
+bool AutoColor() {
+  const char* no_color = std::getenv("NO_COLOR");
+  return isatty(STDERR_FILENO) && (no_color == nullptr || *no_color == '\0');
+}
+
+void PrintDiagnostics(const diag::DiagnosticEngine& diags, const diag::SourceManager& sm) {
+  const bool color = AutoColor();
+  for (const diag::Diagnostic& d : diags.diagnostics())
+    std::fputs(diag::RenderText(d, sm, color).c_str(), stderr);
+}
+
+void PrintInternalError(const std::string& message) {
+  std::fprintf(stderr, "flowc: internal error: %s\n", message.c_str());
+}
 
 int UsageError(const std::string& message, std::string_view command) {
   std::fprintf(stderr, "flowc: error: %s\n", message.c_str());

@@ -6,6 +6,9 @@
 #include <string_view>
 #include <vector>
 
+#include "diag/diagnostic.h"
+#include "diag/source_manager.h"
+
 namespace flow::driver {
 
 struct Command {
@@ -26,5 +29,13 @@ extern const Command kLspCommand;
 
 // Prints "flowc: error: <message>" and a hint to stderr; returns 2.
 int UsageError(const std::string& message, std::string_view command = {});
+
+// Whether stderr gets colors when a command's color choice is automatic: a terminal, and
+// NO_COLOR (no-color.org) unset or empty.
+bool AutoColor();
+// Every diagnostic as text on stderr (colored when AutoColor()).
+void PrintDiagnostics(const diag::DiagnosticEngine& diags, const diag::SourceManager& sm);
+// "flowc: internal error: ..." on stderr: a bug of flowc, not of the script.
+void PrintInternalError(const std::string& message);
 
 }  // namespace flow::driver

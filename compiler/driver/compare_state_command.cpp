@@ -1,6 +1,5 @@
 // `flowc compare-state OLD.flow NEW.flow`: what state of a job running OLD carries over when it
 // is restored into NEW (docs/operations.md, "Upgrading a job"), before anything is deployed.
-#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
@@ -8,10 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "diag/render.h"
 #include "driver/commands.h"
-#include "driver/frontend.h"
 #include "flow/runtime/checkpoint/state_schema.h"
+#include "frontend/frontend.h"
 #include "plan/passes.h"
 #include "plan/state_schema.h"
 
@@ -37,33 +35,18 @@ constexpr std::string_view kHelp =
 
 struct Planned {
   diag::SourceManager sm;
-  std::unique_ptr<sema::CheckedProgram> program;
-  std::unique_ptr<plan::Plan> plan;
+  frontend::Compilation compiled;  // its plan points into its program
 };
 
 // Checks, lowers and optimizes `file` as `flowc build` does; prints diagnostics; false on errors.
 bool PlanFile(const std::string& file, Planned* out) {
   diag::DiagnosticEngine diags;
-  out->program = CheckFile(file, out->sm, diags);
-  const bool color = isatty(STDERR_FILENO);
-  for (const diag::Diagnostic& d : diags.diagnostics()) {
-    std::fputs(diag::RenderText(d, out->sm, color).c_str(), stderr);
-  }
-  if (out->program == nullptr || diags.has_errors()) return false;
-  plan::LowerResult lowered = plan::Lower(*out->program);
-  if (!lowered.plan) {
-    std::fprintf(stderr, "%s:%u:%u: error: %s\n", file.c_str(), lowered.range.line,
-                 lowered.range.col, lowered.error.c_str());
-    return false;
-  }
-  std::vector<plan::PassWarning> warnings;
-  const std::string internal = plan::RunPasses(*lowered.plan, {}, &warnings);
-  if (!internal.empty()) {
-    std::fprintf(stderr, "flowc: internal error: %s\n", internal.c_str());
-    return false;
-  }
-  out->plan = std::move(lowered.plan);
-  return true;
+  frontend::Options options;
+  options.until = frontend::Stage::kPlan;
+  out->compiled = frontend::CompileFile(file, out->sm, diags, options);
+  PrintDiagnostics(diags, out->sm);
+  if (!out->compiled.internal_error.empty()) PrintInternalError(out->compiled.internal_error);
+  return out->compiled.ok(frontend::Stage::kPlan);
 }
 
 const plan::OperatorState* Find(const std::vector<plan::OperatorState>& ops,
@@ -85,8 +68,8 @@ int Run(const std::vector<std::string>& args) {
     return UsageError("`compare-state` needs two files: OLD.flow NEW.flow", "compare-state");
   Planned old_script, new_script;
   if (!PlanFile(files[0], &old_script) || !PlanFile(files[1], &new_script)) return 1;
-  const std::vector<plan::OperatorState> was = plan::StateOperators(*old_script.plan);
-  const std::vector<plan::OperatorState> now = plan::StateOperators(*new_script.plan);
+  const std::vector<plan::OperatorState> was = plan::StateOperators(*old_script.compiled.plan);
+  const std::vector<plan::OperatorState> now = plan::StateOperators(*new_script.compiled.plan);
   size_t width = 0;
   for (const auto* ops : {&was, &now}) {
     for (const plan::OperatorState& op : *ops) width = std::max(width, op.name.size());

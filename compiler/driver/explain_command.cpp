@@ -8,9 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "diag/render.h"
 #include "driver/commands.h"
-#include "driver/frontend.h"
+#include "frontend/frontend.h"
 #include "plan/explain.h"
 #include "plan/passes.h"
 
@@ -112,39 +111,25 @@ int Run(const std::vector<std::string>& args) {
 
   diag::SourceManager sm;
   diag::DiagnosticEngine diags;
-  std::unique_ptr<sema::CheckedProgram> program = CheckFile(file, sm, diags);
-  bool color = isatty(STDERR_FILENO);
-  for (const diag::Diagnostic& d : diags.diagnostics())
-    std::fputs(diag::RenderText(d, sm, color).c_str(), stderr);
-  if (program == nullptr || diags.has_errors()) return 1;
-  plan::LowerResult lowered = plan::Lower(*program);
-  if (!lowered.plan) {
-    std::fprintf(stderr, "%s:%u:%u: error: %s\n", file.c_str(), lowered.range.line,
-                 lowered.range.col, lowered.error.c_str());
-    return 1;
-  }
-  std::vector<plan::PassWarning> warnings;
-  std::string internal = plan::RunPasses(*lowered.plan, disabled, &warnings);
-  for (const plan::PassWarning& w : warnings) {
-    std::fprintf(stderr, "%s:%u:%u: warning: %s\n", file.c_str(), w.range.line, w.range.col, w.message.c_str());
-  }
-  if (!internal.empty()) {
-    std::fprintf(stderr, "flowc: internal error: %s\n%s", internal.c_str(),
-                 lowered.plan->ToString().c_str());
-    return 1;
-  }
-  // The script is the only file the front end read (CheckFile adds it first).
-  std::string_view source = sm.text(0);
+  frontend::Options options;
+  options.until = frontend::Stage::kPlan;
+  options.disabled_passes = disabled;
+  frontend::Compilation c = frontend::CompileFile(file, sm, diags, options);
+  PrintDiagnostics(diags, sm);
+  if (!c.internal_error.empty()) PrintInternalError(c.internal_error);
+  if (!c.ok(frontend::Stage::kPlan)) return 1;
+  const plan::Plan& plan = *c.plan;
+  std::string_view source = sm.text(c.file);
   if (format == "text") {
     std::string passes;
     for (const plan::PassInfo& p : plan::AllPasses()) {
       if (!disabled.count(p.name)) passes.append(passes.empty() ? "" : ", ").append(p.name);
     }
-    std::printf("plan of %s (passes: %s)\n%s", file.c_str(), passes.empty() ? "none" : passes.c_str(),
-                plan::ExplainText(*lowered.plan, source).c_str());
+    std::printf("plan of %s (passes: %s)\n%s", file.c_str(),
+                passes.empty() ? "none" : passes.c_str(), plan::ExplainText(plan, source).c_str());
     return 0;
   }
-  std::string dot = plan::ExplainDot(*lowered.plan, source);
+  std::string dot = plan::ExplainDot(plan, source);
   if (format == "dot") {
     std::fputs(dot.c_str(), stdout);
     return 0;

@@ -3,10 +3,10 @@
 #include "diag/diagnostic.h"
 #include "diag/render.h"
 #include "diag/source_manager.h"
-#include "driver/frontend.h"
 #include "format/comments.h"
 #include "format/layout.h"
 #include "format/printer.h"
+#include "frontend/frontend.h"
 #include "parse/parser.h"
 
 namespace flow::format {
@@ -19,7 +19,7 @@ FormatResult FormatSource(std::string_view path, std::string_view source,
   uint32_t file = sm.AddFile(std::string(path), std::string(source));
   // The parser and the printer recurse over nesting; the large stack keeps legal deep nesting
   // from exhausting the caller's.
-  driver::RunWithLargeStack([&] {
+  frontend::RunWithLargeStack([&] {
     ast::Program program = parse::Parse(sm, file, diags);
     if (diags.has_errors()) return;
     const std::string& text = sm.text(file);

@@ -242,9 +242,12 @@ Json Completion(const Document& doc, Position pos) {
   char prev = p > 0 ? text[p - 1] : '\0';
   std::string prev_word = WordBefore(text, word_start);
 
-  const sema::CheckedProgram* program = doc.analysis && doc.analysis->program
+  // The whole text's program, else the last one that parsed (it still has the statement being
+  // typed), else the one of the statements without syntax errors.
+  const sema::CheckedProgram* program = doc.analysis && doc.analysis->complete()
                                             ? doc.analysis->program.get()
                                         : doc.last_good ? doc.last_good->program.get()
+                                        : doc.analysis  ? doc.analysis->program.get()
                                                         : nullptr;
 
   if (prev == '|' && !(p >= 2 && text[p - 2] == '|')) {
@@ -321,16 +324,18 @@ Json Completion(const Document& doc, Position pos) {
   // text. Else the last analysis that parsed, whose offsets match up to the first edit (usually
   // near the cursor).
   const Analysis* fields_from =
-      doc.analysis && doc.analysis->program ? doc.analysis.get() : nullptr;
+      doc.analysis && doc.analysis->complete() ? doc.analysis.get() : nullptr;
   std::shared_ptr<const Analysis> repaired;
   if (fields_from == nullptr) {
     size_t bar = word_start == 0 ? std::string_view::npos : text.rfind('|', word_start - 1);
     if (bar != std::string_view::npos && bar <= kMaxRepairBytes) {
       repaired = Analyze(doc.path, std::string(text.substr(0, bar)));
-      if (repaired->program) fields_from = repaired.get();
+      if (repaired->complete()) fields_from = repaired.get();
     }
   }
   if (fields_from == nullptr && doc.last_good) fields_from = doc.last_good.get();
+  if (fields_from == nullptr && doc.analysis && doc.analysis->program)
+    fields_from = doc.analysis.get();
   if (fields_from)
     AddFields(b, RecordAt(*fields_from->program, static_cast<uint32_t>(offset), text));
   AddParams(b, program, std::nullopt);

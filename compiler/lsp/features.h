@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lsp/document.h"
 #include "lsp/json.h"
@@ -29,6 +30,23 @@ Json Definition(const Document& doc, Position pos);
 // `include_declaration`); and the same as DocumentHighlights (declarations as writes).
 Json References(const Document& doc, Position pos, bool include_declaration);
 Json DocumentHighlights(const Document& doc, Position pos);
+// The occurrences naming what is at `pos` (as References), in text order; empty when nothing is.
+std::vector<const Occurrence*> Matches(const Analysis& a, Position pos);
+
+// rename.cpp: textDocument/prepareRename (the range of the renamable name at `pos`, or null) and
+// textDocument/rename (a WorkspaceEdit). Params, schemas, schema fields, fields and streams can
+// be renamed; functions, extern fns (their name is the C++ function's), keywords, connectors and
+// formats cannot. A schema field keeps its name in the data (`"user" as who: string`). A rename
+// that would make the script invalid (a clash, a keyword, not a name) is refused: nullopt with
+// *error set.
+Json PrepareRename(const Document& doc, Position pos);
+std::optional<Json> Rename(const Document& doc, Position pos, const std::string& new_name,
+                           std::string* error);
+
+// semantic_tokens.cpp: textDocument/semanticTokens/full: the data array of every name the
+// analysis resolved, typed by what it names (SemanticTokenTypes() is the legend).
+Json SemanticTokens(const Document& doc);
+const std::vector<std::string>& SemanticTokenTypes();
 
 // completion.cpp: a CompletionList for `pos`.
 Json Completion(const Document& doc, Position pos);

@@ -15,7 +15,8 @@ bool SameSymbol(const Occurrence& a, const Occurrence& b) {
   return a.definition->begin == b.definition->begin && a.definition->end == b.definition->end;
 }
 
-// The occurrences naming what is at `pos`, in text order; empty when nothing is there.
+}  // namespace
+
 std::vector<const Occurrence*> Matches(const Analysis& a, Position pos) {
   std::vector<const Occurrence*> out;
   if (!a.program) return out;
@@ -29,8 +30,6 @@ std::vector<const Occurrence*> Matches(const Analysis& a, Position pos) {
             [](const Occurrence* x, const Occurrence* y) { return x->begin < y->begin; });
   return out;
 }
-
-}  // namespace
 
 Json References(const Document& doc, Position pos, bool include_declaration) {
   Json out = Json::MakeArray();

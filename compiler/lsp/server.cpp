@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <exception>
 
-#include "driver/frontend.h"
 #include "flow/version.h"
+#include "frontend/frontend.h"
 #include "lsp/features.h"
 
 namespace flow::lsp {
@@ -67,6 +67,20 @@ Json Capabilities() {
   signature.Set("triggerCharacters", std::move(signature_triggers));
   caps.Set("signatureHelpProvider", std::move(signature));
   caps.Set("documentHighlightProvider", true);
+  Json rename = Json::MakeObject();
+  rename.Set("prepareProvider", true);
+  caps.Set("renameProvider", std::move(rename));
+  Json legend = Json::MakeObject();
+  Json token_types = Json::MakeArray();
+  for (const std::string& t : SemanticTokenTypes()) token_types.Push(t);
+  Json token_modifiers = Json::MakeArray();
+  token_modifiers.Push("declaration");
+  legend.Set("tokenTypes", std::move(token_types));
+  legend.Set("tokenModifiers", std::move(token_modifiers));
+  Json tokens = Json::MakeObject();
+  tokens.Set("legend", std::move(legend));
+  tokens.Set("full", true);
+  caps.Set("semanticTokensProvider", std::move(tokens));
   return caps;
 }
 
@@ -222,7 +236,9 @@ Json Server::DocumentRequest(const std::string& method, const Json& params, Erro
                method == "textDocument/completion" || method == "textDocument/formatting" ||
                method == "textDocument/documentSymbol" || method == "textDocument/references" ||
                method == "textDocument/documentHighlight" ||
-               method == "textDocument/signatureHelp" || method == "textDocument/codeAction";
+               method == "textDocument/signatureHelp" || method == "textDocument/codeAction" ||
+               method == "textDocument/prepareRename" || method == "textDocument/rename" ||
+               method == "textDocument/semanticTokens/full";
   if (!known) {
     *error = {kMethodNotFound, "unknown method `" + method + "`"};
     return Json();
@@ -231,6 +247,7 @@ Json Server::DocumentRequest(const std::string& method, const Json& params, Erro
   if (doc == nullptr) return Json();
   if (doc->stale) Reanalyze(*doc);
   if (method == "textDocument/documentSymbol") return DocumentSymbols(*doc);
+  if (method == "textDocument/semanticTokens/full") return SemanticTokens(*doc);
   if (method == "textDocument/formatting") {
     int tab_size = 2;
     if (const Json* options = params.GetObject("options")) {
@@ -262,6 +279,21 @@ Json Server::DocumentRequest(const std::string& method, const Json& params, Erro
   if (method == "textDocument/hover") return Hover(*doc, pos, markdown_);
   if (method == "textDocument/definition") return Definition(*doc, pos);
   if (method == "textDocument/documentHighlight") return DocumentHighlights(*doc, pos);
+  if (method == "textDocument/prepareRename") return PrepareRename(*doc, pos);
+  if (method == "textDocument/rename") {
+    const Json* name = params.Get("newName");
+    if (name == nullptr || !name->is_string()) {
+      *error = {kInvalidParams, "`textDocument/rename` needs `newName`"};
+      return Json();
+    }
+    std::string message;
+    std::optional<Json> edit = Rename(*doc, pos, name->as_string(), &message);
+    if (!edit) {
+      *error = {kRequestFailed, message};
+      return Json();
+    }
+    return std::move(*edit);
+  }
   if (method == "textDocument/signatureHelp") return SignatureHelp(*doc, pos);
   if (method == "textDocument/references") {
     const Json* context = params.GetObject("context");
@@ -295,7 +327,7 @@ void Server::AnalyzeStale() {
 void Server::Reanalyze(Document& doc) {
   doc.stale = false;
   doc.analysis = Analyze(doc.path, doc.text);
-  if (doc.analysis->program) doc.last_good = doc.analysis;
+  if (doc.analysis->complete()) doc.last_good = doc.analysis;
   Notify("textDocument/publishDiagnostics", PublishDiagnosticsParams(doc));
 }
 
@@ -363,7 +395,7 @@ void Server::HandleNotification(const std::string& method, const Json& params) {
 
 int RunStdioServer() {
   int code = 1;
-  driver::RunWithLargeStack([&] {
+  frontend::RunWithLargeStack([&] {
     Transport transport(STDIN_FILENO, STDOUT_FILENO);
     Server server(transport);
     code = server.Run();

@@ -76,8 +76,9 @@ Json SignatureHelp(const Document& doc, Position pos) {
     count = fn->params.size();
     variadic = fn->variadic;
   } else {
-    const Analysis* a =
-        doc.analysis && doc.analysis->program ? doc.analysis.get() : doc.last_good.get();
+    const Analysis* a = doc.analysis && doc.analysis->complete() ? doc.analysis.get()
+                        : doc.last_good                          ? doc.last_good.get()
+                                                                 : doc.analysis.get();
     if (a == nullptr || !a->program) return Json();
     auto it = a->program->externs.find(callee);
     if (it == a->program->externs.end()) return Json();

@@ -3,16 +3,18 @@
 namespace flow::plan {
 
 types::Type JoinPairType(const types::Type& left, const types::Type& right) {
-  return types::Type::Record("", {types::Field{"left", left}, types::Field{"right", right},
-                                  types::Field{"window_start", types::Type::Timestamp()},
-                                  types::Field{"window_end", types::Type::Timestamp()}});
+  return types::Type::Record(
+      "", {types::Field{kJoinPairLeft, left}, types::Field{kJoinPairRight, right},
+           types::Field{"window_start", types::Type::Timestamp()},
+           types::Field{"window_end", types::Type::Timestamp()}});
 }
 
 bool IsJoinPair(const types::Type& type) {
   if (type.kind() != types::Kind::kRecord || !type.record_name().empty()) return false;
   const auto& f = type.fields();
-  return f.size() == 4 && f[0].name == "left" && f[0].type.kind() == types::Kind::kRecord && f[1].name == "right" &&
-         f[1].type.kind() == types::Kind::kRecord && f[2].name == "window_start" && f[3].name == "window_end";
+  return f.size() == 4 && f[0].name == kJoinPairLeft && f[0].type.kind() == types::Kind::kRecord &&
+         f[1].name == kJoinPairRight && f[1].type.kind() == types::Kind::kRecord &&
+         f[2].name == "window_start" && f[3].name == "window_end";
 }
 
 std::string JoinNode::Describe() const {

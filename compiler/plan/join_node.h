@@ -30,7 +30,10 @@ struct JoinNode : Node {
   types::Type right;
 };
 
-// The record a JoinNode emits.
+// The record a JoinNode emits: the two matched records under these names, then window_start and
+// window_end.
+inline constexpr const char* kJoinPairLeft = "left";
+inline constexpr const char* kJoinPairRight = "right";
 types::Type JoinPairType(const types::Type& left, const types::Type& right);
 // True for a JoinPairType record.
 bool IsJoinPair(const types::Type& type);

@@ -14,12 +14,14 @@
 #include <string>
 #include <vector>
 
+#include "diag/kinds.h"
 #include "plan/plan.h"
 
 namespace flow::plan {
 
 // Something a pass found worth telling the user (e.g. a `where` that is always false).
 struct PassWarning {
+  diag::Kind kind;  // a warning kind (diag/kinds.h)
   diag::SourceRange range;
   std::string message;
 };

@@ -67,8 +67,30 @@ TEST(EscapeTest, CommentTextCannotEndOrExtendAComment) {
 }
 
 TEST(EscapeTest, MangledIdentifiersAreSafeAndDistinct) {
-  std::vector<std::string> names = {"user", "class", "int", "x_y", "x_", "_a", "a__b", "main", "std", "a_", "Click",
-                                    "x_5f", "x__", "new", "delete", "a b", "\xC3\xA9t\xC3\xA9", "P", "rec"};
+  std::vector<std::string> names = {"user",
+                                    "class",
+                                    "int",
+                                    "x_y",
+                                    "x_",
+                                    "_a",
+                                    "a__b",
+                                    "main",
+                                    "std",
+                                    "a_",
+                                    "Click",
+                                    "x_5f",
+                                    "x__",
+                                    "new",
+                                    "delete",
+                                    "a b",
+                                    "\xC3\xA9t\xC3\xA9",
+                                    "P",
+                                    "rec",
+                                    "f_user",
+                                    "f_",
+                                    "f__user",
+                                    "int64_t",
+                                    "stdin"};
   std::set<std::string> seen;
   for (const std::string& n : names) {
     std::string m = MangleIdent(n);
@@ -78,9 +100,12 @@ TEST(EscapeTest, MangledIdentifiersAreSafeAndDistinct) {
     EXPECT_EQ(m.find("__"), std::string::npos) << m;
     for (char ch : m) EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') << m;
   }
-  EXPECT_EQ(MangleIdent("user"), "user");
-  EXPECT_NE(MangleIdent("class"), "class");
-  EXPECT_NE(MangleIdent("main"), "main");
+  // Every name gets a prefix, keyword or not: names of types and macros are no list's to know.
+  EXPECT_EQ(MangleIdent("user"), "f_user");
+  EXPECT_EQ(MangleIdent("class"), "f_class");
+  EXPECT_EQ(MangleIdent("int64_t"), "f_int64_t");
+  EXPECT_EQ(MangleIdent("EXIT_FAILURE"), "f_EXIT_FAILURE");
+  EXPECT_EQ(MangleIdent("a__b").rfind("x_", 0), 0u);
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include <set>
 #include <string>
 
-#include "driver/frontend.h"
+#include "frontend/frontend.h"
 #include "plan/passes.h"
 #include "plan/plan.h"
 
@@ -31,7 +31,7 @@ struct Lowered {
 std::unique_ptr<Lowered> LowerText(const std::string& text) {
   auto l = std::make_unique<Lowered>();
   diag::DiagnosticEngine diags;
-  l->program = driver::CheckText("t.flow", text, l->sm, diags);
+  l->program = frontend::CheckText("t.flow", text, l->sm, diags);
   EXPECT_FALSE(diags.has_errors());
   if (!l->program) return l;
   LowerResult r = Lower(*l->program);
@@ -105,12 +105,13 @@ TEST(PlanTest, VerifyReportsBrokenInvariants) {
 TEST(PlanTest, UnsupportedConstructsAreReportedWithTheirRange) {
   diag::SourceManager sm;
   diag::DiagnosticEngine diags;
-  auto program = driver::CheckText("t.flow", R"(schema A { k: string, ts: timestamp }
+  auto program = frontend::CheckText("t.flow", R"(schema A { k: string, ts: timestamp }
 stream s = from file(path: "x") format json as A event time ts watermark 1s
 stream t = from file(path: "y") format json as A event time ts watermark 1s
 s | join t on s.k == t.k window session 5s
   | into stdout format json
-)", sm, diags);
+)",
+                                     sm, diags);
   ASSERT_TRUE(program);
   ASSERT_FALSE(diags.has_errors());
   LowerResult r = Lower(*program);

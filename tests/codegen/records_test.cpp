@@ -35,9 +35,10 @@ TEST(RecordCodecs, FieldTableHoldsEscapedWireNames) {
   }
   EXPECT_NE(cpp.find("JsonFieldTable<5> kFields" + name + "{{" + names + "}"), std::string::npos)
       << cpp;
-  // Members are named by script names; no wire name appears outside a literal or comment.
-  EXPECT_NE(cpp.find(" user_id{};"), std::string::npos) << cpp;
-  EXPECT_NE(cpp.find(" plain{};"), std::string::npos) << cpp;
+  // Members are named by (mangled) script names; no wire name appears outside a literal or
+  // comment.
+  EXPECT_NE(cpp.find(" " + MangleIdent("user_id") + "{};"), std::string::npos) << cpp;
+  EXPECT_NE(cpp.find(" " + MangleIdent("plain") + "{};"), std::string::npos) << cpp;
   EXPECT_EQ(cpp.find("\n\"); abort"), std::string::npos)
       << "a raw line break or quote in the literal";
   EXPECT_EQ(cpp.find("\xc3\xa9"), std::string::npos) << "non-ASCII bytes are escaped";

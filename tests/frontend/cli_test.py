@@ -62,6 +62,46 @@ rc, _, err = run("check", "--color", "always", "fail_unknown_field.flow")
 expect("colour", rc == 1 and "\x1b[" in err, err)
 rc, _, err = run("check", "--color", "never", "fail_unknown_field.flow")
 expect("no colour", "\x1b[" not in err, err)
+
+
+def run_on_terminal(env_extra, *args):
+    """flowc with stderr on a pseudo-terminal (automatic colour looks at it); returns its bytes."""
+    import pty
+    master, slave = pty.openpty()
+    env = dict(os.environ)
+    env.pop("NO_COLOR", None)
+    env.update(env_extra)
+    p = subprocess.Popen([FLOWC, *args], cwd=HERE, stdout=subprocess.DEVNULL, stderr=slave, env=env)
+    os.close(slave)
+    data = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO once the child closed its end
+            break
+        if not chunk:
+            break
+        data += chunk
+    os.close(master)
+    p.wait(timeout=60)
+    return data.decode("utf-8", "replace")
+
+
+# Automatic colour: on for a terminal, off when NO_COLOR is set, for check and for build (which
+# prints the same diagnostics); an explicit --color wins over NO_COLOR.
+err = run_on_terminal({}, "check", "fail_unknown_field.flow")
+expect("automatic colour on a terminal", "\x1b[" in err, err)
+err = run_on_terminal({"NO_COLOR": "1"}, "check", "fail_unknown_field.flow")
+expect("NO_COLOR turns automatic colour off", "\x1b[" not in err and "unknown-field" in err, err)
+err = run_on_terminal({"NO_COLOR": "1"}, "build", "fail_unknown_field.flow", "-o", os.devnull)
+expect("NO_COLOR for build", "\x1b[" not in err and "unknown-field" in err, err)
+err = run_on_terminal({"NO_COLOR": "1"}, "check", "--color", "always", "fail_unknown_field.flow")
+expect("--color always wins over NO_COLOR", "\x1b[" in err, err)
+
+# check reports what only a build would find (lowering and code generation), without compiling.
+rc, _, err = run("check", "fail_unsupported_codegen.flow")
+expect("check reports unsupported constructs", rc == 1 and "[unsupported]" in err, err)
+
 rc, _, err = run("check", "ok_unused_stream_warning.flow")
 expect("warnings do not fail", rc == 0 and "warning:" in err, err)
 

@@ -5,7 +5,7 @@
 #include <random>
 #include <string>
 
-#include "driver/frontend.h"
+#include "frontend/frontend.h"
 
 namespace flow {
 namespace {
@@ -29,7 +29,7 @@ struct Outcome {
 Outcome CheckString(std::string text) {
   diag::SourceManager sm;
   diag::DiagnosticEngine diags;
-  auto program = driver::CheckText("input.flow", std::move(text), sm, diags);
+  auto program = frontend::CheckText("input.flow", std::move(text), sm, diags);
   return {diags.diagnostics(), program != nullptr};
 }
 
@@ -155,7 +155,7 @@ TEST(Robustness, ManyStreamsInReverseOrder) {
   text += "stream s" + std::to_string(n) + " = from stdin() format json as A\n";
   diag::SourceManager sm;
   diag::DiagnosticEngine diags(100000);
-  driver::CheckText("many.flow", text, sm, diags);
+  frontend::CheckText("many.flow", text, sm, diags);
   size_t use_before = 0, cycles = 0;
   for (const auto& d : diags.diagnostics()) {
     use_before += d.kind == diag::Kind::kUseBeforeDefinition;
@@ -179,13 +179,13 @@ TEST(Robustness, LongCycleIsFoundOnce) {
 TEST(Robustness, MissingFileAndDirectory) {
   diag::SourceManager sm;
   diag::DiagnosticEngine diags;
-  EXPECT_EQ(driver::CheckFile("/nonexistent/dir/x.flow", sm, diags), nullptr);
+  EXPECT_EQ(frontend::CheckFile("/nonexistent/dir/x.flow", sm, diags), nullptr);
   ASSERT_EQ(diags.diagnostics().size(), 1u);
   EXPECT_EQ(diags.diagnostics()[0].kind, diag::Kind::kIoError);
   EXPECT_NE(diags.diagnostics()[0].message.find("No such file"), std::string::npos);
 
   diag::DiagnosticEngine diags2;
-  EXPECT_EQ(driver::CheckFile(std::filesystem::temp_directory_path().string(), sm, diags2),
+  EXPECT_EQ(frontend::CheckFile(std::filesystem::temp_directory_path().string(), sm, diags2),
             nullptr);
   ASSERT_EQ(diags2.diagnostics().size(), 1u);
   EXPECT_NE(diags2.diagnostics()[0].message.find("directory"), std::string::npos);

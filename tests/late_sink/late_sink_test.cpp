@@ -6,7 +6,7 @@
 #include <string>
 
 #include "codegen/codegen.h"
-#include "driver/frontend.h"
+#include "frontend/frontend.h"
 #include "plan/explain.h"
 #include "plan/passes.h"
 #include "plan/plan.h"
@@ -35,7 +35,7 @@ struct Checked {
 std::unique_ptr<Checked> Check(const std::string& pipeline) {
   auto c = std::make_unique<Checked>();
   c->text = std::string(kSchema) + pipeline + "\n";
-  c->program = driver::CheckText("t.flow", c->text, c->sm, c->diags);
+  c->program = frontend::CheckText("t.flow", c->text, c->sm, c->diags);
   return c;
 }
 

@@ -111,6 +111,53 @@ TEST(LspQuery, TooLargeDocumentIsNotAnalysed) {
             std::string::npos);
 }
 
+// The editor shows what `flowc build` would refuse, at its place, and the checked program stays
+// available for hover and completion.
+TEST(LspQuery, ConstructsTheBuildRefusesAreDiagnosedAndTheProgramKept) {
+  const std::string text =
+      "schema Click { user: string, tags: list<string> }\n"
+      "stream clicks = from file(path: \"c.jsonl\") format json as Click\n"
+      "clicks | into stdout format csv\n";
+  auto a = Analyze("csv.flow", text);
+  ASSERT_NE(a->program, nullptr);
+  ASSERT_EQ(a->diagnostics.size(), 1u);
+  const diag::Diagnostic& d = a->diagnostics[0];
+  EXPECT_EQ(d.kind, diag::Kind::kUnsupported);
+  EXPECT_EQ(d.range.line, 3u);
+  EXPECT_NE(d.message.find("list<string> field (`tags`) in `format csv`"), std::string::npos)
+      << d.message;
+}
+
+// While the user types, a statement with a syntax error does not blind the rest of the file:
+// hover and definitions still work in the other statements, and only the syntax error shows.
+TEST(LspQuery, AnalysisGoesOnPastStatementsWithSyntaxErrors) {
+  const std::string text = std::string(kScript) +
+                           "stream half = big | where doubled >\n"  // typing, unfinished
+                           "  | select id\n"
+                           "schema Late { x: int }\n"
+                           "big | select id as copy | into stdout format (\n";  // another one
+  auto a = Analyze("typing.flow", text);
+  ASSERT_FALSE(a->diagnostics.empty());
+  for (const diag::Diagnostic& d : a->diagnostics) {
+    EXPECT_EQ(d.kind, diag::Kind::kSyntaxError) << d.message;
+  }
+  ASSERT_NE(a->program, nullptr);
+  ASSERT_NE(a->tolerant_sm, nullptr);
+  // `amount` in the first stream's `where`: a field of Order, as without the errors.
+  const Occurrence* o = FindOccurrence(a->occurrences, OffsetOf("amount >") + 2);
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(o->kind, SymbolKind::kField);
+  EXPECT_EQ(o->owner, "Order");
+  ASSERT_TRUE(o->definition.has_value());
+  EXPECT_EQ(o->definition->begin, OffsetOf("amount: float", 1));
+  // A schema declared after the broken statement is known too.
+  o = FindOccurrence(a->occurrences, static_cast<uint32_t>(text.find("Late")));
+  ASSERT_NE(o, nullptr);
+  EXPECT_EQ(o->kind, SymbolKind::kSchema);
+  // Nothing is claimed inside the blanked statement.
+  EXPECT_EQ(FindOccurrence(a->occurrences, static_cast<uint32_t>(text.find("half"))), nullptr);
+}
+
 TEST(LspQuery, UriToPath) {
   EXPECT_EQ(UriToPath("file:///home/a%20b/x.flow"), "/home/a b/x.flow");
   EXPECT_EQ(UriToPath("untitled:Untitled-1"), "untitled:Untitled-1");

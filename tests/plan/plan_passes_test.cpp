@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "driver/frontend.h"
+#include "frontend/frontend.h"
 #include "plan/explain.h"
 #include "plan/passes.h"
 #include "plan/plan.h"
@@ -29,7 +29,7 @@ struct Lowered {
 std::unique_ptr<Lowered> Passes(const std::string& text, const std::set<std::string>& disabled) {
   auto l = std::make_unique<Lowered>();
   diag::DiagnosticEngine diags;
-  l->program = driver::CheckText("t.flow", text, l->sm, diags);
+  l->program = frontend::CheckText("t.flow", text, l->sm, diags);
   EXPECT_FALSE(diags.has_errors()) << text;
   if (!l->program || diags.has_errors()) return l;
   LowerResult r = Lower(*l->program);

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "driver/frontend.h"
+#include "frontend/frontend.h"
 #include "plan/passes.h"
 
 namespace flow::plan {
@@ -25,7 +25,7 @@ struct Planned {
 std::vector<OperatorState> States(const std::string& text) {
   Planned p;
   diag::DiagnosticEngine diags;
-  p.program = driver::CheckText("t.flow", text, p.sm, diags);
+  p.program = frontend::CheckText("t.flow", text, p.sm, diags);
   EXPECT_FALSE(diags.has_errors()) << text;
   if (!p.program || diags.has_errors()) return {};
   LowerResult r = Lower(*p.program);

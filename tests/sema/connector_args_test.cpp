@@ -6,10 +6,10 @@
 #include <map>
 #include <string>
 
-#include "driver/frontend.h"
 #include "flow/runtime/connectors/connector_factory.h"
 #include "flow/runtime/generators/generator_args.h"
 #include "flow/runtime/txn/txn_sink_spec.h"
+#include "frontend/frontend.h"
 #include "sema/connectors.h"
 
 namespace flow {
@@ -133,7 +133,7 @@ TEST(ConnectorArgs, RuntimeBuildsExactlyOnceSinksWhereTheCheckerAcceptsThem) {
 size_t Errors(const std::string& text) {
   diag::SourceManager sm;
   diag::DiagnosticEngine diags;
-  driver::CheckText("args.flow", text, sm, diags);
+  frontend::CheckText("args.flow", text, sm, diags);
   size_t n = 0;
   for (const auto& d : diags.diagnostics()) n += d.severity == diag::Severity::kError;
   return n;

@@ -8,8 +8,8 @@
 #include <string>
 #include <utility>
 
-#include "driver/frontend.h"
 #include "flow/runtime/connectors/connector_catalog.h"
+#include "frontend/frontend.h"
 #include "plan/plan.h"
 #include "plan/sink_node.h"
 #include "plan/source_node.h"
@@ -40,7 +40,7 @@ struct Checked {
 Checked Check(const std::string& text) {
   diag::SourceManager sm;
   diag::DiagnosticEngine diags;
-  auto program = driver::CheckText("catalog.flow", text, sm, diags);
+  auto program = frontend::CheckText("catalog.flow", text, sm, diags);
   Checked out;
   for (const auto& d : diags.diagnostics()) {
     if (d.severity != diag::Severity::kError) continue;
