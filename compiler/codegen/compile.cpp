@@ -184,6 +184,29 @@ std::string DefaultCacheDir() {
   return "";
 }
 
+std::string BinaryKey(const std::string& cpp, bool debug) {
+  const Toolchain& tc = BuiltToolchain();
+  std::string key = CacheKey(JobCompileFlags(debug));  // compiler, flags, runtime headers
+  for (const std::string& lib : tc.libraries) {
+    std::error_code ec;
+    auto mtime = fs::last_write_time(lib, ec).time_since_epoch().count();
+    key += lib + " " + std::to_string(fs::file_size(lib, ec)) + " " + std::to_string(mtime) + "\n";
+  }
+  for (const std::string& f : tc.link_flags) key += f + "\n";
+  key += cpp;
+  // The headers of extern fns, by content: `#include "path"` lines of the generated file.
+  constexpr std::string_view kInclude = "#include \"";
+  for (size_t at = cpp.find(kInclude); at != std::string::npos; at = cpp.find(kInclude, at + 1)) {
+    if (at != 0 && cpp[at - 1] != '\n') continue;
+    size_t begin = at + kInclude.size();
+    size_t end = cpp.find('"', begin);
+    if (end == std::string::npos) break;
+    std::string header;
+    if (ReadFile(cpp.substr(begin, end - begin), &header)) key += "\n" + header;
+  }
+  return Hex(Fnv(key));
+}
+
 std::vector<std::string> JobCompileFlags(bool debug) {
   // -pthread also defines _REENTRANT; the precompiled header must see the same macros.
   std::vector<std::string> flags = {"-std=c++20", "-pthread"};

@@ -51,6 +51,11 @@ std::vector<std::vector<std::string>> PackParts(const std::vector<CodePart>& par
 // The CPUs this process may run on (at least 1).
 int AvailableCpus();
 
+// A key for the binary CompileJob makes of `cpp`: the same key means the same binary. It covers
+// the C++ text, the extern fn headers it includes (by content), the compiler and its flags, the
+// flow version, the runtime's headers and its libraries (path, size, modification time).
+std::string BinaryKey(const std::string& cpp, bool debug);
+
 // The flags used for a job (and its precompiled header).
 std::vector<std::string> JobCompileFlags(bool debug);
 

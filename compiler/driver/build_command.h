@@ -1,5 +1,5 @@
 #pragma once
-// Shared by `flowc build` and `flowc emit-cpp`: front end, lowering, passes and code generation
+// Shared by `flowc build`, `flowc run` and `flowc emit-cpp`: front end, lowering, passes and code generation
 // for one script. Diagnostics and errors are printed to stderr.
 
 #include <set>

@@ -18,8 +18,8 @@ namespace {
 
 const std::vector<const Command*>& Commands() {
   static const std::vector<const Command*> commands = {
-      &kCheckCommand,        &kBuildCommand, &kEmitCppCommand, &kExplainCommand,
-      &kCompareStateCommand, &kFmtCommand,   &kLspCommand};
+      &kCheckCommand,   &kBuildCommand,        &kRunCommand, &kEmitCppCommand,
+      &kExplainCommand, &kCompareStateCommand, &kFmtCommand, &kLspCommand};
   return commands;
 }
 

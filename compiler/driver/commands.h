@@ -21,6 +21,7 @@ struct Command {
 
 extern const Command kCheckCommand;
 extern const Command kBuildCommand;
+extern const Command kRunCommand;
 extern const Command kEmitCppCommand;
 extern const Command kExplainCommand;
 extern const Command kCompareStateCommand;

@@ -1,0 +1,86 @@
+// `flowc run`: one command from a script to its output, with the built binary's flags, output
+// and exit codes, and a cache of binaries that is used when nothing changed and only then.
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "codegen_test_util.h"
+
+namespace flow::codegen_test {
+namespace {
+
+// A script unique to this run (a comment), so a binary cached by an earlier run of the test
+// cannot answer the first `flowc run`.
+std::string Script(const std::string& extra_where) {
+  const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
+  return "// run " + std::to_string(::getpid()) + "-" + std::to_string(now) +
+         "\nparam input: string = \"none\"\nparam min: int = 0\n"
+         "schema Ev { user: string, n: int }\n"
+         "stream s = from file(path: input) format json as Ev\n"
+         "  | where n >= min" +
+         extra_where +
+         "\n  | select user, n * 10 as m\n"
+         "s | into stdout format csv\n";
+}
+
+Ran FlowcRun(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {Flowc(), "run"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCmd(argv, SharedCache());
+}
+
+TEST(FlowcRun, BuildsOnceRunsWithTheJobsFlagsAndRebuildsOnChange) {
+  const std::string dir = ScratchDir("flowc_run");
+  WriteText(dir + "/in.jsonl",
+            "{\"user\":\"a\",\"n\":1}\n{\"user\":\"b\",\"n\":5}\n{\"user\":\"c\",\"n\":3}\n");
+  WriteText(dir + "/job.flow", Script(""));
+  const std::string input = "input=" + dir + "/in.jsonl";
+
+  Ran first = FlowcRun({"--verbose", dir + "/job.flow", "--set", input, "--set", "min=2"});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(Lines(first.out), (std::vector<std::string>{"b,50", "c,30"}));
+  EXPECT_NE(first.err.find("flowc: run: built"), std::string::npos) << first.err;
+
+  // Nothing changed: the cached binary, the same output; flags still reach the job.
+  Ran second = FlowcRun({"--verbose", dir + "/job.flow", "--set", input, "--set", "min=4"});
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(Lines(second.out), (std::vector<std::string>{"b,50"}));
+  EXPECT_NE(second.err.find("flowc: run: cached"), std::string::npos) << second.err;
+
+  // The script changed: built again, and the new script is what runs.
+  WriteText(dir + "/job.flow", Script(" and user != \"b\""));
+  Ran third = FlowcRun({"--verbose", dir + "/job.flow", "--set", input});
+  ASSERT_EQ(third.exit_code, 0) << third.err;
+  EXPECT_EQ(Lines(third.out), (std::vector<std::string>{"a,10", "c,30"}));
+  EXPECT_NE(third.err.find("flowc: run: built"), std::string::npos) << third.err;
+}
+
+TEST(FlowcRun, ExitCodesAreTheJobsOrFlowcs) {
+  const std::string dir = ScratchDir("flowc_run_exit");
+  WriteText(dir + "/job.flow", Script(""));
+  // The job's own usage error (an unknown --set name): exit 2 from the job, its message.
+  Ran bad_param = FlowcRun({dir + "/job.flow", "--set", "nope=1"});
+  EXPECT_EQ(bad_param.exit_code, 2) << bad_param.err;
+  EXPECT_NE(bad_param.err.find("nope"), std::string::npos) << bad_param.err;
+  // The job fails at run time (its input does not exist): exit 1 from the job.
+  Ran missing = FlowcRun({dir + "/job.flow", "--set", "input=" + dir + "/missing.jsonl"});
+  EXPECT_EQ(missing.exit_code, 1) << missing.err;
+  EXPECT_NE(missing.err.find("missing.jsonl"), std::string::npos) << missing.err;
+  // The script has an error: flowc's exit 1 with the diagnostic; nothing runs.
+  WriteText(dir + "/bad.flow",
+            "schema Ev { n: int }\nstream s = from file(path: \"x\") format json as Ev | where m > "
+            "1\ns | into stdout\n");
+  Ran script_error = FlowcRun({dir + "/bad.flow"});
+  EXPECT_EQ(script_error.exit_code, 1);
+  EXPECT_NE(script_error.err.find("[unknown-field]"), std::string::npos) << script_error.err;
+  // flowc's own usage errors: exit 2.
+  EXPECT_EQ(FlowcRun({}).exit_code, 2);
+  EXPECT_EQ(FlowcRun({"--frobnicate", dir + "/job.flow"}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace flow::codegen_test
