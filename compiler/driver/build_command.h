@@ -1,6 +1,6 @@
 #pragma once
-// Shared by `flowc build`, `flowc run` and `flowc emit-cpp`: front end, lowering, passes and code generation
-// for one script. Diagnostics and errors are printed to stderr.
+// Shared by `flowc build`, `flowc run` and `flowc emit-cpp`: front end, lowering, passes and code
+// generation for one script. Diagnostics and errors are printed to stderr.
 
 #include <set>
 #include <string>
