@@ -10,14 +10,7 @@
 namespace flow::lsp {
 namespace {
 
-constexpr std::string_view kScript =
-    "param min_amount: float = 10.0\n"
-    "schema Order { id: string, amount: float, ts: timestamp }\n"
-    "stream big = from file(path: \"o.jsonl\") format json as Order\n"
-    "  | where amount > min_amount\n"
-    "  | select id, amount * 2.0 as doubled\n"
-    "big | into stdout format json\n"
-    "big | where doubled > 1.0 and id != \"\" | into stdout format json\n";
+constexpr std::string_view kScript = kOrdersScript;
 
 uint32_t OffsetOf(std::string_view needle, size_t nth = 0) {
   size_t at = 0;
