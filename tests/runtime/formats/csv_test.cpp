@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "flow/runtime/formats/csv_encoder.h"
-#include "flow/runtime/formats/raw_format.h"
 
 namespace flow::rt {
 namespace {
@@ -172,12 +171,6 @@ TEST(CsvRoundTrip, RandomRowsSurvive) {
     ASSERT_TRUE(s.ok()) << s.ToString() << " for " << e.view();
     ASSERT_EQ(out, in) << e.view();
   }
-}
-
-TEST(RawFormat, WholePayloadIsTheValue) {
-  std::string out;
-  ASSERT_TRUE(RawFormat::Decode(std::string_view("a,\"b\n\xFF", 6), &out).ok());
-  EXPECT_EQ(out, std::string("a,\"b\n\xFF", 6));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "flow/runtime/operators/engine_adapter.h"
+#include "engine_adapter.h"
 
 #include <gtest/gtest.h>
 

@@ -53,7 +53,7 @@ constexpr uint64_t kRecords = 3000;
 constexpr int64_t kKeys = 97;
 
 // Counts records per key in a ValueState of a backend built the way keyed operators build
-// theirs: default options, in Open (engine_adapter.h builds the operator there).
+// theirs: default options, in Open (the exec adapters build the operator there).
 class KeyedCounter final : public OneInputOperator<int64_t, int64_t> {
  public:
   KeyedCounter(std::map<int64_t, int64_t>* out, StateBackendKind* kind) : out_(out), kind_(kind) {}

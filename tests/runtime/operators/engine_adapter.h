@@ -1,4 +1,8 @@
 #pragma once
+// A test harness, not part of the runtime: generated jobs run these operators through the exec
+// adapters (exec/window_aggregate_adapter.h, exec/join_adapter.h, ...); the tests of this folder
+// drive them as engine operators through this simpler wrapper.
+//
 // Wraps the stateful operators of this folder as engine operators (engine/operator.h):
 // KeyedOneInputOperator for WindowAggregateOperator, SessionWindowOperator and
 // RunningAggregateOperator; KeyedTwoInputOperator for IntervalJoinOperator and WindowJoinOperator
