@@ -72,11 +72,10 @@ class SinkEmitter {
                 rec_ + ", decltype(&" + fn + ")>(&" + fn + header + ")); !st.ok()) return st;");
       return;
     }
-    std::string delivery = "::flow::exec::Delivery::kAtLeastOnce";  // every other sink
+    // Every other sink is at least once.
     cx_.Build("auto " + factory + " = ::flow::exec::MakeSink<" + rec_ + ">(" + kind +
               ", ::flow::exec::SinkOptions(" + kind + ", " +
-              cx_.ConnectorOptions(n_.into->sink, true) + "), " + delivery + ", &" + fn + header +
-              ");");
+              cx_.ConnectorOptions(n_.into->sink, true) + "), &" + fn + header + ");");
     cx_.Build("if (!" + factory + ".ok()) return " + factory + ".status();");
     cx_.Build(in + ".Sink(" + cx_.Name(n_, n_.late ? "late_sink" : "sink") + ", std::move(*" + factory + "));");
   }

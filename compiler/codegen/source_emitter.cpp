@@ -433,8 +433,9 @@ class SourceEmitter {
         const ast::ConnectorCall& sink = *src_.on_error->sink;
         std::string dl = "dead_letter" + id_;
         std::string kind = CppStringObject(sink.name.name);
-        cx_.Build("auto " + dl + " = ::flow::exec::RawSinkFactoryFor(" + kind + ", ::flow::exec::SinkOptions(" + kind + ", " +
-                  cx_.ConnectorOptions(sink, true) + "), ::flow::exec::Delivery::kAtLeastOnce);");
+        cx_.Build("auto " + dl + " = ::flow::exec::RawSinkFactoryFor(" + kind +
+                  ", ::flow::exec::SinkOptions(" + kind + ", " + cx_.ConnectorOptions(sink, true) +
+                  "));");
         cx_.Build("if (!" + dl + ".ok()) return " + dl + ".status();");
         cx_.Build(p + ".on_error = ::flow::exec::OnError::kDeadLetter;");
         cx_.Build(p + ".dead_letter = std::move(*" + dl + ");");

@@ -222,16 +222,9 @@ TEST(ExecIoOptions, ScriptArgumentsBecomeConnectorOptions) {
   for (const char* d : {"", ";;", "\"", "\n"}) EXPECT_FALSE(CsvDelimiter(d).ok()) << d;
 }
 
-// Exactly-once sinks are transactional nodes (AddExactlyOnceSink), never MakeSink's.
-TEST(ExecIoOptions, ExactlyOnceIsRefusedByMakeSinkAndBadOptionsNameTheOption) {
-  auto eo = RawSinkFactoryFor("kafka", {{"topic", "t"}, {"brokers", "b"}}, Delivery::kExactlyOnce);
-  EXPECT_EQ(eo.status().code(), rt::StatusCode::kInvalidArgument);
-  EXPECT_NE(eo.status().message().find("AddExactlyOnceSink"), std::string::npos)
-      << eo.status().message();
-  auto none = RawSinkFactoryFor("stdout", {}, Delivery::kExactlyOnce);
-  EXPECT_EQ(none.status().message(),
-            "`exactly_once` is supported by the kafka and file sinks, not by `stdout`");
-  auto bad = RawSinkFactoryFor("kafka", {{"topic", "t"}, {"brokers", "b"}, {"partitioner", "random"}}, Delivery::kAtLeastOnce);
+TEST(ExecIoOptions, BadSinkOptionsNameTheOption) {
+  auto bad =
+      RawSinkFactoryFor("kafka", {{"topic", "t"}, {"brokers", "b"}, {"partitioner", "random"}});
   EXPECT_NE(bad.status().message().find("partitioner"), std::string::npos) << bad.status().ToString();
 }
 

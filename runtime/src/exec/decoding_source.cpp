@@ -87,18 +87,4 @@ rt::Result<char> CsvDelimiter(std::string_view text) {
   return text[0];
 }
 
-rt::Result<rt::RawSinkFactory> RawSinkFactoryFor(std::string kind, rt::ConnectorOptions options, Delivery delivery) {
-  if (delivery == Delivery::kExactlyOnce) {
-    if (!rt::SinkOffers(kind, Delivery::kExactlyOnce)) {
-      return rt::Status::InvalidArgument(fmt::format(
-          "`exactly_once` is supported by {}, not by `{}`", rt::ExactlyOnceSinksText(), kind));
-    }
-    return rt::Status::InvalidArgument(
-        fmt::format("`exactly_once` on a {} sink is built by AddExactlyOnceSink "
-                    "(engine/txn_sink.h), not MakeSink",
-                    kind));
-  }
-  return RawSinkFactoryFor(std::move(kind), std::move(options));
-}
-
 }  // namespace flow::exec

@@ -10,10 +10,9 @@
 // several fields; `e.header` before an Avro payload). The key is used by sinks that have one
 // (Kafka: it picks the partition with the Java client's murmur2 hash); an empty key means none.
 //
-// Delivery: kAtLeastOnce flushes at every checkpoint and at the end of input and waits for the
-// connector's acknowledgements (Kafka: every record acked). kExactlyOnce sinks are transactional
-// nodes of their own (AddExactlyOnceSink, engine/txn_sink.h): MakeSink rejects it with
-// kInvalidArgument naming the sink (and, for a sink without one, the sinks that have one).
+// Delivery: at least once. The sink flushes at every checkpoint and at the end of input and waits
+// for the connector's acknowledgements (Kafka: every record acked). Exactly-once sinks are
+// transactional nodes of their own (AddExactlyOnceSink, engine/txn_sink.h), not made here.
 // Errors: bad options are kInvalidArgument naming the connector and option, before the job starts.
 // Threading: one encoder set per subtask.
 
@@ -35,7 +34,6 @@
 namespace flow::exec {
 
 // The guarantees are the connector catalog's (connectors/connector_catalog.h).
-using Delivery = rt::Delivery;
 
 struct SinkEncoders {
   rt::JsonEncoder json;
@@ -68,16 +66,11 @@ class EncodeRecord {
   SinkEncoders encoders_;
 };
 
-// The raw sink factory for `kind` with `options` (checked now) and the delivery guarantee.
-[[nodiscard]] rt::Result<rt::RawSinkFactory> RawSinkFactoryFor(std::string kind, rt::ConnectorOptions options,
-                                                               Delivery delivery);
-
 template <typename T, typename Fn>
 [[nodiscard]] rt::Result<rt::SinkFactory<T>> MakeSink(std::string kind,
-                                                      rt::ConnectorOptions options,
-                                                      Delivery delivery, Fn encode,
+                                                      rt::ConnectorOptions options, Fn encode,
                                                       std::string header = {}) {
-  auto raw = RawSinkFactoryFor(std::move(kind), std::move(options), delivery);
+  auto raw = RawSinkFactoryFor(std::move(kind), std::move(options));
   if (!raw.ok()) return raw.status();
   return rt::RawSinkAdapter<T>(std::move(*raw),
                                EncodeRecord<T, Fn>(std::move(encode), std::move(header)));
