@@ -16,6 +16,7 @@
 #include "codegen/compile.h"
 #include "driver/build_command.h"
 #include "driver/commands.h"
+#include "driver/run.h"
 #include "plan/passes.h"
 
 namespace flow::driver {
@@ -34,6 +35,9 @@ constexpr std::string_view kHelp =
     "  --no-pass NAME  switch off a plan pass; repeatable\n"
     "  --rebuild       build even when a cached binary matches\n"
     "  --verbose       say whether the binary was cached or built, and where it is\n"
+    "  --watch         run again whenever FILE is saved: check it, show its diagnostics, and\n"
+    "                  restart the job when it is valid (stop with Ctrl-C)\n"
+    "  --rows N        with --watch: show the first N output lines of each run (default 100)\n"
     "\n"
     "Binaries are kept under ${XDG_CACHE_HOME:-~/.cache}/flow/run/ (the 16 used last).\n"
     "Exit codes: the job's own (see the job's --help), or 1 when the script has errors or does\n"
@@ -85,24 +89,71 @@ int Build(const std::string& file, const GeneratedJob& job, bool debug, const fs
   return 0;
 }
 
+}  // namespace
+
+int EnsureBinary(const std::string& file, const RunOptions& options, RunBinary* out) {
+  out->name = fs::path(file).stem().string();
+  if (out->name.empty() ||
+      out->name.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos)
+    out->name = "job";
+  GeneratedJob job = GenerateJob(file, options.disabled_passes, out->name + ".cpp");
+  if (job.exit_code != 0) return job.exit_code;
+
+  const std::string cache = codegen::DefaultCacheDir();
+  if (cache.empty()) {
+    std::fprintf(stderr,
+                 "flowc: error: `run` keeps its binaries under $XDG_CACHE_HOME or $HOME, and "
+                 "neither is set\n");
+    return 1;
+  }
+  const fs::path root = fs::path(cache) / "run";
+  const fs::path entry =
+      root / (codegen::BinaryKey(job.cpp, options.debug) + (options.debug ? "-debug" : ""));
+  out->path = (entry / out->name).string();
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  out->cached = !options.rebuild && ::access(out->path.c_str(), X_OK) == 0;
+  if (!out->cached) {
+    if (options.rebuild) fs::remove_all(entry, ec);
+    if (int rc = Build(file, job, options.debug, entry, out->name); rc != 0) return rc;
+  }
+  fs::last_write_time(entry, fs::file_time_type::clock::now(), ec);  // used last: kept longest
+  Prune(root, kKeptBinaries);
+  if (options.verbose)
+    std::fprintf(stderr, "flowc: run: %s %s\n", out->cached ? "cached" : "built",
+                 out->path.c_str());
+  return 0;
+}
+
+namespace {
+
 int Run(const std::vector<std::string>& args) {
-  bool debug = false, rebuild = false, verbose = false;
-  std::set<std::string> disabled;
+  RunOptions options;
+  bool watch = false;
+  size_t rows = 100;
   size_t i = 0;
   for (; i < args.size(); ++i) {
     const std::string& a = args[i];
     if (a == "--debug") {
-      debug = true;
+      options.debug = true;
     } else if (a == "--rebuild") {
-      rebuild = true;
+      options.rebuild = true;
     } else if (a == "--verbose") {
-      verbose = true;
+      options.verbose = true;
+    } else if (a == "--watch") {
+      watch = true;
+    } else if (Is(a, "--rows")) {
+      std::string n = a.size() > 6 ? a.substr(7) : (i + 1 < args.size() ? args[++i] : "");
+      if (n.empty() || n.size() > 9 || n.find_first_not_of("0123456789") != std::string::npos)
+        return UsageError("`--rows` needs a number", "run");
+      rows = std::stoul(n);
     } else if (Is(a, "--no-pass")) {
       std::string name = a.size() > 9 ? a.substr(10) : (i + 1 < args.size() ? args[++i] : "");
       bool known = false;
       for (const plan::PassInfo& p : plan::AllPasses()) known = known || name == p.name;
       if (!known) return UsageError("unknown pass `" + name + "` for `--no-pass`", "run");
-      disabled.insert(name);
+      options.disabled_passes.insert(name);
     } else if (a == "--") {
       ++i;
       break;
@@ -117,44 +168,17 @@ int Run(const std::vector<std::string>& args) {
   const std::string file = args[i];
   const std::vector<std::string> job_args(args.begin() + static_cast<std::ptrdiff_t>(i) + 1,
                                           args.end());
+  if (watch) return Watch(file, options, rows, job_args);
 
-  std::string name = fs::path(file).stem().string();
-  if (name.empty() ||
-      name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
-          std::string::npos)
-    name = "job";
-  GeneratedJob job = GenerateJob(file, disabled, name + ".cpp");
-  if (job.exit_code != 0) return job.exit_code;
-
-  const std::string cache = codegen::DefaultCacheDir();
-  if (cache.empty()) {
-    std::fprintf(stderr,
-                 "flowc: error: `run` keeps its binaries under $XDG_CACHE_HOME or $HOME, and "
-                 "neither is set\n");
-    return 1;
-  }
-  const fs::path root = fs::path(cache) / "run";
-  const fs::path entry = root / (codegen::BinaryKey(job.cpp, debug) + (debug ? "-debug" : ""));
-  const fs::path binary = entry / name;
-  std::error_code ec;
-  fs::create_directories(root, ec);
-  const bool cached = !rebuild && ::access(binary.c_str(), X_OK) == 0;
-  if (!cached) {
-    if (rebuild) fs::remove_all(entry, ec);
-    if (int rc = Build(file, job, debug, entry, name); rc != 0) return rc;
-  }
-  fs::last_write_time(entry, fs::file_time_type::clock::now(), ec);  // used last: kept longest
-  Prune(root, kKeptBinaries);
-  if (verbose)
-    std::fprintf(stderr, "flowc: run: %s %s\n", cached ? "cached" : "built", binary.c_str());
-
+  RunBinary binary;
+  if (int rc = EnsureBinary(file, options, &binary); rc != 0) return rc;
   std::vector<char*> argv;
-  argv.push_back(name.data());
+  argv.push_back(binary.name.data());
   for (const std::string& a : job_args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   std::fflush(nullptr);
-  ::execv(binary.c_str(), argv.data());
-  std::fprintf(stderr, "flowc: error: cannot start `%s`: %s\n", binary.c_str(),
+  ::execv(binary.path.c_str(), argv.data());
+  std::fprintf(stderr, "flowc: error: cannot start `%s`: %s\n", binary.path.c_str(),
                std::strerror(errno));
   return 1;
 }
