@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "flow/runtime/common/json_escape.h"
+
 extern char** environ;
 
 namespace flow::codegen_test {
@@ -100,58 +102,8 @@ std::vector<std::string> Sorted(std::vector<std::string> v) {
   return v;
 }
 
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0.
-size_t Utf8Len(const std::string& s, size_t i) {
-  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = b(i);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-  }
-  return n;
-}
-
-}  // namespace
-
 std::string JsonString(const std::string& bytes) {
-  std::string out = "\"";
-  for (size_t i = 0; i < bytes.size();) {
-    unsigned char c = static_cast<unsigned char>(bytes[i]);
-    if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\b') {
-      out += "\\b";
-    } else if (c == '\f') {
-      out += "\\f";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      size_t n = Utf8Len(bytes, i);
-      if (n == 0) {
-        out += "\xEF\xBF\xBD";
-        ++i;
-        continue;
-      }
-      out.append(bytes, i, n);
-      i += n;
-      continue;
-    }
-    ++i;
-  }
-  return out + "\"";
+  return rt::JsonQuoted(bytes);
 }
 
 std::string Rfc3339(int64_t ms) {
