@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "flow/runtime/common/json_escape.h"
+#include "flow/runtime/common/time.h"
 
 extern char** environ;
 
@@ -107,25 +108,7 @@ std::string JsonString(const std::string& bytes) {
 }
 
 std::string Rfc3339(int64_t ms) {
-  int64_t days = ms >= 0 ? ms / 86400000 : -((-ms + 86399999) / 86400000);
-  int64_t rem = ms - days * 86400000;
-  // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-  int64_t z = days + 719468;
-  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  int64_t doe = z - era * 146097;
-  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t y = yoe + era * 400;
-  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  int64_t mp = (5 * doy + 2) / 153;
-  int64_t d = doy - (153 * mp + 2) / 5 + 1;
-  int64_t m = mp < 10 ? mp + 3 : mp - 9;
-  if (m <= 2) ++y;
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%03lldZ", static_cast<long long>(y),
-                static_cast<long long>(m), static_cast<long long>(d), static_cast<long long>(rem / 3600000),
-                static_cast<long long>(rem / 60000 % 60), static_cast<long long>(rem / 1000 % 60),
-                static_cast<long long>(rem % 1000));
-  return buf;
+  return rt::FormatTimestamp(ms);
 }
 
 }  // namespace flow::codegen_test
