@@ -1,5 +1,6 @@
 #include "flow/runtime/common/time.h"
 
+#include <charconv>
 #include <cstdio>
 #include <string_view>
 
@@ -80,15 +81,35 @@ std::string FormatTimestamp(TimestampMs ts) {
   return buf;
 }
 
-bool ParseTimestamp(std::string_view s, TimestampMs* out) {
-  int year, mon, day, hh, mm, ss;
-  if (!Digits(s, 0, 4, &year) || s.size() < 19 || s[4] != '-' || !Digits(s, 5, 2, &mon) ||
-      s[7] != '-' || !Digits(s, 8, 2, &day) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
-      !Digits(s, 11, 2, &hh) || s[13] != ':' || !Digits(s, 14, 2, &mm) || s[16] != ':' ||
-      !Digits(s, 17, 2, &ss)) {
+bool ParseDurationOrMillis(std::string_view text, DurationMs* out) {
+  DurationMs d = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+  const bool plain = ec == std::errc() && end == text.data() + text.size() && !text.empty();
+  if ((!plain && !ParseDuration(text, &d)) || d < 0) return false;
+  *out = d;
+  return true;
+}
+
+bool ParseTimestamp(std::string_view s, TimestampMs* out, TimestampText accepts) {
+  int year, mon, day, hh = 0, mm = 0, ss = 0;
+  if (!Digits(s, 0, 4, &year) || s.size() < 10 || s[4] != '-' || !Digits(s, 5, 2, &mon) ||
+      s[7] != '-' || !Digits(s, 8, 2, &day)) {
     return false;
   }
-  if (mon < 1 || mon > 12 || day < 1 || day > 31 || hh > 23 || mm > 59 || ss > 60) return false;
+  if (mon < 1 || mon > 12 || day < 1 ||
+      static_cast<unsigned>(day) > DaysInMonth(year, static_cast<unsigned>(mon))) {
+    return false;
+  }
+  const int64_t days = DaysFromCivil(year, static_cast<unsigned>(mon), static_cast<unsigned>(day));
+  if (s.size() == 10 && accepts == TimestampText::kDateTimeOrDate) {
+    *out = days * 86400000;
+    return true;
+  }
+  if (s.size() < 19 || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !Digits(s, 11, 2, &hh) ||
+      s[13] != ':' || !Digits(s, 14, 2, &mm) || s[16] != ':' || !Digits(s, 17, 2, &ss)) {
+    return false;
+  }
+  if (hh > 23 || mm > 59 || ss > 60) return false;
   size_t pos = 19;
   int64_t millis = 0;
   if (pos < s.size() && s[pos] == '.') {
@@ -117,7 +138,6 @@ bool ParseTimestamp(std::string_view s, TimestampMs* out) {
     return false;
   }
   if (pos != s.size()) return false;
-  int64_t days = DaysFromCivil(year, static_cast<unsigned>(mon), static_cast<unsigned>(day));
   *out = ((days * 24 + hh) * 60 + mm) * 60000 + static_cast<int64_t>(ss) * 1000 + millis -
          offset_min * 60000;
   return true;
