@@ -88,7 +88,7 @@ bool EmitAggregateFunctions(OpEmitContext& cx, const plan::Node& n, const plan::
       arg_exprs.push_back(ex.EmitAs(*a, a->type));
     }
     stdlib::CallResolution res = stdlib::ResolveCallDetailed(*call->builtin, arg_types, nullptr);
-    std::string cls = stdlib::ExpandCpp(*call->builtin, arg_exprs, arg_types, res.bound_t);
+    std::string cls = stdlib::ExpandCpp(*call->builtin, arg_exprs, arg_types, cx.Rec(res.bound_t));
     std::string member = "a" + std::to_string(i);
     w.Line("  " + cls + " " + member + ";  // " + CommentText(agg->items[i].output_name));
     std::string time = call->builtin->needs_event_time ? ", ts" : "";  // first/last: by event time

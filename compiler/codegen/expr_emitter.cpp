@@ -188,7 +188,7 @@ std::string ExprEmitter::Call(const ast::CallExpr& e) {
     arg_types.push_back(a->type);
   }
   stdlib::CallResolution res = stdlib::ResolveCallDetailed(*e.builtin, arg_types, nullptr);
-  return stdlib::ExpandCpp(*e.builtin, args, arg_types, res.bound_t);
+  return stdlib::ExpandCpp(*e.builtin, args, arg_types, records_.Cpp(res.bound_t));
 }
 
 std::string ExprEmitter::Cast(const ast::CastExpr& e) {

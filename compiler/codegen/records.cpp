@@ -3,6 +3,7 @@
 #include <cassert>
 
 #include "codegen/escape.h"
+#include "types/cpp_type.h"
 
 namespace flow::codegen {
 
@@ -44,21 +45,7 @@ std::string RecordTypes::Name(const types::Type& type) const {
 }
 
 std::string RecordTypes::Cpp(const types::Type& type) const {
-  std::string base;
-  switch (type.kind()) {
-    case types::Kind::kBool: base = "bool"; break;
-    case types::Kind::kInt:
-    case types::Kind::kTimestamp:
-    case types::Kind::kDuration: base = "int64_t"; break;
-    case types::Kind::kFloat: base = "double"; break;
-    case types::Kind::kString:
-    case types::Kind::kBytes: base = "std::string"; break;
-    case types::Kind::kList: base = "std::vector<" + Cpp(type.element()) + ">"; break;
-    case types::Kind::kRecord: base = "rec::" + Name(type); break;
-    case types::Kind::kNull: return "std::optional<bool>";
-    case types::Kind::kError: base = "void"; break;
-  }
-  return type.nullable() ? "std::optional<" + base + ">" : base;
+  return types::CppType(type, [this](const types::Type& record) { return "rec::" + Name(record); });
 }
 
 std::string RecordTypes::JsonCodec(const types::Type& type) const {

@@ -16,8 +16,8 @@ class RecordTypes {
  public:
   // Registers `type` (and nested record types); `hint` names anonymous shapes. Returns its name.
   std::string Register(const types::Type& type, const std::string& hint);
-  // The C++ type of a Flow value: int64_t, double, bool, std::string, std::vector<..>,
-  // std::optional<..>, rec::Name. Records must be registered.
+  // The C++ type of a Flow value (types::CppType, types/cpp_type.h), records named rec::Name.
+  // Records must be registered.
   std::string Cpp(const types::Type& type) const;
   // The JSON codec type (formats/json_codecs.h) or the generated JsonName codec for records.
   std::string JsonCodec(const types::Type& type) const;

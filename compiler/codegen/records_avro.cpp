@@ -5,7 +5,7 @@
 
 #include "codegen/escape.h"
 #include "codegen/records.h"
-#include "diag/render.h"
+#include "flow/runtime/common/json_escape.h"
 
 namespace flow::codegen {
 
@@ -76,12 +76,12 @@ std::string TypeJson(const RecordTypes& records, const types::Type& t,
       return "\"null\"";
   }
   std::string name = records.Name(t);
-  if (!defined->insert(name).second) return diag::JsonQuote(name);
-  std::string out = R"({"type": "record", "name": )" + diag::JsonQuote(name) + R"(, "fields": [)";
+  if (!defined->insert(name).second) return rt::JsonQuoted(name);
+  std::string out = R"({"type": "record", "name": )" + rt::JsonQuoted(name) + R"(, "fields": [)";
   bool first = true;
   for (const types::Field& f : t.fields()) {
     if (only != nullptr && std::find(only->begin(), only->end(), &f) == only->end()) continue;
-    out += std::string(first ? "" : ", ") + R"({"name": )" + diag::JsonQuote(f.Wire()) +
+    out += std::string(first ? "" : ", ") + R"({"name": )" + rt::JsonQuoted(f.Wire()) +
            R"(, "type": )" + TypeJson(records, f.type, defined, nullptr) +
            (f.type.nullable() ? R"(, "default": null})" : "}");
     first = false;

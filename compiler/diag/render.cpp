@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "flow/runtime/common/json_escape.h"
+#include "flow/runtime/common/utf8.h"
+
 namespace flow::diag {
 namespace {
 
@@ -15,15 +18,9 @@ struct Style {
   }
 };
 
-// Length of the UTF-8 sequence starting at `s[i]`, or 0 if it is not a valid sequence.
-size_t Utf8Length(std::string_view s, size_t i) {
-  unsigned char c = s[i];
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  }
-  return n;
+// Diagnostics are read in terminals and editors: DEL is escaped too.
+std::string JsonQuote(std::string_view s) {
+  return rt::JsonQuoted(s, rt::JsonControls::kAlsoDel);
 }
 
 // One displayed cell group: the text to print and the byte offset (within the line) it came from.
@@ -37,7 +34,9 @@ std::vector<Cell> DisplayCells(std::string_view line) {
   size_t i = 0;
   while (i < line.size()) {
     unsigned char c = line[i];
-    size_t n = Utf8Length(line, i);
+    // kShape, as columns are counted (a lead byte starts a character): a complete but ill-formed
+    // sequence is one cell, so the caret stays under its column.
+    size_t n = rt::Utf8SequenceLength(line, i, rt::Utf8Check::kShape);
     if (c == '\t') {
       for (int k = 0; k < 4; ++k) cells.push_back({" ", i});
       i += 1;
@@ -133,43 +132,6 @@ std::string RenderText(const Diagnostic& d, const SourceManager& sm, bool color)
       RenderSnippet(&out, sm, n.range, st, "1;36");
   }
   return out;
-}
-
-std::string JsonQuote(std::string_view s) {
-  std::string out = "\"";
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = s[i];
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += static_cast<char>(c);
-      ++i;
-    } else if (c == '\n') {
-      out += "\\n";
-      ++i;
-    } else if (c == '\t') {
-      out += "\\t";
-      ++i;
-    } else if (c < 0x20 || c == 0x7f) {
-      static const char* kHex = "0123456789abcdef";
-      out += "\\u00";
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-      ++i;
-    } else if (c < 0x80) {
-      out += static_cast<char>(c);
-      ++i;
-    } else {
-      size_t n = Utf8Length(s, i);
-      if (n == 0) {
-        out += "\\ufffd";
-        ++i;
-      } else {
-        out.append(s.substr(i, n));
-        i += n;
-      }
-    }
-  }
-  return out + "\"";
 }
 
 std::string RenderJson(const Diagnostic& d, const SourceManager& sm) {

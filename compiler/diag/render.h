@@ -12,7 +12,8 @@
 // JSON: one object per line (JSON Lines), fields: file, line, column, end_line, end_column,
 // severity ("error"|"warning"), kind (stable id), message, help (or null), fixit (or null:
 // {line, column, end_line, end_column, replacement}), notes ([{file, line, column, message}]).
-// Lines and columns are 1-based; 0 when a diagnostic has no location.
+// Lines and columns are 1-based; 0 when a diagnostic has no location. Strings are escaped by
+// rt::AppendJsonString (DEL too).
 
 #include <string>
 
@@ -23,7 +24,5 @@ namespace flow::diag {
 
 std::string RenderText(const Diagnostic& d, const SourceManager& sm, bool color);
 std::string RenderJson(const Diagnostic& d, const SourceManager& sm);
-// A JSON string literal (with quotes) for `s`.
-std::string JsonQuote(std::string_view s);
 
 }  // namespace flow::diag

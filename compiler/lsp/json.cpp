@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "flow/runtime/common/json_escape.h"
 #include "parse/literals.h"
 
 namespace flow::lsp {
@@ -408,38 +409,6 @@ void WriteValue(const Json& v, std::string* out) {
   }
 }
 
-// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is invalid.
-size_t ValidUtf8Length(std::string_view s, size_t i) {
-  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = b(i);
-  size_t n;
-  uint32_t cp;
-  if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) {
-    n = 2;
-    cp = c & 0x1F;
-  } else if ((c & 0xF0) == 0xE0) {
-    n = 3;
-    cp = c & 0x0F;
-  } else if ((c & 0xF8) == 0xF0) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (b(i + k) & 0x3F);
-  }
-  // Overlong forms, surrogates and values past U+10FFFF are invalid.
-  if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-      (cp >= 0xD800 && cp < 0xE000) || cp > 0x10FFFF) {
-    return 0;
-  }
-  return n;
-}
-
 }  // namespace
 
 JsonParseResult ParseJson(std::string_view text) {
@@ -453,43 +422,7 @@ std::string WriteJson(const Json& value) {
 }
 
 void AppendJsonString(std::string_view s, std::string* out) {
-  static const char kHex[] = "0123456789abcdef";
-  out->push_back('"');
-  for (size_t i = 0; i < s.size();) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == '"' || c == '\\') {
-      out->push_back('\\');
-      out->push_back(static_cast<char>(c));
-      ++i;
-    } else if (c == '\n') {
-      out->append("\\n");
-      ++i;
-    } else if (c == '\r') {
-      out->append("\\r");
-      ++i;
-    } else if (c == '\t') {
-      out->append("\\t");
-      ++i;
-    } else if (c < 0x20 || c == 0x7F) {
-      out->append("\\u00");
-      out->push_back(kHex[c >> 4]);
-      out->push_back(kHex[c & 0xF]);
-      ++i;
-    } else if (c < 0x80) {
-      out->push_back(static_cast<char>(c));
-      ++i;
-    } else {
-      size_t n = ValidUtf8Length(s, i);
-      if (n == 0) {
-        out->append("\xEF\xBF\xBD");  // U+FFFD for each invalid byte
-        ++i;
-      } else {
-        out->append(s.substr(i, n));
-        i += n;
-      }
-    }
-  }
-  out->push_back('"');
+  rt::AppendJsonString(s, out, rt::JsonControls::kAlsoDel);
 }
 
 }  // namespace flow::lsp

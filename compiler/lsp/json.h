@@ -94,7 +94,8 @@ struct JsonParseResult {
 JsonParseResult ParseJson(std::string_view text);
 
 std::string WriteJson(const Json& value);
-// Appends `s` as a quoted, escaped JSON string (invalid UTF-8 -> U+FFFD).
+// Appends `s` as a quoted, escaped JSON string: rt::AppendJsonString with DEL escaped too, as
+// what editors show (invalid UTF-8 -> U+FFFD).
 void AppendJsonString(std::string_view s, std::string* out);
 
 }  // namespace flow::lsp

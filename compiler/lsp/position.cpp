@@ -2,27 +2,17 @@
 
 #include <algorithm>
 
-namespace flow::lsp {
+#include "flow/runtime/common/utf8.h"
 
-size_t Utf8SequenceLength(unsigned char lead) {
-  if (lead < 0x80) return 1;
-  if ((lead & 0xE0) == 0xC0) return 2;
-  if ((lead & 0xF0) == 0xE0) return 3;
-  if ((lead & 0xF8) == 0xF0) return 4;
-  return 1;
-}
+namespace flow::lsp {
 
 namespace {
 
-// Length of the well-formed sequence at text[i], or 1 when it is malformed (each bad byte is then
-// one unit), so the same text always maps the same way.
+// Length of the UTF-8-shaped sequence at text[i], or 1 when it is malformed (each bad byte is then
+// one unit), so the same text always maps the same way. Only the shape is checked (kShape): the
+// mapping needs to be consistent, not the text to be well-formed.
 size_t SequenceAt(std::string_view text, size_t i) {
-  size_t n = Utf8SequenceLength(static_cast<unsigned char>(text[i]));
-  if (i + n > text.size()) return 1;
-  for (size_t k = 1; k < n; ++k) {
-    if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return 1;
-  }
-  return n;
+  return std::max<size_t>(1, rt::Utf8SequenceLength(text, i, rt::Utf8Check::kShape));
 }
 
 }  // namespace

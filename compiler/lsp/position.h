@@ -50,7 +50,4 @@ class LineIndex {
 // didChange). An inverted range is treated as empty at its start.
 void ApplyEdit(std::string* text, const Range& range, std::string_view replacement);
 
-// Length in bytes of the UTF-8 sequence that starts with `lead` (1 for invalid lead bytes).
-size_t Utf8SequenceLength(unsigned char lead);
-
 }  // namespace flow::lsp

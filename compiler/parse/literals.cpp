@@ -4,7 +4,8 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
-#include <limits>
+
+#include "flow/runtime/common/time.h"
 
 namespace flow::parse {
 namespace {
@@ -14,31 +15,6 @@ int HexValue(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-// Reads exactly `n` digits at text[*pos]; false if fewer.
-bool Digits(std::string_view text, size_t* pos, int n, int* value) {
-  int v = 0;
-  for (int i = 0; i < n; ++i) {
-    if (*pos >= text.size() || text[*pos] < '0' || text[*pos] > '9') return false;
-    v = v * 10 + (text[(*pos)++] - '0');
-  }
-  *value = v;
-  return true;
-}
-
-// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's civil algorithm).
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
-bool IsLeap(int y) {
-  return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 }
 
 }  // namespace
@@ -174,84 +150,21 @@ bool ParseFloat(std::string_view text, double* out, std::string* error) {
 }
 
 bool ParseDuration(std::string_view text, int64_t* millis, std::string* error) {
-  size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  std::string_view unit = text.substr(digits);
-  int64_t scale = unit == "ms"  ? 1
-                  : unit == "s" ? 1000
-                  : unit == "m" ? 60000
-                  : unit == "h" ? 3600000
-                  : unit == "d" ? 86400000
-                                : 0;
-  int64_t n = 0;
-  if (scale == 0 || !ParseInt(text.substr(0, digits), &n, error)) {
-    *error = "malformed duration literal";
-    return false;
-  }
-  if (n > std::numeric_limits<int64_t>::max() / scale) {
+  // The lexer admits only <digits><unit>, so what the runtime's parser refuses is out of range.
+  if (!rt::ParseDuration(text, millis)) {
     *error = "duration literal is too large";
     return false;
   }
-  *millis = n * scale;
   return true;
 }
 
 bool ParseTimestamp(std::string_view t, int64_t* millis, std::string* error) {
-  *error = "invalid timestamp `" + std::string(t.substr(0, 40)) +
-           "`; expected ISO-8601 such as `2024-01-01T00:00:00Z`, `2024-01-01T12:30:00.250+02:00` "
-           "or `2024-01-01`";
-  size_t pos = 0;
-  int year, month, day, hour = 0, minute = 0, second = 0, ms = 0;
-  if (!Digits(t, &pos, 4, &year) || pos >= t.size() || t[pos++] != '-' ||
-      !Digits(t, &pos, 2, &month) || pos >= t.size() || t[pos++] != '-' ||
-      !Digits(t, &pos, 2, &day)) {
+  if (!rt::ParseTimestamp(t, millis, rt::TimestampText::kDateTimeOrDate)) {
+    *error = "invalid timestamp `" + std::string(t.substr(0, 40)) +
+             "`; expected ISO-8601 such as `2024-01-01T00:00:00Z`, `2024-01-01T12:30:00.250+02:00` "
+             "or `2024-01-01`";
     return false;
   }
-  static const int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  if (month < 1 || month > 12) return false;
-  int max_day = kDays[month - 1] + (month == 2 && IsLeap(year) ? 1 : 0);
-  if (day < 1 || day > max_day) return false;
-  int offset_minutes = 0;
-  if (pos < t.size()) {
-    if (t[pos] != 'T' && t[pos] != ' ') return false;
-    ++pos;
-    if (!Digits(t, &pos, 2, &hour) || pos >= t.size() || t[pos++] != ':' ||
-        !Digits(t, &pos, 2, &minute) || pos >= t.size() || t[pos++] != ':' ||
-        !Digits(t, &pos, 2, &second)) {
-      return false;
-    }
-    if (hour > 23 || minute > 59 || second > 59) return false;
-    if (pos < t.size() && t[pos] == '.') {
-      ++pos;
-      int n = 0;
-      int scale = 100;
-      while (pos < t.size() && t[pos] >= '0' && t[pos] <= '9') {
-        if (n < 3) ms += (t[pos] - '0') * scale;
-        scale /= 10;
-        ++n;
-        ++pos;
-      }
-      if (n == 0) return false;
-    }
-    if (pos >= t.size()) return false;  // a time needs a zone: Z or +hh:mm
-    if (t[pos] == 'Z') {
-      ++pos;
-    } else if (t[pos] == '+' || t[pos] == '-') {
-      int sign = t[pos++] == '+' ? 1 : -1;
-      int oh, om;
-      if (!Digits(t, &pos, 2, &oh) || pos >= t.size() || t[pos++] != ':' ||
-          !Digits(t, &pos, 2, &om) || oh > 23 || om > 59) {
-        return false;
-      }
-      offset_minutes = sign * (oh * 60 + om);
-    } else {
-      return false;
-    }
-    if (pos != t.size()) return false;
-  }
-  int64_t days = DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
-  int64_t seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset_minutes * 60;
-  *millis = seconds * 1000 + ms;
   error->clear();
   return true;
 }

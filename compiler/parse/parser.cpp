@@ -7,43 +7,13 @@
 
 #include "FlowLexer.h"
 #include "FlowParser.h"
+#include "flow/runtime/common/utf8.h"
 #include "parse/builder.h"
 #include "parse/context.h"
 #include "parse/syntax_errors.h"
 
 namespace flow::parse {
 namespace {
-
-// Length of a valid UTF-8 sequence at text[i] (rejecting overlong forms, surrogates and code
-// points above U+10FFFF), or 0.
-size_t ValidUtf8At(const std::string& text, size_t i) {
-  auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  unsigned char c = byte(i);
-  if (c < 0x80) return 1;
-  size_t n;
-  uint32_t cp;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-    cp = c & 0x1F;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    cp = c & 0x0F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + n > text.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (byte(i + k) & 0x3F);
-  }
-  if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10FFFF ||
-      (cp >= 0xD800 && cp <= 0xDFFF))
-    return 0;
-  return n;
-}
 
 // Rejects nesting the recursive-descent parser would have to follow too deep, before it runs.
 bool PreScanNesting(antlr4::CommonTokenStream& tokens, Context& ctx, const ParseLimits& limits) {
@@ -115,7 +85,7 @@ bool ReportUnterminated(antlr4::CommonTokenStream& tokens, Context& ctx) {
 bool CheckUtf8(const diag::SourceManager& sm, uint32_t file, diag::DiagnosticEngine& diags) {
   const std::string& text = sm.text(file);
   for (size_t i = 0; i < text.size();) {
-    size_t n = ValidUtf8At(text, i);
+    size_t n = rt::Utf8SequenceLength(text, i);
     if (n == 0) {
       char hex[8];
       std::snprintf(hex, sizeof hex, "0x%02X", static_cast<unsigned char>(text[i]));

@@ -222,38 +222,6 @@ std::vector<std::string> SuggestFunctions(std::string_view name) {
   return out;
 }
 
-std::string CppTypeName(const Type& type) {
-  std::string base;
-  switch (type.kind()) {
-    case Kind::kError:
-    case Kind::kNull:
-      base = "std::monostate";
-      break;
-    case Kind::kBool:
-      base = "bool";
-      break;
-    case Kind::kInt:
-    case Kind::kTimestamp:
-    case Kind::kDuration:
-      base = "int64_t";
-      break;
-    case Kind::kFloat:
-      base = "double";
-      break;
-    case Kind::kString:
-    case Kind::kBytes:
-      base = "std::string";
-      break;
-    case Kind::kList:
-      base = "std::vector<" + CppTypeName(type.element()) + ">";
-      break;
-    case Kind::kRecord:
-      base = type.record_name();
-      break;
-  }
-  return type.nullable() ? "std::optional<" + base + ">" : base;
-}
-
 namespace {
 std::string TagFor(const Type& type) {
   switch (type.kind()) {
@@ -270,7 +238,7 @@ std::string TagFor(const Type& type) {
 }  // namespace
 
 std::string ExpandCpp(const FunctionSpec& fn, const std::vector<std::string>& arg_exprs,
-                      const std::vector<Type>& arg_types, const Type& bound_t) {
+                      const std::vector<Type>& arg_types, const std::string& t_cpp) {
   std::string out;
   const std::string& t = fn.cpp;
   for (size_t i = 0; i < t.size(); ++i) {
@@ -283,7 +251,7 @@ std::string ExpandCpp(const FunctionSpec& fn, const std::vector<std::string>& ar
     if (key == "args") {
       for (size_t a = 0; a < arg_exprs.size(); ++a) out += (a ? ", " : "") + arg_exprs[a];
     } else if (key == "T") {
-      out += CppTypeName(bound_t);
+      out += t_cpp;
     } else if (key.starts_with("tag") && key.size() > 3 &&
                std::isdigit(static_cast<unsigned char>(key[3]))) {
       size_t idx = std::stoul(key.substr(3));

@@ -82,17 +82,12 @@ struct CallResolution {
 CallResolution ResolveCallDetailed(const FunctionSpec& fn,
                                    const std::vector<flow::types::Type>& args, std::string* error);
 
-// The C++ type generated code uses for a Flow type: int64_t, double, bool, std::string,
-// std::string (bytes), int64_t (timestamp/duration, milliseconds), std::vector<E>,
-// std::optional<T> for nullable types. Records are named by their schema name.
-std::string CppTypeName(const flow::types::Type& type);
-
-// Expands fn.cpp: {0},{1},... become arg_exprs[i]; {args} all of them comma-joined; {T} the C++
-// type of `bound_t`; {tagN} a tag value naming the Flow type of argument N (e.g.
+// Expands fn.cpp: {0},{1},... become arg_exprs[i]; {args} all of them comma-joined; {T} `t_cpp`,
+// the C++ type of the bound T (types::CppType of CallResolution::bound_t); {tagN} a tag value
+// naming the Flow type of argument N (e.g.
 // `::flow::fn::tag::Timestamp{}`), so one C++ overload set can tell a timestamp from an int.
 std::string ExpandCpp(const FunctionSpec& fn, const std::vector<std::string>& arg_exprs,
-                      const std::vector<flow::types::Type>& arg_types,
-                      const flow::types::Type& bound_t);
+                      const std::vector<flow::types::Type>& arg_types, const std::string& t_cpp);
 
 // For an argument written as a string literal: checks it can work at run time (a valid POSIX
 // extended regular expression for regexp_*, a known unit for date_trunc). Returns "" when fine,

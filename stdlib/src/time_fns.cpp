@@ -3,6 +3,7 @@
 #include <chrono>
 #include <limits>
 
+#include "flow/runtime/common/civil.h"
 #include "flow/runtime/common/time.h"
 #include "flow/runtime/common/time_zone.h"
 #include "flow/stdlib/scalar.h"
@@ -10,6 +11,9 @@
 namespace flow::fn {
 namespace impl {
 
+using rt::CivilDate;
+using rt::CivilFromDays;
+using rt::DaysFromCivil;
 using rt::FindZone;
 using rt::FromLocal;
 using rt::ToLocal;
@@ -17,32 +21,6 @@ using rt::ToLocal;
 namespace {
 
 constexpr int64_t kMsPerDay = 86400000;
-
-// Days since 1970-01-01 of a proleptic Gregorian date (the well-known era/day-of-era method).
-int64_t DaysFromCivil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2 ? 1 : 0;
-  int64_t era = (y >= 0 ? y : y - 399) / 400;
-  int64_t yoe = y - era * 400;
-  int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-  int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-struct Civil {
-  int64_t year, month, day;
-};
-
-Civil CivilFromDays(int64_t z) {
-  z += 719468;
-  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  int64_t doe = z - era * 146097;
-  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  int64_t mp = (5 * doy + 2) / 153;
-  int64_t d = doy - (153 * mp + 2) / 5 + 1;
-  int64_t m = mp < 10 ? mp + 3 : mp - 9;
-  return {yoe + era * 400 + (m <= 2 ? 1 : 0), m, d};
-}
 
 // 0 = Monday ... 6 = Sunday; 1970-01-01 was a Thursday.
 int64_t WeekdayIndex(int64_t days) {
@@ -81,7 +59,7 @@ int64_t DateTruncImpl::operator()(std::string_view unit, int64_t ts) const {
   int64_t days = rt::FloorDiv(ts, kMsPerDay);
   if (unit == "day") return ScaleClamped(days, kMsPerDay);
   if (unit == "week") return ScaleClamped(days - WeekdayIndex(days), kMsPerDay);
-  Civil c = CivilFromDays(days);
+  CivilDate c = CivilFromDays(days);
   if (unit == "month") return ScaleClamped(DaysFromCivil(c.year, c.month, 1), kMsPerDay);
   if (unit == "year") return ScaleClamped(DaysFromCivil(c.year, 1, 1), kMsPerDay);
   return ts;  // unknown unit: documented to leave the value unchanged
@@ -102,7 +80,7 @@ int64_t ExtractPart(int64_t ts, TimePart part) {
     default:
       break;
   }
-  Civil c = CivilFromDays(days);
+  CivilDate c = CivilFromDays(days);
   if (part == TimePart::kYear) return c.year;
   if (part == TimePart::kMonth) return c.month;
   return c.day;
@@ -111,7 +89,7 @@ int64_t ExtractPart(int64_t ts, TimePart part) {
 std::string FormatTimestampImpl::operator()(int64_t ts, std::string_view pattern) const {
   int64_t days = rt::FloorDiv(ts, kMsPerDay);
   int64_t ms = MsOfDay(ts);
-  Civil c = CivilFromDays(days);
+  CivilDate c = CivilFromDays(days);
   std::string out;
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] != '%' || i + 1 == pattern.size()) {

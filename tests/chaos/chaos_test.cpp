@@ -39,6 +39,7 @@
 #include <gtest/gtest.h>
 
 #include "chaos_support.h"
+#include "flow/runtime/checkpoint/checkpoint_storage.h"
 #include "kafka/kafka_test_env.h"
 
 namespace flow::test {
@@ -290,9 +291,9 @@ class ChaosTest : public OwnBrokerTest {
     int64_t newest = 0;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
-      const std::string name = e.path().filename().string();
-      if (name.rfind("chk-", 0) != 0 || !fs::exists(e.path() / "_metadata", ec)) continue;
-      newest = std::max<int64_t>(newest, std::strtoll(name.c_str() + 4, nullptr, 10));
+      const int64_t id = rt::ParseCheckpointDir(e.path().filename().string());
+      if (id < 0 || !fs::exists(e.path() / "_metadata", ec)) continue;
+      newest = std::max(newest, id);
     }
     return newest;
   }

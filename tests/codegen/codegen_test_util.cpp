@@ -12,6 +12,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "flow/runtime/common/json_escape.h"
+#include "flow/runtime/common/time.h"
+
 extern char** environ;
 
 namespace flow::codegen_test {
@@ -100,80 +103,12 @@ std::vector<std::string> Sorted(std::vector<std::string> v) {
   return v;
 }
 
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0.
-size_t Utf8Len(const std::string& s, size_t i) {
-  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  unsigned char c = b(i);
-  size_t n = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-  }
-  return n;
-}
-
-}  // namespace
-
 std::string JsonString(const std::string& bytes) {
-  std::string out = "\"";
-  for (size_t i = 0; i < bytes.size();) {
-    unsigned char c = static_cast<unsigned char>(bytes[i]);
-    if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '\b') {
-      out += "\\b";
-    } else if (c == '\f') {
-      out += "\\f";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      size_t n = Utf8Len(bytes, i);
-      if (n == 0) {
-        out += "\xEF\xBF\xBD";
-        ++i;
-        continue;
-      }
-      out.append(bytes, i, n);
-      i += n;
-      continue;
-    }
-    ++i;
-  }
-  return out + "\"";
+  return rt::JsonQuoted(bytes);
 }
 
 std::string Rfc3339(int64_t ms) {
-  int64_t days = ms >= 0 ? ms / 86400000 : -((-ms + 86399999) / 86400000);
-  int64_t rem = ms - days * 86400000;
-  // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-  int64_t z = days + 719468;
-  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  int64_t doe = z - era * 146097;
-  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t y = yoe + era * 400;
-  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  int64_t mp = (5 * doy + 2) / 153;
-  int64_t d = doy - (153 * mp + 2) / 5 + 1;
-  int64_t m = mp < 10 ? mp + 3 : mp - 9;
-  if (m <= 2) ++y;
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld.%03lldZ", static_cast<long long>(y),
-                static_cast<long long>(m), static_cast<long long>(d), static_cast<long long>(rem / 3600000),
-                static_cast<long long>(rem / 60000 % 60), static_cast<long long>(rem / 1000 % 60),
-                static_cast<long long>(rem % 1000));
-  return buf;
+  return rt::FormatTimestamp(ms);
 }
 
 }  // namespace flow::codegen_test

@@ -32,10 +32,10 @@ std::string Flowc();
 std::vector<std::string> Lines(const std::string& text);
 std::vector<std::string> Sorted(std::vector<std::string> v);
 
-// JSON string as the runtime's encoder must write it: `"` and `\` escaped, \b \f \n \r \t by
-// name, other control bytes as \u00XX, valid UTF-8 unchanged.
+// JSON string as the runtime's encoder must write it (rt::JsonQuoted: `"` and `\` escaped, \b \f
+// \n \r \t by name, other control bytes as \u00XX, valid UTF-8 unchanged).
 std::string JsonString(const std::string& bytes);
-// RFC 3339 UTC with milliseconds: 2026-03-01T09:00:00.000Z.
+// RFC 3339 UTC with milliseconds: 2026-03-01T09:00:00.000Z (rt::FormatTimestamp).
 std::string Rfc3339(int64_t ms);
 
 }  // namespace flow::codegen_test

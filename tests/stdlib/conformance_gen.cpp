@@ -1,6 +1,6 @@
 // Generates a C++ test that calls every registry function through its `cpp` template, with sample
 // arguments of several types (plain and nullable), and static_asserts that the C++ result type is
-// exactly CppTypeName(ResolveCall(...)). So the registry, the checker's typing and the runtime
+// exactly types::CppType(ResolveCall(...)). So the registry, the checker's typing and the runtime
 // implementations cannot drift apart: a mismatch fails the build of stdlib_conformance_test.
 
 #include <cstdio>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "stdlib/registry/registry.h"
+#include "types/cpp_type.h"
 
 namespace {
 
@@ -16,6 +17,11 @@ using flow::stdlib::FunctionKind;
 using flow::stdlib::FunctionSpec;
 using flow::types::Kind;
 using flow::types::Type;
+
+// The samples are scalars and lists: no record needs a struct name.
+std::string CppType(const Type& t) {
+  return flow::types::CppType(t, nullptr);
+}
 
 std::string Literal(const Type& t) {
   std::string plain;
@@ -40,14 +46,14 @@ std::string Literal(const Type& t) {
       plain = "int64_t{1500}";
       break;
     case Kind::kList:
-      plain = flow::stdlib::CppTypeName(t.AsNonNullable()) + "{" + Literal(t.element()) + "}";
+      plain = CppType(t.AsNonNullable()) + "{" + Literal(t.element()) + "}";
       break;
     default:
       plain = "/* unsupported */";
       break;
   }
   if (!t.nullable()) return plain;
-  return flow::stdlib::CppTypeName(t) + "(" + plain + ")";
+  return CppType(t) + "(" + plain + ")";
 }
 
 Type ArgType(const std::string& pattern, const Type& x) {
@@ -82,11 +88,11 @@ int main() {
           std::string error;
           auto res = flow::stdlib::ResolveCallDetailed(fn, types, &error);
           if (res.result.is_error()) continue;  // this sample does not fit the signature
-          std::string want = flow::stdlib::CppTypeName(res.result);
+          std::string want = CppType(res.result);
           std::string label = fn.name + "(";
           for (size_t i = 0; i < types.size(); ++i) label += (i ? ", " : "") + types[i].ToString();
           label += ") -> " + res.result.ToString();
-          std::string expr = flow::stdlib::ExpandCpp(fn, exprs, types, res.bound_t);
+          std::string expr = flow::stdlib::ExpandCpp(fn, exprs, types, CppType(res.bound_t));
           std::string b = "  {  // " + label + "\n";
           if (fn.kind == FunctionKind::kScalar) {
             b += "    auto r = " + expr + ";\n";

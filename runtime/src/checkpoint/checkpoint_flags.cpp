@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "flow/runtime/common/time.h"
+
 namespace flow::rt {
 
 namespace {
@@ -20,30 +22,10 @@ bool ParseU64(std::string_view s, uint64_t* out) {
   return ec == std::errc() && p == s.data() + s.size();
 }
 
-bool ParseDurationMs(std::string_view s, DurationMs* out) {
-  struct Unit {
-    std::string_view suffix;
-    uint64_t ms;
-  };
-  // "ms" before "m" and "s" so "250ms" is not read as minutes or seconds.
-  static constexpr Unit kUnits[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000}};
-  uint64_t mult = 1;
-  for (const Unit& u : kUnits) {
-    if (s.size() > u.suffix.size() && s.ends_with(u.suffix)) {
-      s.remove_suffix(u.suffix.size());
-      mult = u.ms;
-      break;
-    }
-  }
-  uint64_t n = 0;
-  if (!ParseU64(s, &n) || n > static_cast<uint64_t>(INT64_MAX) / mult) return false;
-  *out = static_cast<DurationMs>(n * mult);
-  return true;
-}
-
 Result<DurationMs> Duration(std::string_view name, std::string_view value) {
   DurationMs d = 0;
-  if (!ParseDurationMs(value, &d)) return Bad(name, value, "a duration such as 500ms, 10s, 5m, 1h");
+  if (!ParseDurationOrMillis(value, &d))
+    return Bad(name, value, "a duration such as 500ms, 10s, 5m, 1h");
   return d;
 }
 

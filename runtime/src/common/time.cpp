@@ -1,32 +1,13 @@
 #include "flow/runtime/common/time.h"
 
+#include <charconv>
 #include <cstdio>
 #include <string_view>
 
+#include "flow/runtime/common/civil.h"
+
 namespace flow::rt {
 namespace {
-
-// Days since 1970-01-01 for a proleptic Gregorian date (Howard Hinnant's civil-date algorithm).
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
-void CivilFromDays(int64_t z, int64_t* y, unsigned* m, unsigned* d) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const unsigned doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  *d = doy - (153 * mp + 2) / 5 + 1;
-  *m = mp < 10 ? mp + 3 : mp - 9;
-  *y = static_cast<int64_t>(yoe) + era * 400 + (*m <= 2);
-}
 
 bool Digits(std::string_view s, size_t pos, size_t n, int* out) {
   if (pos + n > s.size()) return false;
@@ -90,27 +71,45 @@ std::string FormatTimestamp(TimestampMs ts) {
   int64_t days = FloorDiv(ts, 86400000);
   int64_t ms_of_day = ts % 86400000;
   if (ms_of_day < 0) ms_of_day += 86400000;
-  int64_t y;
-  unsigned m, d;
-  CivilFromDays(days, &y, &m, &d);
+  const CivilDate c = CivilFromDays(days);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%03lldZ",
-                static_cast<long long>(y), m, d, static_cast<long long>(ms_of_day / 3600000),
-                static_cast<long long>(ms_of_day / 60000 % 60),
-                static_cast<long long>(ms_of_day / 1000 % 60),
-                static_cast<long long>(ms_of_day % 1000));
+  std::snprintf(
+      buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%03lldZ",
+      static_cast<long long>(c.year), c.month, c.day, static_cast<long long>(ms_of_day / 3600000),
+      static_cast<long long>(ms_of_day / 60000 % 60), static_cast<long long>(ms_of_day / 1000 % 60),
+      static_cast<long long>(ms_of_day % 1000));
   return buf;
 }
 
-bool ParseTimestamp(std::string_view s, TimestampMs* out) {
-  int year, mon, day, hh, mm, ss;
-  if (!Digits(s, 0, 4, &year) || s.size() < 19 || s[4] != '-' || !Digits(s, 5, 2, &mon) ||
-      s[7] != '-' || !Digits(s, 8, 2, &day) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
-      !Digits(s, 11, 2, &hh) || s[13] != ':' || !Digits(s, 14, 2, &mm) || s[16] != ':' ||
-      !Digits(s, 17, 2, &ss)) {
+bool ParseDurationOrMillis(std::string_view text, DurationMs* out) {
+  DurationMs d = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), d);
+  const bool plain = ec == std::errc() && end == text.data() + text.size() && !text.empty();
+  if ((!plain && !ParseDuration(text, &d)) || d < 0) return false;
+  *out = d;
+  return true;
+}
+
+bool ParseTimestamp(std::string_view s, TimestampMs* out, TimestampText accepts) {
+  int year, mon, day, hh = 0, mm = 0, ss = 0;
+  if (!Digits(s, 0, 4, &year) || s.size() < 10 || s[4] != '-' || !Digits(s, 5, 2, &mon) ||
+      s[7] != '-' || !Digits(s, 8, 2, &day)) {
     return false;
   }
-  if (mon < 1 || mon > 12 || day < 1 || day > 31 || hh > 23 || mm > 59 || ss > 60) return false;
+  if (mon < 1 || mon > 12 || day < 1 ||
+      static_cast<unsigned>(day) > DaysInMonth(year, static_cast<unsigned>(mon))) {
+    return false;
+  }
+  const int64_t days = DaysFromCivil(year, static_cast<unsigned>(mon), static_cast<unsigned>(day));
+  if (s.size() == 10 && accepts == TimestampText::kDateTimeOrDate) {
+    *out = days * 86400000;
+    return true;
+  }
+  if (s.size() < 19 || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') || !Digits(s, 11, 2, &hh) ||
+      s[13] != ':' || !Digits(s, 14, 2, &mm) || s[16] != ':' || !Digits(s, 17, 2, &ss)) {
+    return false;
+  }
+  if (hh > 23 || mm > 59 || ss > 60) return false;
   size_t pos = 19;
   int64_t millis = 0;
   if (pos < s.size() && s[pos] == '.') {
@@ -139,7 +138,6 @@ bool ParseTimestamp(std::string_view s, TimestampMs* out) {
     return false;
   }
   if (pos != s.size()) return false;
-  int64_t days = DaysFromCivil(year, static_cast<unsigned>(mon), static_cast<unsigned>(day));
   *out = ((days * 24 + hh) * 60 + mm) * 60000 + static_cast<int64_t>(ss) * 1000 + millis -
          offset_min * 60000;
   return true;

@@ -57,7 +57,8 @@ bool Valid(ParamType t, std::string_view text) {
     case ParamType::kDouble: return ParseDouble(text, &d);
     case ParamType::kBool: return ParseBool(text, &b);
     case ParamType::kString: return true;
-    case ParamType::kDuration: return ParseParamDuration(text, &ms);
+    case ParamType::kDuration:
+      return ParseDurationOrMillis(text, &ms);
   }
   return false;
 }
@@ -74,19 +75,6 @@ const char* Example(ParamType t) {
 }
 
 }  // namespace
-
-bool ParseParamDuration(std::string_view text, DurationMs* out) {
-  int64_t n;
-  if (ParseInt(text, &n)) {
-    if (n < 0) return false;
-    *out = n;
-    return true;
-  }
-  DurationMs d;
-  if (!ParseDuration(text, &d) || d < 0) return false;
-  *out = d;
-  return true;
-}
 
 Result<JobParams> JobParams::Make(const std::vector<ParamSpec>& specs,
                                   const std::map<std::string, std::string>& values) {
@@ -164,7 +152,7 @@ Result<DurationMs> JobParams::GetDuration(std::string_view name) const {
   auto v = Find(name, ParamType::kDuration);
   if (!v.ok()) return v.status();
   DurationMs out = 0;
-  ParseParamDuration((*v)->text, &out);  // validated when the value was set
+  ParseDurationOrMillis((*v)->text, &out);  // validated when the value was set
   return out;
 }
 

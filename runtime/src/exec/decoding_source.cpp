@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "flow/runtime/common/utf8.h"
 #include "flow/runtime/exec/encoding_sink.h"
 #include "flow/runtime/exec/record_decoders.h"
 #include "flow/runtime/formats/json_codecs.h"
-#include "flow/runtime/formats/utf8.h"
 
 namespace flow::exec {
 

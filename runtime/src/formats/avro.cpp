@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "flow/runtime/formats/utf8.h"
+#include "flow/runtime/common/utf8.h"
 
 namespace flow::rt {
 

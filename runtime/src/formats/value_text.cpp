@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "flow/runtime/common/civil.h"
+
 namespace flow::rt {
 namespace {
 
@@ -102,17 +104,8 @@ void AppendTimestamp(TimestampMs ts, std::string* out) {
   // 0..9999 are rare and take FormatTimestamp's general path.
   int64_t days = FloorDiv(ts, 86400000);
   int64_t ms_of_day = ts - days * 86400000;
-  // Civil date from days since 1970-01-01 (the proleptic Gregorian algorithm).
-  int64_t z = days + 719468;
-  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  int64_t doe = z - era * 146097;
-  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  int64_t mp = (5 * doy + 2) / 153;
-  int64_t d = doy - (153 * mp + 2) / 5 + 1;
-  int64_t m = mp < 10 ? mp + 3 : mp - 9;
-  int64_t y = yoe + era * 400 + (m <= 2 ? 1 : 0);
-  if (y < 0 || y > 9999) {
+  const CivilDate c = CivilFromDays(days);
+  if (c.year < 0 || c.year > 9999) {
     out->append(FormatTimestamp(ts));
     return;
   }
@@ -123,11 +116,11 @@ void AppendTimestamp(TimestampMs ts, std::string* out) {
       v /= 10;
     }
   };
-  put(0, y, 4);
+  put(0, c.year, 4);
   buf[4] = '-';
-  put(5, m, 2);
+  put(5, c.month, 2);
   buf[7] = '-';
-  put(8, d, 2);
+  put(8, c.day, 2);
   buf[10] = 'T';
   put(11, ms_of_day / 3600000, 2);
   buf[13] = ':';

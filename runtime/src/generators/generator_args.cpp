@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "flow/runtime/common/time.h"
+
 namespace flow::rt {
 
 namespace {
@@ -62,31 +64,6 @@ bool ParseNumber(std::string_view text, double* out) {
   return ec == std::errc() && ptr == end && !text.empty() && std::isfinite(*out);
 }
 
-bool ParseDurationText(std::string_view text, int64_t* out) {
-  size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  int64_t value = 0;
-  if (digits == 0 || !ParseInt(text.substr(0, digits), &value)) return false;
-  const std::string_view unit = text.substr(digits);
-  int64_t scale = 0;
-  if (unit.empty() || unit == "ms") {
-    scale = 1;
-  } else if (unit == "s") {
-    scale = 1000;
-  } else if (unit == "m") {
-    scale = 60 * 1000;
-  } else if (unit == "h") {
-    scale = 3600 * 1000;
-  } else if (unit == "d") {
-    scale = 86400 * 1000;
-  } else {
-    return false;
-  }
-  if (value > std::numeric_limits<int64_t>::max() / scale) return false;
-  *out = value * scale;
-  return true;
-}
-
 bool ParseTimestampText(std::string_view text, int64_t* out) {
   return ParseInt(text, out) || ParseTimestamp(text, out);
 }
@@ -139,7 +116,7 @@ class ArgReader {
   }
   Status Duration(std::string_view name, int64_t* out) const {
     const std::string* text = Find(name);
-    if (text != nullptr && !ParseDurationText(*text, out)) {
+    if (text != nullptr && !ParseDurationOrMillis(*text, out)) {
       return BadValue(source_, name, "a duration like 5s", *text);
     }
     return Status::Ok();

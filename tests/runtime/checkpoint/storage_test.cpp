@@ -351,6 +351,18 @@ TEST(CheckpointStorage, DiscardNewerThanDeletesOnlyNewerCheckpoints) {
   EXPECT_EQ(ParseCheckpointDir("sp-1"), -1);
 }
 
+TEST(CheckpointStorage, CheckpointDirNamesRoundTripAndJunkIsNoCheckpoint) {
+  for (int64_t id : {int64_t{0}, int64_t{1}, int64_t{17}, int64_t{123456789012345}}) {
+    EXPECT_EQ(ParseCheckpointDir(CheckpointDirName(id)), id);
+  }
+  EXPECT_EQ(ParseCheckpointDir("chk-007"), 7);  // leading zeros are digits too
+  for (const char* junk : {"", "chk", "chk-", "chk-1x", "chk-x1", "chk--1", "chk-+1", "chk- 1",
+                           "chk-1 ", "chk-1.tmp", "chk-1/", "CHK-1", "xchk-1", "chk_1", "sp-1",
+                           "shared", "chk-9223372036854775808", "chk-99999999999999999999"}) {
+    EXPECT_EQ(ParseCheckpointDir(junk), -1) << junk;
+  }
+}
+
 TEST(CheckpointStorage, InProgressNewerDirectoryIsNotDeleted) {
   TempDir dir;
   auto storage = test::OpenStorage(dir.path(), 1);

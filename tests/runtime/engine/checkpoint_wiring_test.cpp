@@ -102,7 +102,7 @@ TEST(CheckpointWiringTest, StateMatchesSourcePositionAndRestoreResumes) {
   std::optional<RestorePoint> mid_run;
   int checked = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.path().filename().string().rfind("chk-", 0) != 0) continue;
+    if (ParseCheckpointDir(entry.path().filename().string()) < 0) continue;
     if (!fs::exists(entry.path() / "_metadata")) continue;
     auto point = VerifyCheckpoint(entry.path().string());
     ASSERT_TRUE(point.ok()) << point.status().ToString();

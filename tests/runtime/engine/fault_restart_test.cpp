@@ -127,10 +127,10 @@ class FaultRestartTest : public ::testing::Test {
     int64_t best = 0;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir_, ec)) {
-      std::string name = e.path().filename().string();
-      if (name.rfind("chk-", 0) != 0) continue;
+      const int64_t id = ParseCheckpointDir(e.path().filename().string());
+      if (id < 0) continue;
       if (complete && !fs::exists(e.path() / "_metadata")) continue;
-      best = std::max<int64_t>(best, std::stoll(name.substr(4)));
+      best = std::max(best, id);
     }
     return best;
   }

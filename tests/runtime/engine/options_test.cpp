@@ -151,21 +151,6 @@ TEST(OptionsTest, TypedGettersRejectWrongNameOrType) {
   EXPECT_NE(wrong.status().message().find("'ratio' is double, not int"), std::string::npos);
 }
 
-TEST(OptionsTest, DurationSyntax) {
-  DurationMs d = 0;
-  EXPECT_TRUE(ParseParamDuration("250ms", &d));
-  EXPECT_EQ(d, 250);
-  EXPECT_TRUE(ParseParamDuration("5m", &d));
-  EXPECT_EQ(d, 300000);
-  EXPECT_TRUE(ParseParamDuration("2h", &d));
-  EXPECT_EQ(d, 7200000);
-  EXPECT_TRUE(ParseParamDuration("1500", &d));
-  EXPECT_EQ(d, 1500);
-  EXPECT_FALSE(ParseParamDuration("-1s", &d));
-  EXPECT_FALSE(ParseParamDuration("s", &d));
-  EXPECT_FALSE(ParseParamDuration("1x", &d));
-}
-
 TEST(RunMainTest, UsageErrorExitsWith2AndMessage) {
   bool built = false;
   const char* argv[] = {"myjob", "--no-such-flag"};

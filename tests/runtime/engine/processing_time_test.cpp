@@ -22,6 +22,7 @@
 #include <tuple>
 #include <vector>
 
+#include "flow/runtime/checkpoint/checkpoint_storage.h"
 #include "flow/runtime/engine/clock.h"
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/sink.h"
@@ -443,10 +444,10 @@ class ProcessingTimeRestore : public ::testing::Test {
     int64_t best = 0;
     if (!fs::exists(dir_)) return 0;
     for (const auto& e : fs::directory_iterator(dir_)) {
-      std::string name = e.path().filename().string();
-      if (name.rfind("chk-", 0) != 0) continue;
+      const int64_t id = ParseCheckpointDir(e.path().filename().string());
+      if (id < 0) continue;
       if (complete && !fs::exists(e.path() / "_metadata")) continue;
-      best = std::max<int64_t>(best, std::stoll(name.substr(4)));
+      best = std::max(best, id);
     }
     return best;
   }

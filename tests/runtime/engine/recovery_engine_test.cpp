@@ -178,9 +178,8 @@ std::string NewestCheckpoint(const fs::path& dir) {
   int64_t best = -1;
   std::string path;
   for (const auto& e : fs::directory_iterator(dir)) {
-    std::string name = e.path().filename().string();
-    if (name.rfind("chk-", 0) != 0 || !fs::exists(e.path() / "_metadata")) continue;
-    int64_t id = std::stoll(name.substr(4));
+    const int64_t id = ParseCheckpointDir(e.path().filename().string());
+    if (id < 0 || !fs::exists(e.path() / "_metadata")) continue;
     if (id > best) {
       best = id;
       path = e.path().string();

@@ -126,9 +126,8 @@ Status RunUntilCheckpoints(const CheckpointFlags& flags, size_t min_complete, ui
     std::error_code ec;
     int64_t newest = 0, newest_any = 0;
     for (const auto& e : fs::directory_iterator(dir, ec)) {
-      std::string n = e.path().filename().string();
-      if (n.rfind("chk-", 0) != 0) continue;
-      int64_t id = std::stoll(n.substr(4));
+      const int64_t id = ParseCheckpointDir(e.path().filename().string());
+      if (id < 0) continue;
       newest_any = std::max(newest_any, id);
       if (fs::exists(e.path() / "_metadata")) newest = std::max(newest, id);
     }
@@ -152,7 +151,7 @@ struct Checkpoint {
 std::vector<Checkpoint> CompleteCheckpoints(const fs::path& dir) {
   std::vector<Checkpoint> out;
   for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.path().filename().string().rfind("chk-", 0) != 0) continue;
+    if (ParseCheckpointDir(entry.path().filename().string()) < 0) continue;
     auto point = VerifyCheckpoint(entry.path().string());
     if (!point.ok()) continue;
     Checkpoint c;

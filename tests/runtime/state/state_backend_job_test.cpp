@@ -121,7 +121,7 @@ TEST(StateBackendJobTest, RocksDbStateRestoresFromAMidRunCheckpoint) {
   // A checkpoint taken mid-run, restored: the per-key counts end exact.
   std::optional<std::string> mid_run;
   for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.path().filename().string().rfind("chk-", 0) != 0) continue;
+    if (ParseCheckpointDir(entry.path().filename().string()) < 0) continue;
     auto point = VerifyCheckpoint(entry.path().string());
     if (!point.ok()) continue;
     auto sources = SnapshotsOf(point->metadata, "numbers");

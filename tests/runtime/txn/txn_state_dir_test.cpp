@@ -95,7 +95,7 @@ class TxnStateDirTest : public ::testing::Test {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir_ / "state", ec)) {
       std::string name = e.path().filename().string();
-      if (name.rfind("chk-", 0) == 0) out.insert(name);
+      if (ParseCheckpointDir(name) >= 0) out.insert(name);
     }
     return out;
   }

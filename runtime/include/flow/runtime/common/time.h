@@ -48,13 +48,26 @@ inline TimestampMs AlignedStart(TimestampMs ts, DurationMs size) { return FloorD
 
 // Durations as text: one or more <integer><unit> groups with unit ms, s, m, h or d ("250ms",
 // "10s", "1h30m"), an optional leading '-'. False on anything else (a bare number has no unit)
-// or on overflow. The runtime's one duration parser; callers that also take plain milliseconds
-// (job parameters, connector options) check for an integer first.
+// or on overflow. The one duration parser of the runtime and the compiler (whose literals are a
+// single group).
 bool ParseDuration(std::string_view text, DurationMs* out);
+
+// A duration setting (job parameters, checkpoint flags, generator arguments): ParseDuration's
+// text or a plain integer of milliseconds ("1500"); false when negative.
+bool ParseDurationOrMillis(std::string_view text, DurationMs* out);
 
 // RFC 3339 UTC with milliseconds: "2026-11-29T14:41:15.123Z".
 std::string FormatTimestamp(TimestampMs ts);
-// Accepts RFC 3339 ("2026-11-29T14:41:15Z", fractional seconds, "+02:00" offsets); false if not.
-bool ParseTimestamp(std::string_view text, TimestampMs* out);
+
+// What ParseTimestamp accepts.
+enum class TimestampText {
+  kDateTime,        // an RFC 3339 date-time: data, job parameters, function arguments
+  kDateTimeOrDate,  // also a bare date ("2024-01-01", midnight UTC): the compiler's literals
+};
+// Accepts RFC 3339 ("2026-11-29T14:41:15Z", 't' or ' ' for 'T', fractional seconds of which
+// milliseconds are kept, 'Z', 'z' or "+02:00" offsets, second 60 for a leap second) and, with
+// kDateTimeOrDate, a bare date. The date must exist (no February 30). False if not.
+bool ParseTimestamp(std::string_view text, TimestampMs* out,
+                    TimestampText accepts = TimestampText::kDateTime);
 
 }  // namespace flow::rt

@@ -46,10 +46,6 @@ struct ParamSpec {
   std::string help;
 };
 
-// A duration parameter: "250ms", "10s", "1h30m" (ParseDuration, common/time.h) or a plain
-// integer of milliseconds; never negative.
-bool ParseParamDuration(std::string_view text, DurationMs* out);
-
 // Typed, validated parameter values. Getters fail with kInvalidArgument for an unknown name or
 // a type that does not match the declaration. Thread-safe for reading after construction.
 class JobParams {

@@ -11,9 +11,10 @@
 //     e->EndObject();
 //   }
 //
-// Output rules: strings escape '"', '\\' and every control character below 0x20 (\b \f \n \r \t
-// by name, the rest as \u00XX); valid UTF-8 passes through unchanged and each invalid byte becomes
-// U+FFFD, so the output is always valid JSON. Doubles use the shortest text that parses back to the
+// Output rules: strings are escaped by AppendJsonString (common/json_escape.h, JsonControls::
+// kRequired): '"', '\\' and every control character below 0x20 (\b \f \n \r \t by name, the rest
+// as \u00XX); valid UTF-8 passes through unchanged and each invalid byte becomes U+FFFD, so the
+// output is always valid JSON. Doubles use the shortest text that parses back to the
 // same value; NaN and +-Inf become null. Timestamps are RFC 3339 UTC strings with milliseconds,
 // durations integer milliseconds, bytes standard padded base64 strings.
 // Threading: one encoder per thread. No errors: every value is encodable.
