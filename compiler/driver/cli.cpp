@@ -117,6 +117,7 @@ int RunCli(int argc, char** argv) {
   if (c == nullptr) return UnknownCommand(first);
   std::vector<std::string> rest(args.begin() + 1, args.end());
   for (const std::string& a : rest) {
+    if (c->args_after_file && (a == "--" || a.empty() || a[0] != '-')) break;
     if (a == "--help" || a == "-h") {
       std::printf("%.*s", static_cast<int>(c->help.size()), c->help.data());
       return 0;

@@ -17,6 +17,9 @@ struct Command {
   std::string_view help;     // full text for `flowc help <name>`
   // Runs with the arguments after the command name; returns the exit code.
   int (*run)(const std::vector<std::string>& args);
+  // The arguments after the first file belong to someone else (`flowc run FILE --help` asks the
+  // job): only a --help before it shows this command's help.
+  bool args_after_file = false;
 };
 
 extern const Command kCheckCommand;

@@ -28,7 +28,7 @@ constexpr std::string_view kHelp =
     "\n"
     "Checks FILE, builds it (or takes the binary built before from the same script, runtime\n"
     "and compiler) and runs it. Everything after FILE goes to the job unchanged: `--set k=v`,\n"
-    "`--parallelism N`, `--checkpoint-dir DIR`, `--help` for the job's own flags, ...\n"
+    "`--parallelism N`, `--state-dir DIR`, `--help` for the job's own flags, ...\n"
     "\n"
     "Options (before FILE):\n"
     "  --debug         build with -O0 -g instead of -O2\n"
@@ -185,6 +185,7 @@ int Run(const std::vector<std::string>& args) {
 
 }  // namespace
 
-const Command kRunCommand = {"run", "check, build (cached) and run a script", kHelp, &Run};
+const Command kRunCommand = {"run", "check, build (cached) and run a script", kHelp, &Run,
+                             /*args_after_file=*/true};
 
 }  // namespace flow::driver

@@ -13,12 +13,13 @@
 namespace flow::codegen_test {
 namespace {
 
-// A script unique to this run (a comment), so a binary cached by an earlier run of the test
-// cannot answer the first `flowc run`.
+// A script unique to this run (a param's default, which is in the generated C++: a comment
+// would not be, and the cache rightly keys on the C++), so a binary cached by an earlier run of
+// the test cannot answer the first `flowc run`.
 std::string Script(const std::string& extra_where) {
   const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-  return "// run " + std::to_string(::getpid()) + "-" + std::to_string(now) +
-         "\nparam input: string = \"none\"\nparam min: int = 0\n"
+  return "param run: string = \"" + std::to_string(::getpid()) + "-" + std::to_string(now) +
+         "\"\nparam input: string = \"none\"\nparam min: int = 0\n"
          "schema Ev { user: string, n: int }\n"
          "stream s = from file(path: input) format json as Ev\n"
          "  | where n >= min" +
@@ -77,6 +78,13 @@ TEST(FlowcRun, ExitCodesAreTheJobsOrFlowcs) {
   Ran script_error = FlowcRun({dir + "/bad.flow"});
   EXPECT_EQ(script_error.exit_code, 1);
   EXPECT_NE(script_error.err.find("[unknown-field]"), std::string::npos) << script_error.err;
+  // --help after the script is the job's; before it, flowc run's own.
+  Ran job_help = FlowcRun({dir + "/job.flow", "--help"});
+  EXPECT_EQ(job_help.exit_code, 0) << job_help.err;
+  EXPECT_NE((job_help.out + job_help.err).find("--parallelism"), std::string::npos) << job_help.out;
+  Ran run_help = FlowcRun({"--help", dir + "/job.flow"});
+  EXPECT_EQ(run_help.exit_code, 0);
+  EXPECT_NE(run_help.out.find("Usage: flowc run"), std::string::npos) << run_help.out;
   // flowc's own usage errors: exit 2.
   EXPECT_EQ(FlowcRun({}).exit_code, 2);
   EXPECT_EQ(FlowcRun({"--frobnicate", dir + "/job.flow"}).exit_code, 2);

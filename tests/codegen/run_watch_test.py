@@ -23,7 +23,8 @@ with open(data, "w") as f:
 
 
 def write_script(where, tag):
-    # A unique comment per run of the test, so no binary cached by an earlier run answers.
+    # Each save differs in its first line (the watcher looks at mtime and size; the binary cache
+    # keys on the generated C++, so equal scripts may reuse a binary, which is fine here).
     body = ("// %s %d %f\nparam input: string = \"none\"\nschema Ev { user: string, n: int }\n"
             "stream s = from file(path: input) format json as Ev\n  | where %s\n"
             "s | into stdout format csv\n" % (tag, os.getpid(), time.time(), where))
