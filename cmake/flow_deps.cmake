@@ -9,6 +9,8 @@ find_package(RocksDB REQUIRED CONFIG)
 pkg_check_modules(RDKAFKA REQUIRED IMPORTED_TARGET rdkafka)
 # The job's HTTP endpoints (engine/metrics_server.cpp).
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+# Abseil's flat hash containers: the state tables' inner maps and timer sets (state/map_state.h).
+pkg_check_modules(ABSL REQUIRED IMPORTED_TARGET absl_flat_hash_map absl_flat_hash_set)
 # libprotobuf: the .proto parser and descriptors behind `format protobuf` (formats/protobuf_schema.h).
 pkg_check_modules(PROTOBUF REQUIRED IMPORTED_TARGET protobuf)
 find_package(antlr4-runtime REQUIRED)

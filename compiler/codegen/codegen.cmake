@@ -26,6 +26,12 @@ endforeach()
 foreach(lib ${RDKAFKA_LINK_LIBRARIES} ${HTTPLIB_LINK_LIBRARIES} ${PROTOBUF_LINK_LIBRARIES})
   string(APPEND flow_cg_deps "    \"${lib}\",\n")
 endforeach()
+# Abseil's flat containers with our own hashers need only these two (they bring their own
+# dependencies); the pkg-config list would put some thirty libraries on every job's link line.
+foreach(lib absl_raw_hash_set absl_hashtablez_sampler)
+  find_library(FLOW_LIB_${lib} ${lib} REQUIRED)
+  string(APPEND flow_cg_deps "    \"${FLOW_LIB_${lib}}\",\n")
+endforeach()
 # librocksdb.a is static: the compression libraries it uses must follow it on the job's link line.
 foreach(lib snappy z bz2 lz4 zstd)
   string(APPEND flow_cg_deps "    \"-l${lib}\",\n")

@@ -129,5 +129,30 @@ TEST(SessionWindowTest, LatenessKeepsSessionsOpenAndDropsBeyond) {
   EXPECT_EQ(op->StateSize(), 0u);
 }
 
+// A growing session keeps the timer of its first record, which fires early and re-arms: the
+// session must still fire exactly when the watermark reaches its end - 1, and only then; sessions
+// of one key created out of time order fire in time order.
+TEST(SessionWindowTest, GrowingSessionFiresAtItsEndNotAtItsFirstTimer) {
+  VectorCollector<WindowRow> out;
+  auto op = MakeOp(10, KeyGroupSpan::All(), 0, &out);
+  for (int64_t t = 0; t < 100; t += 3) op->ProcessElement(Event{1, 1, t}, t);  // [0, 109)
+  op->OnWatermark(9);  // the first record's timer (end 10): nothing is due
+  op->OnWatermark(50);
+  EXPECT_TRUE(out.records.empty());
+  op->ProcessElement(Event{1, 2, 200}, 205);  // a later session, created after
+  op->ProcessElement(Event{1, 3, 201}, 120);  // an earlier one, created last: [120, 130)
+  op->OnWatermark(107);
+  EXPECT_TRUE(out.records.empty());
+  op->OnWatermark(108);
+  ASSERT_EQ(out.records.size(), 1u);
+  EXPECT_EQ(out.records[0].first, (WindowRow{1, 0, 109, 34, 34, 1, 0}));
+  EXPECT_EQ(out.records[0].second, 108);
+  op->OnWatermark(214);
+  ASSERT_EQ(out.records.size(), 3u);
+  EXPECT_EQ(std::get<1>(out.records[1].first), 120);  // [120, 130) before [205, 215)
+  EXPECT_EQ(std::get<1>(out.records[2].first), 205);
+  EXPECT_EQ(op->StateSize(), 0u);
+}
+
 }  // namespace
 }  // namespace flow::rt

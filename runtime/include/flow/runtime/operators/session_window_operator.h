@@ -84,16 +84,19 @@ class SessionWindowOperator {
     auto keep = std::stable_partition(open.begin(), open.end(), [&](const Session& s) {
       return !(s.start < merged.end && merged.start < s.end);
     });
+    const bool bridges = keep != open.end();
     for (auto it = keep; it != open.end(); ++it) {
       merged.start = std::min(merged.start, it->start);
       merged.end = std::max(merged.end, it->end);
       merged.acc.Merge(it->acc);
-      timers_->Delete(key, core_.FireTime(it->end));
     }
     open.erase(keep, open.end());
     // Added after the sessions it bridges: on equal times it is the later arrival (first/last).
     merged.acc.Add(record);
-    timers_->Register(key, core_.FireTime(merged.end));
+    // Timers are set lazily: a session that grows keeps the timer of what it merged (set for an
+    // earlier time), and FireSession moves it on. Most records extend a session, and then touch
+    // no timer at all.
+    if (!bridges) timers_->Register(key, core_.FireTime(merged.end));
     open.push_back(std::move(merged));
   }
 
@@ -122,16 +125,26 @@ class SessionWindowOperator {
   size_t StateSize() const { return core_.backend().TotalEntries(); }
 
  private:
+  // Invariant: each open session has a timer at or before its fire time. A timer may be early
+  // (its session grew since); it then fires nothing and re-arms for the next open session.
   void FireSession(const Key& key, TimestampMs fire_time) {
     uint32_t kg = core_.backend().KeyGroupFor(key);
     std::vector<Session>* open = sessions_->Get(key, kg);
     if (open == nullptr) return;
-    auto it = std::find_if(open->begin(), open->end(),
-                           [&](const Session& s) { return core_.FireTime(s.end) == fire_time; });
-    if (it == open->end()) return;
-    out_->Collect(make_output_(key, it->start, it->end, it->acc.Result()), it->end - 1);
-    open->erase(it);
-    if (open->empty()) sessions_->Remove(key, kg);
+    // Open sessions do not overlap, so ordered by end they fire in time order.
+    std::sort(open->begin(), open->end(),
+              [](const Session& a, const Session& b) { return a.end < b.end; });
+    size_t due = 0;
+    while (due < open->size() && core_.FireTime((*open)[due].end) <= fire_time) {
+      const Session& s = (*open)[due++];
+      out_->Collect(make_output_(key, s.start, s.end, s.acc.Result()), s.end - 1);
+    }
+    open->erase(open->begin(), open->begin() + static_cast<ptrdiff_t>(due));
+    if (open->empty()) {
+      sessions_->Remove(key, kg);
+      return;
+    }
+    timers_->Register(key, core_.FireTime(open->front().end));
   }
 
   DurationMs gap_;

@@ -67,13 +67,11 @@ class WindowAggregateOperator {
     std::optional<uint32_t> kg = core_.OwnedKeyGroup(key);
     if (!kg) return;
     TimestampMs pane = windows_.PaneStart(w);
-    Acc* acc = panes_->Get(key, *kg, pane);
-    if (acc == nullptr) {
-      acc = &panes_->GetOrInsert(key, *kg, pane);
-      // A new pane: its first open window must fire; firing that one schedules the next.
-      timers_->Register(key, clock_.Timer(clock_.FirstOpenWindowEnd(pane)));
-    }
-    acc->Add(record);
+    bool created = false;
+    Acc& acc = panes_->GetOrInsert(key, *kg, pane, &created);
+    // A new pane: its first open window must fire; firing that one schedules the next.
+    if (created) timers_->Register(key, clock_.Timer(clock_.FirstOpenWindowEnd(pane)));
+    acc.Add(record);
   }
 
   void ProcessBatch(std::span<const In> records, std::span<const TimestampMs> timestamps) {

@@ -83,13 +83,11 @@ class WindowJoinOperator {
     std::optional<uint32_t> kg = core_.OwnedKeyGroup(key);
     if (!kg) return;
     TimestampMs pane = windows_.PaneStart(w);
-    std::vector<T>* records = side->Get(key, *kg, pane);
-    if (records == nullptr) {
-      records = &side->GetOrInsert(key, *kg, pane);
-      // Its first open window must fire; firing that one schedules the next (see FireWindow).
-      timers_->Register(key, clock_.Timer(clock_.FirstOpenWindowEnd(pane)));
-    }
-    records->push_back(record);
+    bool created = false;
+    std::vector<T>& records = side->GetOrInsert(key, *kg, pane, &created);
+    // Its first open window must fire; firing that one schedules the next (see FireWindow).
+    if (created) timers_->Register(key, clock_.Timer(clock_.FirstOpenWindowEnd(pane)));
+    records.push_back(record);
   }
 
   void FireWindow(const Key& key, TimestampMs timer) {

@@ -5,16 +5,28 @@
 // Contract and threading as ValueState. With the rocksdb backend a key's whole map is one cached
 // entry (and one RocksDB value), so all user keys of a key load together.
 
-#include <unordered_map>
+#include <absl/container/flat_hash_map.h>
 
 #include "flow/runtime/state/state_table.h"
 
 namespace flow::rt {
 
+// Stored like std::unordered_map (count, then key and value pairs), so snapshots and RocksDB
+// values written before the inner maps were flat still restore.
+template <Serializable K, Serializable V, typename H, typename E, typename A>
+struct Serializer<absl::flat_hash_map<K, V, H, E, A>>
+    : MapSerializer<absl::flat_hash_map<K, V, H, E, A>> {};
+
+// The user keys of one key: a flat map, one allocation for all of them (windows keep a few panes
+// per key, a join a few timestamps). Pointers into it follow the state contract (valid until the
+// next insertion or removal).
+template <StateKey UK, Serializable V>
+using MapStateInner = absl::flat_hash_map<UK, TtlEntry<V>, KeyHasher<UK>>;
+
 template <StateKey K, StateKey UK, Serializable V>
-class MapState : public HeapTable<K, std::unordered_map<UK, TtlEntry<V>, KeyHasher<UK>>> {
+class MapState : public HeapTable<K, MapStateInner<UK, V>> {
  public:
-  using Inner = std::unordered_map<UK, TtlEntry<V>, KeyHasher<UK>>;
+  using Inner = MapStateInner<UK, V>;
   using Base = HeapTable<K, Inner>;
 
   MapState(std::string name, const StateContext* ctx, StateTtl ttl)
@@ -44,12 +56,17 @@ class MapState : public HeapTable<K, std::unordered_map<UK, TtlEntry<V>, KeyHash
         .first->second.insert_or_assign(user_key, TtlEntry<V>{std::move(value), ttl_.ExpiryFromNow()});
   }
 
-  // The entry, default-constructed first when absent or expired. Counts as a write.
-  V& GetOrInsert(const K& key, uint32_t key_group, const UK& user_key) {
+  // The entry, default-constructed first when absent or expired (then *created is set, when
+  // given). Counts as a write. One lookup where Get, then GetOrInsert on a miss, take two.
+  V& GetOrInsert(const K& key, uint32_t key_group, const UK& user_key, bool* created = nullptr) {
     auto& inner = this->FindOrCreate(this->Group(key_group), key, key_group).first->second;
     auto [it, inserted] = inner.try_emplace(user_key);
-    if (!inserted && ttl_.Expired(it->second.expires_at)) it->second.value = V{};
+    if (!inserted && ttl_.Expired(it->second.expires_at)) {
+      it->second.value = V{};
+      inserted = true;
+    }
     it->second.expires_at = ttl_.ExpiryFromNow();
+    if (created != nullptr) *created = inserted;
     return it->second.value;
   }
   V& GetOrInsert(const K& key, const UK& user_key) {
@@ -101,7 +118,7 @@ class MapState : public HeapTable<K, std::unordered_map<UK, TtlEntry<V>, KeyHash
       using R = typename Base::Rewrite;
       this->RewriteStored([&](const K&, Inner& inner) {
         size_t before = inner.size();
-        std::erase_if(inner, [&](const auto& kv) { return ttl_.Expired(kv.second.expires_at); });
+        absl::erase_if(inner, [&](const auto& kv) { return ttl_.Expired(kv.second.expires_at); });
         if (inner.empty()) return R::kErase;
         return inner.size() == before ? R::kKeep : R::kWrite;
       });
@@ -109,9 +126,13 @@ class MapState : public HeapTable<K, std::unordered_map<UK, TtlEntry<V>, KeyHash
     }
     for (auto& m : this->groups()) {
       for (auto it = m.begin(); it != m.end();) {
-        std::erase_if(it->second,
-                      [&](const auto& kv) { return ttl_.Expired(kv.second.expires_at); });
-        it = it->second.empty() ? m.erase(it) : std::next(it);
+        absl::erase_if(it->second,
+                       [&](const auto& kv) { return ttl_.Expired(kv.second.expires_at); });
+        if (it->second.empty()) {
+          m.erase(it++);
+        } else {
+          ++it;
+        }
       }
     }
   }

@@ -11,8 +11,9 @@
 #include <functional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
+
+#include <absl/container/node_hash_map.h>
 
 #include "flow/runtime/common/serde.h"
 #include "flow/runtime/common/status.h"
@@ -133,12 +134,21 @@ class StateTable {
 // load from the store (Find, FindOrCreate); evictions and FlushCache write entries back; removals
 // delete from the store at once. Every cached entry counts as dirty (the pointer API cannot tell
 // reads from writes). Only insertions (FindOrCreate, Put) and TrimCache (the backend, when the
-// watermark advances) evict, so pointers returned by Get stay valid as the state contract promises. On the heap the store pointer is null: one predictable
-// branch, no virtual call, per access.
+// watermark advances) evict, so pointers returned by Get stay valid as the state contract promises.
+// On the heap the store pointer is null: one predictable branch, no virtual call, per access. The
+// keys of one key group share their hash modulo the key-group count, so its low bits; absl's tables
+// take a 7-bit tag from the low bits, so the key hash is mixed once more for them.
+template <typename K>
+struct GroupKeyHasher {
+  size_t operator()(const K& k) const { return static_cast<size_t>(MixHash(KeyHash<K>{}(k))); }
+};
+
 template <StateKey K, Serializable S>
 class HeapTable : public StateTable {
  public:
-  using Map = std::unordered_map<K, S, KeyHasher<K>>;
+  // Node-based: pointers into the state stay valid across insertions of other keys (a rocksdb
+  // load inserts; see Load).
+  using Map = absl::node_hash_map<K, S, GroupKeyHasher<K>>;
   using Iterator = typename Map::iterator;
 
   HeapTable(std::string name, const StateContext* ctx)
@@ -394,7 +404,7 @@ class HeapTable : public StateTable {
           continue;
         }
         WriteBack(ctx_->range.first + gi, it->first, it->second);
-        it = m.erase(it);
+        m.erase(it++);
         --size;
       }
       if (size > target) evict_cursor_ = (gi + 1) % n;

@@ -10,8 +10,9 @@
 #include <cstdint>
 #include <queue>
 #include <string>
-#include <unordered_set>
 #include <vector>
+
+#include <absl/container/flat_hash_set.h>
 
 #include "flow/runtime/state/state_table.h"
 
@@ -117,7 +118,8 @@ class TimerService : public StateTable {
           HashCombine(StableHash(t.timestamp), KeyHash<K>{}(t.key)), KeyHash<N>{}(t.ns)));
     }
   };
-  using TimerSet = std::unordered_set<Timer, TimerHash>;
+  // Flat (open addressing): no allocation per timer; windows register one per key and window.
+  using TimerSet = absl::flat_hash_set<Timer, TimerHash>;
   struct QueueEntry {
     Timer timer;
     uint32_t key_group;

@@ -83,7 +83,7 @@ class ValueState : public HeapTable<K, TtlEntry<V>> {
       return;
     }
     for (auto& m : this->groups())
-      std::erase_if(m, [&](const auto& kv) { return ttl_.Expired(kv.second.expires_at); });
+      absl::erase_if(m, [&](const auto& kv) { return ttl_.Expired(kv.second.expires_at); });
   }
 
  private:
