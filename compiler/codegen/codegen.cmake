@@ -32,6 +32,11 @@ foreach(lib absl_raw_hash_set absl_hashtablez_sampler)
   find_library(FLOW_LIB_${lib} ${lib} REQUIRED)
   string(APPEND flow_cg_deps "    \"${FLOW_LIB_${lib}}\",\n")
 endforeach()
+# jemalloc replaces glibc's malloc in every job: state that buffers records allocates per record
+# (Nexmark q7 -19% CPU, q3 -14%, q8 -8%, no query slower; docs/benchmarks.md). It is linked into
+# the job only, where its arenas serve the task threads; flowc and the tests keep glibc's.
+find_library(FLOW_LIB_jemalloc jemalloc REQUIRED)
+string(APPEND flow_cg_deps "    \"${FLOW_LIB_jemalloc}\",\n")
 # librocksdb.a is static: the compression libraries it uses must follow it on the job's link line.
 foreach(lib snappy z bz2 lz4 zstd)
   string(APPEND flow_cg_deps "    \"-l${lib}\",\n")

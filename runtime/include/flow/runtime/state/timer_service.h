@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
 #include "flow/runtime/state/state_table.h"
@@ -49,27 +50,39 @@ class TimerService : public StateTable {
   bool Delete(const K& key, const N& ns, TimestampMs timestamp) {
     uint32_t kg = KeyGroupOf(key, ctx_->max_parallelism);
     return Set(kg).erase(Timer{timestamp, key, ns}) > 0;
-    // The queue entry stays and is skipped when popped (lazy deletion).
+    // Its bucket entry stays and is skipped when fired (lazy deletion).
   }
   bool Delete(const K& key, TimestampMs timestamp) { return Delete(key, N{}, timestamp); }
 
   // Fires due timers: fn(const K& key, const N& ns, TimestampMs timestamp).
   template <typename Fn>
   void Advance(TimestampMs watermark, Fn&& fn) {
-    while (!queue_.empty() && queue_.top().timer.timestamp <= watermark) {
-      QueueEntry top = queue_.top();
-      queue_.pop();
-      if (Set(top.key_group).erase(top.timer) == 0) continue;  // deleted or already fired
-      fn(top.timer.key, top.timer.ns, top.timer.timestamp);
+    while (!times_.empty() && times_.top() <= watermark) {
+      TimestampMs t = times_.top();
+      times_.pop();
+      // Taken out first: a callback that registers at `t` starts a new bucket, fired next.
+      auto node = buckets_.extract(t);
+      if (node.empty()) continue;
+      for (QueueEntry& e : node.mapped()) {
+        if (Set(e.key_group).erase(e.timer) == 0) continue;  // deleted or already fired
+        fn(e.timer.key, e.timer.ns, e.timer.timestamp);
+      }
     }
   }
 
   // Earliest pending timestamp, or kMaxWatermark when none.
   TimestampMs NextTimestamp() {
-    while (!queue_.empty() && !Set(queue_.top().key_group).contains(queue_.top().timer)) {
-      queue_.pop();
+    while (!times_.empty()) {
+      auto it = buckets_.find(times_.top());
+      if (it != buckets_.end()) {
+        for (const QueueEntry& e : it->second) {
+          if (Set(e.key_group).contains(e.timer)) return it->first;
+        }
+        buckets_.erase(it);  // only deleted timers left
+      }
+      times_.pop();
     }
-    return queue_.empty() ? kMaxWatermark : queue_.top().timer.timestamp;
+    return kMaxWatermark;
   }
 
   size_t size() const {
@@ -108,7 +121,8 @@ class TimerService : public StateTable {
   }
   void Clear() override {
     for (auto& s : groups_) s.clear();
-    queue_ = {};
+    buckets_.clear();
+    times_ = {};
   }
 
  private:
@@ -123,11 +137,13 @@ class TimerService : public StateTable {
   struct QueueEntry {
     Timer timer;
     uint32_t key_group;
-    bool operator>(const QueueEntry& o) const { return timer.timestamp > o.timer.timestamp; }
   };
 
   void Register(uint32_t key_group, Timer timer) {
-    if (Set(key_group).insert(timer).second) queue_.push(QueueEntry{std::move(timer), key_group});
+    if (!Set(key_group).insert(timer).second) return;
+    auto [it, fresh] = buckets_.try_emplace(timer.timestamp);
+    if (fresh) times_.push(timer.timestamp);
+    it->second.push_back(QueueEntry{std::move(timer), key_group});
   }
   TimerSet& Set(uint32_t key_group) {
     assert(ctx_->range.Contains(key_group) && "timer key group not owned by this backend");
@@ -141,7 +157,11 @@ class TimerService : public StateTable {
   std::string name_;
   const StateContext* ctx_;
   std::vector<TimerSet> groups_;
-  std::priority_queue<QueueEntry, std::vector<QueueEntry>, std::greater<QueueEntry>> queue_;
+  // Timers in firing order, bucketed by timestamp: windows give every key the same few window
+  // ends, so most registrations append to a bucket instead of sifting through a heap. Deleted
+  // timers stay in their bucket and are skipped (the sets above are the truth).
+  absl::flat_hash_map<TimestampMs, std::vector<QueueEntry>, KeyHasher<TimestampMs>> buckets_;
+  std::priority_queue<TimestampMs, std::vector<TimestampMs>, std::greater<TimestampMs>> times_;
 };
 
 }  // namespace flow::rt
