@@ -6,6 +6,8 @@
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,6 +37,13 @@ std::map<int32_t, std::vector<std::string>> ByPartition(const std::vector<KafkaR
   std::map<int32_t, std::vector<std::string>> out;
   for (const KafkaRecord& r : records) out[r.partition].push_back(r.value);
   return out;
+}
+
+// librdkafka frees a partition's metadata with free() when its list is destroyed.
+void SetMetadata(rd_kafka_topic_partition_t* tp, const std::string& metadata) {
+  tp->metadata = std::malloc(metadata.size());
+  std::memcpy(tp->metadata, metadata.data(), metadata.size());
+  tp->metadata_size = metadata.size();
 }
 
 class TransactionsSmokeTest : public ::testing::Test {
@@ -272,6 +281,70 @@ TEST_F(TransactionsSmokeTest, BrokerAbortsATransactionItsProducerAbandoned) {
   const std::map<int32_t, std::vector<std::string>> everything = {
       {0, {"abandoned", "committed-after"}}};
   EXPECT_EQ(ByPartition(*read_uncommitted), everything);
+}
+
+// The scale-out design (docs/exactly-once.md, "State that moves between instances") names the
+// snapshot a partition's state is in through the metadata of the offset its owner commits inside
+// the transaction. This pins that librdkafka sends offset metadata in TxnOffsetCommit and that a
+// committed offset reads back with it, while an aborted transaction's offset and metadata never
+// become the group's.
+TEST_F(TransactionsSmokeTest, OffsetsSentInATransactionKeepTheirMetadataAbortedOnesDoNot) {
+  const std::string group = UniqueName("txn-meta-group");
+  RdKafkaPtr producer = TransactionalProducer(UniqueName("txn-meta"));
+  ASSERT_NE(producer, nullptr);
+  rd_kafka_t* p = producer.get();
+  ErrorPtr error(rd_kafka_init_transactions(p, kTxnTimeoutMs));
+  ASSERT_FALSE(error) << Describe(error);
+
+  auto send_offsets = [&](int64_t offset0, const std::string& meta0, int64_t offset1,
+                          const std::string& meta1) {
+    rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(2);
+    rd_kafka_topic_partition_t* tp0 = rd_kafka_topic_partition_list_add(list, topic_.c_str(), 0);
+    tp0->offset = offset0;
+    SetMetadata(tp0, meta0);
+    rd_kafka_topic_partition_t* tp1 = rd_kafka_topic_partition_list_add(list, topic_.c_str(), 1);
+    tp1->offset = offset1;
+    SetMetadata(tp1, meta1);
+    rd_kafka_consumer_group_metadata_t* cgmd = rd_kafka_consumer_group_metadata_new(group.c_str());
+    ErrorPtr e(rd_kafka_send_offsets_to_transaction(p, list, cgmd, kTxnTimeoutMs));
+    rd_kafka_consumer_group_metadata_destroy(cgmd);
+    rd_kafka_topic_partition_list_destroy(list);
+    return e;
+  };
+
+  error.reset(rd_kafka_begin_transaction(p));
+  ASSERT_FALSE(error) << Describe(error);
+  Send(p, 0, "with-offsets");
+  error = send_offsets(7, "a/chk-3", 11, "b/chk-12");
+  ASSERT_FALSE(error) << "send_offsets_to_transaction: " << Describe(error);
+  error.reset(rd_kafka_commit_transaction(p, kTxnTimeoutMs));
+  ASSERT_FALSE(error) << "commit: " << Describe(error);
+
+  error.reset(rd_kafka_begin_transaction(p));
+  ASSERT_FALSE(error) << Describe(error);
+  error = send_offsets(9, "a/chk-4", 13, "b/chk-13");
+  ASSERT_FALSE(error) << "send_offsets_to_transaction: " << Describe(error);
+  error.reset(rd_kafka_abort_transaction(p, kTxnTimeoutMs));
+  ASSERT_FALSE(error) << "abort: " << Describe(error);
+
+  auto consumer = kafka_.MakeConsumer({{"group.id", group}, {"isolation.level", "read_committed"}});
+  ASSERT_TRUE(consumer.ok()) << consumer.status().ToString();
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(2);
+  rd_kafka_topic_partition_list_add(list, topic_.c_str(), 0);
+  rd_kafka_topic_partition_list_add(list, topic_.c_str(), 1);
+  rd_kafka_resp_err_t err = rd_kafka_committed(consumer->get(), list, kTxnTimeoutMs);
+  ASSERT_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(err);
+  std::map<int32_t, std::pair<int64_t, std::string>> committed;
+  for (int i = 0; i < list->cnt; ++i) {
+    const rd_kafka_topic_partition_t& tp = list->elems[i];
+    EXPECT_EQ(tp.err, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(tp.err);
+    committed[tp.partition] = {
+        tp.offset, std::string(static_cast<const char*>(tp.metadata), tp.metadata_size)};
+  }
+  rd_kafka_topic_partition_list_destroy(list);
+  const std::map<int32_t, std::pair<int64_t, std::string>> expected = {{0, {7, "a/chk-3"}},
+                                                                       {1, {11, "b/chk-12"}}};
+  EXPECT_EQ(committed, expected);
 }
 
 }  // namespace
