@@ -1,5 +1,7 @@
 #include "flow/runtime/shuffle/repartition_frame.h"
 
+#include <cstring>
+
 #include <fmt/format.h>
 
 namespace flow::rt::shuffle {
@@ -15,9 +17,10 @@ constexpr size_t kSourceBytes = 8 + 4 + 4;
 
 }  // namespace
 
-void AppendRecordHeader(int input, std::string* out) {
+void AppendRecordHeader(int input, TimestampMs ts, std::string* out) {
   out->push_back(static_cast<char>(kFrameVersion));
   out->push_back(static_cast<char>(input == 1 ? FrameKind::kRecord1 : FrameKind::kRecord0));
+  out->append(reinterpret_cast<const char*>(&ts), sizeof ts);  // little-endian, as BinaryWriter
 }
 
 void AppendSources(const std::vector<SourceProgress>& sources, BinaryWriter* out) {
@@ -100,7 +103,12 @@ Result<Frame> DecodeFrame(std::string_view value, std::string_view where) {
     case static_cast<uint8_t>(FrameKind::kRecord0):
     case static_cast<uint8_t>(FrameKind::kRecord1):
       frame.kind = static_cast<FrameKind>(kind);
-      frame.record = value.substr(2);
+      if (value.size() < 2 + sizeof frame.timestamp) {
+        return bad(
+            fmt::format("a record of {} bytes, shorter than its 10-byte header", value.size()));
+      }
+      std::memcpy(&frame.timestamp, value.data() + 2, sizeof frame.timestamp);
+      frame.record = value.substr(2 + sizeof frame.timestamp);
       return frame;
     case static_cast<uint8_t>(FrameKind::kProgress): {
       frame.kind = FrameKind::kProgress;

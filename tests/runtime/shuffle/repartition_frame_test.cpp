@@ -22,20 +22,22 @@ ProgressReport SampleReport() {
 TEST(RepartitionFrameTest, RecordsKeepTheirInputAndBytes) {
   for (int input : {0, 1}) {
     std::string value;
-    AppendRecordHeader(input, &value);
+    AppendRecordHeader(input, 1764720000123 + input, &value);
     const std::string payload("\x00\x01record\xff", 9);
     value += payload;
     auto frame = DecodeFrame(value, "test");
     ASSERT_TRUE(frame.ok()) << frame.status().ToString();
     EXPECT_EQ(frame->kind, input == 0 ? FrameKind::kRecord0 : FrameKind::kRecord1);
     EXPECT_EQ(frame->input(), input);
+    EXPECT_EQ(frame->timestamp, 1764720000123 + input);
     EXPECT_EQ(frame->record, payload);
   }
   std::string empty;
-  AppendRecordHeader(0, &empty);
+  AppendRecordHeader(0, kMinWatermark, &empty);
   auto frame = DecodeFrame(empty, "test");
   ASSERT_TRUE(frame.ok()) << frame.status().ToString();
   EXPECT_TRUE(frame->record.empty());
+  EXPECT_EQ(frame->timestamp, kMinWatermark);
 }
 
 TEST(RepartitionFrameTest, ProgressRoundTrips) {
@@ -66,8 +68,8 @@ TEST(RepartitionFrameTest, ProgressBytesArePinned) {
       2 + 9 + 4 + 9 + 4 + 4 + 4 + 8 + 1);
   EXPECT_EQ(EncodeProgress(r), expected);
   std::string record;
-  AppendRecordHeader(1, &record);
-  EXPECT_EQ(record, std::string("\x01\x01", 2));
+  AppendRecordHeader(1, 258, &record);
+  EXPECT_EQ(record, std::string("\x01\x01\x02\x01\x00\x00\x00\x00\x00\x00", 10));
 }
 
 TEST(RepartitionFrameTest, MalformedValuesAreCorruptionNamingWhere) {
@@ -84,6 +86,8 @@ TEST(RepartitionFrameTest, MalformedValuesAreCorruptionNamingWhere) {
   expect_corrupt(std::string("\x01", 1), "shorter than its 2-byte header");
   expect_corrupt(std::string("\x02\x00", 2), "format version 2, this binary reads version 1");
   expect_corrupt(std::string("\x01\x07", 2), "unknown kind 7");
+  expect_corrupt(std::string("\x01\x01\x00\x00", 4),
+                 "a record of 4 bytes, shorter than its 10-byte header");
   expect_corrupt(EncodeProgress(SampleReport()) + "x", "1 bytes after the end");
 
   std::string bad_flags =

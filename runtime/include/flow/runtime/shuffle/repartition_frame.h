@@ -13,8 +13,9 @@
 //
 // Format (little-endian, common/serde.h), version 1:
 //   u8 version=1, u8 kind (0 record of input 0, 1 record of input 1, 2 progress), then
-//   record:   the encoded record (the rest of the value);
-//   progress: string writer, u32 sources, per source {string name, u32 partitions (of its topic),
+//   record:   i64 event time (kNoEventTime = kMinWatermark when none), the encoded record (the
+//   rest); progress: string writer, u32 sources, per source {string name, u32 partitions (of its
+//   topic),
 //             u32 n, n x {i32 partition, i64 watermark, u8 flags (1 idle, 2 ended)}}.
 // Decoding never trusts its input: a value that does not decode is kCorruption naming what is
 // wrong and where; a later version is refused as such (an older binary reading a newer job's
@@ -57,8 +58,9 @@ struct ProgressReport {
   bool operator==(const ProgressReport&) const = default;
 };
 
-// The two bytes in front of a record of input `input` (0 or 1); the encoded record follows.
-void AppendRecordHeader(int input, std::string* out);
+// The header in front of a record of input `input` (0 or 1) with event time `ts`; the encoded
+// record follows.
+void AppendRecordHeader(int input, TimestampMs ts, std::string* out);
 std::string EncodeProgress(const ProgressReport& report);
 
 // The per-source part of a progress report, also PartitionProgress's snapshot: u32 sources, per
@@ -68,7 +70,8 @@ void AppendSources(const std::vector<SourceProgress>& sources, BinaryWriter* out
 
 struct Frame {
   FrameKind kind = FrameKind::kRecord0;
-  std::string_view record;  // records: the encoded record (a view into the decoded value)
+  TimestampMs timestamp = kMinWatermark;  // records: the event time (kNoEventTime is this value)
+  std::string_view record;                // records: the encoded record (a view into the value)
   ProgressReport progress;  // progress only
   int input() const { return kind == FrameKind::kRecord1 ? 1 : 0; }
 };
