@@ -3,6 +3,7 @@
 #include <cassert>
 
 #include "codegen/escape.h"
+#include "flow/runtime/common/json_escape.h"
 #include "types/cpp_type.h"
 
 namespace flow::codegen {
@@ -82,6 +83,10 @@ void RecordTypes::EmitStructs(Writer& w) const {
   w.Line("}  // namespace rec");
 }
 
+std::string QuotedJsonKey(std::string_view wire_name) {
+  return CppStringLiteral(rt::JsonQuoted(wire_name) + ":");
+}
+
 void RecordTypes::EmitJsonCodecs(Writer& w) const {
   for (const Entry& e : entries_) {
     const auto& fields = e.type.fields();
@@ -123,8 +128,8 @@ void RecordTypes::EmitJsonCodecs(Writer& w) const {
     w.Line("  static void Write(const Value& v, ::flow::rt::JsonEncoder* e) {");
     w.Line("    e->BeginObject();");
     for (size_t i = 0; i < fields.size(); ++i) {
-      w.Line("    e->Field<" + JsonCodec(fields[i].type) + ">(" + table + ".names[" + std::to_string(i) + "], v." +
-             MangleIdent(fields[i].name) + ");");
+      w.Line("    e->QuotedField<" + JsonCodec(fields[i].type) + ">(" +
+             QuotedJsonKey(fields[i].Wire()) + ", v." + MangleIdent(fields[i].name) + ");");
     }
     w.Line("    e->EndObject();");
     w.Line("  }");

@@ -5,12 +5,16 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codegen/writer.h"
 #include "types/type.h"
 
 namespace flow::codegen {
+
+// A field's wire name as the C++ literal of its JSON key: the name as a JSON string, then ':'.
+std::string QuotedJsonKey(std::string_view wire_name);
 
 class RecordTypes {
  public:

@@ -86,18 +86,18 @@ class SinkEmitter {
     if (metadata_.empty()) {
       cx_.w.Line("  " + cx_.records.JsonCodec(n_.output) + "::Write(r, &e.json);");
     } else {
-      // The record's codec without the metadata fields; names from its field table.
-      const std::string table = "kFields" + cx_.records.Name(n_.output);
+      // The record's codec without the metadata fields.
       const auto& all = n_.output.fields();
       cx_.w.Line("  e.json.BeginObject();");
       for (size_t i = 0; i < all.size(); ++i) {
         if (sema::IsMetadataField(metadata_, all[i].name)) continue;
-        cx_.w.Line("  e.json.Field<" + cx_.records.JsonCodec(all[i].type) + ">(" + table +
-                   ".names[" + std::to_string(i) + "], r." + MangleIdent(all[i].name) + ");");
+        cx_.w.Line("  e.json.QuotedField<" + cx_.records.JsonCodec(all[i].type) + ">(" +
+                   QuotedJsonKey(all[i].Wire()) + ", r." + MangleIdent(all[i].name) + ");");
       }
       cx_.w.Line("  e.json.EndObject();");
     }
-    cx_.w.Line("  payload->assign(e.json.view());");
+    // A swap, not a copy: the encoder's next Clear() reuses the buffer the payload had.
+    cx_.w.Line("  payload->swap(e.json.buffer());");
     return true;
   }
 

@@ -1,6 +1,9 @@
 #include "flow/runtime/common/json_escape.h"
 
 #include <array>
+#include <bit>
+#include <cstdint>
+#include <cstring>
 
 #include "flow/runtime/common/utf8.h"
 
@@ -20,6 +23,39 @@ constexpr std::array<bool, 256> NeedsCare(bool del) {
 constexpr std::array<bool, 256> kNeedsCare = NeedsCare(false);
 constexpr std::array<bool, 256> kNeedsCareWithDel = NeedsCare(true);
 
+constexpr uint64_t kOnes = 0x0101010101010101ULL;
+constexpr uint64_t kHighBits = 0x8080808080808080ULL;
+
+// The high bit of each byte of `x` that is zero; exact for the lowest such byte (a borrow can
+// only mark bytes above a true zero byte), which is the only one PlainRun uses.
+constexpr uint64_t ZeroBytes(uint64_t x) {
+  return (x - kOnes) & ~x & kHighBits;
+}
+
+// Length of the prefix of [p, p+n) that needs no care, 8 bytes at a time (SWAR): records' text
+// fields are mostly plain, and a byte-at-a-time table test was a sixth of q1's time.
+size_t PlainRun(const char* p, size_t n, bool del, const std::array<bool, 256>& needs_care) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x;
+    std::memcpy(&x, p + i, 8);
+    uint64_t care = (x & kHighBits)                          // non-ASCII
+                    | ((x - 0x20 * kOnes) & ~x & kHighBits)  // below 0x20
+                    | ZeroBytes(x ^ ('"' * kOnes)) | ZeroBytes(x ^ ('\\' * kOnes));
+    if (del) care |= ZeroBytes(x ^ (0x7F * kOnes));
+    if (care != 0) {
+      // Byte order: the lowest address is the lowest byte on little-endian machines.
+      if constexpr (std::endian::native == std::endian::little) {
+        return i + static_cast<size_t>(std::countr_zero(care)) / 8;
+      } else {
+        break;
+      }
+    }
+  }
+  while (i < n && !needs_care[static_cast<unsigned char>(p[i])]) ++i;
+  return i;
+}
+
 }  // namespace
 
 void AppendJsonString(std::string_view s, std::string* out, JsonControls controls) {
@@ -30,8 +66,8 @@ void AppendJsonString(std::string_view s, std::string* out, JsonControls control
   size_t i = 0;
   while (i < n) {
     // Runs of plain characters are copied at once: most text is mostly plain.
-    size_t run = i;
-    while (run < n && !needs_care[static_cast<unsigned char>(s[run])]) ++run;
+    const size_t run =
+        i + PlainRun(s.data() + i, n - i, controls == JsonControls::kAlsoDel, needs_care);
     out->append(s.data() + i, run - i);
     i = run;
     if (i == n) break;

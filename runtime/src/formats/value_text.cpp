@@ -1,7 +1,10 @@
 #include "flow/runtime/formats/value_text.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "flow/runtime/common/civil.h"
@@ -99,36 +102,64 @@ void AppendDuration(DurationMs d, std::string* out) {
   }
 }
 
+namespace {
+
+// "00".."99": two digits per table load instead of a division per digit.
+constexpr std::array<char, 200> MakeTwoDigits() {
+  std::array<char, 200> t{};
+  for (int i = 0; i < 100; ++i) {
+    t[2 * i] = static_cast<char>('0' + i / 10);
+    t[2 * i + 1] = static_cast<char>('0' + i % 10);
+  }
+  return t;
+}
+constexpr std::array<char, 200> kTwoDigits = MakeTwoDigits();
+
+void PutTwo(char* at, int64_t v) {
+  std::memcpy(at, &kTwoDigits[2 * v], 2);
+}
+
+}  // namespace
+
 void AppendTimestamp(TimestampMs ts, std::string* out) {
-  // The hot path of every encoded timestamp: digits by hand instead of snprintf. Years outside
-  // 0..9999 are rare and take FormatTimestamp's general path.
-  int64_t days = FloorDiv(ts, 86400000);
-  int64_t ms_of_day = ts - days * 86400000;
-  const CivilDate c = CivilFromDays(days);
-  if (c.year < 0 || c.year > 9999) {
-    out->append(FormatTimestamp(ts));
-    return;
+  // The hot path of every encoded timestamp: digits by hand instead of snprintf, and the date
+  // part of the previous call's day reused (a stream's timestamps mostly share their day; the
+  // calendar conversion was most of this function). Years outside 0..9999 are rare and take
+  // FormatTimestamp's general path.
+  struct DayText {
+    int64_t day = INT64_MIN;
+    char text[11];  // "YYYY-MM-DDT"
+  };
+  thread_local DayText last;
+  const int64_t days = FloorDiv(ts, 86400000);
+  const int64_t ms_of_day = ts - days * 86400000;
+  if (days != last.day) {
+    const CivilDate c = CivilFromDays(days);
+    if (c.year < 0 || c.year > 9999) {
+      out->append(FormatTimestamp(ts));
+      return;
+    }
+    PutTwo(last.text, c.year / 100);
+    PutTwo(last.text + 2, c.year % 100);
+    last.text[4] = '-';
+    PutTwo(last.text + 5, c.month);
+    last.text[7] = '-';
+    PutTwo(last.text + 8, c.day);
+    last.text[10] = 'T';
+    last.day = days;
   }
   char buf[24];
-  auto put = [&buf](int pos, int64_t v, int width) {
-    for (int i = width - 1; i >= 0; --i) {
-      buf[pos + i] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    }
-  };
-  put(0, c.year, 4);
-  buf[4] = '-';
-  put(5, c.month, 2);
-  buf[7] = '-';
-  put(8, c.day, 2);
-  buf[10] = 'T';
-  put(11, ms_of_day / 3600000, 2);
+  std::memcpy(buf, last.text, sizeof last.text);
+  const int64_t seconds = ms_of_day / 1000;
+  const int64_t millis = ms_of_day - seconds * 1000;
+  PutTwo(buf + 11, seconds / 3600);
   buf[13] = ':';
-  put(14, ms_of_day / 60000 % 60, 2);
+  PutTwo(buf + 14, seconds / 60 % 60);
   buf[16] = ':';
-  put(17, ms_of_day / 1000 % 60, 2);
+  PutTwo(buf + 17, seconds % 60);
   buf[19] = '.';
-  put(20, ms_of_day % 1000, 3);
+  buf[20] = static_cast<char>('0' + millis / 100);
+  PutTwo(buf + 21, millis % 100);
   buf[23] = 'Z';
   out->append(buf, sizeof buf);
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace flow::rt {
 namespace {
@@ -57,6 +58,64 @@ TEST(JsonEscape, AppendsAfterWhatIsThere) {
   AppendJsonString("v\t", &out);
   out += "}";
   EXPECT_EQ(out, "{\"k\":\"v\\t\"}");
+}
+
+// The escaper scans 8 bytes at a time: every byte that needs care, at every position of a word
+// and across word boundaries, with plain text around it, against the rules spelled out here one
+// byte at a time.
+TEST(JsonEscape, EveryByteThatNeedsCareIsFoundAtEveryPosition) {
+  auto reference = [](const std::string& s, bool del) {
+    static const char* kHex = "0123456789abcdef";
+    std::string out = "\"";
+    for (unsigned char c : s) {
+      if (c == '"')
+        out += "\\\"";
+      else if (c == '\\')
+        out += "\\\\";
+      else if (c == '\n')
+        out += "\\n";
+      else if (c == '\t')
+        out += "\\t";
+      else if (c == '\r')
+        out += "\\r";
+      else if (c == '\b')
+        out += "\\b";
+      else if (c == '\f')
+        out += "\\f";
+      else if (c < 0x20 || (del && c == 0x7F)) {
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+      } else if (c == 0xFF) {
+        out += "\xEF\xBF\xBD";  // never valid in UTF-8
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+    return out + "\"";
+  };
+  std::vector<unsigned char> care;
+  for (int c = 0; c < 0x20; ++c) care.push_back(static_cast<unsigned char>(c));
+  for (int c : {0x22, 0x5C, 0x7F, 0xFF}) care.push_back(static_cast<unsigned char>(c));
+  // Plain bytes next to the special ones in value: one below and one above each.
+  const std::string plain = "! #[]~ab0123456789xyzAZ";
+  for (unsigned char c : care) {
+    for (size_t pos = 0; pos < 20; ++pos) {
+      for (size_t len : {pos + 1, pos + 3, pos + 9, size_t{24}}) {
+        if (len <= pos) continue;
+        std::string s;
+        for (size_t i = 0; i < len; ++i) s.push_back(plain[i % plain.size()]);
+        s[pos] = static_cast<char>(c);
+        for (JsonControls mode : {JsonControls::kRequired, JsonControls::kAlsoDel}) {
+          ASSERT_EQ(JsonQuoted(s, mode), reference(s, mode == JsonControls::kAlsoDel))
+              << "byte " << int{c} << " at " << pos << " of " << len;
+        }
+      }
+    }
+  }
+  // Two special bytes in one word, and a valid multi-byte sequence across a word boundary.
+  EXPECT_EQ(JsonQuoted("abcdef\"\\ghijklmn"), "\"abcdef\\\"\\\\ghijklmn\"");
+  EXPECT_EQ(JsonQuoted("abcdefg\xC3\xA9hijklmnop\x01"), "\"abcdefg\xC3\xA9hijklmnop\\u0001\"");
 }
 
 }  // namespace

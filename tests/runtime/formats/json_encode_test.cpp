@@ -78,6 +78,25 @@ TEST(ValueText, FastTimestampMatchesFormatTimestamp) {
   }
 }
 
+// AppendTimestamp reuses the date text of the day before: runs of timestamps within a day, across
+// midnight, back to an earlier day, and through a year it cannot format fast.
+TEST(ValueText, FastTimestampMatchesFormatTimestampAcrossDays) {
+  std::vector<TimestampMs> values;
+  const TimestampMs midnight = 20425LL * 86400000;  // 2025-12-04
+  for (TimestampMs t = midnight - 5000; t < midnight + 5000; t += 333) values.push_back(t);
+  values.push_back(midnight - 86400000LL * 400);
+  values.push_back(midnight + 1);
+  values.push_back(-62135596800001LL);  // year 0 - 1: the general path
+  values.push_back(midnight + 2);
+  values.push_back(253402300800000LL);  // year 10000
+  values.push_back(midnight + 86399999);
+  for (TimestampMs ts : values) {
+    std::string fast;
+    AppendTimestamp(ts, &fast);
+    ASSERT_EQ(fast, FormatTimestamp(ts)) << ts;
+  }
+}
+
 // A record with every codec, for the round trip.
 struct Rec {
   std::string s;

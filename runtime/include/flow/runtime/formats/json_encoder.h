@@ -69,6 +69,15 @@ class JsonEncoder {
     Key(name);
     Codec::Write(value, this);
   }
+  // The same with the key already written as JSON: `quoted_key` is the name as a JSON string
+  // followed by ':' (generated encoders escape their field names once, when the job is built).
+  template <typename Codec, typename V>
+  void QuotedField(std::string_view quoted_key, const V& value) {
+    Separate();
+    out_.append(quoted_key);
+    need_comma_ = false;
+    Codec::Write(value, this);
+  }
 
   void Null() {
     Separate();
