@@ -105,6 +105,11 @@ rocksdb::Options DbOptions(const KvStoreOptions& o) {
   opt.max_background_jobs = 2;
   opt.info_log_level = rocksdb::InfoLogLevel::ERROR_LEVEL;
   opt.keep_log_file_num = 1;
+  // Most cache misses ask the memtable for a key it does not have (a new key, or one evicted
+  // long ago): a whole-key bloom filter on the memtable answers those without a skip-list search,
+  // which was a third of q8's time.
+  opt.memtable_prefix_bloom_size_ratio = 0.1;
+  opt.memtable_whole_key_filtering = true;
   // Cache misses are point lookups, many of keys never seen: bloom filters answer those without
   // reading blocks. One block cache for every backend of the process.
   static const std::shared_ptr<rocksdb::Cache> kBlockCache = rocksdb::NewLRUCache(256u << 20);

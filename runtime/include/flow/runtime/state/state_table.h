@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include <absl/container/flat_hash_set.h>
 #include <absl/container/node_hash_map.h>
 
 #include "flow/runtime/common/serde.h"
@@ -132,12 +133,15 @@ class StateTable {
 //
 // rocksdb backend (AttachStore): the same maps are a bounded cache in front of a KvStore. Misses
 // load from the store (Find, FindOrCreate); evictions and FlushCache write entries back; removals
-// delete from the store at once. Every cached entry counts as dirty (the pointer API cannot tell
-// reads from writes). Only insertions (FindOrCreate, Put) and TrimCache (the backend, when the
-// watermark advances) evict, so pointers returned by Get stay valid as the state contract promises.
-// On the heap the store pointer is null: one predictable branch, no virtual call, per access. The
-// keys of one key group share their hash modulo the key-group count, so its low bits; absl's tables
-// take a 7-bit tag from the low bits, so the key hash is mixed once more for them.
+// delete from the store at once, except for entries the store never had (created in the cache and
+// not written back yet: most window and join state lives and dies between two checkpoints, and a
+// tombstone for each made every later lookup of a new key search the memtable). Every cached entry
+// counts as dirty (the pointer API cannot tell reads from writes). Only insertions (FindOrCreate,
+// Put) and TrimCache (the backend, when the watermark advances) evict, so pointers returned by Get
+// stay valid as the state contract promises. On the heap the store pointer is null: one predictable
+// branch, no virtual call, per access. The keys of one key group share their hash modulo the
+// key-group count, so its low bits; absl's tables take a 7-bit tag from the low bits, so the key
+// hash is mixed once more for them.
 template <typename K>
 struct GroupKeyHasher {
   size_t operator()(const K& k) const { return static_cast<size_t>(MixHash(KeyHash<K>{}(k))); }
@@ -262,6 +266,7 @@ class HeapTable : public StateTable {
   }
   void Clear() override {
     for (Map& m : groups_) m.clear();
+    fresh_.clear();
     if (store_ != nullptr) {
       store_->DeleteRange(table_, Prefix(ctx_->range.first), Prefix(ctx_->range.end));
       store_->Commit();
@@ -283,6 +288,8 @@ class HeapTable : public StateTable {
       if (store_->Get(table_, EncodeKey(key_group, key), &bytes)) {
         Decode(bytes, &it->second);
         inserted = false;
+      } else {
+        fresh_.insert(key);
       }
       MaybeEvict(key_group, it);
     }
@@ -295,7 +302,8 @@ class HeapTable : public StateTable {
     return it;
   }
   void Erase(Map& m, Iterator it, uint32_t key_group) {
-    if (store_ != nullptr) store_->Delete(table_, EncodeKey(key_group, it->first));
+    if (store_ != nullptr && fresh_.erase(it->first) == 0)
+      store_->Delete(table_, EncodeKey(key_group, it->first));
     m.erase(it);
   }
   // True when the key had an entry (cached or stored).
@@ -369,10 +377,11 @@ class HeapTable : public StateTable {
     if (st.ok() && !r.AtEnd()) st = Status::Corruption("trailing value bytes");
     if (!st.ok()) StateStoreCorrupt(name_, st);
   }
-  void WriteBack(uint32_t key_group, const K& key, const S& value) const {
+  void WriteBack(uint32_t key_group, const K& key, const S& value) {
     BinaryWriter w;
     WriteValue(w, value);
     store_->Put(table_, EncodeKey(key_group, key), w.data());
+    if (!fresh_.empty()) fresh_.erase(key);
   }
   Iterator Load(Map& m, const K& key, uint32_t key_group) {
     std::string bytes;
@@ -418,6 +427,9 @@ class HeapTable : public StateTable {
   KvStore* store_ = nullptr;
   uint32_t table_ = 0;
   size_t capacity_ = 0;
+  // rocksdb: keys cached but never written to the store, so removing one needs no tombstone.
+  // Every write to the store (WriteBack) takes its key out; Clear empties it.
+  absl::flat_hash_set<K, KeyHasher<K>> fresh_;
   size_t inserts_since_check_ = 0;
   size_t loaded_since_evict_ = 0;
   uint32_t evict_cursor_ = 0;
