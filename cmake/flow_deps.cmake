@@ -13,6 +13,8 @@ pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 pkg_check_modules(ABSL REQUIRED IMPORTED_TARGET absl_flat_hash_map absl_flat_hash_set)
 # libprotobuf: the .proto parser and descriptors behind `format protobuf` (formats/protobuf_schema.h).
 pkg_check_modules(PROTOBUF REQUIRED IMPORTED_TARGET protobuf)
+# flowc's cache keys and precompiled-header checksums (XXH3).
+pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 find_package(antlr4-runtime REQUIRED)
 find_package(antlr4-generator REQUIRED)
 if(FLOW_BUILD_TESTS)

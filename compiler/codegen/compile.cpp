@@ -15,7 +15,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
+
+#include <xxhash.h>
 
 #include "codegen/toolchain.h"
 
@@ -27,18 +30,16 @@ namespace {
 
 constexpr const char* kPchHeader = "flow_pch.h";
 
-uint64_t Fnv(std::string_view data, uint64_t h = 1469598103934665603ULL) {
-  for (unsigned char c : data) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return h;
+// Cache keys and checksums: XXH3's 128-bit hash (Debian's libxxhash), as 32 hex digits.
+std::string Hex(XXH128_hash_t h) {
+  char buf[33];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(h.high64),
+                static_cast<unsigned long long>(h.low64));
+  return buf;
 }
 
-std::string Hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
+std::string HashHex(std::string_view data) {
+  return Hex(XXH3_128bits(data.data(), data.size()));
 }
 
 bool ReadFile(const fs::path& p, std::string* out) {
@@ -57,36 +58,27 @@ bool WriteFile(const fs::path& p, std::string_view data) {
 }
 
 // The checksum stored next to a precompiled header: its size and a hash of every byte. The file
-// is ~200 MB and checked on every build, so the hash reads it in blocks and runs four FNV-style
-// lanes over 8-byte words (a byte-wise FNV-1a took ~0.5 s here); any changed byte changes a lane.
+// is ~200 MB and checked on every build, so it is read in blocks into XXH3's streaming state.
 std::string Checksum(const fs::path& gch) {
   std::FILE* f = std::fopen(gch.c_str(), "rb");
   if (f == nullptr) return "";
-  constexpr uint64_t kPrime = 1099511628211ULL;
-  uint64_t lanes[4] = {1469598103934665603ULL, 0x9e3779b97f4a7c15ULL, 0xc2b2ae3d27d4eb4fULL, 0x165667b19e3779f9ULL};
+  std::unique_ptr<XXH3_state_t, XXH_errorcode (*)(XXH3_state_t*)> state(XXH3_createState(),
+                                                                        XXH3_freeState);
+  if (state == nullptr || XXH3_128bits_reset(state.get()) != XXH_OK) {
+    std::fclose(f);
+    return "";
+  }
   std::vector<char> buf(1 << 20);
   uint64_t size = 0;
-  uint64_t tail = 0;
   size_t n;
   while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) {
     size += n;
-    size_t words = n / 32 * 32;
-    for (size_t i = 0; i < words; i += 32) {
-      for (int l = 0; l < 4; ++l) {
-        uint64_t w;
-        std::memcpy(&w, buf.data() + i + 8 * l, 8);
-        lanes[l] = (lanes[l] ^ w) * kPrime;
-      }
-    }
-    // A block's last bytes (only the file's last block is short of a multiple of 32).
-    tail = Fnv(std::string_view(buf.data() + words, n - words), tail);
+    XXH3_128bits_update(state.get(), buf.data(), n);
   }
   bool ok = !std::ferror(f);
   std::fclose(f);
   if (!ok) return "";
-  uint64_t h = tail;
-  for (uint64_t l : lanes) h = Fnv(std::string_view(reinterpret_cast<const char*>(&l), sizeof l), h);
-  return std::to_string(size) + " v2 " + Hex(h) + "\n";
+  return std::to_string(size) + " v3 " + Hex(XXH3_128bits_digest(state.get())) + "\n";
 }
 
 // What invalidates a precompiled header: compiler and its version, flags, flow version, and every
@@ -109,7 +101,37 @@ std::string CacheKey(const std::vector<std::string>& flags) {
     std::sort(entries.begin(), entries.end());
     for (const std::string& e : entries) key += e + "\n";
   }
-  return Hex(Fnv(key));
+  return HashHex(key);
+}
+
+// Precompiled-header entries kept: the ones used last. Each is ~250 MB, and every runtime,
+// compiler or flag change makes a new one.
+constexpr size_t kKeptPchEntries = 4;
+
+// Removes the `pch-*` entries of `root` beyond the kKeptPchEntries used last (`in_use` is one of
+// those). An entry whose lock another flowc holds (building or compiling with it) is skipped.
+void PrunePch(const fs::path& root, const fs::path& in_use) {
+  std::error_code ec;
+  std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+  for (auto it = fs::directory_iterator(root, ec); !ec && it != fs::directory_iterator();
+       it.increment(ec)) {
+    if (!it->is_directory(ec) || it->path().filename().string().rfind("pch-", 0) != 0) continue;
+    if (it->path() == in_use) continue;
+    entries.emplace_back(fs::last_write_time(it->path(), ec), it->path());
+  }
+  if (entries.size() < kKeptPchEntries) return;
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t i = kKeptPchEntries - 1; i < entries.size(); ++i) {
+    const fs::path& dir = entries[i].second;
+    int fd = ::open((dir / "lock").c_str(), O_RDWR | O_CLOEXEC);
+    if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      ::close(fd);
+      continue;  // in use
+    }
+    fs::remove_all(dir, ec);
+    if (fd >= 0) ::close(fd);
+  }
 }
 
 // Returns the directory holding a valid flow_pch.h(.gch), building it when needed; "" when no
@@ -158,6 +180,8 @@ std::string EnsurePch(const CompileOptions& options, const std::vector<std::stri
   ::flock(lock, LOCK_SH);
   *held_lock = lock;
   result->cache_entry = dir.string();
+  fs::last_write_time(dir, fs::file_time_type::clock::now(), ec);  // used last: kept longest
+  PrunePch(root, dir);
   return dir.string();
 }
 
@@ -204,7 +228,7 @@ std::string BinaryKey(const std::string& cpp, bool debug) {
     std::string header;
     if (ReadFile(cpp.substr(begin, end - begin), &header)) key += "\n" + header;
   }
-  return Hex(Fnv(key));
+  return HashHex(key);
 }
 
 std::vector<std::string> JobCompileFlags(bool debug) {

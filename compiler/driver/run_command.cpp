@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -39,7 +40,8 @@ constexpr std::string_view kHelp =
     "                  restart the job when it is valid (stop with Ctrl-C)\n"
     "  --rows N        with --watch: show the first N output lines of each run (default 100)\n"
     "\n"
-    "Binaries are kept under ${XDG_CACHE_HOME:-~/.cache}/flow/run/ (the 16 used last).\n"
+    "Binaries are kept under ${XDG_CACHE_HOME:-~/.cache}/flow/run/ (the 16 used last; the\n"
+    "directory of a failed build, named in its error, for a day).\n"
     "Exit codes: the job's own (see the job's --help), or 1 when the script has errors or does\n"
     "not build, 2 usage error.\n";
 
@@ -49,15 +51,29 @@ bool Is(const std::string& arg, const std::string& name) {
   return arg == name || arg.rfind(name + "=", 0) == 0;
 }
 
-// Removes all but the `keep` entries used last (a run touches its entry).
+// A build's private directory (`<entry>.tmp<pid>`) is left behind when the build failed (its
+// error points at the C++ and the compiler's log there) or flowc was killed mid-build; after a
+// day it is removed.
+constexpr auto kTmpKept = std::chrono::hours(24);
+
+// Removes all but the `keep` entries used last (a run touches its entry), and build directories
+// older than kTmpKept.
 void Prune(const fs::path& root, size_t keep) {
   std::error_code ec;
   std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+  std::vector<fs::path> stale;
+  const fs::file_time_type now = fs::file_time_type::clock::now();
   for (auto it = fs::directory_iterator(root, ec); !ec && it != fs::directory_iterator();
        it.increment(ec)) {
-    if (it->is_directory(ec) && it->path().filename().string().find(".tmp") == std::string::npos)
-      entries.emplace_back(fs::last_write_time(it->path(), ec), it->path());
+    if (!it->is_directory(ec)) continue;
+    const fs::file_time_type used = fs::last_write_time(it->path(), ec);
+    if (it->path().filename().string().find(".tmp") == std::string::npos) {
+      entries.emplace_back(used, it->path());
+    } else if (!ec && now - used > kTmpKept) {
+      stale.push_back(it->path());
+    }
   }
+  for (const fs::path& p : stale) fs::remove_all(p, ec);
   if (entries.size() <= keep) return;
   std::sort(entries.begin(), entries.end(),
             [](const auto& a, const auto& b) { return a.first > b.first; });

@@ -2,6 +2,11 @@
 // created here, and their output is compared with references computed here.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+#include <chrono>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -372,13 +377,33 @@ s | into stdout format json
   ASSERT_EQ(first.exit_code, 0) << first.err;
   EXPECT_NE(first.err.find("cache: rebuilt"), std::string::npos) << first.err;
   check_runs();
+  // Older entries (other runtimes or flags) beyond the 4 used last go when an entry is used,
+  // except one another flowc holds the lock of.
+  const fs::path root = fs::path(cache) / "flow";
+  for (int days = 1; days <= 5; ++days) {
+    const fs::path old = root / ("pch-old" + std::to_string(days));
+    fs::create_directories(old);
+    WriteText((old / "lock").string(), "");
+    WriteText((old / "flow_pch.h.gch").string(), "stale");
+    fs::last_write_time(old, fs::file_time_type::clock::now() - std::chrono::hours(24 * days));
+  }
+  const int held = ::open((root / "pch-old5" / "lock").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  ASSERT_EQ(::flock(held, LOCK_SH), 0);
   Ran second = build();
+  ::close(held);
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_NE(second.err.find("cache: hit"), std::string::npos) << second.err;
+  for (int days = 1; days <= 5; ++days) {
+    const bool kept = days <= 3 || days == 5;
+    EXPECT_EQ(fs::exists(root / ("pch-old" + std::to_string(days))), kept) << "pch-old" << days;
+  }
   // Corrupt the precompiled header in place: same size, different bytes.
   std::string gch;
   for (const auto& e : fs::recursive_directory_iterator(cache)) {
-    if (e.path().filename() == "flow_pch.h.gch") gch = e.path().string();
+    if (e.path().filename() == "flow_pch.h.gch" &&
+        e.path().parent_path().filename().string().rfind("pch-old", 0) != 0)
+      gch = e.path().string();
   }
   ASSERT_FALSE(gch.empty());
   {

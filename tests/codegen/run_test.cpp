@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 #include <chrono>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,8 @@
 
 namespace flow::codegen_test {
 namespace {
+
+namespace fs = std::filesystem;
 
 // A script unique to this run (a param's default, which is in the generated C++: a comment
 // would not be, and the cache rightly keys on the C++), so a binary cached by an earlier run of
@@ -88,6 +91,29 @@ TEST(FlowcRun, ExitCodesAreTheJobsOrFlowcs) {
   // flowc's own usage errors: exit 2.
   EXPECT_EQ(FlowcRun({}).exit_code, 2);
   EXPECT_EQ(FlowcRun({"--frobnicate", dir + "/job.flow"}).exit_code, 2);
+}
+
+// A build's private directory stays after a failed build (its error names the C++ and compiler
+// log there) or a killed flowc, and goes a day later, when any run prunes the cache.
+TEST(FlowcRun, LeftoverBuildDirectoriesGoAfterADay) {
+  const fs::path run_cache = fs::path(SharedCache()) / "flow" / "run";
+  const std::string tag = std::to_string(::getpid());
+  const fs::path old_tmp = run_cache / ("leftover-old.tmp" + tag);
+  const fs::path new_tmp = run_cache / ("leftover-new.tmp" + tag);
+  fs::create_directories(old_tmp);
+  fs::create_directories(new_tmp);
+  WriteText((old_tmp / "job.cpp").string(), "// a failed build's C++\n");
+  fs::last_write_time(old_tmp, fs::file_time_type::clock::now() - std::chrono::hours(25));
+  fs::last_write_time(new_tmp, fs::file_time_type::clock::now() - std::chrono::hours(23));
+
+  const std::string dir = ScratchDir("flowc_run_prune");
+  WriteText(dir + "/in.jsonl", "{\"user\":\"a\",\"n\":1}\n");
+  WriteText(dir + "/job.flow", Script(""));
+  Ran ran = FlowcRun({dir + "/job.flow", "--set", "input=" + dir + "/in.jsonl"});
+  ASSERT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_FALSE(fs::exists(old_tmp)) << "a build directory older than a day was kept";
+  EXPECT_TRUE(fs::exists(new_tmp)) << "a build directory younger than a day was removed";
+  fs::remove_all(new_tmp);
 }
 
 }  // namespace
