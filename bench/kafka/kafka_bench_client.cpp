@@ -2,9 +2,9 @@
 // consumer). Every command prints one JSON line on stdout; errors go to stderr with exit code 2
 // (bad usage, broker unreachable) or 1 (a consume that did not see the expected records in time).
 //
-//   create  --brokers B --topics a,b,c --partitions P      create topics (existing ones are an error)
-//   delete  --brokers B --topics a,b,c                     delete topics (missing ones are ignored)
-//   produce --brokers B --topic T --records N [--keys 100] [--record-bytes 100] [--rate R]
+//   create  --brokers B --topics a,b,c --partitions P      create topics (existing ones are an
+//   error) delete  --brokers B --topics a,b,c                     delete topics (missing ones are
+//   ignored) produce --brokers B --topic T --records N [--keys 100] [--record-bytes 100] [--rate R]
 //           [--sentinels 0|1]
 //       N records in the format of kafka_bench_util.h, record i to partition i mod P with key
 //       "k<i mod keys>"; --rate R: R records per second (paced every millisecond, stamps are the
@@ -20,8 +20,8 @@
 //       (distinct) and how many more than once. Records with a "ts" field give latencies
 //       (arrival - ts) in ms, p50/p90/p99/max, over records stamped at least --warmup-ms after
 //       the first stamp. --dump writes every payload as one line to FILE. --arrivals writes one
-//       line "<arrival epoch us> <id> <ts>" per record to FILE, flushed after every batch (so a driver
-//       can follow the output while it arrives). Exit 1 on timeout.
+//       line "<arrival epoch us> <id> <ts>" per record to FILE, flushed after every batch (so a
+//       driver can follow the output while it arrives). Exit 1 on timeout.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -55,7 +55,8 @@ void WaitForLeaders(rd_kafka_t* rk, const std::string& topic, int32_t partitions
     rd_kafka_topic_destroy(t);
     bool ready = false;
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR && md->topic_cnt == 1 &&
-        md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR && md->topics[0].partition_cnt == partitions) {
+        md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+        md->topics[0].partition_cnt == partitions) {
       ready = true;
       for (int i = 0; i < partitions; ++i) ready = ready && md->topics[0].partitions[i].leader >= 0;
     }
@@ -83,7 +84,8 @@ int Admin(bool create, const Flags& flags) {
   std::vector<rd_kafka_DeleteTopic_t*> del_topics;
   for (const std::string& t : topics) {
     if (create) {
-      rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(t.c_str(), static_cast<int>(partitions), 1, err, sizeof err);
+      rd_kafka_NewTopic_t* nt =
+          rd_kafka_NewTopic_new(t.c_str(), static_cast<int>(partitions), 1, err, sizeof err);
       if (nt == nullptr) Die("topic `" + t + "`: " + err);
       new_topics.push_back(nt);
     } else {
@@ -150,9 +152,11 @@ std::string MakeRecord(int64_t id, int64_t keys, int64_t et, int64_t ts, int64_t
   char head[160];
   std::string key = KeyOf(id, keys);
   int64_t value = id < 0 ? 0 : (id * 7919) % 1000;
-  int len = std::snprintf(head, sizeof head, "{\"id\":%lld,\"key\":\"%s\",\"value\":%lld,\"et\":%lld,\"ts\":%lld,\"pad\":\"",
-                          static_cast<long long>(id), key.c_str(), static_cast<long long>(value),
-                          static_cast<long long>(et), static_cast<long long>(ts));
+  int len =
+      std::snprintf(head, sizeof head,
+                    "{\"id\":%lld,\"key\":\"%s\",\"value\":%lld,\"et\":%lld,\"ts\":%lld,\"pad\":\"",
+                    static_cast<long long>(id), key.c_str(), static_cast<long long>(value),
+                    static_cast<long long>(et), static_cast<long long>(ts));
   std::string out(head, static_cast<size_t>(len));
   int64_t pad = std::max<int64_t>(1, record_bytes - len - 2);
   out.append(static_cast<size_t>(pad), 'x');
@@ -169,7 +173,8 @@ int Produce(const Flags& flags) {
   const int64_t rate = flags.Int("rate", 0);
   const int64_t sentinels = flags.Int("sentinels", 0);
   flags.CheckAllUsed();
-  if (records < 0 || keys < 1 || rate < 0) Die("--records >= 0, --keys >= 1 and --rate >= 0 required");
+  if (records < 0 || keys < 1 || rate < 0)
+    Die("--records >= 0, --keys >= 1 and --rate >= 0 required");
   rd_kafka_conf_t* conf = MakeConf({{"bootstrap.servers", brokers},
                                     {"enable.idempotence", "true"},
                                     {"acks", "all"},
@@ -186,7 +191,8 @@ int Produce(const Flags& flags) {
     while (rd_kafka_produce(t, partition, RD_KAFKA_MSG_F_COPY, payload.data(), payload.size(),
                             key.data(), key.size(), nullptr) != 0) {
       rd_kafka_resp_err_t err = rd_kafka_last_error();
-      if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) Die(std::string("produce failed: ") + rd_kafka_err2str(err));
+      if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL)
+        Die(std::string("produce failed: ") + rd_kafka_err2str(err));
       rd_kafka_poll(rk, 10);
     }
   };
@@ -284,7 +290,10 @@ int Consume(const Flags& flags) {
       if (ids > 0) {
         int64_t id = JsonIntField(payload, "\"id\":", -1);
         if (id >= 0 && id < ids) {
-          if (seen[static_cast<size_t>(id)]++ == 0) ++distinct; else ++repeated;
+          if (seen[static_cast<size_t>(id)]++ == 0)
+            ++distinct;
+          else
+            ++repeated;
         } else if (id != -1) {
           ++out_of_range;
         }
@@ -321,14 +330,15 @@ int Consume(const Flags& flags) {
     }
     std::sort(lat.begin(), lat.end());
   }
-  std::printf("{\"count\":%lld,\"checksum\":\"%016llx\",\"first_us\":%lld,\"expect_us\":%lld,"
-              "\"distinct_ids\":%lld,\"repeated_ids\":%lld,\"other_ids\":%lld,\"latency_n\":%zu,"
-              "\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f}\n",
-              static_cast<long long>(count), static_cast<unsigned long long>(checksum),
-              static_cast<long long>(first_us), static_cast<long long>(expect_us),
-              static_cast<long long>(distinct), static_cast<long long>(repeated),
-              static_cast<long long>(out_of_range), lat.size(), Percentile(lat, 0.5),
-              Percentile(lat, 0.9), Percentile(lat, 0.99), lat.empty() ? -1.0 : lat.back());
+  std::printf(
+      "{\"count\":%lld,\"checksum\":\"%016llx\",\"first_us\":%lld,\"expect_us\":%lld,"
+      "\"distinct_ids\":%lld,\"repeated_ids\":%lld,\"other_ids\":%lld,\"latency_n\":%zu,"
+      "\"p50_ms\":%.3f,\"p90_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f}\n",
+      static_cast<long long>(count), static_cast<unsigned long long>(checksum),
+      static_cast<long long>(first_us), static_cast<long long>(expect_us),
+      static_cast<long long>(distinct), static_cast<long long>(repeated),
+      static_cast<long long>(out_of_range), lat.size(), Percentile(lat, 0.5), Percentile(lat, 0.9),
+      Percentile(lat, 0.99), lat.empty() ? -1.0 : lat.back());
   if (count < expect) {
     std::fprintf(stderr, "consume: %lld of %lld records on topic `%s` within %lld s\n",
                  static_cast<long long>(count), static_cast<long long>(expect), topic.c_str(),
@@ -352,4 +362,6 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace flow::bench
 
-int main(int argc, char** argv) { return flow::bench::Main(argc, argv); }
+int main(int argc, char** argv) {
+  return flow::bench::Main(argc, argv);
+}

@@ -23,8 +23,8 @@
 
 namespace flow::bench {
 
-constexpr int64_t kEtBase = 1767225600000;          // 2026-01-01T00:00:00Z in ms
-constexpr int64_t kSentinelEtOffset = 1000000000;   // sentinels: ~11.6 days after the data
+constexpr int64_t kEtBase = 1767225600000;         // 2026-01-01T00:00:00Z in ms
+constexpr int64_t kSentinelEtOffset = 1000000000;  // sentinels: ~11.6 days after the data
 constexpr uint64_t kFnvOffset = 14695981039346656037ull;
 constexpr uint64_t kFnvPrime = 1099511628211ull;
 
@@ -57,7 +57,8 @@ class Flags {
   Flags(int argc, char** argv, int first) {
     for (int i = first; i < argc; ++i) {
       std::string a = argv[i];
-      if (a.rfind("--", 0) != 0 || i + 1 >= argc) Die("bad argument `" + a + "` (flags: --name value)");
+      if (a.rfind("--", 0) != 0 || i + 1 >= argc)
+        Die("bad argument `" + a + "` (flags: --name value)");
       values_[a.substr(2)] = argv[++i];
     }
   }
@@ -74,7 +75,8 @@ class Flags {
     if (it == values_.end()) return def;
     char* end = nullptr;
     long long v = std::strtoll(it->second.c_str(), &end, 10);
-    if (end == it->second.c_str() || *end != '\0') Die("--" + name + ": `" + it->second + "` is not an integer");
+    if (end == it->second.c_str() || *end != '\0')
+      Die("--" + name + ": `" + it->second + "` is not an integer");
     return v;
   }
   // Call after reading every flag: an unknown flag is an error, not silently ignored.
@@ -139,11 +141,13 @@ inline void AssignAll(rd_kafka_t* consumer, const std::string& topic, int32_t pa
   }
   rd_kafka_resp_err_t err = rd_kafka_assign(consumer, list);
   rd_kafka_topic_partition_list_destroy(list);
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) Die(std::string("assign failed: ") + rd_kafka_err2str(err));
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+    Die(std::string("assign failed: ") + rd_kafka_err2str(err));
 }
 
 // The value of integer field `"name":` in a record payload, or `def` when absent.
-inline int64_t JsonIntField(std::string_view payload, std::string_view quoted_name_colon, int64_t def) {
+inline int64_t JsonIntField(std::string_view payload, std::string_view quoted_name_colon,
+                            int64_t def) {
   size_t at = payload.find(quoted_name_colon);
   if (at == std::string_view::npos) return def;
   at += quoted_name_colon.size();

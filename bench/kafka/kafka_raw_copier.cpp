@@ -28,7 +28,9 @@ namespace flow::bench {
 namespace {
 
 volatile std::sig_atomic_t g_stop = 0;
-void OnSignal(int) { g_stop = 1; }
+void OnSignal(int) {
+  g_stop = 1;
+}
 
 int64_t g_delivery_errors = 0;
 
@@ -55,13 +57,13 @@ int Run(int argc, char** argv) {
   std::signal(SIGINT, OnSignal);
   const int64_t start_us = NowMicros();
 
-  rd_kafka_t* consumer = MakeClient(
-      RD_KAFKA_CONSUMER, MakeConf({{"bootstrap.servers", brokers},
-                                   {"group.id", "flow-bench-raw-copier"},
-                                   {"enable.auto.commit", "false"},
-                                   {"enable.auto.offset.store", "false"},
-                                   {"isolation.level", isolation},
-                                   {"enable.partition.eof", "false"}}));
+  rd_kafka_t* consumer =
+      MakeClient(RD_KAFKA_CONSUMER, MakeConf({{"bootstrap.servers", brokers},
+                                              {"group.id", "flow-bench-raw-copier"},
+                                              {"enable.auto.commit", "false"},
+                                              {"enable.auto.offset.store", "false"},
+                                              {"isolation.level", isolation},
+                                              {"enable.partition.eof", "false"}}));
   rd_kafka_poll_set_consumer(consumer);
   rd_kafka_conf_t* pconf = MakeConf({{"bootstrap.servers", brokers},
                                      {"enable.idempotence", "true"},
@@ -95,7 +97,8 @@ int Run(int argc, char** argv) {
       while (rd_kafka_produce(out_topic, m->partition, RD_KAFKA_MSG_F_COPY, m->payload, m->len,
                               m->key, m->key_len, nullptr) != 0) {
         rd_kafka_resp_err_t err = rd_kafka_last_error();
-        if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) Die(std::string("produce failed: ") + rd_kafka_err2str(err));
+        if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL)
+          Die(std::string("produce failed: ") + rd_kafka_err2str(err));
         rd_kafka_poll(producer, 100);
       }
       rd_kafka_message_destroy(m);
@@ -119,4 +122,6 @@ int Run(int argc, char** argv) {
 }  // namespace
 }  // namespace flow::bench
 
-int main(int argc, char** argv) { return flow::bench::Run(argc, argv); }
+int main(int argc, char** argv) {
+  return flow::bench::Run(argc, argv);
+}

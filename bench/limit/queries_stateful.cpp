@@ -19,7 +19,9 @@ rt::NexmarkGenerator MakeGenerator(const rt::NexmarkConfig& config) {
   return std::move(gen).value();
 }
 
-bool Q3State(std::string_view state) { return state == "OR" || state == "ID" || state == "CA"; }
+bool Q3State(std::string_view state) {
+  return state == "OR" || state == "ID" || state == "CA";
+}
 
 }  // namespace
 
@@ -28,8 +30,8 @@ LimitResult RunQ3(const rt::NexmarkConfig& config) {
     std::string name, city, state;
   };
   const auto gen = MakeGenerator(config);
-  std::unordered_map<int64_t, PersonRow> persons;                // id -> person
-  std::unordered_map<int64_t, std::vector<int64_t>> auctions;    // seller -> auction ids
+  std::unordered_map<int64_t, PersonRow> persons;              // id -> person
+  std::unordered_map<int64_t, std::vector<int64_t>> auctions;  // seller -> auction ids
   RowChecksum sum;
   rt::NexmarkPerson person;
   rt::NexmarkAuction auction;

@@ -10,8 +10,8 @@
 // Threading: one instance per thread; Merge() combines per-thread results.
 
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <string_view>
 

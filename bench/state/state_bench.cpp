@@ -17,8 +17,8 @@
 
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -37,7 +37,9 @@ namespace {
 
 // Process CPU seconds (all threads, RocksDB's background work included): on a shared machine
 // wall time says more about the neighbours than about the backend.
-double CpuSeconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+double CpuSeconds() {
+  return static_cast<double>(std::clock()) / CLOCKS_PER_SEC;
+}
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
@@ -46,7 +48,9 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 // Files on disk, like the checkpoint storage lays them out (own files, shared/).
 class DirFiles final : public SnapshotFileSink, public SnapshotFileSource {
  public:
-  explicit DirFiles(fs::path dir) : dir_(std::move(dir)) { fs::create_directories(dir_ / "shared"); }
+  explicit DirFiles(fs::path dir) : dir_(std::move(dir)) {
+    fs::create_directories(dir_ / "shared");
+  }
   Result<StoredFile> WriteOwn(std::string_view name, std::string_view bytes) override {
     return Write(dir_ / name, name, bytes, false);
   }
@@ -61,13 +65,15 @@ class DirFiles final : public SnapshotFileSink, public SnapshotFileSource {
     std::string bytes(f.size, '\0');
     size_t n = std::fread(bytes.data(), 1, bytes.size(), in);
     std::fclose(in);
-    if (n != f.size || Crc32c(bytes) != f.crc32c) return Status::Corruption(f.name + ": checksum mismatch");
+    if (n != f.size || Crc32c(bytes) != f.crc32c)
+      return Status::Corruption(f.name + ": checksum mismatch");
     return bytes;
   }
   uint64_t written = 0;
 
  private:
-  Result<StoredFile> Write(const fs::path& p, std::string_view name, std::string_view bytes, bool shared) {
+  Result<StoredFile> Write(const fs::path& p, std::string_view name, std::string_view bytes,
+                           bool shared) {
     FILE* out = std::fopen(p.c_str(), "wb");
     if (out == nullptr) return Status::IoError("cannot write " + p.string());
     std::fwrite(bytes.data(), 1, bytes.size(), out);
@@ -78,7 +84,8 @@ class DirFiles final : public SnapshotFileSink, public SnapshotFileSource {
   fs::path dir_;
 };
 
-std::unique_ptr<KeyedStateBackend> Make(StateBackendKind kind, size_t cache, const std::string& dir) {
+std::unique_ptr<KeyedStateBackend> Make(StateBackendKind kind, size_t cache,
+                                        const std::string& dir) {
   StateBackendOptions o;
   o.kind = kind;
   o.cache_entries = cache;
@@ -108,13 +115,20 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i];
     uint64_t v = std::strtoull(argv[i + 1], nullptr, 10);
-    if (a == "--records") records = v;
-    else if (a == "--keys") keys = v;
-    else if (a == "--cache") cache = v;
-    else if (a == "--restore-mb") restore_mb = v;
-    else if (a == "--dir") dir = argv[i + 1];
+    if (a == "--records")
+      records = v;
+    else if (a == "--keys")
+      keys = v;
+    else if (a == "--cache")
+      cache = v;
+    else if (a == "--restore-mb")
+      restore_mb = v;
+    else if (a == "--dir")
+      dir = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: state_bench [--records N] [--keys N] [--cache N] [--restore-mb M] [--dir DIR]\n");
+      std::fprintf(
+          stderr,
+          "usage: state_bench [--records N] [--keys N] [--cache N] [--restore-mb M] [--dir DIR]\n");
       return 2;
     }
   }
@@ -129,11 +143,13 @@ int main(int argc, char** argv) {
     std::mt19937_64 rng(42);
     auto start = std::chrono::steady_clock::now();
     double cpu = CpuSeconds();
-    for (uint64_t i = 0; i < records; ++i) counts->GetOrInsert(static_cast<int64_t>(rng() % keys)) += 1;
+    for (uint64_t i = 0; i < records; ++i)
+      counts->GetOrInsert(static_cast<int64_t>(rng() % keys)) += 1;
     double s = Seconds(start);
     cpu = CpuSeconds() - cpu;
-    std::printf("count_%s_records_per_s %.0f records/s\ncount_%s_records_per_cpu_s %.0f records/cpu-s\n", name,
-                records / s, name, records / cpu);
+    std::printf(
+        "count_%s_records_per_s %.0f records/s\ncount_%s_records_per_cpu_s %.0f records/cpu-s\n",
+        name, records / s, name, records / cpu);
 
     DirFiles files(work / (std::string("snap-") + name));
     start = std::chrono::steady_clock::now();
@@ -143,8 +159,10 @@ int main(int argc, char** argv) {
     start = std::chrono::steady_clock::now();
     auto written = (*pending)->Write(&files);
     Check(written.ok() ? Status::Ok() : written.status(), "snapshot write");
-    std::printf("snapshot_%s_sync_ms %.1f ms\nsnapshot_%s_async_ms %.1f ms\nsnapshot_%s_bytes %llu bytes\n", name,
-                sync_s * 1e3, name, Seconds(start) * 1e3, name, static_cast<unsigned long long>(files.written));
+    std::printf(
+        "snapshot_%s_sync_ms %.1f ms\nsnapshot_%s_async_ms %.1f ms\nsnapshot_%s_bytes %llu bytes\n",
+        name, sync_s * 1e3, name, Seconds(start) * 1e3, name,
+        static_cast<unsigned long long>(files.written));
     if (kind == StateBackendKind::kRocksDb) {
       for (uint64_t k = 0; k < keys / 100; ++k) counts->GetOrInsert(static_cast<int64_t>(k)) += 1;
       uint64_t before = files.written;
@@ -153,8 +171,10 @@ int main(int argc, char** argv) {
       Check(second.ok() ? Status::Ok() : second.status(), "snapshot");
       auto w2 = (*second)->Write(&files);
       Check(w2.ok() ? Status::Ok() : w2.status(), "snapshot write");
-      std::printf("snapshot_rocksdb_incremental_ms %.1f ms\nsnapshot_rocksdb_incremental_bytes %llu bytes\n",
-                  Seconds(start) * 1e3, static_cast<unsigned long long>(files.written - before));
+      std::printf(
+          "snapshot_rocksdb_incremental_ms %.1f ms\nsnapshot_rocksdb_incremental_bytes %llu "
+          "bytes\n",
+          Seconds(start) * 1e3, static_cast<unsigned long long>(files.written - before));
     }
   }
 
@@ -175,7 +195,8 @@ int main(int argc, char** argv) {
     JobCheckpointInfo info;
     info.max_parallelism = kDefaultMaxParallelism;
     info.operators.push_back(OperatorParallelism{"op", 1});
-    auto storage = CheckpointStorage::Open(CheckpointStorageOptions{(work / "state").string(), 1, {}}, info);
+    auto storage =
+        CheckpointStorage::Open(CheckpointStorageOptions{(work / "state").string(), 1, {}}, info);
     Check(storage.ok() ? Status::Ok() : storage.status(), "checkpoint storage");
     std::string op_bytes;
     std::vector<std::unique_ptr<PendingSnapshot>> pending;
@@ -226,9 +247,12 @@ int main(int argc, char** argv) {
     }
     double s = Seconds(start);
     std::printf("restore_rocksdb_cpu_s %.2f cpu-s\n", CpuSeconds() - cpu);
-    if (rb->Get(static_cast<int64_t>(n - 1)) == nullptr) Check(Status::Internal("last key missing"), "restore");
-    std::printf("restore_rocksdb_mb %llu MB\nrestore_rocksdb_s %.2f s\nrestore_rocksdb_mb_per_s %.1f MB/s\n",
-                static_cast<unsigned long long>(restore_mb), s, restore_mb / s);
+    if (rb->Get(static_cast<int64_t>(n - 1)) == nullptr)
+      Check(Status::Internal("last key missing"), "restore");
+    std::printf(
+        "restore_rocksdb_mb %llu MB\nrestore_rocksdb_s %.2f s\nrestore_rocksdb_mb_per_s %.1f "
+        "MB/s\n",
+        static_cast<unsigned long long>(restore_mb), s, restore_mb / s);
   }
   fs::remove_all(work);
   return 0;

@@ -23,7 +23,9 @@ ExprEmitter OpEmitContext::Exprs(const std::string& record, const types::Type& i
   return ExprEmitter(records, scope);
 }
 
-std::string OpEmitContext::FlowFile() const { return std::filesystem::path(options.flow_file).filename().string(); }
+std::string OpEmitContext::FlowFile() const {
+  return std::filesystem::path(options.flow_file).filename().string();
+}
 
 std::string OpEmitContext::Name(const plan::Node& n, const char* what) const {
   return CppStringLiteral(plan::OperatorName(n, what));
@@ -42,8 +44,8 @@ std::string Join(const std::vector<std::string>& parts) {
 }
 
 // Emits Key<id>, KeyOf<id>, Acc<id> and Output<id>; returns false on an unsupported construct.
-bool EmitAggregateFunctions(OpEmitContext& cx, const plan::Node& n, const plan::Node& input, const ast::KeyByOp* key,
-                            const ast::AggregateOp* agg, bool windowed) {
+bool EmitAggregateFunctions(OpEmitContext& cx, const plan::Node& n, const plan::Node& input,
+                            const ast::KeyByOp* key, const ast::AggregateOp* agg, bool windowed) {
   Writer& w = cx.w;
   std::string id = std::to_string(n.id);
   std::string in = cx.Rec(input.output);
@@ -52,8 +54,9 @@ bool EmitAggregateFunctions(OpEmitContext& cx, const plan::Node& n, const plan::
   if (key != nullptr) {
     for (const auto& k : key->keys) key_types.push_back(cx.Rec(k->type));
   }
-  std::string key_type =
-      key_types.empty() ? "bool" : key_types.size() == 1 ? key_types[0] : "std::tuple<" + Join(key_types) + ">";
+  std::string key_type = key_types.empty()       ? "bool"
+                         : key_types.size() == 1 ? key_types[0]
+                                                 : "std::tuple<" + Join(key_types) + ">";
   w.Line("using Key" + id + " = " + key_type + ";");
   w.Line("inline Key" + id + " KeyOf" + id + "(const " + in + "& r) {");
   if (key == nullptr) {
@@ -92,7 +95,9 @@ bool EmitAggregateFunctions(OpEmitContext& cx, const plan::Node& n, const plan::
     std::string member = "a" + std::to_string(i);
     w.Line("  " + cls + " " + member + ";  // " + CommentText(agg->items[i].output_name));
     std::string time = call->builtin->needs_event_time ? ", ts" : "";  // first/last: by event time
-    adds.push_back(call->args.empty() || call->star ? member + ".Add();" : member + ".Add(" + arg_exprs[0] + time + ");");
+    adds.push_back(call->args.empty() || call->star
+                       ? member + ".Add();"
+                       : member + ".Add(" + arg_exprs[0] + time + ");");
   }
   cx.Take(ex);
   w.Line("  void Add(const ::flow::exec::Stamped<" + in + ">& s) {");
@@ -106,7 +111,8 @@ bool EmitAggregateFunctions(OpEmitContext& cx, const plan::Node& n, const plan::
   w.Line("  }");
   w.Line("  void Merge(const " + acc + "& o) {");
   if (agg->items.empty()) w.Line("    (void)o;");
-  for (size_t i = 0; i < agg->items.size(); ++i) w.Line("    a" + std::to_string(i) + ".Merge(o.a" + std::to_string(i) + ");");
+  for (size_t i = 0; i < agg->items.size(); ++i)
+    w.Line("    a" + std::to_string(i) + ".Merge(o.a" + std::to_string(i) + ");");
   w.Line("  }");
   w.Line("  const " + acc + "& Result() const { return *this; }");
   // Stored by name (exec/tagged.h), so a savepoint restores into a script that added or removed
@@ -148,15 +154,19 @@ bool EmitAggregateFunctions(OpEmitContext& cx, const plan::Node& n, const plan::
     cx.Unsupported("an aggregate output of unexpected shape", agg->range);
     return false;
   }
-  std::string sig = windowed ? "const Key" + id + "& k, ::flow::rt::TimestampMs start, ::flow::rt::TimestampMs end, const " + acc + "& acc"
-                             : "const Key" + id + "& k, const " + acc + "& acc";
+  std::string sig =
+      windowed ? "const Key" + id +
+                     "& k, ::flow::rt::TimestampMs start, ::flow::rt::TimestampMs end, const " +
+                     acc + "& acc"
+               : "const Key" + id + "& k, const " + acc + "& acc";
   w.Line("inline " + out + " Output" + id + "(" + sig + ") {");
   w.Line("  " + out + " o;");
   if (nkeys == 0) w.Line("  (void)k;");
   if (agg->items.empty()) w.Line("  (void)acc;");
   for (size_t i = 0; i < nkeys; ++i) {
     std::string v = nkeys == 1 ? "k" : "std::get<" + std::to_string(i) + ">(k)";
-    w.Line("  o." + MangleIdent(fields[i].name) + " = ::flow::exec::ops::As<" + cx.Rec(fields[i].type) + ">(" + v + ");");
+    w.Line("  o." + MangleIdent(fields[i].name) + " = ::flow::exec::ops::As<" +
+           cx.Rec(fields[i].type) + ">(" + v + ");");
   }
   if (windowed) {
     w.Line("  o." + MangleIdent(fields[nkeys].name) + " = start;");
@@ -166,7 +176,8 @@ bool EmitAggregateFunctions(OpEmitContext& cx, const plan::Node& n, const plan::
     const types::Field& f = fields[nkeys + nwin + i];
     std::string m = "acc.a" + std::to_string(i);
     std::string v = f.type.nullable() ? "::flow::agg::NullableResult(" + m + ")" : m + ".Result()";
-    w.Line("  o." + MangleIdent(f.name) + " = ::flow::exec::ops::As<" + cx.Rec(f.type) + ">(" + v + ");");
+    w.Line("  o." + MangleIdent(f.name) + " = ::flow::exec::ops::As<" + cx.Rec(f.type) + ">(" + v +
+           ");");
   }
   w.Line("  return o;");
   w.Line("}");
@@ -176,16 +187,19 @@ bool EmitAggregateFunctions(OpEmitContext& cx, const plan::Node& n, const plan::
 // The aggregate's input stream, hash-partitioned by its key (one key for a global aggregate).
 std::string Keyed(const plan::Node& n, const ast::KeyByOp* key) {
   std::string id = std::to_string(n.id);
-  return "s" + std::to_string(n.inputs[0]) + ".KeyBy(" + CppStringLiteral(key ? Join(key->key_names) : "global") +
-         ", ::flow::exec::KeyHashOf<Key" + id + ">(&KeyOf" + id + "))";
+  return "s" + std::to_string(n.inputs[0]) + ".KeyBy(" +
+         CppStringLiteral(key ? Join(key->key_names) : "global") + ", ::flow::exec::KeyHashOf<Key" +
+         id + ">(&KeyOf" + id + "))";
 }
 
 }  // namespace
 
-void EmitWindowAggregate(OpEmitContext& cx, const plan::WindowAggregateNode& n, const plan::Plan& plan) {
+void EmitWindowAggregate(OpEmitContext& cx, const plan::WindowAggregateNode& n,
+                         const plan::Plan& plan) {
   const ast::WindowSpec& spec = n.window->spec;
   bool session = spec.shape == ast::WindowShape::kSession;
-  cx.Header(n, std::string(session ? "session" : "window") + " aggregate" + (spec.processing_time ? " (processing time)" : ""));
+  cx.Header(n, std::string(session ? "session" : "window") + " aggregate" +
+                   (spec.processing_time ? " (processing time)" : ""));
   const plan::Node& input = *plan.Get(n.inputs[0]);
   if (!EmitAggregateFunctions(cx, n, input, n.key, n.aggregate, true)) return;
   std::string id = std::to_string(n.id);
@@ -208,21 +222,27 @@ void EmitWindowAggregate(OpEmitContext& cx, const plan::WindowAggregateNode& n, 
     // (s<id>) and its late records (s<id>_late, read by the late sink node).
     std::string with_late = "::flow::exec::WithLate<" + out + ", " + in + ">";
     std::string p = n.key ? "0" : "1";
-    cx.Build("auto s" + id + "_all = " + Keyed(n, n.key) + ".Then<" + with_late + ">(" + cx.Name(n, session ? "session" : "window") +
-             ", [" + cfg + "] { return std::make_unique<::flow::exec::" + adapter + "<Key" + id + ", " + in + ", Acc" + id + ", " +
-             out + ", " + with_late + ">>(" + cfg + ", &KeyOf" + id + ", &Output" + id + "); }" + parallelism + ");");
-    cx.Build("auto s" + id + " = ::flow::exec::WindowResults<" + out + ", " + in + ">(s" + id + "_all, " +
-             cx.Name(n, session ? "session.results" : "window.results") + ", " + p + ");");
-    cx.Build("auto s" + id + "_late = ::flow::exec::LateRecords<" + out + ", " + in + ">(s" + id + "_all, " +
-             cx.Name(n, session ? "session.late" : "window.late") + ", " + p + ");");
+    cx.Build("auto s" + id + "_all = " + Keyed(n, n.key) + ".Then<" + with_late + ">(" +
+             cx.Name(n, session ? "session" : "window") + ", [" + cfg +
+             "] { return std::make_unique<::flow::exec::" + adapter + "<Key" + id + ", " + in +
+             ", Acc" + id + ", " + out + ", " + with_late + ">>(" + cfg + ", &KeyOf" + id +
+             ", &Output" + id + "); }" + parallelism + ");");
+    cx.Build("auto s" + id + " = ::flow::exec::WindowResults<" + out + ", " + in + ">(s" + id +
+             "_all, " + cx.Name(n, session ? "session.results" : "window.results") + ", " + p +
+             ");");
+    cx.Build("auto s" + id + "_late = ::flow::exec::LateRecords<" + out + ", " + in + ">(s" + id +
+             "_all, " + cx.Name(n, session ? "session.late" : "window.late") + ", " + p + ");");
     return;
   }
-  cx.Build("auto s" + id + " = " + Keyed(n, n.key) + ".Then<" + out + ">(" + cx.Name(n, session ? "session" : "window") +
-           ", [" + cfg + "] { return std::make_unique<::flow::exec::" + adapter + "<Key" + id + ", " + in + ", Acc" + id + ", " +
-           out + ">>(" + cfg + ", &KeyOf" + id + ", &Output" + id + "); }" + parallelism + ");");
+  cx.Build("auto s" + id + " = " + Keyed(n, n.key) + ".Then<" + out + ">(" +
+           cx.Name(n, session ? "session" : "window") + ", [" + cfg +
+           "] { return std::make_unique<::flow::exec::" + adapter + "<Key" + id + ", " + in +
+           ", Acc" + id + ", " + out + ">>(" + cfg + ", &KeyOf" + id + ", &Output" + id + "); }" +
+           parallelism + ");");
 }
 
-void EmitRunningAggregate(OpEmitContext& cx, const plan::RunningAggregateNode& n, const plan::Plan& plan) {
+void EmitRunningAggregate(OpEmitContext& cx, const plan::RunningAggregateNode& n,
+                          const plan::Plan& plan) {
   cx.Header(n, "running aggregate");
   const plan::Node& input = *plan.Get(n.inputs[0]);
   if (!EmitAggregateFunctions(cx, n, input, n.key, n.aggregate, false)) return;
@@ -230,9 +250,11 @@ void EmitRunningAggregate(OpEmitContext& cx, const plan::RunningAggregateNode& n
   std::string in = cx.Rec(input.output);
   std::string out = cx.Rec(n.output);
   std::string parallelism = n.key ? "" : ", 1";
-  cx.Build("auto s" + id + " = " + Keyed(n, n.key) + ".Then<" + out + ">(" + cx.Name(n, "aggregate") +
-           ", [] { return std::make_unique<::flow::exec::RunningAggregateAdapter<Key" + id + ", " + in + ", Acc" + id + ", " +
-           out + ">>(&KeyOf" + id + ", &Output" + id + "); }" + parallelism + ");");
+  cx.Build("auto s" + id + " = " + Keyed(n, n.key) + ".Then<" + out + ">(" +
+           cx.Name(n, "aggregate") +
+           ", [] { return std::make_unique<::flow::exec::RunningAggregateAdapter<Key" + id + ", " +
+           in + ", Acc" + id + ", " + out + ">>(&KeyOf" + id + ", &Output" + id + "); }" +
+           parallelism + ");");
 }
 
 }  // namespace flow::codegen

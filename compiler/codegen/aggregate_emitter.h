@@ -47,12 +47,14 @@ struct OpEmitContext {
 };
 
 // `key by ... | window ... | aggregate ...` and `[key by ...] | aggregate ...`.
-void EmitWindowAggregate(OpEmitContext& cx, const plan::WindowAggregateNode& n, const plan::Plan& plan);
-void EmitRunningAggregate(OpEmitContext& cx, const plan::RunningAggregateNode& n, const plan::Plan& plan);
+void EmitWindowAggregate(OpEmitContext& cx, const plan::WindowAggregateNode& n,
+                         const plan::Plan& plan);
+void EmitRunningAggregate(OpEmitContext& cx, const plan::RunningAggregateNode& n,
+                          const plan::Plan& plan);
 // A join node: key functions, the pair builder, state serializers and the Connect(...) call.
 void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n, const plan::Plan& plan);
 // Inside a chain function: declares `next` (the join's merged record) from the pair `var`.
-void EmitFlattenStep(OpEmitContext& cx, const plan::ChainStep& step, const std::string& var, const std::string& next,
-                     const std::string& indent);
+void EmitFlattenStep(OpEmitContext& cx, const plan::ChainStep& step, const std::string& var,
+                     const std::string& next, const std::string& indent);
 
 }  // namespace flow::codegen

@@ -35,7 +35,7 @@ struct CodePart {
 };
 
 struct GenerateResult {
-  std::string cpp;         // empty when `error` is set
+  std::string cpp;              // empty when `error` is set
   std::vector<CodePart> parts;  // every part of `cpp`, FLOW_PART_MAIN first
   std::string error;            // a construct code generation does not support yet ("a list<string>
                       // field (`tags`) in `format csv`"; the caller says it is unsupported)

@@ -93,10 +93,12 @@ std::string CacheKey(const std::vector<std::string>& flags) {
   for (const std::string& dir : tc.include_dirs) {
     std::error_code ec;
     std::vector<std::string> entries;
-    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    for (auto it = fs::recursive_directory_iterator(dir, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
       if (!it->is_regular_file(ec)) continue;
       auto mtime = fs::last_write_time(it->path(), ec).time_since_epoch().count();
-      entries.push_back(it->path().string() + " " + std::to_string(it->file_size(ec)) + " " + std::to_string(mtime));
+      entries.push_back(it->path().string() + " " + std::to_string(it->file_size(ec)) + " " +
+                        std::to_string(mtime));
     }
     std::sort(entries.begin(), entries.end());
     for (const std::string& e : entries) key += e + "\n";
@@ -154,11 +156,14 @@ std::string EnsurePch(const CompileOptions& options, const std::vector<std::stri
   fs::path gch = dir / (std::string(kPchHeader) + ".gch");
   fs::path sum = dir / "checksum";
   std::string want;
-  bool valid = ReadFile(sum, &want) && !want.empty() && fs::exists(header, ec) && Checksum(gch) == want;
+  bool valid =
+      ReadFile(sum, &want) && !want.empty() && fs::exists(header, ec) && Checksum(gch) == want;
   if (valid) {
     result->cache_hit = true;
   } else {
-    WriteFile(header, "// Precompiled runtime headers for flow jobs.\n#include \"flow/runtime/exec/exec.h\"\n");
+    WriteFile(
+        header,
+        "// Precompiled runtime headers for flow jobs.\n#include \"flow/runtime/exec/exec.h\"\n");
     fs::remove(sum, ec);
     fs::path tmp = dir / "flow_pch.h.gch.tmp";
     std::vector<std::string> argv = {BuiltToolchain().cxx};
@@ -189,7 +194,9 @@ std::string FirstError(const std::string& log) {
   std::istringstream in(log);
   std::string line;
   while (std::getline(in, line)) {
-    if (line.find(": error: ") != std::string::npos || line.find(": fatal error: ") != std::string::npos) return line;
+    if (line.find(": error: ") != std::string::npos ||
+        line.find(": fatal error: ") != std::string::npos)
+      return line;
   }
   std::istringstream again(log);
   while (std::getline(again, line)) {
@@ -323,11 +330,13 @@ std::vector<std::vector<std::string>> PackParts(const std::vector<CodePart>& par
   units = std::max(1, std::min<int>(units, static_cast<int>(parts.size())));
   std::vector<size_t> order(parts.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return parts[a].weight > parts[b].weight; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return parts[a].weight > parts[b].weight; });
   std::vector<std::vector<std::string>> groups(static_cast<size_t>(units));
   std::vector<int> load(static_cast<size_t>(units), 0);
   for (size_t i : order) {
-    size_t lightest = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    size_t lightest =
+        static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
     groups[lightest].push_back(parts[i].macro);
     load[lightest] += std::max(0, parts[i].weight);
   }
@@ -338,7 +347,8 @@ std::vector<std::vector<std::string>> PackParts(const std::vector<CodePart>& par
   return used;
 }
 
-CompileResult CompileJob(const std::string& cpp_path, const std::string& binary, const CompileOptions& options) {
+CompileResult CompileJob(const std::string& cpp_path, const std::string& binary,
+                         const CompileOptions& options) {
   CompileResult result;
   const Toolchain& tc = BuiltToolchain();
   std::vector<std::string> flags = JobCompileFlags(options.debug);
@@ -346,7 +356,8 @@ CompileResult CompileJob(const std::string& cpp_path, const std::string& binary,
   std::string pch = options.use_cache ? EnsurePch(options, flags, &result, &pch_lock) : "";
   std::vector<std::string> compile = {tc.cxx};
   compile.insert(compile.end(), flags.begin(), flags.end());
-  if (!pch.empty()) compile.insert(compile.end(), {"-I" + pch, "-include", kPchHeader, "-Winvalid-pch"});
+  if (!pch.empty())
+    compile.insert(compile.end(), {"-I" + pch, "-include", kPchHeader, "-Winvalid-pch"});
   std::vector<std::string> link_tail = tc.link_flags;
   link_tail.insert(link_tail.end(), {"-o", binary, "-Wl,--start-group"});
   link_tail.insert(link_tail.end(), tc.libraries.begin(), tc.libraries.end());

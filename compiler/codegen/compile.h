@@ -27,11 +27,11 @@
 namespace flow::codegen {
 
 struct CompileOptions {
-  bool debug = false;      // -O0 -g instead of -O2
-  std::string cache_dir;   // default: ${XDG_CACHE_HOME:-$HOME/.cache}/flow; "" + no HOME: no cache
+  bool debug = false;     // -O0 -g instead of -O2
+  std::string cache_dir;  // default: ${XDG_CACHE_HOME:-$HOME/.cache}/flow; "" + no HOME: no cache
   bool use_cache = true;
   std::vector<CodePart> parts;  // from GenerateResult; empty: one translation unit
-  int jobs = 0;            // translation units compiled at once; 0: the CPUs this process may use
+  int jobs = 0;  // translation units compiled at once; 0: the CPUs this process may use
 };
 
 struct CompileResult {
@@ -60,7 +60,8 @@ std::string BinaryKey(const std::string& cpp, bool debug);
 std::vector<std::string> JobCompileFlags(bool debug);
 
 // Compiles `cpp_path` into `binary`.
-CompileResult CompileJob(const std::string& cpp_path, const std::string& binary, const CompileOptions& options);
+CompileResult CompileJob(const std::string& cpp_path, const std::string& binary,
+                         const CompileOptions& options);
 
 // The default cache directory (${XDG_CACHE_HOME:-$HOME/.cache}/flow), or "" when neither is set.
 std::string DefaultCacheDir();

@@ -11,18 +11,28 @@
 namespace flow::codegen {
 namespace {
 
-bool IsNullType(const ast::Expr& e) { return e.type.kind() == types::Kind::kNull; }
+bool IsNullType(const ast::Expr& e) {
+  return e.type.kind() == types::Kind::kNull;
+}
 
 const char* CastKindName(types::Kind k) {
   switch (k) {
-    case types::Kind::kBool: return "::flow::exec::CastKind::kBool";
-    case types::Kind::kInt: return "::flow::exec::CastKind::kInt";
-    case types::Kind::kFloat: return "::flow::exec::CastKind::kFloat";
-    case types::Kind::kString: return "::flow::exec::CastKind::kString";
-    case types::Kind::kBytes: return "::flow::exec::CastKind::kBytes";
-    case types::Kind::kTimestamp: return "::flow::exec::CastKind::kTimestamp";
-    case types::Kind::kDuration: return "::flow::exec::CastKind::kDuration";
-    default: return "::flow::exec::CastKind::kOther";
+    case types::Kind::kBool:
+      return "::flow::exec::CastKind::kBool";
+    case types::Kind::kInt:
+      return "::flow::exec::CastKind::kInt";
+    case types::Kind::kFloat:
+      return "::flow::exec::CastKind::kFloat";
+    case types::Kind::kString:
+      return "::flow::exec::CastKind::kString";
+    case types::Kind::kBytes:
+      return "::flow::exec::CastKind::kBytes";
+    case types::Kind::kTimestamp:
+      return "::flow::exec::CastKind::kTimestamp";
+    case types::Kind::kDuration:
+      return "::flow::exec::CastKind::kDuration";
+    default:
+      return "::flow::exec::CastKind::kOther";
   }
 }
 
@@ -54,14 +64,19 @@ std::string ExprEmitter::Literal(const ast::LiteralExpr& e) {
       return "int64_t{" + std::to_string(e.int_value) + "}";
     case ast::LiteralKind::kFloat: {
       if (std::isnan(e.float_value)) return "std::numeric_limits<double>::quiet_NaN()";
-      if (std::isinf(e.float_value)) return e.float_value > 0 ? "std::numeric_limits<double>::infinity()" : "-std::numeric_limits<double>::infinity()";
+      if (std::isinf(e.float_value))
+        return e.float_value > 0 ? "std::numeric_limits<double>::infinity()"
+                                 : "-std::numeric_limits<double>::infinity()";
       char buf[64];
       std::snprintf(buf, sizeof buf, "%a", e.float_value);  // hex float: exact
       return std::string("double{") + buf + "}";
     }
-    case ast::LiteralKind::kString: return CppStringObject(e.string_value);
-    case ast::LiteralKind::kBool: return e.bool_value ? "true" : "false";
-    case ast::LiteralKind::kNull: return TypedNull(e.type);
+    case ast::LiteralKind::kString:
+      return CppStringObject(e.string_value);
+    case ast::LiteralKind::kBool:
+      return e.bool_value ? "true" : "false";
+    case ast::LiteralKind::kNull:
+      return TypedNull(e.type);
   }
   return "0";
 }
@@ -69,22 +84,28 @@ std::string ExprEmitter::Literal(const ast::LiteralExpr& e) {
 std::string ExprEmitter::Emit(const ast::Expr& e) {
   using ast::ExprKind;
   switch (e.kind) {
-    case ExprKind::kError: return Fail("an expression with errors", e);
-    case ExprKind::kLiteral: return Literal(*ast::As<ast::LiteralExpr>(&e));
+    case ExprKind::kError:
+      return Fail("an expression with errors", e);
+    case ExprKind::kLiteral:
+      return Literal(*ast::As<ast::LiteralExpr>(&e));
     case ExprKind::kName: {
       const auto* n = ast::As<ast::NameExpr>(&e);
       switch (n->target) {
-        case ast::NameTarget::kParam: return scope_.params + "." + MangleIdent(n->name);
+        case ast::NameTarget::kParam:
+          return scope_.params + "." + MangleIdent(n->name);
         case ast::NameTarget::kJoinSide:
-          if (n->join_side >= 0 && static_cast<size_t>(n->join_side) < scope_.sides.size()) return scope_.sides[static_cast<size_t>(n->join_side)];
+          if (n->join_side >= 0 && static_cast<size_t>(n->join_side) < scope_.sides.size())
+            return scope_.sides[static_cast<size_t>(n->join_side)];
           return scope_.record;
         case ast::NameTarget::kField:
           if (n->join_side >= 0 && static_cast<size_t>(n->join_side) < scope_.sides.size()) {
             return scope_.sides[static_cast<size_t>(n->join_side)] + "." + MangleIdent(n->name);
           }
           return scope_.record + "." + MangleIdent(n->name);
-        case ast::NameTarget::kWindowField: return scope_.record + "." + MangleIdent(n->name);
-        default: return Fail("this kind of name (`" + CommentText(n->name) + "`)", e);
+        case ast::NameTarget::kWindowField:
+          return scope_.record + "." + MangleIdent(n->name);
+        default:
+          return Fail("this kind of name (`" + CommentText(n->name) + "`)", e);
       }
     }
     case ExprKind::kField: {
@@ -92,7 +113,8 @@ std::string ExprEmitter::Emit(const ast::Expr& e) {
       if (f->base->type.kind() != types::Kind::kRecord) return Fail("a qualified name", e);
       std::string member = MangleIdent(f->field.name);
       if (f->base->type.nullable()) {
-        return "::flow::exec::ops::Lift([](const auto& b) { return b." + member + "; }, " + Emit(*f->base) + ")";
+        return "::flow::exec::ops::Lift([](const auto& b) { return b." + member + "; }, " +
+               Emit(*f->base) + ")";
       }
       return "(" + Emit(*f->base) + ")." + member;
     }
@@ -103,15 +125,18 @@ std::string ExprEmitter::Emit(const ast::Expr& e) {
     case ExprKind::kUnary: {
       const auto* u = ast::As<ast::UnaryExpr>(&e);
       if (IsNullType(*u->operand)) return TypedNull(e.type);
-      return std::string(u->op == ast::UnaryOp::kNeg ? "::flow::exec::ops::Neg(" : "::flow::exec::ops::Not(") +
+      return std::string(u->op == ast::UnaryOp::kNeg ? "::flow::exec::ops::Neg("
+                                                     : "::flow::exec::ops::Not(") +
              Emit(*u->operand) + ")";
     }
-    case ExprKind::kBinary: return Binary(*ast::As<ast::BinaryExpr>(&e));
+    case ExprKind::kBinary:
+      return Binary(*ast::As<ast::BinaryExpr>(&e));
     case ExprKind::kIn: {
       const auto* x = ast::As<ast::InExpr>(&e);
       if (IsNullType(*x->operand)) return TypedNull(e.type);
       std::string s = "::flow::exec::ops::In(" + Emit(*x->operand);
-      for (const auto& item : x->items) s += ", " + (IsNullType(*item) ? TypedNull(x->operand->type) : Emit(*item));
+      for (const auto& item : x->items)
+        s += ", " + (IsNullType(*item) ? TypedNull(x->operand->type) : Emit(*item));
       s += ")";
       return x->negated ? "::flow::exec::ops::Not(" + s + ")" : s;
     }
@@ -120,14 +145,18 @@ std::string ExprEmitter::Emit(const ast::Expr& e) {
       std::string s = "::flow::exec::ops::IsNull(" + Emit(*x->operand) + ")";
       return x->negated ? "!" + s : s;
     }
-    case ExprKind::kCall: return Call(*ast::As<ast::CallExpr>(&e));
-    case ExprKind::kCast: return Cast(*ast::As<ast::CastExpr>(&e));
-    case ExprKind::kCase: return Case(*ast::As<ast::CaseExpr>(&e));
+    case ExprKind::kCall:
+      return Call(*ast::As<ast::CallExpr>(&e));
+    case ExprKind::kCast:
+      return Cast(*ast::As<ast::CastExpr>(&e));
+    case ExprKind::kCase:
+      return Case(*ast::As<ast::CaseExpr>(&e));
     case ExprKind::kList: {
       const auto* l = ast::As<ast::ListExpr>(&e);
       const types::Type& elem = e.type.element();
       std::string s = "std::vector<" + records_.Cpp(elem) + ">{";
-      for (size_t i = 0; i < l->items.size(); ++i) s += (i ? ", " : "") + EmitAs(*l->items[i], elem);
+      for (size_t i = 0; i < l->items.size(); ++i)
+        s += (i ? ", " : "") + EmitAs(*l->items[i], elem);
       return s + "}";
     }
   }
@@ -144,19 +173,43 @@ std::string ExprEmitter::Binary(const ast::BinaryExpr& e) {
                                        std::to_string(e.range.col));
   const char* fn = nullptr;
   switch (e.op) {
-    case BinaryOp::kMul: fn = "Mul"; break;
-    case BinaryOp::kDiv: return "::flow::exec::ops::Div(" + a + ", " + b + ", " + where + ")";
-    case BinaryOp::kMod: return "::flow::exec::ops::Mod(" + a + ", " + b + ", " + where + ")";
-    case BinaryOp::kAdd: fn = "Add"; break;
-    case BinaryOp::kSub: fn = "Sub"; break;
-    case BinaryOp::kEq: fn = "Eq"; break;
-    case BinaryOp::kNe: fn = "Ne"; break;
-    case BinaryOp::kLt: fn = "Lt"; break;
-    case BinaryOp::kLe: fn = "Le"; break;
-    case BinaryOp::kGt: fn = "Gt"; break;
-    case BinaryOp::kGe: fn = "Ge"; break;
-    case BinaryOp::kAnd: fn = "And"; break;
-    case BinaryOp::kOr: fn = "Or"; break;
+    case BinaryOp::kMul:
+      fn = "Mul";
+      break;
+    case BinaryOp::kDiv:
+      return "::flow::exec::ops::Div(" + a + ", " + b + ", " + where + ")";
+    case BinaryOp::kMod:
+      return "::flow::exec::ops::Mod(" + a + ", " + b + ", " + where + ")";
+    case BinaryOp::kAdd:
+      fn = "Add";
+      break;
+    case BinaryOp::kSub:
+      fn = "Sub";
+      break;
+    case BinaryOp::kEq:
+      fn = "Eq";
+      break;
+    case BinaryOp::kNe:
+      fn = "Ne";
+      break;
+    case BinaryOp::kLt:
+      fn = "Lt";
+      break;
+    case BinaryOp::kLe:
+      fn = "Le";
+      break;
+    case BinaryOp::kGt:
+      fn = "Gt";
+      break;
+    case BinaryOp::kGe:
+      fn = "Ge";
+      break;
+    case BinaryOp::kAnd:
+      fn = "And";
+      break;
+    case BinaryOp::kOr:
+      fn = "Or";
+      break;
   }
   return std::string("::flow::exec::ops::") + fn + "(" + a + ", " + b + ")";
 }
@@ -174,11 +227,13 @@ std::string ExprEmitter::Call(const ast::CallExpr& e) {
       if (e.args[i]->type.nullable() && !params[i].nullable()) {
         guard += "if (!::flow::exec::ops::Present(" + var + ")) return R(); ";
       }
-      call += std::string(i ? ", " : "") + "::flow::exec::ops::As<" + records_.Cpp(params[i]) + ">(" + var + ")";
+      call += std::string(i ? ", " : "") + "::flow::exec::ops::As<" + records_.Cpp(params[i]) +
+              ">(" + var + ")";
     }
     call += ")";
     std::string r = records_.Cpp(e.type);
-    return "[&]() -> " + r + " { using R = " + r + "; " + lets + guard + "return ::flow::exec::ops::As<R>(" + call + "); }()";
+    return "[&]() -> " + r + " { using R = " + r + "; " + lets + guard +
+           "return ::flow::exec::ops::As<R>(" + call + "); }()";
   }
   if (e.builtin == nullptr) return Fail("an unresolved call", e);
   std::vector<std::string> args;
@@ -194,20 +249,25 @@ std::string ExprEmitter::Call(const ast::CallExpr& e) {
 std::string ExprEmitter::Cast(const ast::CastExpr& e) {
   const types::Type& from = e.operand->type;
   if (from.kind() == types::Kind::kNull) return TypedNull(e.type);
-  if (from.kind() == e.type.kind() && from.kind() != types::Kind::kBytes && from.kind() != types::Kind::kString) {
+  if (from.kind() == e.type.kind() && from.kind() != types::Kind::kBytes &&
+      from.kind() != types::Kind::kString) {
     return Emit(*e.operand);
   }
   const char* f = CastKindName(from.kind());
   const char* t = CastKindName(e.type.kind());
-  if (std::string(f).ends_with("kOther") || std::string(t).ends_with("kOther")) return Fail("this cast", e);
+  if (std::string(f).ends_with("kOther") || std::string(t).ends_with("kOther"))
+    return Fail("this cast", e);
   return std::string("::flow::exec::Cast<") + f + ", " + t + ">(" + Emit(*e.operand) + ")";
 }
 
 std::string ExprEmitter::Case(const ast::CaseExpr& e) {
-  std::string r = records_.Cpp(e.type.kind() == types::Kind::kNull ? types::Type::Bool().AsNullable() : e.type);
+  std::string r =
+      records_.Cpp(e.type.kind() == types::Kind::kNull ? types::Type::Bool().AsNullable() : e.type);
   std::string s = "[&]() -> " + r + " { ";
   for (const auto& w : e.whens) {
-    std::string value = IsNullType(*w.value) ? r + "()" : "::flow::exec::ops::As<" + r + ">(" + Emit(*w.value) + ")";
+    std::string value = IsNullType(*w.value)
+                            ? r + "()"
+                            : "::flow::exec::ops::As<" + r + ">(" + Emit(*w.value) + ")";
     s += "if (::flow::exec::ops::IsTrue(" + Emit(*w.condition) + ")) return " + value + "; ";
   }
   if (e.else_value && !IsNullType(*e.else_value)) {

@@ -13,10 +13,10 @@
 namespace flow::codegen {
 
 struct ExprScope {
-  std::string record;            // C++ expression of the current record, e.g. "r0"
-  std::string params = "P";      // the params struct
-  std::string event_time = "ts"; // for aggregates that need it
-  std::string flow_file;         // for run-time error locations
+  std::string record;             // C++ expression of the current record, e.g. "r0"
+  std::string params = "P";       // the params struct
+  std::string event_time = "ts";  // for aggregates that need it
+  std::string flow_file;          // for run-time error locations
   // After a join: C++ expressions of the left and right records (names sema resolved to a join
   // side read from them). Empty: `stream.field` of a single input reads `record`.
   std::vector<std::string> sides;
@@ -24,7 +24,8 @@ struct ExprScope {
 
 class ExprEmitter {
  public:
-  ExprEmitter(const RecordTypes& records, ExprScope scope) : records_(records), scope_(std::move(scope)) {}
+  ExprEmitter(const RecordTypes& records, ExprScope scope)
+      : records_(records), scope_(std::move(scope)) {}
 
   // The expression, as C++ of whatever representation its operators give.
   std::string Emit(const ast::Expr& e);

@@ -29,13 +29,15 @@ void EmitSerializer(OpEmitContext& cx, const types::Type& type) {
   w.Line("  static void Write(::flow::rt::BinaryWriter& w, const " + rec + "& v) {");
   if (type.fields().empty()) w.Line("    (void)w; (void)v;");
   for (const types::Field& f : type.fields()) {
-    w.Line("    ::flow::rt::Serializer<" + cx.Rec(f.type) + ">::Write(w, v." + MangleIdent(f.name) + ");");
+    w.Line("    ::flow::rt::Serializer<" + cx.Rec(f.type) + ">::Write(w, v." + MangleIdent(f.name) +
+           ");");
   }
   w.Line("  }");
   w.Line("  static ::flow::rt::Status Read(::flow::rt::BinaryReader& r, " + rec + "* v) {");
   if (type.fields().empty()) w.Line("    (void)r; (void)v;");
   for (const types::Field& f : type.fields()) {
-    w.Line("    FLOW_RETURN_IF_ERROR(::flow::rt::Serializer<" + cx.Rec(f.type) + ">::Read(r, &v->" + MangleIdent(f.name) + "));");
+    w.Line("    FLOW_RETURN_IF_ERROR(::flow::rt::Serializer<" + cx.Rec(f.type) + ">::Read(r, &v->" +
+           MangleIdent(f.name) + "));");
   }
   w.Line("    return ::flow::rt::Status::Ok();");
   w.Line("  }");
@@ -48,8 +50,9 @@ void EmitSerializer(OpEmitContext& cx, const types::Type& type) {
 
 // `Key<id> <fn>(const <rec>& <var>)` from one side's key expressions; with `present`, also
 // `bool <fn>Present(...)`: false when a key is null.
-void EmitKeyFunction(OpEmitContext& cx, const plan::JoinNode& n, const std::vector<const ast::Expr*>& keys,
-                     const types::Type& side, const std::string& fn, const std::string& var, bool present) {
+void EmitKeyFunction(OpEmitContext& cx, const plan::JoinNode& n,
+                     const std::vector<const ast::Expr*>& keys, const types::Type& side,
+                     const std::string& fn, const std::string& var, bool present) {
   std::string id = std::to_string(n.id);
   // The condition's names are marked with their side; each function reads only its own.
   ExprScope scope;
@@ -99,29 +102,34 @@ void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n, const plan::Plan& plan
   for (size_t i = 0; i < n.left_keys.size(); ++i) {
     nullable = nullable || n.left_keys[i]->type.nullable() || n.right_keys[i]->type.nullable();
   }
-  cx.w.Line("using JoinKey" + id + " = " + (key_types.size() == 1 ? key_types[0] : "std::tuple<" + Join(key_types) + ">") + ";");
+  cx.w.Line("using JoinKey" + id + " = " +
+            (key_types.size() == 1 ? key_types[0] : "std::tuple<" + Join(key_types) + ">") + ";");
   EmitKeyFunction(cx, n, n.left_keys, n.left, "LeftKey" + id, "l", nullable);
   EmitKeyFunction(cx, n, n.right_keys, n.right, "RightKey" + id, "r", nullable);
   bool window = n.op->window.has_value();
   if (window) {
-    cx.w.Line("inline " + out + " Pair" + id + "(const JoinKey" + id + "&, ::flow::rt::TimestampMs start, ::flow::rt::TimestampMs end, const " + l +
+    cx.w.Line("inline " + out + " Pair" + id + "(const JoinKey" + id +
+              "&, ::flow::rt::TimestampMs start, ::flow::rt::TimestampMs end, const " + l +
               "& l, const " + r + "& r) {");
     cx.w.Line("  return " + out + "{l, r, start, end};");
   } else {
-    cx.w.Line("inline " + out + " Pair" + id + "(const JoinKey" + id + "&, const " + l + "& l, ::flow::rt::TimestampMs, const " + r +
-              "& r, ::flow::rt::TimestampMs) {");
+    cx.w.Line("inline " + out + " Pair" + id + "(const JoinKey" + id + "&, const " + l +
+              "& l, ::flow::rt::TimestampMs, const " + r + "& r, ::flow::rt::TimestampMs) {");
     cx.w.Line("  return " + out + "{l, r, 0, 0};");
   }
   cx.w.Line("}");
   std::string left = "s" + std::to_string(n.inputs[0]), right = "s" + std::to_string(n.inputs[1]);
   if (nullable) {
-    left += ".Filter(" + cx.Name(n, "join.left_key_present") + ", [](const " + l + "& x) { return LeftKey" + id + "Present(x); })";
-    right += ".Filter(" + cx.Name(n, "join.right_key_present") + ", [](const " + r + "& x) { return RightKey" + id + "Present(x); })";
+    left += ".Filter(" + cx.Name(n, "join.left_key_present") + ", [](const " + l +
+            "& x) { return LeftKey" + id + "Present(x); })";
+    right += ".Filter(" + cx.Name(n, "join.right_key_present") + ", [](const " + r +
+             "& x) { return RightKey" + id + "Present(x); })";
   }
   left += ".KeyBy(\"join key\", ::flow::exec::KeyHashOf<JoinKey" + id + ">(&LeftKey" + id + "))";
   right += ".KeyBy(\"join key\", ::flow::exec::KeyHashOf<JoinKey" + id + ">(&RightKey" + id + "))";
   std::string types = "JoinKey" + id + ", " + l + ", " + r + ", " + out;
-  std::string connect = "auto s" + id + " = ::flow::rt::Connect(" + left + ", " + right + ").Then<" + out + ">(" + cx.Name(n, "join");
+  std::string connect = "auto s" + id + " = ::flow::rt::Connect(" + left + ", " + right +
+                        ").Then<" + out + ">(" + cx.Name(n, "join");
   if (window) {
     const ast::WindowSpec& spec = *n.op->window;
     std::string cfg = "cfg" + id;
@@ -131,18 +139,20 @@ void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n, const plan::Plan& plan
              ";");
     if (spec.lateness) cx.Build(cfg + ".allowed_lateness = " + CppDuration(*spec.lateness) + ";");
     if (spec.zone) cx.Build(cfg + ".zone = " + CppZone(*spec.zone) + ";");
-    cx.Build(connect + ", [" + cfg + "] { return std::make_unique<::flow::exec::WindowJoinAdapter<" + types + ">>(" + cfg + ", &LeftKey" +
-             id + ", &RightKey" + id + ", &Pair" + id + "); });");
+    cx.Build(connect + ", [" + cfg +
+             "] { return std::make_unique<::flow::exec::WindowJoinAdapter<" + types + ">>(" + cfg +
+             ", &LeftKey" + id + ", &RightKey" + id + ", &Pair" + id + "); });");
   } else {
     std::string bound = "bound" + id;
     cx.Build("const int64_t " + bound + " = " + CppDuration(*n.op->within) + ";");
-    cx.Build(connect + ", [" + bound + "] { return std::make_unique<::flow::exec::IntervalJoinAdapter<" + types + ">>(" + bound +
-             ", &LeftKey" + id + ", &RightKey" + id + ", &Pair" + id + "); });");
+    cx.Build(connect + ", [" + bound +
+             "] { return std::make_unique<::flow::exec::IntervalJoinAdapter<" + types + ">>(" +
+             bound + ", &LeftKey" + id + ", &RightKey" + id + ", &Pair" + id + "); });");
   }
 }
 
-void EmitFlattenStep(OpEmitContext& cx, const plan::ChainStep& step, const std::string& var, const std::string& next,
-                     const std::string& indent) {
+void EmitFlattenStep(OpEmitContext& cx, const plan::ChainStep& step, const std::string& var,
+                     const std::string& next, const std::string& indent) {
   // sema's merged record: the left fields, then the right ones (a name the left side has gets
   // the right stream's name as prefix), in order.
   const types::Type& left = step.input.fields()[0].type;

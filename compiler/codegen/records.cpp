@@ -32,7 +32,8 @@ std::string RecordTypes::Register(const types::Type& type, const std::string& hi
   std::string base = MangleIdent(type.record_name().empty() ? hint : type.record_name());
   std::string name = base;
   int& n = used_names_[base];
-  // A repeated name gets `_<n>_`: plain and mangled names never end in `_`, so this cannot meet one.
+  // A repeated name gets `_<n>_`: plain and mangled names never end in `_`, so this cannot meet
+  // one.
   if (n++ > 0) name = base + "_" + std::to_string(n) + "_";
   by_shape_[key] = entries_.size();
   entries_.push_back(Entry{type.AsNonNullable(), name});
@@ -52,17 +53,37 @@ std::string RecordTypes::Cpp(const types::Type& type) const {
 std::string RecordTypes::JsonCodec(const types::Type& type) const {
   std::string base;
   switch (type.kind()) {
-    case types::Kind::kBool: base = "::flow::rt::JsonBool"; break;
-    case types::Kind::kInt: base = "::flow::rt::JsonInt"; break;
-    case types::Kind::kTimestamp: base = "::flow::rt::JsonTimestamp"; break;
-    case types::Kind::kDuration: base = "::flow::rt::JsonDuration"; break;
-    case types::Kind::kFloat: base = "::flow::rt::JsonFloat"; break;
-    case types::Kind::kString: base = "::flow::rt::JsonString"; break;
-    case types::Kind::kBytes: base = "::flow::rt::JsonBytes"; break;
-    case types::Kind::kList: base = "::flow::rt::JsonList<" + JsonCodec(type.element()) + ">"; break;
-    case types::Kind::kRecord: base = "Json" + Name(type); break;
+    case types::Kind::kBool:
+      base = "::flow::rt::JsonBool";
+      break;
+    case types::Kind::kInt:
+      base = "::flow::rt::JsonInt";
+      break;
+    case types::Kind::kTimestamp:
+      base = "::flow::rt::JsonTimestamp";
+      break;
+    case types::Kind::kDuration:
+      base = "::flow::rt::JsonDuration";
+      break;
+    case types::Kind::kFloat:
+      base = "::flow::rt::JsonFloat";
+      break;
+    case types::Kind::kString:
+      base = "::flow::rt::JsonString";
+      break;
+    case types::Kind::kBytes:
+      base = "::flow::rt::JsonBytes";
+      break;
+    case types::Kind::kList:
+      base = "::flow::rt::JsonList<" + JsonCodec(type.element()) + ">";
+      break;
+    case types::Kind::kRecord:
+      base = "Json" + Name(type);
+      break;
     case types::Kind::kNull:
-    case types::Kind::kError: base = "void"; break;
+    case types::Kind::kError:
+      base = "void";
+      break;
   }
   return type.nullable() ? "::flow::rt::JsonNullable<" + base + ">" : base;
 }
@@ -98,7 +119,8 @@ void RecordTypes::EmitJsonCodecs(Writer& w) const {
       names += (i ? ", " : "") + CppStringLiteral(fields[i].Wire());
       required += std::string(i ? ", " : "") + (fields[i].type.nullable() ? "false" : "true");
     }
-    w.Line("inline constexpr ::flow::rt::JsonFieldTable<" + n + "> " + table + "{{" + names + "}, {" + required + "}};");
+    w.Line("inline constexpr ::flow::rt::JsonFieldTable<" + n + "> " + table + "{{" + names +
+           "}, {" + required + "}};");
     w.Line("struct Json" + e.name + " {");
     w.Line("  using Value = rec::" + e.name + ";");
     // Read: a nested object (every field); top-level decoders are generated per source.
@@ -110,9 +132,10 @@ void RecordTypes::EmitJsonCodecs(Writer& w) const {
     w.Line("    while (r.NextField(&key)) {");
     w.Line("      switch (" + table + ".Find(key)) {");
     for (size_t i = 0; i < fields.size(); ++i) {
-      w.Line("        case " + std::to_string(i) + ": FLOW_RETURN_IF_ERROR(r.Read<" + JsonCodec(fields[i].type) + ">(" +
-             table + ".names[" + std::to_string(i) + "], &out->" + MangleIdent(fields[i].name) + ")); seen.set(" +
-             std::to_string(i) + "); break;");
+      w.Line("        case " + std::to_string(i) + ": FLOW_RETURN_IF_ERROR(r.Read<" +
+             JsonCodec(fields[i].type) + ">(" + table + ".names[" + std::to_string(i) +
+             "], &out->" + MangleIdent(fields[i].name) + ")); seen.set(" + std::to_string(i) +
+             "); break;");
     }
     w.Line("        default: break;");
     w.Line("      }");
@@ -120,7 +143,8 @@ void RecordTypes::EmitJsonCodecs(Writer& w) const {
     w.Line("    FLOW_RETURN_IF_ERROR(r.End());");
     for (size_t i = 0; i < fields.size(); ++i) {
       if (fields[i].type.nullable()) {
-        w.Line("    if (!seen[" + std::to_string(i) + "]) out->" + MangleIdent(fields[i].name) + ".reset();");
+        w.Line("    if (!seen[" + std::to_string(i) + "]) out->" + MangleIdent(fields[i].name) +
+               ".reset();");
       }
     }
     w.Line("    return r.CheckRequired(" + table + ", seen);");

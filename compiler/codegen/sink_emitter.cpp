@@ -77,7 +77,8 @@ class SinkEmitter {
               ", ::flow::exec::SinkOptions(" + kind + ", " +
               cx_.ConnectorOptions(n_.into->sink, true) + "), &" + fn + header + ");");
     cx_.Build("if (!" + factory + ".ok()) return " + factory + ".status();");
-    cx_.Build(in + ".Sink(" + cx_.Name(n_, n_.late ? "late_sink" : "sink") + ", std::move(*" + factory + "));");
+    cx_.Build(in + ".Sink(" + cx_.Name(n_, n_.late ? "late_sink" : "sink") + ", std::move(*" +
+              factory + "));");
   }
 
  private:
@@ -112,7 +113,8 @@ class SinkEmitter {
         ExprEmitter ex = cx_.Exprs("");
         std::string d = ex.EmitAs(*a.value, types::Type::String());
         cx_.Take(ex);
-        cx_.w.Line("  static const char kDelimiter = [] { auto d = ::flow::exec::CsvDelimiter(" + d + "); return d.ok() ? *d : ','; }();");
+        cx_.w.Line("  static const char kDelimiter = [] { auto d = ::flow::exec::CsvDelimiter(" +
+                   d + "); return d.ok() ? *d : ','; }();");
         cx_.w.Line("  if (!e.initialized) e.csv = ::flow::rt::CsvEncoder(kDelimiter);");
         cx_.w.Line("  e.initialized = true;");
         std::string check = "delimiter" + id_;
@@ -337,6 +339,8 @@ class SinkEmitter {
 
 }  // namespace
 
-void EmitSink(IoEmitContext cx, const plan::SinkNode& n) { SinkEmitter(cx, n).Run(); }
+void EmitSink(IoEmitContext cx, const plan::SinkNode& n) {
+  SinkEmitter(cx, n).Run();
+}
 
 }  // namespace flow::codegen

@@ -70,8 +70,8 @@ std::string IoEmitContext::ConnectorOptions(const ast::ConnectorCall& c, bool si
       s += "{" + CppStringObject(key) + ", " + CppStringObject(bare->name) + "}, ";  // `kind: bid`
       continue;
     }
-    s += "{" + CppStringObject(key) + ", ::flow::exec::OptionText(" + ex.EmitAs(*a.value, a.value->type.AsNonNullable()) +
-         ")}, ";
+    s += "{" + CppStringObject(key) + ", ::flow::exec::OptionText(" +
+         ex.EmitAs(*a.value, a.value->type.AsNonNullable()) + ")}, ";
   }
   Take(ex);
   return s + "}";
@@ -80,14 +80,29 @@ std::string IoEmitContext::ConnectorOptions(const ast::ConnectorCall& c, bool si
 std::string CsvCodec(const types::Type& t) {
   std::string base;
   switch (t.kind()) {
-    case types::Kind::kBool: base = "::flow::rt::CsvBool"; break;
-    case types::Kind::kInt: base = "::flow::rt::CsvInt"; break;
-    case types::Kind::kFloat: base = "::flow::rt::CsvFloat"; break;
-    case types::Kind::kString: base = "::flow::rt::CsvString"; break;
-    case types::Kind::kBytes: base = "::flow::rt::CsvBytes"; break;
-    case types::Kind::kTimestamp: base = "::flow::rt::CsvTimestamp"; break;
-    case types::Kind::kDuration: base = "::flow::rt::CsvDuration"; break;
-    default: return "";
+    case types::Kind::kBool:
+      base = "::flow::rt::CsvBool";
+      break;
+    case types::Kind::kInt:
+      base = "::flow::rt::CsvInt";
+      break;
+    case types::Kind::kFloat:
+      base = "::flow::rt::CsvFloat";
+      break;
+    case types::Kind::kString:
+      base = "::flow::rt::CsvString";
+      break;
+    case types::Kind::kBytes:
+      base = "::flow::rt::CsvBytes";
+      break;
+    case types::Kind::kTimestamp:
+      base = "::flow::rt::CsvTimestamp";
+      break;
+    case types::Kind::kDuration:
+      base = "::flow::rt::CsvDuration";
+      break;
+    default:
+      return "";
   }
   return t.nullable() ? "::flow::rt::CsvNullable<" + base + ">" : base;
 }
@@ -112,7 +127,9 @@ class SourceEmitter {
     const std::string& kind = src_.connector.name.name;
     cx_.Header(n_, "source " + CommentText(kind));
     std::string factory = "source" + id_;
-    bool ok = kind == "nexmark" ? Nexmark(factory) : kind == "datagen" ? Datagen(factory) : Connector(factory);
+    bool ok = kind == "nexmark"   ? Nexmark(factory)
+              : kind == "datagen" ? Datagen(factory)
+                                  : Connector(factory);
     if (ok) SourceCall(factory);
   }
 
@@ -121,7 +138,10 @@ class SourceEmitter {
   // use the generator's member names).
   bool Nexmark(const std::string& factory) {
     const std::string& name = n_.output.record_name();
-    std::string member = name == "Bid" ? "bid" : name == "Auction" ? "auction" : name == "Person" ? "person" : "";
+    std::string member = name == "Bid"       ? "bid"
+                         : name == "Auction" ? "auction"
+                         : name == "Person"  ? "person"
+                                             : "";
     if (member.empty()) {
       cx_.Unsupported("a nexmark source whose `kind` is not a literal", src_.range);
       return false;
@@ -130,14 +150,16 @@ class SourceEmitter {
     cx_.w.Line("inline void " + fn + "(::flow::rt::NexmarkEvent& e, " + rec_ + "* out) {");
     for (const types::Field& f : n_.output.fields()) {
       if (!n_.decoded.count(f.name)) continue;
-      cx_.w.Line("  out->" + MangleIdent(f.name) + " = std::move(e." + member + "." + f.name + ");");
+      cx_.w.Line("  out->" + MangleIdent(f.name) + " = std::move(e." + member + "." + f.name +
+                 ");");
     }
     cx_.w.Line("}");
     std::string args = "args" + id_;
-    cx_.Build("auto " + args + " = ::flow::rt::ParseNexmarkArgs(" + cx_.ConnectorOptions(src_.connector, false) + ");");
+    cx_.Build("auto " + args + " = ::flow::rt::ParseNexmarkArgs(" +
+              cx_.ConnectorOptions(src_.connector, false) + ");");
     cx_.Build("if (!" + args + ".ok()) return " + args + ".status();");
-    cx_.Build("auto " + factory + " = ::flow::rt::NexmarkSourceFactory<" + rec_ + ">(" + args + "->config, " + args +
-              "->kind, &" + fn + ");");
+    cx_.Build("auto " + factory + " = ::flow::rt::NexmarkSourceFactory<" + rec_ + ">(" + args +
+              "->config, " + args + "->kind, &" + fn + ");");
     cx_.Build("if (!" + factory + ".ok()) return " + factory + ".status();");
     return true;
   }
@@ -147,19 +169,28 @@ class SourceEmitter {
   std::string Draw(const types::Type& t, const std::string& field) {
     std::string cpp = cx_.records.Cpp(t);
     if (t.nullable()) {
-      return "[&]() -> " + cpp + " { if (rng.IsNull()) return std::nullopt; return " + Draw(t.AsNonNullable(), field) + "; }()";
+      return "[&]() -> " + cpp + " { if (rng.IsNull()) return std::nullopt; return " +
+             Draw(t.AsNonNullable(), field) + "; }()";
     }
     switch (t.kind()) {
-      case types::Kind::kString: return "rng.VocabString(" + CppStringLiteral(field) + ")";
-      case types::Kind::kInt: return "rng.Int()";
-      case types::Kind::kFloat: return "rng.NextFloat(0.0, 1.0)";
-      case types::Kind::kBool: return "rng.NextBool()";
-      case types::Kind::kBytes: return "::flow::exec::DatagenBytes(rng)";
-      case types::Kind::kDuration: return "::flow::exec::DatagenDuration(rng)";
-      case types::Kind::kTimestamp: return "rng.Timestamp()";
+      case types::Kind::kString:
+        return "rng.VocabString(" + CppStringLiteral(field) + ")";
+      case types::Kind::kInt:
+        return "rng.Int()";
+      case types::Kind::kFloat:
+        return "rng.NextFloat(0.0, 1.0)";
+      case types::Kind::kBool:
+        return "rng.NextBool()";
+      case types::Kind::kBytes:
+        return "::flow::exec::DatagenBytes(rng)";
+      case types::Kind::kDuration:
+        return "::flow::exec::DatagenDuration(rng)";
+      case types::Kind::kTimestamp:
+        return "rng.Timestamp()";
       case types::Kind::kList:
-        return "[&] { " + cpp + " v(static_cast<size_t>(rng.ListLength())); for (auto& x : v) x = " + Draw(t.element(), field) +
-               "; return v; }()";
+        return "[&] { " + cpp +
+               " v(static_cast<size_t>(rng.ListLength())); for (auto& x : v) x = " +
+               Draw(t.element(), field) + "; return v; }()";
       default:
         cx_.Unsupported("a " + t.ToString() + " field in a datagen schema", src_.range);
         return "{}";
@@ -179,9 +210,11 @@ class SourceEmitter {
     }
     cx_.w.Line("}");
     std::string args = "args" + id_;
-    cx_.Build("auto " + args + " = ::flow::rt::ParseDatagenArgs(" + cx_.ConnectorOptions(src_.connector, false) + ");");
+    cx_.Build("auto " + args + " = ::flow::rt::ParseDatagenArgs(" +
+              cx_.ConnectorOptions(src_.connector, false) + ");");
     cx_.Build("if (!" + args + ".ok()) return " + args + ".status();");
-    cx_.Build("auto " + factory + " = ::flow::rt::DatagenSourceFactory<" + rec_ + ">(*" + args + ", &" + fn + ");");
+    cx_.Build("auto " + factory + " = ::flow::rt::DatagenSourceFactory<" + rec_ + ">(*" + args +
+              ", &" + fn + ");");
     cx_.Build("if (!" + factory + ".ok()) return " + factory + ".status();");
     return true;
   }
@@ -268,7 +301,8 @@ class SourceEmitter {
     std::string table = "kDecoded" + id_;
     auto& w = cx_.w;
     if (fields.empty()) {
-      w.Line("inline ::flow::rt::Status " + fn + "(::flow::rt::JsonDecoder& d, std::string_view payload, " + rec_ + "* out) {");
+      w.Line("inline ::flow::rt::Status " + fn +
+             "(::flow::rt::JsonDecoder& d, std::string_view payload, " + rec_ + "* out) {");
       w.Line("  (void)out;");
       w.Line("  FLOW_RETURN_IF_ERROR(d.Begin(payload));");
       w.Line("  std::string_view key;");
@@ -276,8 +310,10 @@ class SourceEmitter {
       w.Line("  return d.End();");
       w.Line("}");
     } else {
-      w.Line("inline constexpr ::flow::rt::JsonFieldTable<" + cnt + "> " + table + "{{" + names + "}, {" + required + "}};");
-      w.Line("inline ::flow::rt::Status " + fn + "(::flow::rt::JsonDecoder& d, std::string_view payload, " + rec_ + "* out) {");
+      w.Line("inline constexpr ::flow::rt::JsonFieldTable<" + cnt + "> " + table + "{{" + names +
+             "}, {" + required + "}};");
+      w.Line("inline ::flow::rt::Status " + fn +
+             "(::flow::rt::JsonDecoder& d, std::string_view payload, " + rec_ + "* out) {");
       w.Line("  FLOW_RETURN_IF_ERROR(d.Begin(payload));");
       w.Line("  std::bitset<" + cnt + "> seen;");
       w.Line("  std::string_view key;");
@@ -285,8 +321,9 @@ class SourceEmitter {
       w.Line("    switch (" + table + ".Find(key)) {");
       for (size_t i = 0; i < fields.size(); ++i) {
         std::string idx = std::to_string(i);
-        w.Line("      case " + idx + ": FLOW_RETURN_IF_ERROR(d.Read<" + cx_.records.JsonCodec(fields[i]->type) + ">(" + table +
-               ".names[" + idx + "], &out->" + MangleIdent(fields[i]->name) + ")); seen.set(" + idx + "); break;");
+        w.Line("      case " + idx + ": FLOW_RETURN_IF_ERROR(d.Read<" +
+               cx_.records.JsonCodec(fields[i]->type) + ">(" + table + ".names[" + idx +
+               "], &out->" + MangleIdent(fields[i]->name) + ")); seen.set(" + idx + "); break;");
       }
       w.Line("      default: break;");
       w.Line("    }");
@@ -294,13 +331,15 @@ class SourceEmitter {
       w.Line("  FLOW_RETURN_IF_ERROR(d.End());");
       for (size_t i = 0; i < fields.size(); ++i) {
         if (fields[i]->type.nullable()) {
-          w.Line("  if (!seen[" + std::to_string(i) + "]) out->" + MangleIdent(fields[i]->name) + ".reset();");
+          w.Line("  if (!seen[" + std::to_string(i) + "]) out->" + MangleIdent(fields[i]->name) +
+                 ".reset();");
         }
       }
       w.Line("  return d.CheckRequired(" + table + ", seen);");
       w.Line("}");
     }
-    return "[] { return ::flow::exec::JsonRecordDecoder<" + rec_ + ", decltype(&" + fn + ")>(&" + fn + "); }";
+    return "[] { return ::flow::exec::JsonRecordDecoder<" + rec_ + ", decltype(&" + fn + ")>(&" +
+           fn + "); }";
   }
 
   // Status DecodeCsvN(CsvDecoder&, Rec*): reads the decoded fields by schema position.
@@ -319,8 +358,10 @@ class SourceEmitter {
     }
     std::string cnt = std::to_string(all.size());
     auto& w = cx_.w;
-    w.Line("inline constexpr std::array<std::string_view, " + cnt + "> kCsvNames" + id_ + "{" + names + "};");
-    w.Line("inline constexpr std::array<bool, " + cnt + "> kCsvRequired" + id_ + "{" + required + "};");
+    w.Line("inline constexpr std::array<std::string_view, " + cnt + "> kCsvNames" + id_ + "{" +
+           names + "};");
+    w.Line("inline constexpr std::array<bool, " + cnt + "> kCsvRequired" + id_ + "{" + required +
+           "};");
     w.Line("inline ::flow::rt::Status " + fn + "(::flow::rt::CsvDecoder& d, " + rec_ + "* out) {");
     bool any = false;
     for (size_t i = 0; i < all.size(); ++i) {
@@ -333,7 +374,8 @@ class SourceEmitter {
         continue;
       }
       any = true;
-      w.Line("  FLOW_RETURN_IF_ERROR(d.Read<" + codec + ">(" + std::to_string(i) + ", &out->" + MangleIdent(all[i].name) + "));");
+      w.Line("  FLOW_RETURN_IF_ERROR(d.Read<" + codec + ">(" + std::to_string(i) + ", &out->" +
+             MangleIdent(all[i].name) + "));");
     }
     if (!any) w.Line("  (void)d; (void)out;");
     w.Line("  return ::flow::rt::Status::Ok();");
@@ -347,14 +389,15 @@ class SourceEmitter {
         cx_.Build(format + ".header = " + ex.EmitAs(*a.value, types::Type::Bool()) + ";");
       } else if (a.name.name == "delimiter") {
         std::string d = "delimiter" + id_;
-        cx_.Build("auto " + d + " = ::flow::exec::CsvDelimiter(" + ex.EmitAs(*a.value, types::Type::String()) + ");");
+        cx_.Build("auto " + d + " = ::flow::exec::CsvDelimiter(" +
+                  ex.EmitAs(*a.value, types::Type::String()) + ");");
         cx_.Build("if (!" + d + ".ok()) return " + d + ".status();");
         cx_.Build(format + ".delimiter = *" + d + ";");
       }
     }
     cx_.Take(ex);
-    return "[" + format + "] { return ::flow::exec::CsvRecordDecoder<" + rec_ + ", decltype(&" + fn + ")>(&" + fn + ", " +
-           format + ", kCsvNames" + id_ + ", kCsvRequired" + id_ + "); }";
+    return "[" + format + "] { return ::flow::exec::CsvRecordDecoder<" + rec_ + ", decltype(&" +
+           fn + ")>(&" + fn + ", " + format + ", kCsvNames" + id_ + ", kCsvRequired" + id_ + "); }";
   }
 
   // Status DecodeAvroN(AvroIn&, const AvroResolved&, Rec*), or for Protobuf
@@ -412,23 +455,30 @@ class SourceEmitter {
       return "";
     }
     std::string fn = "DecodeRaw" + id_;
-    cx_.w.Line("inline ::flow::rt::Status " + fn + "(const ::flow::rt::RawRecord& raw, " + rec_ + "* out) {");
-    cx_.w.Line("  out->" + MangleIdent(all[0].name) + ".assign(raw.payload.data(), raw.payload.size());");
+    cx_.w.Line("inline ::flow::rt::Status " + fn + "(const ::flow::rt::RawRecord& raw, " + rec_ +
+               "* out) {");
+    cx_.w.Line("  out->" + MangleIdent(all[0].name) +
+               ".assign(raw.payload.data(), raw.payload.size());");
     cx_.w.Line("  return ::flow::rt::Status::Ok();");
     cx_.w.Line("}");
-    return "[] { return ::flow::exec::RawRecordDecoder<" + rec_ + ", decltype(&" + fn + ")>(&" + fn + "); }";
+    return "[] { return ::flow::exec::RawRecordDecoder<" + rec_ + ", decltype(&" + fn + ")>(&" +
+           fn + "); }";
   }
 
   // The `on error` policy; dead letters go to a connector built like a sink's.
   std::string Policy() {
     std::string p = "errors" + id_;
-    std::string where = std::filesystem::path(cx_.options.flow_file).filename().string() + ":" + std::to_string(src_.range.line);
+    std::string where = std::filesystem::path(cx_.options.flow_file).filename().string() + ":" +
+                        std::to_string(src_.range.line);
     cx_.Build("::flow::exec::ErrorPolicy " + p + ";");
     cx_.Build(p + ".source = " + CppStringObject("source at " + where) + ";");
     if (!src_.on_error) return p;
     switch (src_.on_error->kind) {
-      case ast::ErrorPolicyKind::kFail: break;
-      case ast::ErrorPolicyKind::kSkip: cx_.Build(p + ".on_error = ::flow::exec::OnError::kSkip;"); break;
+      case ast::ErrorPolicyKind::kFail:
+        break;
+      case ast::ErrorPolicyKind::kSkip:
+        cx_.Build(p + ".on_error = ::flow::exec::OnError::kSkip;");
+        break;
       case ast::ErrorPolicyKind::kDeadLetter: {
         const ast::ConnectorCall& sink = *src_.on_error->sink;
         std::string dl = "dead_letter" + id_;
@@ -457,11 +507,12 @@ class SourceEmitter {
     std::string kind = CppStringObject(src_.connector.name.name);
     std::string opts = "options" + id_;
     std::string header = format == "csv" ? "csv" + id_ + ".header" : "false";
-    cx_.Build("auto " + opts + " = ::flow::exec::SourceOptions(" + kind + ", " + cx_.ConnectorOptions(src_.connector, false) + ", " +
-              CppStringObject(format) + ", " + header + ");");
+    cx_.Build("auto " + opts + " = ::flow::exec::SourceOptions(" + kind + ", " +
+              cx_.ConnectorOptions(src_.connector, false) + ", " + CppStringObject(format) + ", " +
+              header + ");");
     cx_.Build("if (!" + opts + ".ok()) return " + opts + ".status();");
-    cx_.Build("auto " + factory + " = ::flow::exec::MakeDecodingSource<" + rec_ + ">(" + kind + ", std::move(*" + opts + "), " + make +
-              ", std::move(" + policy + "));");
+    cx_.Build("auto " + factory + " = ::flow::exec::MakeDecodingSource<" + rec_ + ">(" + kind +
+              ", std::move(*" + opts + "), " + make + ", std::move(" + policy + "));");
     cx_.Build("if (!" + factory + ".ok()) return " + factory + ".status();");
     return true;
   }
@@ -477,19 +528,21 @@ class SourceEmitter {
       ExprEmitter ex = cx_.Exprs("r");
       cx_.w.Line("inline ::flow::rt::TimestampMs " + ts + "(const " + rec_ + "& r) {");
       cx_.w.FlowLine(src_.event_time->range.line);
-      cx_.w.Line("  return ::flow::exec::ops::As<int64_t>(" + ex.Emit(*src_.event_time->expr) + ");");
+      cx_.w.Line("  return ::flow::exec::ops::As<int64_t>(" + ex.Emit(*src_.event_time->expr) +
+                 ");");
       cx_.w.CppLine();
       cx_.w.Line("}");
       cx_.Take(ex);
       cx_.Build(spec + ".max_out_of_orderness = " + CppDuration(src_.event_time->watermark) + ";");
       if (src_.event_time->idle)
         cx_.Build(spec + ".idle_timeout = " + CppDuration(*src_.event_time->idle) + ";");
-      cx_.Build("auto " + s + " = job.Source<" + rec_ + ">(" + cx_.Name(n_, "source") + ", std::move(*" + factory + "), " + spec + ", " +
-                parallelism + ", [](const " + rec_ + "& r) { return " + ts + "(r); });");
+      cx_.Build("auto " + s + " = job.Source<" + rec_ + ">(" + cx_.Name(n_, "source") +
+                ", std::move(*" + factory + "), " + spec + ", " + parallelism + ", [](const " +
+                rec_ + "& r) { return " + ts + "(r); });");
     } else {
       cx_.Build(spec + ".mode = ::flow::rt::TimeMode::kNone;");
-      cx_.Build("auto " + s + " = job.Source<" + rec_ + ">(" + cx_.Name(n_, "source") + ", std::move(*" + factory + "), " + spec + ", " +
-                parallelism + ");");
+      cx_.Build("auto " + s + " = job.Source<" + rec_ + ">(" + cx_.Name(n_, "source") +
+                ", std::move(*" + factory + "), " + spec + ", " + parallelism + ");");
     }
   }
 
@@ -503,6 +556,8 @@ class SourceEmitter {
 
 }  // namespace
 
-void EmitSource(IoEmitContext cx, const plan::SourceNode& n) { SourceEmitter(cx, n).Run(); }
+void EmitSource(IoEmitContext cx, const plan::SourceNode& n) {
+  SourceEmitter(cx, n).Run();
+}
 
 }  // namespace flow::codegen

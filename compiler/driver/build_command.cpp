@@ -66,7 +66,8 @@ bool Is(const std::string& arg, const std::string& name) {
 // The .flow line a compiler failure points at: the first error line itself ("job.flow:12:5:
 // error: ..."), else the last mention of the script before it (an error in an extern fn header
 // reads "In file included from job.flow:3:"). "" when none.
-std::string FlowLineOf(const std::string& log, const std::string& first_error, const std::string& flow_path) {
+std::string FlowLineOf(const std::string& log, const std::string& first_error,
+                       const std::string& flow_path) {
   auto line_in = [&](const std::string& text) -> std::string {
     std::string found;
     for (const std::string& name : {flow_path, fs::path(flow_path).filename().string()}) {
@@ -121,7 +122,9 @@ int Run(const std::vector<std::string>& args) {
       bool known = false;
       for (const plan::PassInfo& p : plan::AllPasses()) known = known || name == p.name;
       if (!known)
-        return UsageError("unknown pass `" + name + "`; passes are fold-constants, push-filters, chain and project", "build");
+        return UsageError("unknown pass `" + name +
+                              "`; passes are fold-constants, push-filters, chain and project",
+                          "build");
       disabled.insert(name);
     } else if (Is(a, "--keep-cpp")) {
       if (!TakeValue(args, &i, &keep_dir))
@@ -199,7 +202,8 @@ int Run(const std::vector<std::string>& args) {
   if (verbose) {
     const char* state = r.cache_hit ? "hit" : r.cache_rebuilt ? "rebuilt" : "off";
     std::fprintf(stderr, "flowc: runtime header cache: %s %s\n", state, r.cache_entry.c_str());
-    std::fprintf(stderr, "flowc: compiled %d translation unit%s\n", r.units, r.units == 1 ? "" : "s");
+    std::fprintf(stderr, "flowc: compiled %d translation unit%s\n", r.units,
+                 r.units == 1 ? "" : "s");
   }
   if (!r.ok) return ReportCompileFailure(file, job, r, cpp.string());
   if (temporary) fs::remove_all(dir, ec);

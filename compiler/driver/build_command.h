@@ -14,7 +14,7 @@ namespace flow::driver {
 struct GeneratedJob {
   int exit_code = 0;  // 0 when `cpp` is set; else 1 (script errors, unsupported) or 2
   std::string cpp;
-  std::string flow_path;  // absolute path of the script
+  std::string flow_path;                 // absolute path of the script
   std::vector<codegen::CodePart> parts;  // the file's parts (codegen.h)
 };
 

@@ -18,7 +18,8 @@ namespace {
 constexpr std::string_view kHelp =
     "Usage: flowc emit-cpp FILE -o DIR [--no-pass NAME]\n"
     "\n"
-    "Writes DIR/<name>.cpp (the generated job) and DIR/CMakeLists.txt, which builds it against the\n"
+    "Writes DIR/<name>.cpp (the generated job) and DIR/CMakeLists.txt, which builds it against "
+    "the\n"
     "Flow runtime of this flowc:  cmake -S DIR -B DIR/build && cmake --build DIR/build\n"
     "\n"
     "Exit codes: 0 written, 1 the script has errors, 2 usage error.\n";
@@ -36,7 +37,10 @@ int Run(const std::vector<std::string>& args) {
       std::string name = args[++i];
       bool known = false;
       for (const plan::PassInfo& p : plan::AllPasses()) known = known || name == p.name;
-      if (!known) return UsageError("unknown pass `" + name + "`; passes are fold-constants, push-filters, chain and project", "emit-cpp");
+      if (!known)
+        return UsageError("unknown pass `" + name +
+                              "`; passes are fold-constants, push-filters, chain and project",
+                          "emit-cpp");
       disabled.insert(name);
     } else if (!a.empty() && a[0] == '-') {
       return UsageError("unknown option `" + a + "` for `emit-cpp`", "emit-cpp");
@@ -50,14 +54,16 @@ int Run(const std::vector<std::string>& args) {
   if (dir.empty()) return UsageError("`emit-cpp` needs `-o DIR`", "emit-cpp");
   std::string stem = fs::path(file).stem().string();
   std::string name;
-  for (char c : stem) name.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_');
+  for (char c : stem)
+    name.push_back(std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_');
   if (name.empty()) name = "job";
   GeneratedJob job = GenerateJob(file, disabled, name + ".cpp");
   if (job.exit_code != 0) return job.exit_code;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) {
-    std::fprintf(stderr, "flowc: error: cannot create `%s`: %s\n", dir.c_str(), ec.message().c_str());
+    std::fprintf(stderr, "flowc: error: cannot create `%s`: %s\n", dir.c_str(),
+                 ec.message().c_str());
     return 1;
   }
   std::ofstream cpp(fs::path(dir) / (name + ".cpp"), std::ios::binary);
@@ -73,6 +79,7 @@ int Run(const std::vector<std::string>& args) {
 
 }  // namespace
 
-const Command kEmitCppCommand = {"emit-cpp", "write the generated C++ and a CMakeLists.txt", kHelp, &Run};
+const Command kEmitCppCommand = {"emit-cpp", "write the generated C++ and a CMakeLists.txt", kHelp,
+                                 &Run};
 
 }  // namespace flow::driver

@@ -79,7 +79,8 @@ int Run(const std::vector<std::string>& args) {
         format = a.substr(9);
       }
       if (format != "text" && format != "dot" && format != "svg")
-        return UsageError("unknown format `" + format + "`; formats are text, dot and svg", "explain");
+        return UsageError("unknown format `" + format + "`; formats are text, dot and svg",
+                          "explain");
     } else if (a == "--no-pass" || a.rfind("--no-pass=", 0) == 0) {
       std::string name;
       if (a == "--no-pass") {
@@ -90,7 +91,10 @@ int Run(const std::vector<std::string>& args) {
       }
       bool known = false;
       for (const plan::PassInfo& p : plan::AllPasses()) known = known || name == p.name;
-      if (!known) return UsageError("unknown pass `" + name + "`; passes are fold-constants, push-filters, chain and project", "explain");
+      if (!known)
+        return UsageError("unknown pass `" + name +
+                              "`; passes are fold-constants, push-filters, chain and project",
+                          "explain");
       disabled.insert(name);
     } else if (!a.empty() && a[0] == '-') {
       return UsageError("unknown option `" + a + "` for `explain`", "explain");
@@ -139,6 +143,7 @@ int Run(const std::vector<std::string>& args) {
 
 }  // namespace
 
-const Command kExplainCommand = {"explain", "print the optimized logical plan of a script", kHelp, &Run};
+const Command kExplainCommand = {"explain", "print the optimized logical plan of a script", kHelp,
+                                 &Run};
 
 }  // namespace flow::driver

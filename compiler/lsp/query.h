@@ -38,8 +38,8 @@ struct Occurrence {
   std::string name;
   uint32_t begin = 0;  // byte range of the name in the text
   uint32_t end = 0;
-  types::Type type;   // value type; record type for schemas, streams and operators
-  std::string owner;  // the schema or stream a field belongs to, when known
+  types::Type type;       // value type; record type for schemas, streams and operators
+  std::string owner;      // the schema or stream a field belongs to, when known
   std::string wire_name;  // a field's name in the data, when it differs from `name`
   const stdlib::FunctionSpec* function = nullptr;
   const ast::ExternFnDecl* extern_fn = nullptr;

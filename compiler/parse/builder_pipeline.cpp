@@ -183,14 +183,16 @@ ast::OpPtr AstBuilder::BuildOp(FlowParser::PipeOpContext* op) {
       if (late->ident() && late->ident()->getText() != "late") {
         ctx_.diags()
             .Report(diag::Kind::kSyntaxError, ctx_.Range(late->ident()),
-                    "unexpected `" + late->ident()->getText() + "` after the window's `on`, expected `late`")
+                    "unexpected `" + late->ident()->getText() +
+                        "` after the window's `on`, expected `late`")
             .Help("route late records with `on late into <sink>`");
       }
       auto sink = std::make_unique<ast::IntoOp>();
       sink->sink = BuildConnector(late->connector());
       if (late->formatClause()) sink->format = BuildFormat(late->formatClause());
       if (auto* d = late->delivery()) {
-        sink->delivery = d->EXACTLY_ONCE() ? ast::Delivery::kExactlyOnce : ast::Delivery::kAtLeastOnce;
+        sink->delivery =
+            d->EXACTLY_ONCE() ? ast::Delivery::kExactlyOnce : ast::Delivery::kAtLeastOnce;
         sink->delivery_range = ctx_.Range(d);
       }
       sink->range = ctx_.Range(late);

@@ -126,7 +126,8 @@ ast::Program Parse(const diag::SourceManager& sm, uint32_t file, diag::Diagnosti
   FlowParser parser(&tokens);
   parser.removeErrorListeners();
   FlowParser::ProgramContext* tree = nullptr;
-  parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::SLL);
+  parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
+      antlr4::atn::PredictionMode::SLL);
   parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
   try {
     tree = parser.program();
@@ -136,7 +137,8 @@ ast::Program Parse(const diag::SourceManager& sm, uint32_t file, diag::Diagnosti
   if (tree == nullptr) {
     tokens.seek(0);
     parser.reset();
-    parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::LL);
+    parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
+        antlr4::atn::PredictionMode::LL);
     parser.setErrorHandler(std::make_shared<SyntaxErrorStrategy>(ctx));
     try {
       tree = parser.program();

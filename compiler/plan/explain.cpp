@@ -106,11 +106,16 @@ std::string Partitioning(const Plan& plan, const Node& n, int input) {
 
 std::string StepName(const ast::Op& op) {
   switch (op.kind) {
-    case ast::OpKind::kWhere: return "where";
-    case ast::OpKind::kSelect: return "select";
-    case ast::OpKind::kExplode: return "explode";
-    case ast::OpKind::kJoin: return "flatten the join pair";
-    default: return "?";
+    case ast::OpKind::kWhere:
+      return "where";
+    case ast::OpKind::kSelect:
+      return "select";
+    case ast::OpKind::kExplode:
+      return "explode";
+    case ast::OpKind::kJoin:
+      return "flatten the join pair";
+    default:
+      return "?";
   }
 }
 
@@ -132,7 +137,9 @@ Block Describe(const Plan& plan, const Node& n, std::string_view source) {
     if (!call.empty()) {
       what = call;
       if (s->source->format) what.append(" ").append(FormatText(source, *s->source->format));
-      what.append(" decodes {").append(Join({s->decoded.begin(), s->decoded.end()}, ", ")).append("}");
+      what.append(" decodes {")
+          .append(Join({s->decoded.begin(), s->decoded.end()}, ", "))
+          .append("}");
     }
   } else if (const auto* k = As<SinkNode>(&n); k && k->into) {
     std::string call = Snippet(source, k->into->sink.range);
@@ -159,12 +166,14 @@ Block Describe(const Plan& plan, const Node& n, std::string_view source) {
       // A step a pass rewrote (folded, pushed through a select) no longer reads as written.
       if (std::string built = PassBuiltStepText(plan, op); !built.empty()) text = built;
       if (text.empty()) text = StepName(op);
-      b.details.push_back("step " + std::to_string(i + 1) + ": " + text + " (" + LineOf(op.range) + ")");
+      b.details.push_back("step " + std::to_string(i + 1) + ": " + text + " (" + LineOf(op.range) +
+                          ")");
     }
   }
   if (const auto* s = As<SourceNode>(&n); s && s->source) {
     if (s->source->event_time) b.details.push_back(Snippet(source, s->source->event_time->range));
-    if (const auto& e = s->source->on_error; e && e->kind == ast::ErrorPolicyKind::kDeadLetter && e->sink) {
+    if (const auto& e = s->source->on_error;
+        e && e->kind == ast::ErrorPolicyKind::kDeadLetter && e->sink) {
       std::string to = "on error dead_letter " + Snippet(source, e->sink->range);
       if (e->format) to.append(" ").append(FormatText(source, *e->format));
       b.details.push_back(to + " (at least once)");
@@ -173,7 +182,8 @@ Block Describe(const Plan& plan, const Node& n, std::string_view source) {
     }
   } else if (const auto* k = As<SinkNode>(&n)) {
     b.details.push_back(k->delivery == ast::Delivery::kExactlyOnce
-                            ? "delivery: exactly once (two-phase commit: output is visible once a checkpoint completes)"
+                            ? "delivery: exactly once (two-phase commit: output is visible once a "
+                              "checkpoint completes)"
                             : "delivery: at least once");
   }
   b.details.push_back("output: " + n.output.ToString());
@@ -235,7 +245,11 @@ std::string ExplainDot(const Plan& plan, std::string_view source) {
     Block b = Describe(plan, *n, source);
     std::string label = b.title + "\n";
     for (const std::string& d : b.details) label.append(d).append("\n");
-    out.append("  n").append(std::to_string(n->id)).append(" [label=\"").append(DotEscape(label)).append("\"];\n");
+    out.append("  n")
+        .append(std::to_string(n->id))
+        .append(" [label=\"")
+        .append(DotEscape(label))
+        .append("\"];\n");
   }
   for (const Node* n : plan.Ordered()) {
     for (int in : n->inputs) {

@@ -30,10 +30,30 @@ struct Value {
   std::string s;
 
   static Value Null() { return {}; }
-  static Value Int(int64_t v) { Value x; x.rep = Rep::kInt; x.i = v; return x; }
-  static Value Float(double v) { Value x; x.rep = Rep::kFloat; x.f = v; return x; }
-  static Value Bool(bool v) { Value x; x.rep = Rep::kBool; x.b = v; return x; }
-  static Value Str(std::string v) { Value x; x.rep = Rep::kString; x.s = std::move(v); return x; }
+  static Value Int(int64_t v) {
+    Value x;
+    x.rep = Rep::kInt;
+    x.i = v;
+    return x;
+  }
+  static Value Float(double v) {
+    Value x;
+    x.rep = Rep::kFloat;
+    x.f = v;
+    return x;
+  }
+  static Value Bool(bool v) {
+    Value x;
+    x.rep = Rep::kBool;
+    x.b = v;
+    return x;
+  }
+  static Value Str(std::string v) {
+    Value x;
+    x.rep = Rep::kString;
+    x.s = std::move(v);
+    return x;
+  }
   bool null() const { return rep == Rep::kNull; }
   bool numeric() const { return rep == Rep::kInt || rep == Rep::kFloat; }
   double AsDouble() const { return rep == Rep::kInt ? static_cast<double>(i) : f; }
@@ -45,11 +65,16 @@ std::optional<Value> ValueOf(const ast::Expr* e) {
   switch (l->literal) {
     case ast::LiteralKind::kInt:
     case ast::LiteralKind::kDuration:
-    case ast::LiteralKind::kTimestamp: return Value::Int(l->int_value);
-    case ast::LiteralKind::kFloat: return Value::Float(l->float_value);
-    case ast::LiteralKind::kBool: return Value::Bool(l->bool_value);
-    case ast::LiteralKind::kString: return Value::Str(l->string_value);
-    case ast::LiteralKind::kNull: return Value::Null();
+    case ast::LiteralKind::kTimestamp:
+      return Value::Int(l->int_value);
+    case ast::LiteralKind::kFloat:
+      return Value::Float(l->float_value);
+    case ast::LiteralKind::kBool:
+      return Value::Bool(l->bool_value);
+    case ast::LiteralKind::kString:
+      return Value::Str(l->string_value);
+    case ast::LiteralKind::kNull:
+      return Value::Null();
   }
   return std::nullopt;
 }
@@ -70,7 +95,7 @@ ast::ExprPtr MakeLiteral(const Value& v, const types::Type& type, diag::SourceRa
     case Kind::kTimestamp:
     case Kind::kDuration:
       if (v.rep != Value::Rep::kInt) return nullptr;
-      l->literal = type.kind() == Kind::kInt ? ast::LiteralKind::kInt
+      l->literal = type.kind() == Kind::kInt         ? ast::LiteralKind::kInt
                    : type.kind() == Kind::kTimestamp ? ast::LiteralKind::kTimestamp
                                                      : ast::LiteralKind::kDuration;
       l->int_value = v.i;
@@ -90,11 +115,14 @@ ast::ExprPtr MakeLiteral(const Value& v, const types::Type& type, diag::SourceRa
       l->literal = ast::LiteralKind::kString;
       l->string_value = v.s;
       return l;
-    default: return nullptr;
+    default:
+      return nullptr;
   }
 }
 
-int64_t Wrap(uint64_t v) { return static_cast<int64_t>(v); }
+int64_t Wrap(uint64_t v) {
+  return static_cast<int64_t>(v);
+}
 
 // ops::detail::Compare / Equal: mixed numbers as doubles, otherwise the type's own operators
 // (so NaN compares "equal" in Compare but not in Equal, as at run time).
@@ -104,26 +132,38 @@ int Compare(const Value& x, const Value& y) {
     return a < b ? -1 : (b < a ? 1 : 0);
   }
   switch (x.rep) {
-    case Value::Rep::kInt: return x.i < y.i ? -1 : (y.i < x.i ? 1 : 0);
-    case Value::Rep::kFloat: return x.f < y.f ? -1 : (y.f < x.f ? 1 : 0);
-    case Value::Rep::kBool: return x.b < y.b ? -1 : (y.b < x.b ? 1 : 0);
-    case Value::Rep::kString: return x.s < y.s ? -1 : (y.s < x.s ? 1 : 0);
-    case Value::Rep::kNull: return 0;
+    case Value::Rep::kInt:
+      return x.i < y.i ? -1 : (y.i < x.i ? 1 : 0);
+    case Value::Rep::kFloat:
+      return x.f < y.f ? -1 : (y.f < x.f ? 1 : 0);
+    case Value::Rep::kBool:
+      return x.b < y.b ? -1 : (y.b < x.b ? 1 : 0);
+    case Value::Rep::kString:
+      return x.s < y.s ? -1 : (y.s < x.s ? 1 : 0);
+    case Value::Rep::kNull:
+      return 0;
   }
   return 0;
 }
 bool Equal(const Value& x, const Value& y) {
   if (x.numeric() && y.numeric() && x.rep != y.rep) return x.AsDouble() == y.AsDouble();
   switch (x.rep) {
-    case Value::Rep::kInt: return x.i == y.i;
-    case Value::Rep::kFloat: return x.f == y.f;
-    case Value::Rep::kBool: return x.b == y.b;
-    case Value::Rep::kString: return x.s == y.s;
-    case Value::Rep::kNull: return false;
+    case Value::Rep::kInt:
+      return x.i == y.i;
+    case Value::Rep::kFloat:
+      return x.f == y.f;
+    case Value::Rep::kBool:
+      return x.b == y.b;
+    case Value::Rep::kString:
+      return x.s == y.s;
+    case Value::Rep::kNull:
+      return false;
   }
   return false;
 }
-bool SameRep(const Value& x, const Value& y) { return x.rep == y.rep || (x.numeric() && y.numeric()); }
+bool SameRep(const Value& x, const Value& y) {
+  return x.rep == y.rep || (x.numeric() && y.numeric());
+}
 
 // ops::Add/Sub/Mul/Div/Mod/comparisons on non-null values; nullopt = do not fold.
 std::optional<Value> Binary(ast::BinaryOp op, const Value& x, const Value& y) {
@@ -132,7 +172,8 @@ std::optional<Value> Binary(ast::BinaryOp op, const Value& x, const Value& y) {
   const bool nums = x.numeric() && y.numeric();
   switch (op) {
     case BinaryOp::kAdd:
-      if (x.rep == Value::Rep::kString && y.rep == Value::Rep::kString) return Value::Str(x.s + y.s);
+      if (x.rep == Value::Rep::kString && y.rep == Value::Rep::kString)
+        return Value::Str(x.s + y.s);
       if (ints) return Value::Int(Wrap(static_cast<uint64_t>(x.i) + static_cast<uint64_t>(y.i)));
       if (nums) return Value::Float(x.AsDouble() + y.AsDouble());
       return std::nullopt;
@@ -160,14 +201,21 @@ std::optional<Value> Binary(ast::BinaryOp op, const Value& x, const Value& y) {
       }
       if (nums) return Value::Float(std::fmod(x.AsDouble(), y.AsDouble()));
       return std::nullopt;
-    case BinaryOp::kEq: return SameRep(x, y) ? std::optional(Value::Bool(Equal(x, y))) : std::nullopt;
-    case BinaryOp::kNe: return SameRep(x, y) ? std::optional(Value::Bool(!Equal(x, y))) : std::nullopt;
-    case BinaryOp::kLt: return SameRep(x, y) ? std::optional(Value::Bool(Compare(x, y) < 0)) : std::nullopt;
-    case BinaryOp::kLe: return SameRep(x, y) ? std::optional(Value::Bool(Compare(x, y) <= 0)) : std::nullopt;
-    case BinaryOp::kGt: return SameRep(x, y) ? std::optional(Value::Bool(Compare(x, y) > 0)) : std::nullopt;
-    case BinaryOp::kGe: return SameRep(x, y) ? std::optional(Value::Bool(Compare(x, y) >= 0)) : std::nullopt;
+    case BinaryOp::kEq:
+      return SameRep(x, y) ? std::optional(Value::Bool(Equal(x, y))) : std::nullopt;
+    case BinaryOp::kNe:
+      return SameRep(x, y) ? std::optional(Value::Bool(!Equal(x, y))) : std::nullopt;
+    case BinaryOp::kLt:
+      return SameRep(x, y) ? std::optional(Value::Bool(Compare(x, y) < 0)) : std::nullopt;
+    case BinaryOp::kLe:
+      return SameRep(x, y) ? std::optional(Value::Bool(Compare(x, y) <= 0)) : std::nullopt;
+    case BinaryOp::kGt:
+      return SameRep(x, y) ? std::optional(Value::Bool(Compare(x, y) > 0)) : std::nullopt;
+    case BinaryOp::kGe:
+      return SameRep(x, y) ? std::optional(Value::Bool(Compare(x, y) >= 0)) : std::nullopt;
     case BinaryOp::kAnd:
-    case BinaryOp::kOr: return std::nullopt;  // handled with nulls by the caller
+    case BinaryOp::kOr:
+      return std::nullopt;  // handled with nulls by the caller
   }
   return std::nullopt;
 }
@@ -176,7 +224,9 @@ std::optional<Value> Binary(ast::BinaryOp op, const Value& x, const Value& y) {
 // floats as text and durations from text are left alone).
 std::optional<Value> Cast(const Value& v, Kind from, Kind to) {
   if (v.null()) return Value::Null();
-  auto is_int_like = [](Kind k) { return k == Kind::kInt || k == Kind::kTimestamp || k == Kind::kDuration; };
+  auto is_int_like = [](Kind k) {
+    return k == Kind::kInt || k == Kind::kTimestamp || k == Kind::kDuration;
+  };
   if (to == Kind::kString) {
     if (from == Kind::kString) return v;
     if (from == Kind::kBool) return Value::Str(v.b ? "true" : "false");
@@ -308,9 +358,12 @@ class Folder {
         x->index = FoldInPlace(std::move(x->index));
         return e;
       }
-      case ast::ExprKind::kUnary: return Unary(std::move(e));
-      case ast::ExprKind::kBinary: return BinaryExpr(std::move(e));
-      case ast::ExprKind::kIn: return In(std::move(e));
+      case ast::ExprKind::kUnary:
+        return Unary(std::move(e));
+      case ast::ExprKind::kBinary:
+        return BinaryExpr(std::move(e));
+      case ast::ExprKind::kIn:
+        return In(std::move(e));
       case ast::ExprKind::kIsNull: {
         auto* x = ast::As<ast::IsNullExpr>(e.get());
         x->operand = FoldInPlace(std::move(x->operand));
@@ -344,14 +397,16 @@ class Folder {
         std::optional<Value> r = Cast(*v, from, e->type.kind());
         return r ? Literal(*r, std::move(e)) : std::move(e);
       }
-      case ast::ExprKind::kCase: return Case(std::move(e));
+      case ast::ExprKind::kCase:
+        return Case(std::move(e));
       case ast::ExprKind::kList: {
         for (auto& i : ast::As<ast::ListExpr>(e.get())->items) i = FoldInPlace(std::move(i));
         return e;
       }
       case ast::ExprKind::kError:
       case ast::ExprKind::kLiteral:
-      case ast::ExprKind::kName: return e;
+      case ast::ExprKind::kName:
+        return e;
     }
     return e;
   }
@@ -366,7 +421,8 @@ class Folder {
       if (v->rep != Value::Rep::kBool) return e;
       return Literal(Value::Bool(!v->b), std::move(e));
     }
-    if (v->rep == Value::Rep::kInt) return Literal(Value::Int(Wrap(0 - static_cast<uint64_t>(v->i))), std::move(e));
+    if (v->rep == Value::Rep::kInt)
+      return Literal(Value::Int(Wrap(0 - static_cast<uint64_t>(v->i))), std::move(e));
     if (v->rep == Value::Rep::kFloat) return Literal(Value::Float(-v->f), std::move(e));
     return e;
   }
@@ -377,7 +433,8 @@ class Folder {
     b->rhs = FoldInPlace(std::move(b->rhs));
     std::optional<Value> x = ValueOf(b->lhs.get());
     std::optional<Value> y = ValueOf(b->rhs.get());
-    if (b->op == ast::BinaryOp::kAnd || b->op == ast::BinaryOp::kOr) return Logic(std::move(e), x, y);
+    if (b->op == ast::BinaryOp::kAnd || b->op == ast::BinaryOp::kOr)
+      return Logic(std::move(e), x, y);
     if (!x || !y) return e;
     if (x->null() || y->null()) return Literal(Value::Null(), std::move(e));
     std::optional<Value> r = Binary(b->op, *x, *y);
@@ -390,8 +447,12 @@ class Folder {
   ast::ExprPtr Logic(ast::ExprPtr e, const std::optional<Value>& x, const std::optional<Value>& y) {
     auto* b = ast::As<ast::BinaryExpr>(e.get());
     const bool is_and = b->op == ast::BinaryOp::kAnd;
-    auto decides = [&](const std::optional<Value>& v) { return v && !v->null() && v->rep == Value::Rep::kBool && v->b != is_and; };
-    auto neutral = [&](const std::optional<Value>& v) { return v && !v->null() && v->rep == Value::Rep::kBool && v->b == is_and; };
+    auto decides = [&](const std::optional<Value>& v) {
+      return v && !v->null() && v->rep == Value::Rep::kBool && v->b != is_and;
+    };
+    auto neutral = [&](const std::optional<Value>& v) {
+      return v && !v->null() && v->rep == Value::Rep::kBool && v->b == is_and;
+    };
     if (x && y) {
       bool xp = !x->null(), yp = !y->null();
       if (decides(x) || decides(y)) return Literal(Value::Bool(!is_and), std::move(e));
@@ -467,7 +528,8 @@ class Folder {
   ast::ExprPtr ChooseBranch(ast::ExprPtr e, ast::ExprPtr value) {
     if (std::optional<Value> v = ValueOf(value.get())) {
       Value converted = *v;
-      if (e->type.kind() == Kind::kFloat && v->rep == Value::Rep::kInt) converted = Value::Float(static_cast<double>(v->i));
+      if (e->type.kind() == Kind::kFloat && v->rep == Value::Rep::kInt)
+        converted = Value::Float(static_cast<double>(v->i));
       if (ast::ExprPtr l = MakeLiteral(converted, e->type, e->range)) return Folded(std::move(l));
     } else if (value->type.kind() == e->type.kind()) {
       return Folded(std::move(value));

@@ -91,7 +91,9 @@ void ResolveSinkKey(const Plan& plan, SinkNode* sink) {
     }
     if (const auto* k = As<KeyByNode>(n)) {
       // The expressions are over the key by's record: only `where`s may come between.
-      bool same_record = std::all_of(after.begin(), after.end(), [](const ChainStep* s) { return ast::As<ast::WhereOp>(s->op) != nullptr; });
+      bool same_record = std::all_of(after.begin(), after.end(), [](const ChainStep* s) {
+        return ast::As<ast::WhereOp>(s->op) != nullptr;
+      });
       if (same_record) sink->key_by = k->op;
       return;
     }

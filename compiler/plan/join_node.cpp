@@ -22,14 +22,25 @@ std::string JoinNode::Describe() const {
   std::string s = op->within ? "interval" : "window";
   if (op->window) {
     switch (op->window->shape) {
-      case ast::WindowShape::kTumbling: s = "tumbling window"; break;
-      case ast::WindowShape::kSliding: s = "sliding window"; break;
-      case ast::WindowShape::kSession: s = "session window"; break;
+      case ast::WindowShape::kTumbling:
+        s = "tumbling window";
+        break;
+      case ast::WindowShape::kSliding:
+        s = "sliding window";
+        break;
+      case ast::WindowShape::kSession:
+        s = "session window";
+        break;
     }
     if (op->window->zone) s.append(" zone ").append(ast::ZoneText(*op->window->zone));
   }
-  s.append(" ").append(op->left_name.empty() ? "left" : op->left_name).append(" with ").append(op->right.name);
-  s.append(" on ").append(std::to_string(left_keys.size())).append(left_keys.size() == 1 ? " key" : " keys");
+  s.append(" ")
+      .append(op->left_name.empty() ? "left" : op->left_name)
+      .append(" with ")
+      .append(op->right.name);
+  s.append(" on ")
+      .append(std::to_string(left_keys.size()))
+      .append(left_keys.size() == 1 ? " key" : " keys");
   return s;
 }
 
@@ -46,24 +57,30 @@ unsigned Sides(const ast::Expr* e) {
       const auto* n = ast::As<ast::NameExpr>(e);
       return n->join_side >= 0 ? 1u << n->join_side : 0;
     }
-    case ast::ExprKind::kField: return Sides(ast::As<ast::FieldExpr>(e)->base.get());
+    case ast::ExprKind::kField:
+      return Sides(ast::As<ast::FieldExpr>(e)->base.get());
     case ast::ExprKind::kIndex:
-      return Sides(ast::As<ast::IndexExpr>(e)->base.get()) | Sides(ast::As<ast::IndexExpr>(e)->index.get());
-    case ast::ExprKind::kUnary: return Sides(ast::As<ast::UnaryExpr>(e)->operand.get());
+      return Sides(ast::As<ast::IndexExpr>(e)->base.get()) |
+             Sides(ast::As<ast::IndexExpr>(e)->index.get());
+    case ast::ExprKind::kUnary:
+      return Sides(ast::As<ast::UnaryExpr>(e)->operand.get());
     case ast::ExprKind::kBinary:
-      return Sides(ast::As<ast::BinaryExpr>(e)->lhs.get()) | Sides(ast::As<ast::BinaryExpr>(e)->rhs.get());
+      return Sides(ast::As<ast::BinaryExpr>(e)->lhs.get()) |
+             Sides(ast::As<ast::BinaryExpr>(e)->rhs.get());
     case ast::ExprKind::kIn: {
       unsigned m = Sides(ast::As<ast::InExpr>(e)->operand.get());
       for (const auto& i : ast::As<ast::InExpr>(e)->items) m |= Sides(i.get());
       return m;
     }
-    case ast::ExprKind::kIsNull: return Sides(ast::As<ast::IsNullExpr>(e)->operand.get());
+    case ast::ExprKind::kIsNull:
+      return Sides(ast::As<ast::IsNullExpr>(e)->operand.get());
     case ast::ExprKind::kCall: {
       unsigned m = 0;
       for (const auto& a : ast::As<ast::CallExpr>(e)->args) m |= Sides(a.get());
       return m;
     }
-    case ast::ExprKind::kCast: return Sides(ast::As<ast::CastExpr>(e)->operand.get());
+    case ast::ExprKind::kCast:
+      return Sides(ast::As<ast::CastExpr>(e)->operand.get());
     case ast::ExprKind::kCase: {
       const auto* c = ast::As<ast::CaseExpr>(e);
       unsigned m = Sides(c->else_value.get());
@@ -76,22 +93,25 @@ unsigned Sides(const ast::Expr* e) {
       return m;
     }
     case ast::ExprKind::kLiteral:
-    case ast::ExprKind::kError: return 0;
+    case ast::ExprKind::kError:
+      return 0;
   }
   return 0;
 }
 
 }  // namespace
 
-std::unique_ptr<JoinNode> MakeJoinNode(const ast::JoinOp& op, const types::Type& left, const types::Type& right,
-                                       std::string* error, diag::SourceRange* range) {
+std::unique_ptr<JoinNode> MakeJoinNode(const ast::JoinOp& op, const types::Type& left,
+                                       const types::Type& right, std::string* error,
+                                       diag::SourceRange* range) {
   auto fail = [&](const std::string& what, diag::SourceRange where) {
     *error = what;
     *range = where;
     return std::unique_ptr<JoinNode>();
   };
   if (op.window) {
-    if (op.window->shape == ast::WindowShape::kSession) return fail("session-window joins", op.window->range);
+    if (op.window->shape == ast::WindowShape::kSession)
+      return fail("session-window joins", op.window->range);
     if (op.window->processing_time) return fail("processing-time window joins", op.window->range);
   } else if (!op.within) {
     return fail("a join without `within` or `window`", op.range);
@@ -119,7 +139,8 @@ std::unique_ptr<JoinNode> MakeJoinNode(const ast::JoinOp& op, const types::Type&
     const ast::Expr* lk = l == 1 ? b->lhs.get() : b->rhs.get();
     const ast::Expr* rk = l == 1 ? b->rhs.get() : b->lhs.get();
     if (lk->type.AsNonNullable() != rk->type.AsNonNullable()) {
-      return fail("a join on keys of different types (" + lk->type.ToString() + " and " + rk->type.ToString() + ")",
+      return fail("a join on keys of different types (" + lk->type.ToString() + " and " +
+                      rk->type.ToString() + ")",
                   e->range);
     }
     if (lk->type.kind() == types::Kind::kFloat || lk->type.kind() == types::Kind::kList ||

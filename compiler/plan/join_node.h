@@ -45,7 +45,8 @@ namespace flow::plan {
 // The join node for `op` between inputs of types `left` and `right` (not added to a plan; inputs
 // and ids are the caller's). On a construct flowc build does not support, returns null and sets
 // `*error` ("session-window joins") and `*range`.
-std::unique_ptr<JoinNode> MakeJoinNode(const ast::JoinOp& op, const types::Type& left, const types::Type& right,
-                                       std::string* error, diag::SourceRange* range);
+std::unique_ptr<JoinNode> MakeJoinNode(const ast::JoinOp& op, const types::Type& left,
+                                       const types::Type& right, std::string* error,
+                                       diag::SourceRange* range);
 
 }  // namespace flow::plan

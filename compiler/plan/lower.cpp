@@ -59,7 +59,8 @@ class Lowerer {
   }
 
   template <class T>
-  T* New(const std::string& stream, diag::SourceRange range, types::Type output, std::vector<int> inputs) {
+  T* New(const std::string& stream, diag::SourceRange range, types::Type output,
+         std::vector<int> inputs) {
     auto n = std::make_unique<T>();
     n->stream = stream;
     n->range = range;
@@ -123,7 +124,8 @@ class Lowerer {
         }
         case ast::OpKind::kWindow: {
           const auto* w = ast::As<ast::WindowOp>(op);
-          const ast::AggregateOp* agg = i + 1 < p.ops.size() ? ast::As<ast::AggregateOp>(p.ops[i + 1].get()) : nullptr;
+          const ast::AggregateOp* agg =
+              i + 1 < p.ops.size() ? ast::As<ast::AggregateOp>(p.ops[i + 1].get()) : nullptr;
           if (agg == nullptr) {
             Unsupported("a window not followed by `aggregate`", op->range);
             break;
@@ -174,7 +176,8 @@ class Lowerer {
           }
           std::string what;
           diag::SourceRange where;
-          std::unique_ptr<JoinNode> n = MakeJoinNode(*j, type, plan_->Get(right->second)->output, &what, &where);
+          std::unique_ptr<JoinNode> n =
+              MakeJoinNode(*j, type, plan_->Get(right->second)->output, &what, &where);
           if (!n) {
             Unsupported(what, where);
             break;
@@ -193,14 +196,17 @@ class Lowerer {
           n->into = ast::As<ast::IntoOp>(op);
           n->delivery = n->into->delivery;
           diag::SourceRange where;
-          if (std::string what = UnsupportedSink(*n->into, &where); !what.empty()) Unsupported(what, where);
+          if (std::string what = UnsupportedSink(*n->into, &where); !what.empty())
+            Unsupported(what, where);
           ResolveSinkKey(*plan_, n);
           cur = n->id;
           break;
         }
       }
       // Only `where` and `key by` pass a join pair on; every other operator made a new record.
-      if (op->kind != ast::OpKind::kWhere && op->kind != ast::OpKind::kKeyBy && op->kind != ast::OpKind::kJoin) pair = nullptr;
+      if (op->kind != ast::OpKind::kWhere && op->kind != ast::OpKind::kKeyBy &&
+          op->kind != ast::OpKind::kJoin)
+        pair = nullptr;
       type = next_type;
     }
     if (pair != nullptr && error_.empty()) cur = FlattenPair(stream, pair, cur, type);
@@ -208,11 +214,13 @@ class Lowerer {
   }
 
   // `on late into ...`: a sink reading the window's late records (its input records).
-  void LowerLateSink(const std::string& stream, const ast::WindowOp& w, const WindowAggregateNode& window) {
+  void LowerLateSink(const std::string& stream, const ast::WindowOp& w,
+                     const WindowAggregateNode& window) {
     // The window's input node (a key by may pass a join pair on, unlike sema's record type).
     const types::Type input = plan_->Get(window.inputs[0])->output;
     if (IsJoinPair(input)) {
-      Unsupported("routing the late records of a window that reads a join directly", w.late_sink->range);
+      Unsupported("routing the late records of a window that reads a join directly",
+                  w.late_sink->range);
       return;
     }
     auto* n = New<SinkNode>(stream, w.late_sink->range, input, {window.id});
@@ -221,7 +229,8 @@ class Lowerer {
     n->late = true;
     n->key_by = window.key;  // the late records are the window's input: its key expressions apply
     diag::SourceRange where;
-    if (std::string what = UnsupportedSink(*n->into, &where); !what.empty()) Unsupported(what, where);
+    if (std::string what = UnsupportedSink(*n->into, &where); !what.empty())
+      Unsupported(what, where);
   }
 
   // Operators that read a join pair as it is; any other needs the merged record sema gives the
@@ -231,18 +240,21 @@ class Lowerer {
       case ast::OpKind::kWhere:
       case ast::OpKind::kKeyBy:
       case ast::OpKind::kWindow:
-      case ast::OpKind::kAggregate: return true;
+      case ast::OpKind::kAggregate:
+        return true;
       case ast::OpKind::kSelect:
         for (const ast::SelectItem& item : ast::As<ast::SelectOp>(&op)->items) {
           if (item.star) return false;
         }
         return true;
-      default: return false;
+      default:
+        return false;
     }
   }
 
   // A chain step that copies the pair of `join` into the join's merged record.
-  int FlattenPair(const std::string& stream, const ast::JoinOp* join, int input, const types::Type& pair_type) {
+  int FlattenPair(const std::string& stream, const ast::JoinOp* join, int input,
+                  const types::Type& pair_type) {
     auto* n = New<ChainNode>(stream, join->range, join->output, {input});
     n->steps.push_back(ChainStep{join, pair_type, join->output});
     return n->id;
@@ -254,8 +266,10 @@ class Lowerer {
     if (p.source && p.source->connector.name.name == "nexmark") {
       for (const ast::NamedArg& a : p.source->connector.args) {
         if (a.name.name != "kind") continue;
-        if (const auto* n = ast::As<ast::NameExpr>(a.value.get())) return sema::NexmarkRecord(n->name);
-        if (const auto* l = ast::As<ast::LiteralExpr>(a.value.get())) return sema::NexmarkRecord(l->string_value);
+        if (const auto* n = ast::As<ast::NameExpr>(a.value.get()))
+          return sema::NexmarkRecord(n->name);
+        if (const auto* l = ast::As<ast::LiteralExpr>(a.value.get()))
+          return sema::NexmarkRecord(l->string_value);
       }
     }
     if (p.source && p.source->schema) {
@@ -275,6 +289,8 @@ class Lowerer {
 
 }  // namespace
 
-LowerResult Lower(const sema::CheckedProgram& program) { return Lowerer(program).Run(); }
+LowerResult Lower(const sema::CheckedProgram& program) {
+  return Lowerer(program).Run();
+}
 
 }  // namespace flow::plan

@@ -13,7 +13,16 @@
 
 namespace flow::plan {
 
-enum class NodeKind { kSource, kChain, kKeyBy, kWindowAggregate, kRunningAggregate, kUnion, kJoin, kSink };
+enum class NodeKind {
+  kSource,
+  kChain,
+  kKeyBy,
+  kWindowAggregate,
+  kRunningAggregate,
+  kUnion,
+  kJoin,
+  kSink
+};
 
 const char* KindName(NodeKind kind);
 

@@ -9,10 +9,16 @@
 namespace flow::plan {
 namespace {
 
-void RunFuseChains(Plan& plan, PassContext&) { FuseChains(plan); }
-void RunProjectSources(Plan& plan, PassContext&) { ProjectSources(plan); }
+void RunFuseChains(Plan& plan, PassContext&) {
+  FuseChains(plan);
+}
+void RunProjectSources(Plan& plan, PassContext&) {
+  ProjectSources(plan);
+}
 
-ast::ExprPtr CloneOrNull(const ast::ExprPtr& e) { return e ? CloneExpr(*e) : nullptr; }
+ast::ExprPtr CloneOrNull(const ast::ExprPtr& e) {
+  return e ? CloneExpr(*e) : nullptr;
+}
 
 template <class T>
 std::unique_ptr<T> Base(const T& from) {
@@ -24,9 +30,12 @@ std::unique_ptr<T> Base(const T& from) {
 
 std::string LiteralText(const ast::LiteralExpr& l) {
   switch (l.literal) {
-    case ast::LiteralKind::kInt: return std::to_string(l.int_value);
-    case ast::LiteralKind::kDuration: return std::to_string(l.int_value) + "ms";
-    case ast::LiteralKind::kTimestamp: return "timestamp(" + std::to_string(l.int_value) + "ms)";
+    case ast::LiteralKind::kInt:
+      return std::to_string(l.int_value);
+    case ast::LiteralKind::kDuration:
+      return std::to_string(l.int_value) + "ms";
+    case ast::LiteralKind::kTimestamp:
+      return "timestamp(" + std::to_string(l.int_value) + "ms)";
     case ast::LiteralKind::kFloat: {
       if (std::isnan(l.float_value)) return "nan";
       char buf[64];
@@ -35,8 +44,10 @@ std::string LiteralText(const ast::LiteralExpr& l) {
       if (s.find_first_of(".eni") == std::string::npos) s += ".0";
       return s;
     }
-    case ast::LiteralKind::kBool: return l.bool_value ? "true" : "false";
-    case ast::LiteralKind::kNull: return "null";
+    case ast::LiteralKind::kBool:
+      return l.bool_value ? "true" : "false";
+    case ast::LiteralKind::kNull:
+      return "null";
     case ast::LiteralKind::kString:
       return types::FlowStringLiteral(l.string_value);
   }
@@ -52,8 +63,10 @@ std::string Operand(const ast::Expr& e) {
     case ast::ExprKind::kIndex:
     case ast::ExprKind::kCall:
     case ast::ExprKind::kCast:
-    case ast::ExprKind::kList: return ExprText(e);
-    default: return "(" + ExprText(e) + ")";
+    case ast::ExprKind::kList:
+      return ExprText(e);
+    default:
+      return "(" + ExprText(e) + ")";
   }
 }
 
@@ -62,14 +75,16 @@ std::string Operand(const ast::Expr& e) {
 const std::vector<PassInfo>& AllPasses() {
   static const std::vector<PassInfo> passes = {
       {"fold-constants", "evaluate constant subexpressions at compile time", &FoldConstants},
-      {"push-filters", "move `where` steps earlier (through select, explode, key by, union)", &PushFilters},
+      {"push-filters", "move `where` steps earlier (through select, explode, key by, union)",
+       &PushFilters},
       {"chain", "fuse consecutive stateless operators into one function", &RunFuseChains},
       {"project", "decode only the source fields the job reads", &RunProjectSources},
   };
   return passes;
 }
 
-std::string RunPasses(Plan& plan, const std::set<std::string>& disabled, std::vector<PassWarning>* warnings) {
+std::string RunPasses(Plan& plan, const std::set<std::string>& disabled,
+                      std::vector<PassWarning>* warnings) {
   std::string error = Verify(plan);
   if (!error.empty()) return "plan verification failed after lowering: " + error;
   PassContext cx;
@@ -77,9 +92,11 @@ std::string RunPasses(Plan& plan, const std::set<std::string>& disabled, std::ve
     if (disabled.count(pass.name)) continue;
     pass.run(plan, cx);
     error = Verify(plan);
-    if (!error.empty()) return std::string("plan verification failed after pass `") + pass.name + "`: " + error;
+    if (!error.empty())
+      return std::string("plan verification failed after pass `") + pass.name + "`: " + error;
   }
-  if (warnings != nullptr) warnings->insert(warnings->end(), cx.warnings.begin(), cx.warnings.end());
+  if (warnings != nullptr)
+    warnings->insert(warnings->end(), cx.warnings.begin(), cx.warnings.end());
   std::map<std::pair<std::string, NodeKind>, int> seen;  // plan order: ids ascend
   for (const auto& n : plan.nodes) {
     if (n) n->ordinal = seen[{n->stream, n->kind}]++;
@@ -113,7 +130,8 @@ void FuseChains(Plan& plan) {
 
 ast::ExprPtr CloneExpr(const ast::Expr& e) {
   switch (e.kind) {
-    case ast::ExprKind::kError: return Base(*ast::As<ast::ErrorExpr>(&e));
+    case ast::ExprKind::kError:
+      return Base(*ast::As<ast::ErrorExpr>(&e));
     case ast::ExprKind::kLiteral: {
       const auto* l = ast::As<ast::LiteralExpr>(&e);
       auto c = Base(*l);
@@ -211,7 +229,8 @@ ast::ExprPtr CloneExpr(const ast::Expr& e) {
     case ast::ExprKind::kCase: {
       const auto* x = ast::As<ast::CaseExpr>(&e);
       auto c = Base(*x);
-      for (const auto& w : x->whens) c->whens.push_back({CloneOrNull(w.condition), CloneOrNull(w.value)});
+      for (const auto& w : x->whens)
+        c->whens.push_back({CloneOrNull(w.condition), CloneOrNull(w.value)});
       c->else_value = CloneOrNull(x->else_value);
       return c;
     }
@@ -227,9 +246,12 @@ ast::ExprPtr CloneExpr(const ast::Expr& e) {
 
 std::string ExprText(const ast::Expr& e) {
   switch (e.kind) {
-    case ast::ExprKind::kError: return "<error>";
-    case ast::ExprKind::kLiteral: return LiteralText(*ast::As<ast::LiteralExpr>(&e));
-    case ast::ExprKind::kName: return ast::As<ast::NameExpr>(&e)->name;
+    case ast::ExprKind::kError:
+      return "<error>";
+    case ast::ExprKind::kLiteral:
+      return LiteralText(*ast::As<ast::LiteralExpr>(&e));
+    case ast::ExprKind::kName:
+      return ast::As<ast::NameExpr>(&e)->name;
     case ast::ExprKind::kField: {
       const auto* f = ast::As<ast::FieldExpr>(&e);
       return Operand(*f->base) + "." + f->field.name;
@@ -269,7 +291,8 @@ std::string ExprText(const ast::Expr& e) {
     case ast::ExprKind::kCase: {
       const auto* x = ast::As<ast::CaseExpr>(&e);
       std::string s = "case";
-      for (const auto& w : x->whens) s += " when " + ExprText(*w.condition) + " then " + ExprText(*w.value);
+      for (const auto& w : x->whens)
+        s += " when " + ExprText(*w.condition) + " then " + ExprText(*w.value);
       if (x->else_value) s += " else " + ExprText(*x->else_value);
       return s + " end";
     }
@@ -310,20 +333,28 @@ bool IsSafeToMove(const ast::Expr& e) {
   auto visit = [&](auto&& self, const ast::Expr* x) -> void {
     if (x == nullptr || !safe) return;
     switch (x->kind) {
-      case ast::ExprKind::kError: safe = false; return;
+      case ast::ExprKind::kError:
+        safe = false;
+        return;
       case ast::ExprKind::kLiteral:
-      case ast::ExprKind::kName: return;
-      case ast::ExprKind::kField: return self(self, ast::As<ast::FieldExpr>(x)->base.get());
+      case ast::ExprKind::kName:
+        return;
+      case ast::ExprKind::kField:
+        return self(self, ast::As<ast::FieldExpr>(x)->base.get());
       case ast::ExprKind::kIndex:
         self(self, ast::As<ast::IndexExpr>(x)->base.get());
         return self(self, ast::As<ast::IndexExpr>(x)->index.get());
-      case ast::ExprKind::kUnary: return self(self, ast::As<ast::UnaryExpr>(x)->operand.get());
+      case ast::ExprKind::kUnary:
+        return self(self, ast::As<ast::UnaryExpr>(x)->operand.get());
       case ast::ExprKind::kBinary: {
         const auto* b = ast::As<ast::BinaryExpr>(x);
-        if ((b->op == ast::BinaryOp::kDiv || b->op == ast::BinaryOp::kMod) && x->type.kind() != types::Kind::kFloat) {
+        if ((b->op == ast::BinaryOp::kDiv || b->op == ast::BinaryOp::kMod) &&
+            x->type.kind() != types::Kind::kFloat) {
           const auto* d = ast::As<ast::LiteralExpr>(b->rhs.get());
-          bool nonzero = d != nullptr && d->literal != ast::LiteralKind::kNull && d->literal != ast::LiteralKind::kFloat &&
-                         d->literal != ast::LiteralKind::kString && d->literal != ast::LiteralKind::kBool && d->int_value != 0;
+          bool nonzero = d != nullptr && d->literal != ast::LiteralKind::kNull &&
+                         d->literal != ast::LiteralKind::kFloat &&
+                         d->literal != ast::LiteralKind::kString &&
+                         d->literal != ast::LiteralKind::kBool && d->int_value != 0;
           if (!nonzero) {
             safe = false;
             return;
@@ -338,7 +369,8 @@ bool IsSafeToMove(const ast::Expr& e) {
         for (const auto& i : in->items) self(self, i.get());
         return;
       }
-      case ast::ExprKind::kIsNull: return self(self, ast::As<ast::IsNullExpr>(x)->operand.get());
+      case ast::ExprKind::kIsNull:
+        return self(self, ast::As<ast::IsNullExpr>(x)->operand.get());
       case ast::ExprKind::kCall: {
         const auto* c = ast::As<ast::CallExpr>(x);
         if (c->extern_fn != nullptr || c->builtin == nullptr || c->aggregate) {
@@ -348,7 +380,8 @@ bool IsSafeToMove(const ast::Expr& e) {
         for (const auto& a : c->args) self(self, a.get());
         return;
       }
-      case ast::ExprKind::kCast: return self(self, ast::As<ast::CastExpr>(x)->operand.get());
+      case ast::ExprKind::kCast:
+        return self(self, ast::As<ast::CastExpr>(x)->operand.get());
       case ast::ExprKind::kCase: {
         const auto* c = ast::As<ast::CaseExpr>(x);
         for (const auto& w : c->whens) {

@@ -41,7 +41,8 @@ const std::vector<PassInfo>& AllPasses();
 // Runs every pass not in `disabled`, verifying after lowering and after each pass. Returns "" or
 // an internal error: "plan verification failed after pass `chain`: ...". Warnings of the passes
 // that ran are appended to `warnings` when it is not null.
-std::string RunPasses(Plan& plan, const std::set<std::string>& disabled, std::vector<PassWarning>* warnings = nullptr);
+std::string RunPasses(Plan& plan, const std::set<std::string>& disabled,
+                      std::vector<PassWarning>* warnings = nullptr);
 
 // The passes. Exposed for tests.
 void FoldConstants(Plan& plan, PassContext& cx);

@@ -6,14 +6,22 @@ namespace flow::plan {
 
 const char* KindName(NodeKind kind) {
   switch (kind) {
-    case NodeKind::kSource: return "source";
-    case NodeKind::kChain: return "chain";
-    case NodeKind::kKeyBy: return "key-by";
-    case NodeKind::kWindowAggregate: return "window-aggregate";
-    case NodeKind::kRunningAggregate: return "running-aggregate";
-    case NodeKind::kUnion: return "union";
-    case NodeKind::kJoin: return "join";
-    case NodeKind::kSink: return "sink";
+    case NodeKind::kSource:
+      return "source";
+    case NodeKind::kChain:
+      return "chain";
+    case NodeKind::kKeyBy:
+      return "key-by";
+    case NodeKind::kWindowAggregate:
+      return "window-aggregate";
+    case NodeKind::kRunningAggregate:
+      return "running-aggregate";
+    case NodeKind::kUnion:
+      return "union";
+    case NodeKind::kJoin:
+      return "join";
+    case NodeKind::kSink:
+      return "sink";
   }
   return "?";
 }
@@ -73,11 +81,21 @@ std::string ChainNode::Describe() const {
   for (const ChainStep& step : steps) {
     if (!s.empty()) s.append(", ");
     switch (step.op->kind) {
-      case ast::OpKind::kWhere: s.append("where"); break;
-      case ast::OpKind::kSelect: s.append("select"); break;
-      case ast::OpKind::kExplode: s.append("explode"); break;
-      case ast::OpKind::kJoin: s.append("flatten join"); break;
-      default: s.append("?"); break;
+      case ast::OpKind::kWhere:
+        s.append("where");
+        break;
+      case ast::OpKind::kSelect:
+        s.append("select");
+        break;
+      case ast::OpKind::kExplode:
+        s.append("explode");
+        break;
+      case ast::OpKind::kJoin:
+        s.append("flatten join");
+        break;
+      default:
+        s.append("?");
+        break;
     }
   }
   return s;
@@ -91,9 +109,12 @@ std::string KeyByNode::Describe() const {
 
 std::string WindowShapeName(const ast::WindowSpec& spec) {
   switch (spec.shape) {
-    case ast::WindowShape::kTumbling: return "tumbling";
-    case ast::WindowShape::kSliding: return "sliding";
-    case ast::WindowShape::kSession: return "session";
+    case ast::WindowShape::kTumbling:
+      return "tumbling";
+    case ast::WindowShape::kSliding:
+      return "sliding";
+    case ast::WindowShape::kSession:
+      return "session";
   }
   return "?";
 }
@@ -113,7 +134,9 @@ std::string RunningAggregateNode::Describe() const {
   return s;
 }
 
-std::string UnionNode::Describe() const { return std::to_string(inputs.size()) + " inputs"; }
+std::string UnionNode::Describe() const {
+  return std::to_string(inputs.size()) + " inputs";
+}
 
 std::string SinkNode::Describe() const {
   std::string s = late ? "late records to " : "";

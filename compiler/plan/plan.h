@@ -38,7 +38,9 @@ struct Plan {
     nodes.push_back(std::move(node));
     return raw;
   }
-  Node* Get(int id) const { return id >= 0 && id < static_cast<int>(nodes.size()) ? nodes[id].get() : nullptr; }
+  Node* Get(int id) const {
+    return id >= 0 && id < static_cast<int>(nodes.size()) ? nodes[id].get() : nullptr;
+  }
   // Ids of the live nodes that read node `id`.
   std::vector<int> Consumers(int id) const;
   // Live nodes with inputs before consumers (ids are created in that order and passes keep it).

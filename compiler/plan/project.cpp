@@ -17,12 +17,16 @@ void ForEachName(const ast::Expr* e, const std::function<void(const std::string&
       if (n->target == ast::NameTarget::kField) fn(n->name);
       break;
     }
-    case ast::ExprKind::kField: ForEachName(ast::As<ast::FieldExpr>(e)->base.get(), fn); break;
+    case ast::ExprKind::kField:
+      ForEachName(ast::As<ast::FieldExpr>(e)->base.get(), fn);
+      break;
     case ast::ExprKind::kIndex:
       ForEachName(ast::As<ast::IndexExpr>(e)->base.get(), fn);
       ForEachName(ast::As<ast::IndexExpr>(e)->index.get(), fn);
       break;
-    case ast::ExprKind::kUnary: ForEachName(ast::As<ast::UnaryExpr>(e)->operand.get(), fn); break;
+    case ast::ExprKind::kUnary:
+      ForEachName(ast::As<ast::UnaryExpr>(e)->operand.get(), fn);
+      break;
     case ast::ExprKind::kBinary:
       ForEachName(ast::As<ast::BinaryExpr>(e)->lhs.get(), fn);
       ForEachName(ast::As<ast::BinaryExpr>(e)->rhs.get(), fn);
@@ -31,11 +35,15 @@ void ForEachName(const ast::Expr* e, const std::function<void(const std::string&
       ForEachName(ast::As<ast::InExpr>(e)->operand.get(), fn);
       for (const auto& i : ast::As<ast::InExpr>(e)->items) ForEachName(i.get(), fn);
       break;
-    case ast::ExprKind::kIsNull: ForEachName(ast::As<ast::IsNullExpr>(e)->operand.get(), fn); break;
+    case ast::ExprKind::kIsNull:
+      ForEachName(ast::As<ast::IsNullExpr>(e)->operand.get(), fn);
+      break;
     case ast::ExprKind::kCall:
       for (const auto& a : ast::As<ast::CallExpr>(e)->args) ForEachName(a.get(), fn);
       break;
-    case ast::ExprKind::kCast: ForEachName(ast::As<ast::CastExpr>(e)->operand.get(), fn); break;
+    case ast::ExprKind::kCast:
+      ForEachName(ast::As<ast::CastExpr>(e)->operand.get(), fn);
+      break;
     case ast::ExprKind::kCase:
       for (const auto& w : ast::As<ast::CaseExpr>(e)->whens) {
         ForEachName(w.condition.get(), fn);
@@ -47,7 +55,8 @@ void ForEachName(const ast::Expr* e, const std::function<void(const std::string&
       for (const auto& i : ast::As<ast::ListExpr>(e)->items) ForEachName(i.get(), fn);
       break;
     case ast::ExprKind::kLiteral:
-    case ast::ExprKind::kError: break;
+    case ast::ExprKind::kError:
+      break;
   }
 }
 
@@ -85,16 +94,21 @@ class Projector {
           Follow(c);
           break;
         case NodeKind::kWindowAggregate:
-          for (const auto& item : As<WindowAggregateNode>(n)->aggregate->items) ForEachName(item.expr.get(), Use());
-          if (As<WindowAggregateNode>(n)->window->late_sink) all_ = true;  // late records reach a sink whole
+          for (const auto& item : As<WindowAggregateNode>(n)->aggregate->items)
+            ForEachName(item.expr.get(), Use());
+          if (As<WindowAggregateNode>(n)->window->late_sink)
+            all_ = true;  // late records reach a sink whole
           break;
         case NodeKind::kRunningAggregate:
-          for (const auto& item : As<RunningAggregateNode>(n)->aggregate->items) ForEachName(item.expr.get(), Use());
+          for (const auto& item : As<RunningAggregateNode>(n)->aggregate->items)
+            ForEachName(item.expr.get(), Use());
           break;
         case NodeKind::kUnion:
         case NodeKind::kJoin:  // both sides' records are kept whole in the join's state
         case NodeKind::kSink:
-        case NodeKind::kSource: all_ = true; break;
+        case NodeKind::kSource:
+          all_ = true;
+          break;
       }
     }
   }

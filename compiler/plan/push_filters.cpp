@@ -29,22 +29,28 @@ const ast::WhereOp* SingleWhere(const Node* n) {
 
 const ChainStep* SingleStep(const Node* n, ast::OpKind kind) {
   const auto* c = As<ChainNode>(n);
-  if (c == nullptr || c->steps.size() != 1 || c->inputs.size() != 1 || c->steps[0].op->kind != kind) return nullptr;
+  if (c == nullptr || c->steps.size() != 1 || c->inputs.size() != 1 || c->steps[0].op->kind != kind)
+    return nullptr;
   return &c->steps[0];
 }
 
-bool IsField(const ast::NameExpr& n) { return n.target == ast::NameTarget::kField || n.target == ast::NameTarget::kWindowField; }
+bool IsField(const ast::NameExpr& n) {
+  return n.target == ast::NameTarget::kField || n.target == ast::NameTarget::kWindowField;
+}
 
 // Calls fn for every name in the expression (fields, params, join qualifiers).
 void ForEachName(const ast::Expr* e, const std::function<void(const ast::NameExpr&)>& fn) {
   if (e == nullptr) return;
   switch (e->kind) {
-    case ast::ExprKind::kName: return fn(*ast::As<ast::NameExpr>(e));
-    case ast::ExprKind::kField: return ForEachName(ast::As<ast::FieldExpr>(e)->base.get(), fn);
+    case ast::ExprKind::kName:
+      return fn(*ast::As<ast::NameExpr>(e));
+    case ast::ExprKind::kField:
+      return ForEachName(ast::As<ast::FieldExpr>(e)->base.get(), fn);
     case ast::ExprKind::kIndex:
       ForEachName(ast::As<ast::IndexExpr>(e)->base.get(), fn);
       return ForEachName(ast::As<ast::IndexExpr>(e)->index.get(), fn);
-    case ast::ExprKind::kUnary: return ForEachName(ast::As<ast::UnaryExpr>(e)->operand.get(), fn);
+    case ast::ExprKind::kUnary:
+      return ForEachName(ast::As<ast::UnaryExpr>(e)->operand.get(), fn);
     case ast::ExprKind::kBinary:
       ForEachName(ast::As<ast::BinaryExpr>(e)->lhs.get(), fn);
       return ForEachName(ast::As<ast::BinaryExpr>(e)->rhs.get(), fn);
@@ -52,11 +58,13 @@ void ForEachName(const ast::Expr* e, const std::function<void(const ast::NameExp
       ForEachName(ast::As<ast::InExpr>(e)->operand.get(), fn);
       for (const auto& i : ast::As<ast::InExpr>(e)->items) ForEachName(i.get(), fn);
       return;
-    case ast::ExprKind::kIsNull: return ForEachName(ast::As<ast::IsNullExpr>(e)->operand.get(), fn);
+    case ast::ExprKind::kIsNull:
+      return ForEachName(ast::As<ast::IsNullExpr>(e)->operand.get(), fn);
     case ast::ExprKind::kCall:
       for (const auto& a : ast::As<ast::CallExpr>(e)->args) ForEachName(a.get(), fn);
       return;
-    case ast::ExprKind::kCast: return ForEachName(ast::As<ast::CastExpr>(e)->operand.get(), fn);
+    case ast::ExprKind::kCast:
+      return ForEachName(ast::As<ast::CastExpr>(e)->operand.get(), fn);
     case ast::ExprKind::kCase:
       for (const auto& w : ast::As<ast::CaseExpr>(e)->whens) {
         ForEachName(w.condition.get(), fn);
@@ -67,7 +75,8 @@ void ForEachName(const ast::Expr* e, const std::function<void(const ast::NameExp
       for (const auto& i : ast::As<ast::ListExpr>(e)->items) ForEachName(i.get(), fn);
       return;
     case ast::ExprKind::kLiteral:
-    case ast::ExprKind::kError: return;
+    case ast::ExprKind::kError:
+      return;
   }
 }
 
@@ -81,7 +90,8 @@ void ForEachField(const ast::Expr* e, const std::function<void(const ast::NameEx
 // True when the expression reads a join pair by side (`a.user` right after a join).
 bool ReadsJoinSide(const ast::Expr* e) {
   bool found = false;
-  ForEachName(e, [&](const ast::NameExpr& n) { found = found || n.target == ast::NameTarget::kJoinSide; });
+  ForEachName(
+      e, [&](const ast::NameExpr& n) { found = found || n.target == ast::NameTarget::kJoinSide; });
   return found;
 }
 
@@ -97,12 +107,16 @@ ast::ExprPtr Substitute(ast::ExprPtr e, const std::map<std::string, const ast::E
     if (child) child = Substitute(std::move(child), items);
   };
   switch (e->kind) {
-    case ast::ExprKind::kField: sub(ast::As<ast::FieldExpr>(e.get())->base); break;
+    case ast::ExprKind::kField:
+      sub(ast::As<ast::FieldExpr>(e.get())->base);
+      break;
     case ast::ExprKind::kIndex:
       sub(ast::As<ast::IndexExpr>(e.get())->base);
       sub(ast::As<ast::IndexExpr>(e.get())->index);
       break;
-    case ast::ExprKind::kUnary: sub(ast::As<ast::UnaryExpr>(e.get())->operand); break;
+    case ast::ExprKind::kUnary:
+      sub(ast::As<ast::UnaryExpr>(e.get())->operand);
+      break;
     case ast::ExprKind::kBinary:
       sub(ast::As<ast::BinaryExpr>(e.get())->lhs);
       sub(ast::As<ast::BinaryExpr>(e.get())->rhs);
@@ -111,11 +125,15 @@ ast::ExprPtr Substitute(ast::ExprPtr e, const std::map<std::string, const ast::E
       sub(ast::As<ast::InExpr>(e.get())->operand);
       for (auto& i : ast::As<ast::InExpr>(e.get())->items) sub(i);
       break;
-    case ast::ExprKind::kIsNull: sub(ast::As<ast::IsNullExpr>(e.get())->operand); break;
+    case ast::ExprKind::kIsNull:
+      sub(ast::As<ast::IsNullExpr>(e.get())->operand);
+      break;
     case ast::ExprKind::kCall:
       for (auto& a : ast::As<ast::CallExpr>(e.get())->args) sub(a);
       break;
-    case ast::ExprKind::kCast: sub(ast::As<ast::CastExpr>(e.get())->operand); break;
+    case ast::ExprKind::kCast:
+      sub(ast::As<ast::CastExpr>(e.get())->operand);
+      break;
     case ast::ExprKind::kCase:
       for (auto& w : ast::As<ast::CaseExpr>(e.get())->whens) {
         sub(w.condition);
@@ -126,7 +144,8 @@ ast::ExprPtr Substitute(ast::ExprPtr e, const std::map<std::string, const ast::E
     case ast::ExprKind::kList:
       for (auto& i : ast::As<ast::ListExpr>(e.get())->items) sub(i);
       break;
-    default: break;
+    default:
+      break;
   }
   return e;
 }
@@ -154,13 +173,18 @@ class Pusher {
     if (p == nullptr || plan_.Consumers(p->id).size() != 1) return false;
     const ast::WhereOp* where = SingleWhere(&f);
     switch (p->kind) {
-      case NodeKind::kKeyBy: return Swap(f, *p, where);
-      case NodeKind::kUnion: return IntoUnion(f, *p);
+      case NodeKind::kKeyBy:
+        return Swap(f, *p, where);
+      case NodeKind::kUnion:
+        return IntoUnion(f, *p);
       case NodeKind::kChain:
-        if (const ChainStep* s = SingleStep(p, ast::OpKind::kSelect)) return ThroughSelect(f, *p, *s, *where);
-        if (const ChainStep* x = SingleStep(p, ast::OpKind::kExplode)) return ThroughExplode(f, *p, *x, *where);
+        if (const ChainStep* s = SingleStep(p, ast::OpKind::kSelect))
+          return ThroughSelect(f, *p, *s, *where);
+        if (const ChainStep* x = SingleStep(p, ast::OpKind::kExplode))
+          return ThroughExplode(f, *p, *x, *where);
         return false;
-      default: return false;  // sources, aggregates, joins, sinks and unknown kinds
+      default:
+        return false;  // sources, aggregates, joins, sinks and unknown kinds
     }
   }
 
@@ -219,7 +243,8 @@ class Pusher {
     ForEachField(where.condition.get(), [&](const ast::NameExpr& n) {
       const types::Field* in = step.input.FindField(n.name);
       const types::Field* out = step.output.FindField(n.name);
-      ok = ok && n.name != x->alias.name && in != nullptr && out != nullptr && in->type == out->type;
+      ok =
+          ok && n.name != x->alias.name && in != nullptr && out != nullptr && in->type == out->type;
     });
     return ok && Swap(f, p, &where);
   }
@@ -256,6 +281,8 @@ class Pusher {
 
 }  // namespace
 
-void PushFilters(Plan& plan, PassContext&) { Pusher(plan).Run(); }
+void PushFilters(Plan& plan, PassContext&) {
+  Pusher(plan).Run();
+}
 
 }  // namespace flow::plan

@@ -8,7 +8,9 @@
 namespace flow::plan {
 namespace {
 
-std::string Where(const Node& n) { return std::string("node #") + std::to_string(n.id) + " (" + KindName(n.kind) + ")"; }
+std::string Where(const Node& n) {
+  return std::string("node #") + std::to_string(n.id) + " (" + KindName(n.kind) + ")";
+}
 
 // Records with the same field names and types in the same order; record names may differ.
 bool SameFields(const types::Type& a, const types::Type& b) {
@@ -16,7 +18,8 @@ bool SameFields(const types::Type& a, const types::Type& b) {
   if (a.kind() != types::Kind::kRecord || b.kind() != types::Kind::kRecord) return false;
   if (a.fields().size() != b.fields().size()) return false;
   for (size_t i = 0; i < a.fields().size(); ++i) {
-    if (a.fields()[i].name != b.fields()[i].name || a.fields()[i].type != b.fields()[i].type) return false;
+    if (a.fields()[i].name != b.fields()[i].name || a.fields()[i].type != b.fields()[i].type)
+      return false;
   }
   return true;
 }
@@ -31,7 +34,8 @@ std::string Verify(const Plan& plan) {
     for (int in : n->inputs) {
       const Node* src = plan.Get(in);
       if (src == nullptr) return Where(*n) + " reads a missing node #" + std::to_string(in);
-      if (in >= n->id) return Where(*n) + " reads node #" + std::to_string(in) + ", which comes after it";
+      if (in >= n->id)
+        return Where(*n) + " reads node #" + std::to_string(in) + ", which comes after it";
     }
     size_t want_inputs = n->kind == NodeKind::kSource ? 0 : n->kind == NodeKind::kJoin ? 2 : 1;
     if (n->kind == NodeKind::kUnion ? n->inputs.size() < 2 : n->inputs.size() != want_inputs) {
@@ -41,31 +45,39 @@ std::string Verify(const Plan& plan) {
       case NodeKind::kChain: {
         const auto* c = As<ChainNode>(n);
         if (c->steps.empty()) return Where(*n) + " has no steps";
-        if (c->steps.front().input != plan.Get(n->inputs[0])->output) return Where(*n) + ": first step's input type differs from its input";
+        if (c->steps.front().input != plan.Get(n->inputs[0])->output)
+          return Where(*n) + ": first step's input type differs from its input";
         for (size_t i = 1; i < c->steps.size(); ++i) {
-          if (c->steps[i].input != c->steps[i - 1].output) return Where(*n) + ": step " + std::to_string(i) + " input type differs";
+          if (c->steps[i].input != c->steps[i - 1].output)
+            return Where(*n) + ": step " + std::to_string(i) + " input type differs";
         }
         for (const ChainStep& step : c->steps) {
           bool flatten = step.op != nullptr && step.op->kind == ast::OpKind::kJoin;
-          if (flatten && (!IsJoinPair(step.input) || IsJoinPair(step.output))) return Where(*n) + " has a join flatten step that does not flatten a pair";
-          if (!flatten && step.op != nullptr && step.op->kind != ast::OpKind::kWhere && IsJoinPair(step.output)) {
+          if (flatten && (!IsJoinPair(step.input) || IsJoinPair(step.output)))
+            return Where(*n) + " has a join flatten step that does not flatten a pair";
+          if (!flatten && step.op != nullptr && step.op->kind != ast::OpKind::kWhere &&
+              IsJoinPair(step.output)) {
             return Where(*n) + " has a step other than `where` that outputs a join pair";
           }
         }
-        if (c->steps.back().output != n->output) return Where(*n) + ": output type differs from its last step";
+        if (c->steps.back().output != n->output)
+          return Where(*n) + ": output type differs from its last step";
         break;
       }
       case NodeKind::kSink:
         if (As<SinkNode>(n)->late) {
           // Late records are the window's input records.
           const Node* w = plan.Get(n->inputs[0]);
-          if (w->kind != NodeKind::kWindowAggregate) return Where(*n) + " reads late records of a node that is no window";
-          if (plan.Get(w->inputs[0])->output != n->output) return Where(*n) + ": late records differ from the window's input";
+          if (w->kind != NodeKind::kWindowAggregate)
+            return Where(*n) + " reads late records of a node that is no window";
+          if (plan.Get(w->inputs[0])->output != n->output)
+            return Where(*n) + ": late records differ from the window's input";
           break;
         }
         [[fallthrough]];
       case NodeKind::kKeyBy:
-        if (plan.Get(n->inputs[0])->output != n->output) return Where(*n) + " changes the record type";
+        if (plan.Get(n->inputs[0])->output != n->output)
+          return Where(*n) + " changes the record type";
         break;
       case NodeKind::kUnion:
         // Same fields under another record name is fine: code generation converts such inputs.
@@ -77,21 +89,27 @@ std::string Verify(const Plan& plan) {
         break;
       case NodeKind::kWindowAggregate:
       case NodeKind::kRunningAggregate: {
-        const ast::KeyByOp* key = n->kind == NodeKind::kWindowAggregate ? As<WindowAggregateNode>(n)->key
-                                                                          : As<RunningAggregateNode>(n)->key;
+        const ast::KeyByOp* key = n->kind == NodeKind::kWindowAggregate
+                                      ? As<WindowAggregateNode>(n)->key
+                                      : As<RunningAggregateNode>(n)->key;
         const Node* in = plan.Get(n->inputs[0]);
-        if (key != nullptr && in->kind != NodeKind::kKeyBy) return Where(*n) + " is keyed but its input is no key-by";
+        if (key != nullptr && in->kind != NodeKind::kKeyBy)
+          return Where(*n) + " is keyed but its input is no key-by";
         break;
       }
       case NodeKind::kJoin: {
         const auto* j = As<JoinNode>(n);
         if (j->op == nullptr) return Where(*n) + " has no join operator";
-        if (j->left_keys.empty() || j->left_keys.size() != j->right_keys.size()) return Where(*n) + " has unpaired join keys";
-        if (plan.Get(n->inputs[0])->output != j->left || plan.Get(n->inputs[1])->output != j->right) {
+        if (j->left_keys.empty() || j->left_keys.size() != j->right_keys.size())
+          return Where(*n) + " has unpaired join keys";
+        if (plan.Get(n->inputs[0])->output != j->left ||
+            plan.Get(n->inputs[1])->output != j->right) {
           return Where(*n) + ": an input's type differs from its join side";
         }
-        if (IsJoinPair(j->left) || IsJoinPair(j->right)) return Where(*n) + " joins a join pair that was not flattened";
-        if (n->output != JoinPairType(j->left, j->right)) return Where(*n) + " does not output its join pair";
+        if (IsJoinPair(j->left) || IsJoinPair(j->right))
+          return Where(*n) + " joins a join pair that was not flattened";
+        if (n->output != JoinPairType(j->left, j->right))
+          return Where(*n) + " does not output its join pair";
         break;
       }
       case NodeKind::kSource: {

@@ -39,10 +39,18 @@ std::vector<ArgSpec> FromRuntime(std::span<const rt::GeneratorArgSpec> specs) {
   for (const rt::GeneratorArgSpec& s : specs) {
     std::string name(s.name);
     switch (s.type) {
-      case rt::GeneratorArgType::kInt: out.push_back(Arg(name, Type::Int(), s.required)); break;
-      case rt::GeneratorArgType::kNumber: out.push_back(Arg(name, Type::Float(), s.required)); break;
-      case rt::GeneratorArgType::kDuration: out.push_back(Arg(name, Type::Duration(), s.required)); break;
-      case rt::GeneratorArgType::kTimestamp: out.push_back(Arg(name, Type::Timestamp(), s.required)); break;
+      case rt::GeneratorArgType::kInt:
+        out.push_back(Arg(name, Type::Int(), s.required));
+        break;
+      case rt::GeneratorArgType::kNumber:
+        out.push_back(Arg(name, Type::Float(), s.required));
+        break;
+      case rt::GeneratorArgType::kDuration:
+        out.push_back(Arg(name, Type::Duration(), s.required));
+        break;
+      case rt::GeneratorArgType::kTimestamp:
+        out.push_back(Arg(name, Type::Timestamp(), s.required));
+        break;
       case rt::GeneratorArgType::kKind:
         out.push_back(Arg(name, Type::String(), s.required,
                           {rt::NexmarkKindName(rt::NexmarkKind::kBid),
@@ -497,18 +505,23 @@ void Checker::CheckLateSink(ast::WindowOp& window, const FlowState& st) {
         .Report(diag::Kind::kWindowNeedsTime, sink.range,
                 "a processing-time window has no late records to route")
         .AddNote(window.spec.range, "this window counts records at their arrival time")
-        .Help("remove `on late into ...`, or make the window event time by removing `processing time`");
+        .Help(
+            "remove `on late into ...`, or make the window event time by removing `processing "
+            "time`");
     return;
   }
   CheckSink(sink, sink.output);
   // Like a source's `format raw`: one string field per line, checked here because the record
   // type the sink gets is not written next to it.
-  const auto& fields = sink.output.kind() == types::Kind::kRecord ? sink.output.fields() : std::vector<types::Field>{};
+  const auto& fields = sink.output.kind() == types::Kind::kRecord ? sink.output.fields()
+                                                                  : std::vector<types::Field>{};
   if (sink.format && sink.format->name.name == "raw" && !st.broken &&
       (fields.size() != 1 || fields[0].type.AsNonNullable() != types::Type::String())) {
-    diags_.Report(diag::Kind::kTypeMismatch, sink.format->range,
-                  "`format raw` needs records with exactly one string field; late records of this window are " +
-                      sink.output.ToString())
+    diags_
+        .Report(diag::Kind::kTypeMismatch, sink.format->range,
+                "`format raw` needs records with exactly one string field; late records of this "
+                "window are " +
+                    sink.output.ToString())
         .Help("use `format json` or `format csv`");
   }
 }

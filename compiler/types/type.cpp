@@ -57,16 +57,34 @@ const Field* Type::FindField(const std::string& name) const {
 std::string Type::ToString() const {
   std::string s;
   switch (kind_) {
-    case Kind::kError: return "<error>";
-    case Kind::kNull: return "null";
-    case Kind::kBool: s = "bool"; break;
-    case Kind::kInt: s = "int"; break;
-    case Kind::kFloat: s = "float"; break;
-    case Kind::kString: s = "string"; break;
-    case Kind::kBytes: s = "bytes"; break;
-    case Kind::kTimestamp: s = "timestamp"; break;
-    case Kind::kDuration: s = "duration"; break;
-    case Kind::kList: s = "list<" + element_->ToString() + ">"; break;
+    case Kind::kError:
+      return "<error>";
+    case Kind::kNull:
+      return "null";
+    case Kind::kBool:
+      s = "bool";
+      break;
+    case Kind::kInt:
+      s = "int";
+      break;
+    case Kind::kFloat:
+      s = "float";
+      break;
+    case Kind::kString:
+      s = "string";
+      break;
+    case Kind::kBytes:
+      s = "bytes";
+      break;
+    case Kind::kTimestamp:
+      s = "timestamp";
+      break;
+    case Kind::kDuration:
+      s = "duration";
+      break;
+    case Kind::kList:
+      s = "list<" + element_->ToString() + ">";
+      break;
     case Kind::kRecord:
       if (!record_name_->empty()) {
         s = *record_name_;
@@ -89,7 +107,8 @@ std::string Type::ToString() const {
 bool operator==(const Type& a, const Type& b) {
   if (a.kind_ != b.kind_ || a.nullable_ != b.nullable_) return false;
   switch (a.kind_) {
-    case Kind::kList: return *a.element_ == *b.element_;
+    case Kind::kList:
+      return *a.element_ == *b.element_;
     case Kind::kRecord: {
       if (*a.record_name_ != *b.record_name_) return false;
       const auto& fa = *a.fields_;
@@ -101,7 +120,8 @@ bool operator==(const Type& a, const Type& b) {
       }
       return true;
     }
-    default: return true;
+    default:
+      return true;
   }
 }
 
@@ -158,13 +178,20 @@ Type ParsePrimitive(const std::string& spelling) {
     s.pop_back();
   }
   Type t = Type::Error();
-  if (s == "bool") t = Type::Bool();
-  else if (s == "int") t = Type::Int();
-  else if (s == "float") t = Type::Float();
-  else if (s == "string") t = Type::String();
-  else if (s == "bytes") t = Type::Bytes();
-  else if (s == "timestamp") t = Type::Timestamp();
-  else if (s == "duration") t = Type::Duration();
+  if (s == "bool")
+    t = Type::Bool();
+  else if (s == "int")
+    t = Type::Int();
+  else if (s == "float")
+    t = Type::Float();
+  else if (s == "string")
+    t = Type::String();
+  else if (s == "bytes")
+    t = Type::Bytes();
+  else if (s == "timestamp")
+    t = Type::Timestamp();
+  else if (s == "duration")
+    t = Type::Duration();
   else if (s.size() > 6 && s.rfind("list<", 0) == 0 && s.back() == '>') {
     Type e = ParsePrimitive(s.substr(5, s.size() - 6));
     if (!e.is_error()) t = Type::List(e);

@@ -12,12 +12,12 @@
 namespace flow::types {
 
 enum class Kind {
-  kError,      // already reported; compatible with everything
-  kNull,       // the type of the literal `null`; assignable to any nullable type
+  kError,  // already reported; compatible with everything
+  kNull,   // the type of the literal `null`; assignable to any nullable type
   kBool,
-  kInt,        // 64-bit signed
-  kFloat,      // 64-bit IEEE
-  kString,     // UTF-8
+  kInt,     // 64-bit signed
+  kFloat,   // 64-bit IEEE
+  kString,  // UTF-8
   kBytes,
   kTimestamp,  // milliseconds since the Unix epoch, UTC
   kDuration,   // milliseconds

@@ -59,12 +59,15 @@ class ChaosTest : public OwnBrokerTest {
     ASSERT_TRUE(env_.CheckReachable().ok());
     records_ = EnvInt("FLOW_CHAOS_RECORDS", 200000);
     kills_ = EnvInt("FLOW_CHAOS_KILLS", 20);
-    seed_ = static_cast<uint64_t>(EnvInt("FLOW_CHAOS_SEED", static_cast<int64_t>(std::random_device{}())));
+    seed_ = static_cast<uint64_t>(
+        EnvInt("FLOW_CHAOS_SEED", static_cast<int64_t>(std::random_device{}())));
     rng_.seed(seed_);
     // Event time starts now: the sinks write it as the Kafka timestamp, and records older than
     // the broker's retention (7 days) would be deleted as soon as their log segment rolls.
-    t0_ = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-              .count() / kWindowMs * kWindowMs;
+    t0_ = std::chrono::duration_cast<std::chrono::milliseconds>(
+              std::chrono::system_clock::now().time_since_epoch())
+              .count() /
+          kWindowMs * kWindowMs;
     work_ = fs::temp_directory_path() / UniqueName("flow-chaos");
     fs::create_directories(work_);
     std::printf("chaos: seed %llu, records %lld, random kills %lld, work dir %s\n",
@@ -79,7 +82,8 @@ class ChaosTest : public OwnBrokerTest {
   // Produces records [from, to).
   void ProduceRange(const std::string& topic, int64_t from, int64_t to) {
     std::vector<KafkaRecord> batch;
-    for (int64_t i = from; i < to; ++i) batch.push_back(KafkaRecord{-1, Key(i), fmt::format("{},{}", i, Ts(i))});
+    for (int64_t i = from; i < to; ++i)
+      batch.push_back(KafkaRecord{-1, Key(i), fmt::format("{},{}", i, Ts(i))});
     rt::Status s = env_.Produce(topic, batch, Millis(120000));
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
@@ -87,17 +91,21 @@ class ChaosTest : public OwnBrokerTest {
   void ProduceFlush(const std::string& topic) {
     std::vector<KafkaRecord> batch;
     for (int p = 0; p < kPartitions; ++p) {
-      batch.push_back(KafkaRecord{p, fmt::format("flush{}", p), fmt::format("-1,{}", Ts(records_) + 10 * kWindowMs)});
+      batch.push_back(KafkaRecord{p, fmt::format("flush{}", p),
+                                  fmt::format("-1,{}", Ts(records_) + 10 * kWindowMs)});
     }
     ASSERT_TRUE(env_.Produce(topic, batch).ok());
   }
 
-  pid_t Spawn(const std::vector<std::string>& args, const std::string& fault, const std::string& log) {
+  pid_t Spawn(const std::vector<std::string>& args, const std::string& fault,
+              const std::string& log) {
     return SpawnJob(FLOW_CHAOS_JOB, args, fault, log);
   }
   static int WaitFor(pid_t pid, int64_t timeout_ms) { return WaitForChild(pid, timeout_ms); }
   static void Kill(pid_t pid) { KillChild(pid); }
-  int64_t Uniform(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng_); }
+  int64_t Uniform(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng_);
+  }
 
   struct Plan {
     std::string job;        // copy | window
@@ -115,7 +123,8 @@ class ChaosTest : public OwnBrokerTest {
 
   // Runs the rounds of `plan` while the input is produced; returns the read_committed output
   // values once `expected_count` of them are there (after a last clean run).
-  std::vector<std::string> RunChaos(const Plan& plan, int64_t expected_count, int64_t* rounds_done) {
+  std::vector<std::string> RunChaos(const Plan& plan, int64_t expected_count,
+                                    int64_t* rounds_done) {
     const std::string input = UniqueName("chaos-in");
     const std::string output = UniqueName("chaos-out");
     EXPECT_TRUE(env_.CreateTopic(input, kPartitions).ok());
@@ -123,12 +132,30 @@ class ChaosTest : public OwnBrokerTest {
     const std::string job_id = UniqueName("chaos-" + plan.job);
     const std::string state = (work_ / (plan.job + "-" + plan.guarantee + "-state")).string();
     const std::string log = (work_ / (plan.job + "-" + plan.guarantee + ".log")).string();
-    std::vector<std::string> args = {"--parallelism", "4", "--state-dir", state, "--job-id", job_id,
-                                     "--checkpoint-interval", "200ms", "--progress-interval", "0",
-                                     "--log-level", "warn", "--set", "job=" + plan.job,
-                                     "--set", "brokers=" + env_.brokers(), "--set", "input=" + input,
-                                     "--set", "output=" + output, "--set", "guarantee=" + plan.guarantee,
-                                     "--set", fmt::format("window_ms={}", kWindowMs)};
+    std::vector<std::string> args = {"--parallelism",
+                                     "4",
+                                     "--state-dir",
+                                     state,
+                                     "--job-id",
+                                     job_id,
+                                     "--checkpoint-interval",
+                                     "200ms",
+                                     "--progress-interval",
+                                     "0",
+                                     "--log-level",
+                                     "warn",
+                                     "--set",
+                                     "job=" + plan.job,
+                                     "--set",
+                                     "brokers=" + env_.brokers(),
+                                     "--set",
+                                     "input=" + input,
+                                     "--set",
+                                     "output=" + output,
+                                     "--set",
+                                     "guarantee=" + plan.guarantee,
+                                     "--set",
+                                     fmt::format("window_ms={}", kWindowMs)};
     if (!plan.files.empty()) {
       args.push_back("--set");
       args.push_back("files=" + plan.files);
@@ -154,7 +181,8 @@ class ChaosTest : public OwnBrokerTest {
     std::mutex broker_mu;
     const int64_t chunk = 2000;
     const int64_t chunks = (records_ + chunk - 1) / chunk;
-    const auto period = std::chrono::milliseconds(std::max<int64_t>(1, n_rounds * 1700 * 3 / 4 / std::max<int64_t>(1, chunks)));
+    const auto period = std::chrono::milliseconds(
+        std::max<int64_t>(1, n_rounds * 1700 * 3 / 4 / std::max<int64_t>(1, chunks)));
     std::thread producer([&] {
       auto next = Clock::now();
       for (int64_t c = 0; c < chunks; ++c) {
@@ -185,12 +213,13 @@ class ChaosTest : public OwnBrokerTest {
         }
         if (status == -1) {
           Kill(pid);
-          ADD_FAILURE() << "fault point " << kind.substr(1) << " was not reached in two runs (see " << log << ")";
+          ADD_FAILURE() << "fault point " << kind.substr(1) << " was not reached in two runs (see "
+                        << log << ")";
         } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
           ++faults_hit;
         } else {
-          ADD_FAILURE() << "with fault " << kind.substr(1) << " the job exited with status " << status << " (see "
-                        << log << ")";
+          ADD_FAILURE() << "with fault " << kind.substr(1) << " the job exited with status "
+                        << status << " (see " << log << ")";
         }
       } else if (kind == "B") {
         // The outage must meet a running job, one that completed a checkpoint of its own: a job
@@ -244,8 +273,8 @@ class ChaosTest : public OwnBrokerTest {
     // The input itself must be complete, or a loss below would be the producer's, not the job's.
     auto in = env_.ConsumeToEnd(input, Isolation::kReadUncommitted, Millis(60000));
     EXPECT_TRUE(in.ok() && static_cast<int64_t>(in->size()) == records_ + kPartitions)
-        << "input topic holds " << (in.ok() ? static_cast<int64_t>(in->size()) : -1) << " records, produced "
-        << records_ + kPartitions;
+        << "input topic holds " << (in.ok() ? static_cast<int64_t>(in->size()) : -1)
+        << " records, produced " << records_ + kPartitions;
     *rounds_done = n_rounds;
     // The last run: until the whole output is committed (restarted if it fails).
     std::vector<std::string> values;
@@ -340,7 +369,8 @@ class ChaosTest : public OwnBrokerTest {
   std::map<std::string, int64_t> CopyReference() const {
     std::map<std::string, int64_t> m;
     for (int64_t i = 0; i < records_; ++i) ++m[Key(i) + "=" + fmt::format("{},{}", i, Ts(i))];
-    for (int p = 0; p < kPartitions; ++p) ++m[fmt::format("flush{}=-1,{}", p, Ts(records_) + 10 * kWindowMs)];
+    for (int p = 0; p < kPartitions; ++p)
+      ++m[fmt::format("flush{}=-1,{}", p, Ts(records_) + 10 * kWindowMs)];
     return m;
   }
   // Tumbling windows computed directly: per (key, window start) the count and sum of i.
@@ -354,15 +384,18 @@ class ChaosTest : public OwnBrokerTest {
     }
     std::map<std::string, int64_t> m;
     for (const auto& [k, v] : w) {
-      m[fmt::format("{}|{}={},{},{},{}", k.first, k.second, k.first, k.second, v.first, v.second)] = 1;
+      m[fmt::format("{}|{}={},{},{},{}", k.first, k.second, k.first, k.second, v.first, v.second)] =
+          1;
     }
     return m;
   }
   void Report(const char* what, const Verdict& v, int64_t rounds, size_t n) {
-    std::printf("chaos %s: %lld rounds, %zu output records, missing %lld, duplicates %lld, wrong %lld%s%s\n", what,
-                static_cast<long long>(rounds), n, static_cast<long long>(v.missing),
-                static_cast<long long>(v.duplicates), static_cast<long long>(v.wrong),
-                v.example.empty() ? "" : "; e.g. ", v.example.c_str());
+    std::printf(
+        "chaos %s: %lld rounds, %zu output records, missing %lld, duplicates %lld, wrong "
+        "%lld%s%s\n",
+        what, static_cast<long long>(rounds), n, static_cast<long long>(v.missing),
+        static_cast<long long>(v.duplicates), static_cast<long long>(v.wrong),
+        v.example.empty() ? "" : "; e.g. ", v.example.c_str());
   }
 
   KafkaTestEnv env_;
@@ -376,8 +409,9 @@ class ChaosTest : public OwnBrokerTest {
   std::string log_;     // and its job log
 };
 
-const std::vector<std::string> kAllFaults = {"after-precommit:2", "after-metadata:2", "during-commit:2",
-                                             "after-commit-before-cleanup:2", "during-restore"};
+const std::vector<std::string> kAllFaults = {"after-precommit:2", "after-metadata:2",
+                                             "during-commit:2", "after-commit-before-cleanup:2",
+                                             "during-restore"};
 
 TEST_F(ChaosTest, CopierExactlyOnceUnderKillsAndBrokerRestarts) {
   // The copier has no operator state files, so `during-restore` cannot fire for it.
@@ -406,15 +440,16 @@ TEST_F(ChaosTest, CopierExactlyOnceUnderKillsAndBrokerRestarts) {
       for (const KafkaRecord& rec : *all) raw.push_back(rec.key + "=" + rec.value);
     }
     Verdict u = Compare(expected, raw);
-    std::printf("chaos diagnosis: read_uncommitted output misses %lld of the input\n", static_cast<long long>(u.missing));
+    std::printf("chaos diagnosis: read_uncommitted output misses %lld of the input\n",
+                static_cast<long long>(u.missing));
   }
-  EXPECT_TRUE(v.exact()) << "missing " << v.missing << ", duplicates " << v.duplicates << ", wrong " << v.wrong
-                         << "; " << v.example << " (seed " << seed_ << ")";
+  EXPECT_TRUE(v.exact()) << "missing " << v.missing << ", duplicates " << v.duplicates << ", wrong "
+                         << v.wrong << "; " << v.example << " (seed " << seed_ << ")";
   auto files = FileOutput(plan.files);
   Verdict f = Compare(expected, files);
   Report("copy exactly_once, file sink of the same job", f, rounds, files.size());
-  EXPECT_TRUE(f.exact()) << "file sink: missing " << f.missing << ", duplicates " << f.duplicates << ", wrong "
-                         << f.wrong << "; " << f.example << " (seed " << seed_ << ")";
+  EXPECT_TRUE(f.exact()) << "file sink: missing " << f.missing << ", duplicates " << f.duplicates
+                         << ", wrong " << f.wrong << "; " << f.example << " (seed " << seed_ << ")";
 }
 
 TEST_F(ChaosTest, WindowExactlyOnceUnderKills) {
@@ -425,8 +460,8 @@ TEST_F(ChaosTest, WindowExactlyOnceUnderKills) {
   Verdict v = Compare(expected, out);
   Report("window exactly_once", v, rounds, out.size());
   if (!v.exact() || HasFailure()) PrintLogTail(80);
-  EXPECT_TRUE(v.exact()) << "missing " << v.missing << ", duplicates " << v.duplicates << ", wrong " << v.wrong
-                         << "; " << v.example << " (seed " << seed_ << ")";
+  EXPECT_TRUE(v.exact()) << "missing " << v.missing << ", duplicates " << v.duplicates << ", wrong "
+                         << v.wrong << "; " << v.example << " (seed " << seed_ << ")";
 }
 
 // The checker is not blind: the same kills with the at-least-once sink must show duplicates
@@ -438,8 +473,8 @@ TEST_F(ChaosTest, CheckerDetectsAtLeastOnceDuplicates) {
   auto out = RunChaos(plan, records_ + kPartitions, &rounds);
   Verdict v = Compare(expected, out);
   Report("copy at_least_once", v, rounds, out.size());
-  EXPECT_GT(v.duplicates, 0) << "the checker found no duplicates in at-least-once output after " << rounds
-                             << " kills (seed " << seed_ << ")";
+  EXPECT_GT(v.duplicates, 0) << "the checker found no duplicates in at-least-once output after "
+                             << rounds << " kills (seed " << seed_ << ")";
   EXPECT_EQ(v.missing, 0) << v.example;
 }
 

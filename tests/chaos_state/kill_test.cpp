@@ -52,8 +52,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using codegen_test::BuildJob;
-using codegen_test::Ran;
 using codegen_test::ProcessScratchDir;
+using codegen_test::Ran;
 using codegen_test::ScratchDir;
 
 // Event times span 100 s; the watermark bound (200 s) is larger, so no record is ever late, also
@@ -103,7 +103,8 @@ int64_t EnvInt(const char* name, int64_t dflt) {
 
 struct Reference {
   std::map<std::string, std::pair<int64_t, int64_t>> per_key;  // count, sum
-  std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>> windows;  // (k, start) -> count, sum
+  std::map<std::pair<std::string, std::string>, std::pair<int64_t, int64_t>>
+      windows;  // (k, start) -> count, sum
 };
 
 struct Shared {
@@ -121,7 +122,9 @@ Shared& Suite() {
   return s;
 }
 
-std::string KeyName(int k) { return "key-" + std::to_string(k) + (k % 7 == 0 ? " \"q\"" : ""); }
+std::string KeyName(int k) {
+  return "key-" + std::to_string(k) + (k % 7 == 0 ? " \"q\"" : "");
+}
 
 // The key as the CSV encoder writes it: quoted when it holds a quote, quotes doubled.
 std::string CsvField(const std::string& s) {
@@ -135,15 +138,16 @@ void Generate(Shared* s, int64_t records) {
   fs::create_directories(s->input);
   std::mt19937_64 rng(static_cast<uint64_t>(EnvInt("FLOW_CHAOS_SEED", 20261129)));
   std::vector<std::ofstream> files;
-  for (int f = 0; f < kFiles; ++f) files.emplace_back(s->input + "/part-" + std::to_string(f) + ".jsonl");
+  for (int f = 0; f < kFiles; ++f)
+    files.emplace_back(s->input + "/part-" + std::to_string(f) + ".jsonl");
   for (int64_t i = 0; i < records; ++i) {
     int key = static_cast<int>(rng() % kKeys);
     int64_t v = static_cast<int64_t>(rng() % 1000) - 100;
     // Roughly increasing with the record index, up to 5 s out of order.
     int64_t ts = kBaseMs + (i * (kSpanMs - 5000)) / records + static_cast<int64_t>(rng() % 5000);
     std::string k = KeyName(key);
-    files[static_cast<size_t>(i % kFiles)] << "{\"k\":" << codegen_test::JsonString(k) << ",\"v\":" << v
-                                           << ",\"ts\":" << ts << "}\n";
+    files[static_cast<size_t>(i % kFiles)] << "{\"k\":" << codegen_test::JsonString(k)
+                                           << ",\"v\":" << v << ",\"ts\":" << ts << "}\n";
     auto& pk = s->ref.per_key[CsvField(k)];
     pk.first += 1;
     pk.second += v;
@@ -196,7 +200,8 @@ Child RunJob(const std::vector<std::string>& args, const std::string& fault, int
     while (true) {
       pid_t r = ::waitpid(pid, &status, WNOHANG);
       if (r == pid) break;
-      if (!armed && codegen_test::ReadText(log_path).find("result=completed") != std::string::npos) {
+      if (!armed &&
+          codegen_test::ReadText(log_path).find("result=completed") != std::string::npos) {
         armed = true;
         deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kill_after_ms);
       }
@@ -289,7 +294,8 @@ std::string CheckOutput(const std::string& out_dir, const Reference& ref,
       continue;
     }
     std::string want = std::to_string(it->second.first) + "," + std::to_string(it->second.second);
-    if (f[2] + "," + f[3] != want) fail("wrong window result: " + line + " (expected count,sum " + want + ")");
+    if (f[2] + "," + f[3] != want)
+      fail("wrong window result: " + line + " (expected count,sum " + want + ")");
     if (!seen_windows.insert(it->first).second) ++dupes;
   }
   for (const auto& [w, v] : ref.windows) {
@@ -317,7 +323,8 @@ std::string CheckOutput(const std::string& out_dir, const Reference& ref,
   for (const auto& [k, v] : ref.per_key) {
     const auto& got = counts[k];
     if (static_cast<int64_t>(got.size()) != v.first) {
-      fail("key " + k + ": " + std::to_string(got.size()) + " distinct counts, expected 1.." + std::to_string(v.first));
+      fail("key " + k + ": " + std::to_string(got.size()) + " distinct counts, expected 1.." +
+           std::to_string(v.first));
     }
     if (final_sums[k] != std::set<int64_t>{v.second}) {
       fail("key " + k + ": final sum wrong, expected " + std::to_string(v.second));
@@ -351,7 +358,8 @@ class KillTest : public ::testing::TestWithParam<std::string> {
 
   bool exactly_once() const { return GetParam() == "exactly_once"; }
 
-  std::vector<std::string> Args(const std::string& run_dir, const std::string& parallelism, int interval_ms) {
+  std::vector<std::string> Args(const std::string& run_dir, const std::string& parallelism,
+                                int interval_ms) {
     std::vector<std::string> a = {exactly_once() ? Suite().binary_eo : Suite().binary,
                                   "--parallelism",
                                   parallelism,
@@ -396,12 +404,14 @@ TEST_P(KillTest, SurvivesKillsAndRescales) {
   auto t0 = std::chrono::steady_clock::now();
   Child c0 = RunJob(Args(clean, "4", 150), "", -1, log(clean));
   const int64_t full_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0)
+          .count();
   ASSERT_EQ(c0.exit_code, 0) << c0.log;
 
-  // 1. SIGKILL at each checkpoint fault point (the two-phase-commit ones need an exactly-once sink),
-  // each run restoring what the previous ones checkpointed, then run to the end. `after-metadata`
-  // comes before `during-restore` in the list, so there is a checkpoint to restore.
+  // 1. SIGKILL at each checkpoint fault point (the two-phase-commit ones need an exactly-once
+  // sink), each run restoring what the previous ones checkpointed, then run to the end.
+  // `after-metadata` comes before `during-restore` in the list, so there is a checkpoint to
+  // restore.
   const std::string faults = base + "/faults";
   fs::create_directories(faults);
   int fault_kills = 0;
@@ -417,7 +427,8 @@ TEST_P(KillTest, SurvivesKillsAndRescales) {
     // Exactly once: at a random checkpoint (hit), not only the first; checkpoints often enough
     // that a later hit still comes before the job's end.
     if (exactly_once()) spec += ":" + std::to_string(1 + rng() % 3);
-    const int every_ms = exactly_once() ? static_cast<int>(std::max<int64_t>(10, full_ms / 40)) : 100;
+    const int every_ms =
+        exactly_once() ? static_cast<int>(std::max<int64_t>(10, full_ms / 40)) : 100;
     Child c = RunJob(Args(faults, "4", every_ms), spec, -1, log(faults));
     if (c.killed) {
       ++fault_kills;
@@ -464,7 +475,8 @@ TEST_P(KillTest, SurvivesKillsAndRescales) {
     finished = false;
     while (killed < kills && !finished) {
       int kill_at = static_cast<int>(rng() % static_cast<uint64_t>(full_ms / 20 + 1));
-      Child c = RunJob(Args(run, "4", interval_ms()), "", kill_at, log(run), /*after_checkpoint=*/true);
+      Child c =
+          RunJob(Args(run, "4", interval_ms()), "", kill_at, log(run), /*after_checkpoint=*/true);
       if (c.killed) {
         ++killed;
         ++killed_this_round;
@@ -475,7 +487,8 @@ TEST_P(KillTest, SurvivesKillsAndRescales) {
             std::string copy = base + "/rescaled-p" + p;
             fs::create_directories(copy);
             fs::copy(run + "/state", copy + "/state", fs::copy_options::recursive);
-            if (fs::exists(run + "/out")) fs::copy(run + "/out", copy + "/out", fs::copy_options::recursive);
+            if (fs::exists(run + "/out"))
+              fs::copy(run + "/out", copy + "/out", fs::copy_options::recursive);
             rescaled.push_back(copy);
           }
         }
@@ -504,8 +517,7 @@ TEST_P(KillTest, SurvivesKillsAndRescales) {
   std::cout << "records: " << EnvInt("FLOW_CHAOS_RECORDS", 600000)
             << ", uninterrupted run: " << full_ms << " ms, random kills: " << killed << " in "
             << rounds << " round(s), fault-point kills: " << fault_kills << " (" << hit << ")"
-            << ", runs: " << runs
-            << ", duplicates after random kills: " << duplicates << std::endl;
+            << ", runs: " << runs << ", duplicates after random kills: " << duplicates << std::endl;
   EXPECT_GE(fault_kills, 1) << "no fault point was hit";
   int64_t clean_dupes = 0, fault_dupes = 0;
   EXPECT_EQ(CheckOutput(clean + "/out", s.ref, &clean_dupes), "") << "uninterrupted";

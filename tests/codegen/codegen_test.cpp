@@ -39,19 +39,22 @@ big | into stdout format json
     std::string url = rng() % 5 == 0 ? "/skip" : "/p" + std::to_string(i);
     int64_t bytes = rng() % 400;
     bool has_ref = rng() % 2 == 0;
-    input += "{\"user\":\"" + user + "\",\"url\":\"" + url + "\",\"bytes\":" + std::to_string(bytes) +
-             (has_ref ? ",\"ref\":\"r\"" : "") + ",\"ts\":" + std::to_string(1000 + i) + "}\n";
+    input += "{\"user\":\"" + user + "\",\"url\":\"" + url +
+             "\",\"bytes\":" + std::to_string(bytes) + (has_ref ? ",\"ref\":\"r\"" : "") +
+             ",\"ts\":" + std::to_string(1000 + i) + "}\n";
     if (bytes >= 150 && url != "/skip") {
       std::string shout = "U" + user.substr(1);
-      want.push_back("{\"user\":\"" + user + "\",\"double_bytes\":" + std::to_string(bytes * 2) + ",\"direct\":" +
-                     (has_ref ? "false" : "true") + ",\"shout\":\"" + shout + "\"}");
+      want.push_back("{\"user\":\"" + user + "\",\"double_bytes\":" + std::to_string(bytes * 2) +
+                     ",\"direct\":" + (has_ref ? "false" : "true") + ",\"shout\":\"" + shout +
+                     "\"}");
     }
   }
   WriteText(dir + "/in.jsonl", input);
   Ran built = BuildJob(dir + "/job.flow", dir + "/job");
   ASSERT_EQ(built.exit_code, 0) << built.err;
   for (const char* p : {"1", "4"}) {
-    Ran ran = RunCmd({dir + "/job", "--parallelism", p, "--set", "input=" + dir + "/in.jsonl", "--set", "min_bytes=150"});
+    Ran ran = RunCmd({dir + "/job", "--parallelism", p, "--set", "input=" + dir + "/in.jsonl",
+                      "--set", "min_bytes=150"});
     ASSERT_EQ(ran.exit_code, 0) << ran.err;
     EXPECT_EQ(Sorted(Lines(ran.out)), Sorted(want)) << "parallelism " << p;
   }
@@ -78,7 +81,8 @@ bumped | union plain, bumped | where n % 2 == 0 | into file(path: out2) format j
     a += "{\"name\":\"a" + std::to_string(i) + "\",\"n\":" + std::to_string(i) + "}\n";
     b += "{\"name\":\"b" + std::to_string(i) + "\",\"n\":" + std::to_string(i) + "}\n";
     std::string ra = "{\"name\":\"a" + std::to_string(i) + "\",\"n\":" + std::to_string(i) + "}";
-    std::string rb = "{\"name\":\"b" + std::to_string(i) + "\",\"n\":" + std::to_string(i + 1000) + "}";
+    std::string rb =
+        "{\"name\":\"b" + std::to_string(i) + "\",\"n\":" + std::to_string(i + 1000) + "}";
     want1.push_back(ra);
     want1.push_back(rb);
     if (i % 2 == 0) {  // `bumped` is read twice by the second union
@@ -94,8 +98,9 @@ bumped | union plain, bumped | where n % 2 == 0 | into file(path: out2) format j
   for (const char* p : {"1", "3"}) {
     fs::remove_all(dir + "/run");
     fs::create_directories(dir + "/run");
-    Ran ran = RunCmd({dir + "/job", "--parallelism", p, "--set", "a=" + dir + "/a.jsonl", "--set", "b=" + dir + "/b.jsonl",
-                      "--set", "out1=" + dir + "/run/out1", "--set", "out2=" + dir + "/run/out2"});
+    Ran ran = RunCmd({dir + "/job", "--parallelism", p, "--set", "a=" + dir + "/a.jsonl", "--set",
+                      "b=" + dir + "/b.jsonl", "--set", "out1=" + dir + "/run/out1", "--set",
+                      "out2=" + dir + "/run/out2"});
     ASSERT_EQ(ran.exit_code, 0) << ran.err;
     std::vector<std::string> got1, got2;
     for (const auto& e : fs::directory_iterator(dir + "/run/out1")) {
@@ -115,7 +120,8 @@ struct Event {
   int64_t ts;
 };
 
-std::vector<std::string> WindowReference(const std::vector<Event>& events, int64_t size, int64_t slide) {
+std::vector<std::string> WindowReference(const std::vector<Event>& events, int64_t size,
+                                         int64_t slide) {
   struct Acc {
     int64_t n = 0, total = 0, biggest = INT64_MIN, smallest = INT64_MAX;
   };
@@ -132,9 +138,11 @@ std::vector<std::string> WindowReference(const std::vector<Event>& events, int64
   }
   std::vector<std::string> out;
   for (const auto& [k, a] : windows) {
-    out.push_back("{\"user\":\"" + k.first + "\",\"window_start\":\"" + Rfc3339(k.second) + "\",\"window_end\":\"" +
-                  Rfc3339(k.second + size) + "\",\"n\":" + std::to_string(a.n) + ",\"total\":" + std::to_string(a.total) +
-                  ",\"biggest\":" + std::to_string(a.biggest) + ",\"smallest\":" + std::to_string(a.smallest) + "}");
+    out.push_back("{\"user\":\"" + k.first + "\",\"window_start\":\"" + Rfc3339(k.second) +
+                  "\",\"window_end\":\"" + Rfc3339(k.second + size) +
+                  "\",\"n\":" + std::to_string(a.n) + ",\"total\":" + std::to_string(a.total) +
+                  ",\"biggest\":" + std::to_string(a.biggest) +
+                  ",\"smallest\":" + std::to_string(a.smallest) + "}");
   }
   return Sorted(out);
 }
@@ -147,7 +155,8 @@ std::vector<Event> OutOfOrderEvents(int n, uint32_t seed) {
   int64_t base = 1772355600000;  // 2026-03-01T09:00:00Z
   for (int i = 0; i < n; ++i) {
     int64_t jitter = static_cast<int64_t>(rng() % 4000);
-    events.push_back(Event{"u" + std::to_string(rng() % 6), static_cast<int64_t>(rng() % 10000) - 2000, base + i * 97 - jitter});
+    events.push_back(Event{"u" + std::to_string(rng() % 6),
+                           static_cast<int64_t>(rng() % 10000) - 2000, base + i * 97 - jitter});
   }
   return events;
 }
@@ -156,7 +165,8 @@ std::string EventsJson(const std::vector<Event>& events, bool rfc3339) {
   std::string s;
   for (const Event& e : events) {
     std::string ts = rfc3339 ? "\"" + Rfc3339(e.ts) + "\"" : std::to_string(e.ts);
-    s += "{\"ts\":" + ts + ",\"bytes\":" + std::to_string(e.bytes) + ",\"user\":\"" + e.user + "\",\"extra\":[1,2]}\n";
+    s += "{\"ts\":" + ts + ",\"bytes\":" + std::to_string(e.bytes) + ",\"user\":\"" + e.user +
+         "\",\"extra\":[1,2]}\n";
   }
   return s;
 }
@@ -188,7 +198,9 @@ TEST(CodegenEndToEnd, TumblingWindowsOnOutOfOrderInputMatchBruteForce) {
   CheckWindows("tumbling", "tumbling 10s", 10000, 10000);
 }
 
-TEST(CodegenEndToEnd, SlidingWindowsMatchBruteForce) { CheckWindows("sliding", "sliding 10s every 5s", 10000, 5000); }
+TEST(CodegenEndToEnd, SlidingWindowsMatchBruteForce) {
+  CheckWindows("sliding", "sliding 10s every 5s", 10000, 5000);
+}
 
 TEST(CodegenEndToEnd, RunningAggregateEmitsEveryUpdate) {
   std::string dir = ScratchDir("running");
@@ -207,7 +219,8 @@ counts | into stdout format json
     auto& [n, total] = acc[e.user];
     ++n;
     total += e.bytes;
-    want.push_back("{\"user\":\"" + e.user + "\",\"n\":" + std::to_string(n) + ",\"total\":" + std::to_string(total) + "}");
+    want.push_back("{\"user\":\"" + e.user + "\",\"n\":" + std::to_string(n) +
+                   ",\"total\":" + std::to_string(total) + "}");
   }
   Ran built = BuildJob(dir + "/job.flow", dir + "/job");
   ASSERT_EQ(built.exit_code, 0) << built.err;
@@ -281,7 +294,8 @@ TEST(CodegenEndToEnd, HostileStringsAndNamesComeOutByteForByte) {
       {R"("\u{7f}\u{1}")", "\x7f\x01"},
   };
   // Field names that are C++ keywords or names the generated code uses itself.
-  std::vector<std::string> names = {"class", "new", "x_y", "main", "P", "r0", "ts", "out", "std", "int"};
+  std::vector<std::string> names = {"class", "new", "x_y", "main", "P",
+                                    "r0",    "ts",  "out", "std",  "int"};
   std::string select;
   std::string want = "{";
   for (size_t i = 0; i < strings.size(); ++i) {
@@ -290,8 +304,10 @@ TEST(CodegenEndToEnd, HostileStringsAndNamesComeOutByteForByte) {
     want += std::string(i ? "," : "") + "\"" + name + "\":" + JsonString(strings[i].second);
   }
   want += "}";
-  std::string script = "param input: string = \"none\"\nschema Status { Job: string }\nstream main = from file(path: input) format json as Status\n  | select " +
-                       select + "\nmain | into stdout format json\n";
+  std::string script =
+      "param input: string = \"none\"\nschema Status { Job: string }\nstream main = from "
+      "file(path: input) format json as Status\n  | select " +
+      select + "\nmain | into stdout format json\n";
   WriteText(dir + "/job.flow", script);
   WriteText(dir + "/in.jsonl", "{\"Job\":\"a\"}\n{\"Job\":\"b\"}\n");
   Ran built = BuildJob(dir + "/job.flow", dir + "/job");
@@ -303,7 +319,8 @@ TEST(CodegenEndToEnd, HostileStringsAndNamesComeOutByteForByte) {
 
 TEST(CodegenEndToEnd, HeaderTypeErrorNamesTheExternLine) {
   std::string dir = ScratchDir("udf_header_error");
-  WriteText(dir + "/bad.h", "#include <cstdint>\ninline int64_t twice(int64_t x) { return x * \"two\"; }\n");
+  WriteText(dir + "/bad.h",
+            "#include <cstdint>\ninline int64_t twice(int64_t x) { return x * \"two\"; }\n");
   WriteText(dir + "/job.flow", R"(param input: string = "none"
 extern fn twice(x: int) -> int from "bad.h"
 schema Ev { n: int }
@@ -320,7 +337,9 @@ s | into stdout format json
 
 TEST(CodegenEndToEnd, CallSiteErrorNamesTheExpressionLine) {
   std::string dir = ScratchDir("udf_call_error");
-  WriteText(dir + "/wrong.h", "#include <vector>\n#include <cstdint>\ninline int64_t twice(const std::vector<int>& v) { return 2; }\n");
+  WriteText(dir + "/wrong.h",
+            "#include <vector>\n#include <cstdint>\ninline int64_t twice(const std::vector<int>& "
+            "v) { return 2; }\n");
   WriteText(dir + "/job.flow", R"(param input: string = "none"
 extern fn twice(x: int) -> int from "wrong.h"
 schema Ev { n: int }
@@ -336,7 +355,8 @@ s | into stdout format json
 
 TEST(CodegenEndToEnd, UdfIsCalledAndDivisionByZeroFailsNamingTheLine) {
   std::string dir = ScratchDir("udf_ok");
-  WriteText(dir + "/ok.h", "#include <cstdint>\ninline int64_t twice(int64_t x) { return 2 * x; }\n");
+  WriteText(dir + "/ok.h",
+            "#include <cstdint>\ninline int64_t twice(int64_t x) { return 2 * x; }\n");
   WriteText(dir + "/job.flow", R"(param input: string = "none"
 param d: int = 1
 extern fn twice(x: int) -> int from "ok.h"
@@ -350,7 +370,8 @@ s | into stdout format json
   ASSERT_EQ(built.exit_code, 0) << built.err;
   Ran ran = RunCmd({dir + "/job", "--set", "input=" + dir + "/in.jsonl"});
   ASSERT_EQ(ran.exit_code, 0) << ran.err;
-  EXPECT_EQ(Lines(ran.out), (std::vector<std::string>{"{\"m\":6,\"q\":3}", "{\"m\":-10,\"q\":-5}"}));
+  EXPECT_EQ(Lines(ran.out),
+            (std::vector<std::string>{"{\"m\":6,\"q\":3}", "{\"m\":-10,\"q\":-5}"}));
   Ran zero = RunCmd({dir + "/job", "--set", "input=" + dir + "/in.jsonl", "--set", "d=0"});
   EXPECT_EQ(zero.exit_code, 1);
   EXPECT_NE(zero.err.find("job.flow:6"), std::string::npos) << zero.err;
@@ -367,7 +388,9 @@ stream s = from file(path: input) format json as Ev | where n > 1
 s | into stdout format json
 )");
   WriteText(dir + "/in.jsonl", "{\"n\":1}\n{\"n\":2}\n");
-  auto build = [&] { return RunCmd({Flowc(), "build", dir + "/job.flow", "-o", dir + "/job", "--verbose"}, cache); };
+  auto build = [&] {
+    return RunCmd({Flowc(), "build", dir + "/job.flow", "-o", dir + "/job", "--verbose"}, cache);
+  };
   auto check_runs = [&] {
     Ran ran = RunCmd({dir + "/job", "--set", "input=" + dir + "/in.jsonl"});
     EXPECT_EQ(ran.exit_code, 0) << ran.err;

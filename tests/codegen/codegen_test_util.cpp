@@ -20,8 +20,12 @@ extern char** environ;
 namespace flow::codegen_test {
 namespace fs = std::filesystem;
 
-std::string Flowc() { return FLOWC_PATH; }
-std::string SharedCache() { return std::string(FLOW_TEST_DIR) + "/cache"; }
+std::string Flowc() {
+  return FLOWC_PATH;
+}
+std::string SharedCache() {
+  return std::string(FLOW_TEST_DIR) + "/cache";
+}
 
 std::string ScratchDir(const std::string& name) {
   fs::path p = fs::path(FLOW_TEST_DIR) / name;
@@ -84,7 +88,8 @@ Ran RunCmd(const std::vector<std::string>& argv, const std::string& cache_home) 
   return ran;
 }
 
-Ran BuildJob(const std::string& script, const std::string& binary, const std::vector<std::string>& extra) {
+Ran BuildJob(const std::string& script, const std::string& binary,
+             const std::vector<std::string>& extra) {
   std::vector<std::string> argv = {Flowc(), "build", script, "-o", binary};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return RunCmd(argv, SharedCache());

@@ -25,7 +25,8 @@ std::string ReadText(const std::string& path);
 // Runs argv (no shell) with XDG_CACHE_HOME=cache_home when not empty.
 Ran RunCmd(const std::vector<std::string>& argv, const std::string& cache_home = "");
 // flowc build SCRIPT -o BINARY [extra...] with the shared test cache.
-Ran BuildJob(const std::string& script, const std::string& binary, const std::vector<std::string>& extra = {});
+Ran BuildJob(const std::string& script, const std::string& binary,
+             const std::vector<std::string>& extra = {});
 std::string SharedCache();
 std::string Flowc();
 

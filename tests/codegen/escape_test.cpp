@@ -51,7 +51,12 @@ TEST(EscapeTest, EveryByteRoundTrips) {
     EXPECT_EQ(DecodeLiteral(CppStringLiteral(s)), s);
   }
   // Octal escapes are always three digits, so a following digit is never swallowed.
-  EXPECT_EQ(DecodeLiteral(CppStringLiteral(std::string("\0" "7", 2))), std::string("\0" "7", 2));
+  EXPECT_EQ(DecodeLiteral(CppStringLiteral(std::string("\0"
+                                                       "7",
+                                                       2))),
+            std::string("\0"
+                        "7",
+                        2));
   EXPECT_EQ(CppStringObject(std::string("a\0b", 3)), "std::string(\"a\\000b\", 3)");
 }
 

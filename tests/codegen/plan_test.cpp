@@ -11,7 +11,8 @@
 namespace flow::plan {
 namespace {
 
-constexpr const char* kScript = R"(schema Click { user: string, url: string, bytes: int, tags: list<string>, ref: string?, ts: timestamp }
+constexpr const char* kScript =
+    R"(schema Click { user: string, url: string, bytes: int, tags: list<string>, ref: string?, ts: timestamp }
 stream per_minute = from file(path: "x") format json as Click event time ts watermark 2s
   | where url != ""
   | select user, bytes, ts
@@ -97,7 +98,8 @@ TEST(PlanTest, VerifyReportsBrokenInvariants) {
 
   auto t = LowerText(kScript);
   for (auto& n : t->plan->nodes) {
-    if (auto* c = As<ChainNode>(n.get())) c->output = types::Type::Record("", {types::Field{"z", types::Type::Int()}});
+    if (auto* c = As<ChainNode>(n.get()))
+      c->output = types::Type::Record("", {types::Field{"z", types::Type::Int()}});
   }
   EXPECT_NE(Verify(*t->plan), "");
 }

@@ -19,7 +19,9 @@ namespace flow::codegen_io_test {
 namespace {
 
 // Event time starts at the current hour, not at a fixed date (see RecentEventTimeOrigin).
-int64_t T0() { return RecentEventTimeOrigin(); }
+int64_t T0() {
+  return RecentEventTimeOrigin();
+}
 
 using codegen_test::BuildJob;
 using codegen_test::JsonString;
@@ -42,7 +44,8 @@ std::string Build(const std::string& dir, const std::string& script) {
 }
 
 std::string ClickJson(const std::string& user, int64_t ts, int64_t n) {
-  return "{\"user\":" + JsonString(user) + ",\"n\":" + std::to_string(n) + ",\"ts\":" + JsonString(Rfc3339(ts)) + "}";
+  return "{\"user\":" + JsonString(user) + ",\"n\":" + std::to_string(n) +
+         ",\"ts\":" + JsonString(Rfc3339(ts)) + "}";
 }
 
 class CodegenIoKafka : public ::testing::Test {
@@ -98,18 +101,22 @@ from kafka(topic: input, brokers: brokers, group: "codegen-io", start: earliest)
   ASSERT_TRUE(env_.Produce(*input, records).ok());
   std::vector<std::string> want_lines;
   for (const auto& [key, agg] : want) {
-    want_lines.push_back("{\"user\":" + JsonString(key.first) + ",\"window_start\":" + JsonString(Rfc3339(key.second)) +
-                         ",\"window_end\":" + JsonString(Rfc3339(key.second + kWindow)) + ",\"clicks\":" +
-                         std::to_string(agg.first) + ",\"total\":" + std::to_string(agg.second) + "}");
+    want_lines.push_back("{\"user\":" + JsonString(key.first) +
+                         ",\"window_start\":" + JsonString(Rfc3339(key.second)) +
+                         ",\"window_end\":" + JsonString(Rfc3339(key.second + kWindow)) +
+                         ",\"clicks\":" + std::to_string(agg.first) +
+                         ",\"total\":" + std::to_string(agg.second) + "}");
   }
   for (int parallelism : {1, 4}) {
     SCOPED_TRACE("parallelism " + std::to_string(parallelism));
     auto output = env_.CreateUniqueTopic("cgio-counts", 3);
     ASSERT_TRUE(output.ok()) << output.status().ToString();
-    Background job({bin, "--set", "input=" + *input, "--set", "output=" + *output, "--set", "brokers=" + env_.brokers(),
-                    "--parallelism", std::to_string(parallelism), "--progress-interval", "0"},
+    Background job({bin, "--set", "input=" + *input, "--set", "output=" + *output, "--set",
+                    "brokers=" + env_.brokers(), "--parallelism", std::to_string(parallelism),
+                    "--progress-interval", "0"},
                    dir);
-    auto got = env_.ConsumeCount(*output, want_lines.size(), Isolation::kReadCommitted, test::Millis(180000));
+    auto got = env_.ConsumeCount(*output, want_lines.size(), Isolation::kReadCommitted,
+                                 test::Millis(180000));
     std::string err = job.Err();
     job.Stop(30);
     ASSERT_TRUE(got.ok()) << got.status().ToString() << "\n" << err;
@@ -160,14 +167,17 @@ from kafka(topic: input, brokers: brokers) format json as Click
   ASSERT_TRUE(env_.Produce(*input, records).ok());
   std::vector<std::string> want_lines;
   for (const auto& [key, agg] : want) {
-    want_lines.push_back("{\"user\":" + JsonString(key.first) + ",\"window_start\":" + JsonString(Rfc3339(key.second)) +
-                         ",\"window_end\":" + JsonString(Rfc3339(key.second + kWindow)) + ",\"clicks\":" +
-                         std::to_string(agg.first) + ",\"total\":" + std::to_string(agg.second) + "}");
+    want_lines.push_back("{\"user\":" + JsonString(key.first) +
+                         ",\"window_start\":" + JsonString(Rfc3339(key.second)) +
+                         ",\"window_end\":" + JsonString(Rfc3339(key.second + kWindow)) +
+                         ",\"clicks\":" + std::to_string(agg.first) +
+                         ",\"total\":" + std::to_string(agg.second) + "}");
   }
-  Background job({bin, "--set", "input=" + *input, "--set", "output=" + *output, "--set", "brokers=" + env_.brokers(),
-                  "--parallelism", "4", "--progress-interval", "0"},
+  Background job({bin, "--set", "input=" + *input, "--set", "output=" + *output, "--set",
+                  "brokers=" + env_.brokers(), "--parallelism", "4", "--progress-interval", "0"},
                  dir);
-  auto got = env_.ConsumeCount(*output, want_lines.size(), Isolation::kReadCommitted, test::Millis(180000));
+  auto got = env_.ConsumeCount(*output, want_lines.size(), Isolation::kReadCommitted,
+                               test::Millis(180000));
   std::string err = job.Err();
   job.Stop(30);
   ASSERT_TRUE(got.ok()) << got.status().ToString() << "\n" << err;
@@ -176,8 +186,9 @@ from kafka(topic: input, brokers: brokers) format json as Click
   EXPECT_EQ(Sorted(lines), Sorted(want_lines));
 }
 
-// CSV (positional) from Kafka to Kafka keyed by two values; an unreachable broker on either side fails the job with
-// exit code 1 and a message naming the brokers, well before the test's time limit.
+// CSV (positional) from Kafka to Kafka keyed by two values; an unreachable broker on either side
+// fails the job with exit code 1 and a message naming the brokers, well before the test's time
+// limit.
 TEST_F(CodegenIoKafka, CsvThroughKafkaAndBrokerDownIsAClearError) {
   std::string dir = ScratchDir("kafka_csv");
   std::string bin = Build(dir, R"(
@@ -195,14 +206,21 @@ from kafka(topic: input, brokers: in_brokers) format csv as P
   auto input = env_.CreateUniqueTopic("cgio-csv-in", 2);
   auto output = env_.CreateUniqueTopic("cgio-csv-out", 2);
   ASSERT_TRUE(input.ok() && output.ok());
-  ASSERT_TRUE(env_.Produce(*input, {{0, "", "a,1,\"x,y\""}, {1, "", "b,-2,"}, {1, "", "c,oops,"}, {0, "", "\"d\"\"\",3,\"\""}}).ok());
-  std::vector<std::string> common = {bin, "--set", "input=" + *input, "--set", "output=" + *output, "--progress-interval", "0"};
+  ASSERT_TRUE(env_.Produce(*input, {{0, "", "a,1,\"x,y\""},
+                                    {1, "", "b,-2,"},
+                                    {1, "", "c,oops,"},
+                                    {0, "", "\"d\"\"\",3,\"\""}})
+                  .ok());
+  std::vector<std::string> common = {
+      bin, "--set", "input=" + *input, "--set", "output=" + *output, "--progress-interval", "0"};
   {
     std::vector<std::string> argv = common;
-    argv.insert(argv.end(), {"--set", "in_brokers=" + env_.brokers(), "--set", "out_brokers=" + env_.brokers()});
+    argv.insert(argv.end(), {"--set", "in_brokers=" + env_.brokers(), "--set",
+                             "out_brokers=" + env_.brokers()});
     Background job(argv, dir);
     auto got = env_.ConsumeCount(*output, 2, Isolation::kReadCommitted, test::Millis(120000));
-    // Both outputs come from partition 0; the skipped record is in partition 1, read on its own time.
+    // Both outputs come from partition 0; the skipped record is in partition 1, read on its own
+    // time.
     std::string err = job.ErrOnceContains("kafka topic " + *input + " partition 1 offset 1", 60);
     job.Stop(30);
     ASSERT_TRUE(got.ok()) << got.status().ToString() << "\n" << err;
@@ -212,17 +230,20 @@ from kafka(topic: input, brokers: in_brokers) format csv as P
     ASSERT_EQ(seen.size(), 2u);
     // Several key values: the key is their CSV text.
     std::string key_d = "\"d\"\"\",3";
-    EXPECT_EQ(seen[0], std::make_tuple(key_d, std::string("\"d\"\"\",3,\"\""), JavaPartition(key_d, 2)));
-    EXPECT_EQ(seen[1], std::make_tuple(std::string("a,1"), std::string("a,1,\"x,y\""), JavaPartition("a,1", 2)));
+    EXPECT_EQ(seen[0],
+              std::make_tuple(key_d, std::string("\"d\"\"\",3,\"\""), JavaPartition(key_d, 2)));
+    EXPECT_EQ(seen[1], std::make_tuple(std::string("a,1"), std::string("a,1,\"x,y\""),
+                                       JavaPartition("a,1", 2)));
     EXPECT_NE(err.find("skipped undecodable record"), std::string::npos) << err;
-    EXPECT_NE(err.find("kafka topic " + *input + " partition 1 offset 1"), std::string::npos) << err;
+    EXPECT_NE(err.find("kafka topic " + *input + " partition 1 offset 1"), std::string::npos)
+        << err;
   }
   for (bool source_down : {true, false}) {
     SCOPED_TRACE(source_down ? "source broker down" : "sink broker down");
     std::vector<std::string> argv = common;
     std::string down = "127.0.0.1:1";
-    argv.insert(argv.end(), {"--set", "in_brokers=" + (source_down ? down : env_.brokers()), "--set",
-                             "out_brokers=" + (source_down ? env_.brokers() : down)});
+    argv.insert(argv.end(), {"--set", "in_brokers=" + (source_down ? down : env_.brokers()),
+                             "--set", "out_brokers=" + (source_down ? env_.brokers() : down)});
     Ran ran = RunLimited(argv, 150);  // 124 (killed at the limit) would be a hang
     EXPECT_EQ(ran.exit_code, 1) << ran.err;
     EXPECT_NE(ran.err.find(down), std::string::npos) << ran.err;
@@ -241,9 +262,12 @@ from kafka(topic: input, brokers: brokers) format json as A | into stdout format
   auto input = env_.CreateUniqueTopic("cgio-bad", 2);
   ASSERT_TRUE(input.ok()) << input.status().ToString();
   ASSERT_TRUE(env_.Produce(*input, {{1, "", "{\"x\":1}"}, {1, "", "{\"x\":\"one\"}"}}).ok());
-  Ran ran = RunLimited({bin, "--set", "input=" + *input, "--set", "brokers=" + env_.brokers()}, 150);
+  Ran ran =
+      RunLimited({bin, "--set", "input=" + *input, "--set", "brokers=" + env_.brokers()}, 150);
   EXPECT_EQ(ran.exit_code, 1) << ran.err;
-  EXPECT_NE(ran.err.find("cannot decode source at job.flow:5 kafka topic " + *input + " partition 1 offset 1"), std::string::npos)
+  EXPECT_NE(ran.err.find("cannot decode source at job.flow:5 kafka topic " + *input +
+                         " partition 1 offset 1"),
+            std::string::npos)
       << ran.err;
 }
 

@@ -32,7 +32,9 @@ std::string Build(const std::string& dir, const std::string& script) {
   return dir + "/job";
 }
 
-std::string NullableJson(const std::string* v) { return v == nullptr ? "null" : JsonString(*v); }
+std::string NullableJson(const std::string* v) {
+  return v == nullptr ? "null" : JsonString(*v);
+}
 
 struct Row {
   std::string name;
@@ -42,7 +44,8 @@ struct Row {
 
 std::string RowJson(const Row& r) {
   std::string note = r.note == nullptr ? "null" : JsonString(r.note);
-  return "{\"name\":" + JsonString(r.name) + ",\"n\":" + std::to_string(r.n) + ",\"note\":" + note + "}";
+  return "{\"name\":" + JsonString(r.name) + ",\"n\":" + std::to_string(r.n) + ",\"note\":" + note +
+         "}";
 }
 
 // Header rows in each file's own column order, quoting (delimiters, doubled quotes, line breaks
@@ -73,8 +76,9 @@ from file(path: ")" + dir + R"(/p.csv") format csv(delimiter: ";") as P
 )");
   Ran ran = RunLimited({bin, "--parallelism", "2"}, 120);
   ASSERT_EQ(ran.exit_code, 0) << ran.err;
-  std::vector<Row> rows = {{"alice", 1, "hello, world"}, {"bob \"b\"", 2, ""}, {"carol", 3, nullptr},
-                           {"dave\nd", 4, "x\"y"},       {"erin", 5, "n1"},   {"", 6, nullptr}};
+  std::vector<Row> rows = {
+      {"alice", 1, "hello, world"}, {"bob \"b\"", 2, ""}, {"carol", 3, nullptr},
+      {"dave\nd", 4, "x\"y"},       {"erin", 5, "n1"},    {"", 6, nullptr}};
   std::vector<std::string> want;
   for (const Row& r : rows) want.push_back(RowJson(r));
   EXPECT_EQ(Sorted(DirLines(dir + "/out_a")), Sorted(want));
@@ -104,7 +108,8 @@ from file(path: ")" + dir + R"(/p.csv") format csv(delimiter: delim) as P | into
   EXPECT_EQ(ran.out, "{\"id\":\"a\"}\n");
 }
 
-// stdin: the header is line 1 of the input; a quoted field spans lines; raw records keep their line.
+// stdin: the header is line 1 of the input; a quoted field spans lines; raw records keep their
+// line.
 TEST(CodegenIoCsv, StdinWithHeaderAndQuotedLineBreaks) {
   std::string dir = ScratchDir("csv_stdin");
   WriteText(dir + "/in.csv", "v,k\r\n1,\"a\nb\"\n2,c\n");
@@ -141,7 +146,8 @@ from datagen(count: count, rate: 40, seed: seed, cardinality: 5, max: 50) as R
   EXPECT_EQ(again.out, p1.out);
   // Timestamps: record i at 2026-01-01T00:00:00Z + floor(i * 1000 / 40) ms.
   std::multiset<std::string> want_ts, got_ts;
-  for (int64_t i = 0; i < 500; ++i) want_ts.insert(codegen_test::Rfc3339(1767225600000 + i * 1000 / 40));
+  for (int64_t i = 0; i < 500; ++i)
+    want_ts.insert(codegen_test::Rfc3339(1767225600000 + i * 1000 / 40));
   std::set<std::string> keys;
   for (const std::string& line : l1) {
     size_t t = line.find("\"ts\":\"");
@@ -154,7 +160,8 @@ from datagen(count: count, rate: 40, seed: seed, cardinality: 5, max: 50) as R
     EXPECT_TRUE(value >= 0 && value < 50) << line;
   }
   EXPECT_EQ(got_ts, want_ts);
-  for (const std::string& k : keys) EXPECT_TRUE(k.size() == 3 && k.rfind("k-", 0) == 0 && k[2] >= '0' && k[2] < '5') << k;
+  for (const std::string& k : keys)
+    EXPECT_TRUE(k.size() == 3 && k.rfind("k-", 0) == 0 && k[2] >= '0' && k[2] < '5') << k;
   EXPECT_GT(keys.size(), 1u);
   Ran other = RunLimited({bin, "--parallelism", "1", "--set", "seed=8"}, 120);
   ASSERT_EQ(other.exit_code, 0) << other.err;
@@ -175,7 +182,8 @@ const char kBadCsv[] =
 TEST(CodegenIoErrors, FailNamesFileLineAndReason) {
   std::string dir = ScratchDir("err_fail");
   WriteText(dir + "/in.csv", kBadCsv);
-  WriteText(dir + "/in.jsonl", "{\"sensor\":\"a\",\"celsius\":1}\n{\"sensor\":\"b\",\"celsius\":\n");
+  WriteText(dir + "/in.jsonl",
+            "{\"sensor\":\"a\",\"celsius\":1}\n{\"sensor\":\"b\",\"celsius\":\n");
   std::string bin = Build(dir, R"(
 param input: string
 schema Reading { sensor: string, celsius: float }
@@ -183,7 +191,9 @@ from file(path: input) format csv(header: true) as Reading on error fail | into 
 )");
   Ran ran = RunLimited({bin, "--set", "input=" + dir + "/in.csv"}, 60);
   EXPECT_EQ(ran.exit_code, 1);
-  EXPECT_NE(ran.err.find("cannot decode source at job.flow:4 file " + dir + "/in.csv line 3"), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("cannot decode source at job.flow:4 file " + dir + "/in.csv line 3"),
+            std::string::npos)
+      << ran.err;
   EXPECT_NE(ran.err.find("expected float"), std::string::npos) << ran.err;
   // Records before the bad one were written; none after.
   EXPECT_EQ(ran.out.find("s3"), std::string::npos) << ran.out;
@@ -205,7 +215,8 @@ from file(path: ")" + dir + R"(/in.csv") format csv(header: true) as Reading
   on error skip
   | into file(path: ")" + dir + R"(/kept") format csv
 from file(path: ")" + dir + R"(/in.csv") format csv(header: true) as Reading
-  on error dead_letter file(path: ")" + dir + R"(/dead") format json
+  on error dead_letter file(path: ")" +
+                                   dir + R"(/dead") format json
   | into file(path: ")" + dir + R"(/kept2") format csv
 )");
   Ran ran = RunLimited({bin, "--parallelism", "1"}, 60);
@@ -213,8 +224,12 @@ from file(path: ")" + dir + R"(/in.csv") format csv(header: true) as Reading
   std::vector<std::string> good = {"s1,1.5", "s3,2.5"};
   EXPECT_EQ(DirLines(dir + "/kept"), good);
   EXPECT_EQ(DirLines(dir + "/kept2"), good);
-  EXPECT_NE(ran.err.find("source closed source=\"source at job.flow:3\" skipped=3 dead_letters=0"), std::string::npos) << ran.err;
-  EXPECT_NE(ran.err.find("source closed source=\"source at job.flow:6\" skipped=3 dead_letters=3"), std::string::npos) << ran.err;
+  EXPECT_NE(ran.err.find("source closed source=\"source at job.flow:3\" skipped=3 dead_letters=0"),
+            std::string::npos)
+      << ran.err;
+  EXPECT_NE(ran.err.find("source closed source=\"source at job.flow:6\" skipped=3 dead_letters=3"),
+            std::string::npos)
+      << ran.err;
   std::vector<std::string> dead = DirLines(dir + "/dead");
   ASSERT_EQ(dead.size(), 3u);
   struct Want {
@@ -222,10 +237,12 @@ from file(path: ")" + dir + R"(/in.csv") format csv(header: true) as Reading
     std::string raw;
     std::string reason;
   };
-  std::vector<Want> want = {{3, "s2,warm", "expected float"}, {5, "s4", "celsius"}, {6, "s5,\"3.5", "unterminated"}};
+  std::vector<Want> want = {
+      {3, "s2,warm", "expected float"}, {5, "s4", "celsius"}, {6, "s5,\"3.5", "unterminated"}};
   for (size_t i = 0; i < want.size(); ++i) {
     std::string head = "{\"source\":\"source at job.flow:6\",\"position\":" +
-                       JsonString("file " + dir + "/in.csv line " + std::to_string(want[i].line)) + ",\"error\":";
+                       JsonString("file " + dir + "/in.csv line " + std::to_string(want[i].line)) +
+                       ",\"error\":";
     EXPECT_EQ(dead[i].rfind(head, 0), 0u) << dead[i];
     std::string tail = ",\"raw\":" + JsonString(want[i].raw) + "}";
     ASSERT_GE(dead[i].size(), tail.size());
@@ -245,7 +262,8 @@ from file(path: "a.jsonl") format json as A on error dead_letter file(path: "d/"
   Ran ran = BuildJob(dir + "/dl.flow", dir + "/dl");
   EXPECT_EQ(ran.exit_code, 1);
   EXPECT_NE(ran.err.find("dl.flow:3:"), std::string::npos) << ran.err;
-  EXPECT_NE(ran.err.find("`format csv` for dead letters (they are JSON objects) is not supported by flowc build yet"),
+  EXPECT_NE(ran.err.find("`format csv` for dead letters (they are JSON objects) is not supported "
+                         "by flowc build yet"),
             std::string::npos)
       << ran.err;
   WriteText(dir + "/hdr.flow", R"(
@@ -265,19 +283,22 @@ TEST(CodegenIoExamples, CsvErrorsAndDatagenSlidingRun) {
   std::string dir = ScratchDir("examples");
   fs::path root = fs::path(FLOW_SOURCE_DIR);
   for (const char* name : {"csv_errors", "datagen_sliding"}) {
-    Ran built = BuildJob((root / "examples" / (std::string(name) + ".flow")).string(), dir + "/" + name);
+    Ran built =
+        BuildJob((root / "examples" / (std::string(name) + ".flow")).string(), dir + "/" + name);
     ASSERT_EQ(built.exit_code, 0) << name << ": " << built.err;
   }
   fs::path work = fs::path(dir) / "run";
   fs::create_directories(work / "examples" / "data");
-  fs::copy_file(root / "examples" / "data" / "sensors.csv", work / "examples" / "data" / "sensors.csv");
+  fs::copy_file(root / "examples" / "data" / "sensors.csv",
+                work / "examples" / "data" / "sensors.csv");
   fs::current_path(work);
   Ran ran = RunLimited({dir + "/csv_errors", "--parallelism", "1"}, 120);
   ASSERT_EQ(ran.exit_code, 0) << ran.err;
   // sensors.csv has three bad rows; each source drops them, the second also writes them out.
   std::vector<std::string> dead = DirLines((work / "out" / "rejected").string());
   EXPECT_EQ(dead.size(), 3u);
-  for (const std::string& d : dead) EXPECT_EQ(d.rfind("{\"source\":\"source at csv_errors.flow:", 0), 0u) << d;
+  for (const std::string& d : dead)
+    EXPECT_EQ(d.rfind("{\"source\":\"source at csv_errors.flow:", 0), 0u) << d;
   EXPECT_NE(ran.err.find("skipped=3 dead_letters=0"), std::string::npos) << ran.err;
   EXPECT_NE(ran.err.find("skipped=3 dead_letters=3"), std::string::npos) << ran.err;
   ran = RunLimited({dir + "/datagen_sliding", "--set", "count=20000", "--parallelism", "2"}, 300);

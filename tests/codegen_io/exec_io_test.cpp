@@ -32,7 +32,8 @@ class ScriptedSource final : public rt::RawSource {
     return rt::PollResult::kRecords;
   }
   std::string Locate(const rt::RawRecord& r) const override {
-    return "kafka topic t partition " + std::to_string(r.partition) + " offset " + std::to_string(r.offset);
+    return "kafka topic t partition " + std::to_string(r.partition) + " offset " +
+           std::to_string(r.offset);
   }
   rt::Status SnapshotPosition(rt::BinaryWriter*) const override { return rt::Status::Ok(); }
   rt::Status RestorePosition(rt::BinaryReader*) override { return rt::Status::Ok(); }
@@ -84,12 +85,14 @@ rt::RawRecord Rec(std::string_view payload, int32_t partition, int64_t offset) {
 
 using Source = DecodingSource<Reading, CsvRecordDecoder<Reading, decltype(&DecodeReading)>>;
 
-std::unique_ptr<Source> MakeSource(std::vector<rt::RawRecord> records, ErrorPolicy policy, bool header) {
+std::unique_ptr<Source> MakeSource(std::vector<rt::RawRecord> records, ErrorPolicy policy,
+                                   bool header) {
   CsvFormat format;
   format.header = header;
   return std::make_unique<Source>(
       std::make_unique<ScriptedSource>(std::move(records)),
-      std::make_unique<CsvRecordDecoder<Reading, decltype(&DecodeReading)>>(&DecodeReading, format, kNames, kRequired),
+      std::make_unique<CsvRecordDecoder<Reading, decltype(&DecodeReading)>>(&DecodeReading, format,
+                                                                            kNames, kRequired),
       std::move(policy));
 }
 
@@ -105,7 +108,8 @@ TEST(ExecDecodingSource, FailNamesSourcePositionAndReason) {
   auto r = src->PollBatch(batch, 100);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), rt::StatusCode::kInvalidArgument);
-  EXPECT_NE(r.status().message().find("cannot decode source at job.flow:3 kafka topic t partition 2 offset 11: "),
+  EXPECT_NE(r.status().message().find(
+                "cannot decode source at job.flow:3 kafka topic t partition 2 offset 11: "),
             std::string::npos)
       << r.status().ToString();
   EXPECT_NE(r.status().message().find("expected float"), std::string::npos);
@@ -115,7 +119,8 @@ TEST(ExecDecodingSource, FailNamesSourcePositionAndReason) {
 TEST(ExecDecodingSource, SkipCountsAndKeepsSplitsOfGoodRecords) {
   ErrorPolicy policy;
   policy.on_error = OnError::kSkip;
-  auto src = MakeSource({Rec("a,1.5", 0, 1), Rec("b,x", 1, 1), Rec("c,2", 3, 7), Rec("d", 1, 2)}, policy, false);
+  auto src = MakeSource({Rec("a,1.5", 0, 1), Rec("b,x", 1, 1), Rec("c,2", 3, 7), Rec("d", 1, 2)},
+                        policy, false);
   rt::MetricsRegistry registry;
   rt::OperatorContext ctx;
   ctx.metrics = rt::MetricGroup(&registry, "src", 0);
@@ -182,16 +187,19 @@ TEST(ExecDecodingSource, DeadLettersAreJsonObjectsFlushedPerPoll) {
   EXPECT_EQ(batch.size(), 1u);
   ASSERT_EQ(log->payloads.size(), 1u);
   EXPECT_EQ(log->flushes, 1);
-  std::string want_head = "{\"source\":\"s\\\"1\",\"position\":\"kafka topic t partition 0 offset 2\",\"error\":\"";
+  std::string want_head =
+      "{\"source\":\"s\\\"1\",\"position\":\"kafka topic t partition 0 offset 2\",\"error\":\"";
   EXPECT_EQ(log->payloads[0].rfind(want_head, 0), 0u) << log->payloads[0];
   std::string want_tail = "\",\"raw\":\"x,\xEF\xBF\xBD\\\"\"}";
-  EXPECT_EQ(log->payloads[0].substr(log->payloads[0].size() - want_tail.size()), want_tail) << log->payloads[0];
+  EXPECT_EQ(log->payloads[0].substr(log->payloads[0].size() - want_tail.size()), want_tail)
+      << log->payloads[0];
   EXPECT_EQ(registry.Sum(kMetricDeadLetters), 1);
 }
 
 TEST(ExecDecodingSource, HeaderRowsBindColumnsByName) {
   ErrorPolicy policy;
-  auto src = MakeSource({Rec("celsius,extra,sensor", 0, 1), Rec("1.5,e,a", 0, 2), Rec("sensor,celsius", 0, 1), Rec("b,2.5", 0, 2)},
+  auto src = MakeSource({Rec("celsius,extra,sensor", 0, 1), Rec("1.5,e,a", 0, 2),
+                         Rec("sensor,celsius", 0, 1), Rec("b,2.5", 0, 2)},
                         policy, true);
   rt::OperatorContext ctx;
   ASSERT_TRUE(src->Open(ctx).ok());
@@ -205,9 +213,11 @@ TEST(ExecDecodingSource, HeaderRowsBindColumnsByName) {
 }
 
 TEST(ExecIoOptions, ScriptArgumentsBecomeConnectorOptions) {
-  auto k = SourceOptions("kafka", {{"group", "g"}, {"read_committed", "false"}, {"topic", "t"}}, "json", false);
+  auto k = SourceOptions("kafka", {{"group", "g"}, {"read_committed", "false"}, {"topic", "t"}},
+                         "json", false);
   ASSERT_TRUE(k.ok());
-  EXPECT_EQ(*k, (rt::ConnectorOptions{{"group_id", "g"}, {"isolation", "read_uncommitted"}, {"topic", "t"}}));
+  EXPECT_EQ(*k, (rt::ConnectorOptions{
+                    {"group_id", "g"}, {"isolation", "read_uncommitted"}, {"topic", "t"}}));
   auto bad = SourceOptions("kafka", {{"read_committed", "maybe"}}, "json", false);
   EXPECT_EQ(bad.status().code(), rt::StatusCode::kInvalidArgument);
   auto header = SourceOptions("kafka", {}, "csv", true);
@@ -225,7 +235,8 @@ TEST(ExecIoOptions, ScriptArgumentsBecomeConnectorOptions) {
 TEST(ExecIoOptions, BadSinkOptionsNameTheOption) {
   auto bad =
       RawSinkFactoryFor("kafka", {{"topic", "t"}, {"brokers", "b"}, {"partitioner", "random"}});
-  EXPECT_NE(bad.status().message().find("partitioner"), std::string::npos) << bad.status().ToString();
+  EXPECT_NE(bad.status().message().find("partitioner"), std::string::npos)
+      << bad.status().ToString();
 }
 
 }  // namespace

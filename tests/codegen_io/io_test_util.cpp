@@ -81,7 +81,9 @@ void Background::Kill() {
   pid_ = -1;
 }
 
-std::string Background::Err() const { return codegen_test::ReadText(err_path_); }
+std::string Background::Err() const {
+  return codegen_test::ReadText(err_path_);
+}
 
 std::string Background::WaitForErr(const std::function<bool(const std::string&)>& done,
                                    int seconds) {
@@ -119,7 +121,8 @@ std::vector<std::string> DirLines(const std::string& dir) {
   std::sort(files.begin(), files.end());
   std::vector<std::string> lines;
   for (const std::string& f : files) {
-    for (std::string& l : codegen_test::Lines(codegen_test::ReadText(f))) lines.push_back(std::move(l));
+    for (std::string& l : codegen_test::Lines(codegen_test::ReadText(f)))
+      lines.push_back(std::move(l));
   }
   return lines;
 }

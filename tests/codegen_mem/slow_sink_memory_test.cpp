@@ -22,7 +22,7 @@
 namespace flow::codegen_test {
 namespace {
 
-constexpr int64_t kRecords = 1500000;     // ~150 MB of JSON lines
+constexpr int64_t kRecords = 1500000;       // ~150 MB of JSON lines
 constexpr int64_t kRssLimitKb = 96 * 1024;  // far below the input size
 constexpr int64_t kRssGrowthKb = 8 * 1024;  // between 5 s and 10 s of slow reading
 
@@ -61,10 +61,12 @@ evs | select id, upper(user) as user, amount * 2.0 as doubled, note | into stdou
     std::ofstream out(dir + "/in.jsonl", std::ios::binary);
     std::string pad(48, 'x');
     for (int64_t i = 0; i < kRecords; ++i) {
-      out << "{\"id\":" << i << ",\"user\":\"user" << (i % 977) << "\",\"amount\":" << (i % 1000) << ".5,\"note\":\"" << pad << "\"}\n";
+      out << "{\"id\":" << i << ",\"user\":\"user" << (i % 977) << "\",\"amount\":" << (i % 1000)
+          << ".5,\"note\":\"" << pad << "\"}\n";
     }
   }
-  const int64_t input_bytes = static_cast<int64_t>(std::ifstream(dir + "/in.jsonl", std::ios::binary | std::ios::ate).tellg());
+  const int64_t input_bytes = static_cast<int64_t>(
+      std::ifstream(dir + "/in.jsonl", std::ios::binary | std::ios::ate).tellg());
   ASSERT_GT(input_bytes, kRssLimitKb * 1024);
 
   Ran built = BuildJob(dir + "/job.flow", dir + "/job");
@@ -81,7 +83,8 @@ evs | select id, upper(user) as user, amount * 2.0 as doubled, note | into stdou
     close(fds[0]);
     close(fds[1]);
     std::string bin = dir + "/job", arg = "input=" + dir + "/in.jsonl";
-    execl(bin.c_str(), bin.c_str(), "--parallelism", "2", "--set", arg.c_str(), static_cast<char*>(nullptr));
+    execl(bin.c_str(), bin.c_str(), "--parallelism", "2", "--set", arg.c_str(),
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   close(fds[1]);
@@ -101,10 +104,12 @@ evs | select id, upper(user) as user, amount * 2.0 as doubled, note | into stdou
   ASSERT_TRUE(still_running) << "the job finished although its output was read slowly";
   ASSERT_GT(rss5, 0);
   ASSERT_GT(rchar5, 0);
-  std::printf("input %lld bytes; read from the pipe %lld bytes; RSS %lld kB at 5 s, %lld kB at 10 s; "
-              "job read %lld bytes by 5 s, %lld by 10 s\n",
-              static_cast<long long>(input_bytes), static_cast<long long>(read_bytes), static_cast<long long>(rss5),
-              static_cast<long long>(rss10), static_cast<long long>(rchar5), static_cast<long long>(rchar10));
+  std::printf(
+      "input %lld bytes; read from the pipe %lld bytes; RSS %lld kB at 5 s, %lld kB at 10 s; "
+      "job read %lld bytes by 5 s, %lld by 10 s\n",
+      static_cast<long long>(input_bytes), static_cast<long long>(read_bytes),
+      static_cast<long long>(rss5), static_cast<long long>(rss10), static_cast<long long>(rchar5),
+      static_cast<long long>(rchar10));
   EXPECT_GT(read_bytes, 0);
   // Memory: bounded, and flat while the reader stays slow.
   EXPECT_LT(rss10, kRssLimitKb);

@@ -29,17 +29,20 @@ struct Rec {
 
 // Records in time order with keys k0..k(keys-1), then shuffled within `disorder` ms: each record
 // moves earlier in the file by at most that much event time.
-std::vector<Rec> Generate(std::mt19937& rng, int n, int keys, int64_t start, int64_t max_step, int64_t disorder, int64_t first_id) {
+std::vector<Rec> Generate(std::mt19937& rng, int n, int keys, int64_t start, int64_t max_step,
+                          int64_t disorder, int64_t first_id) {
   std::vector<Rec> recs;
   int64_t t = start;
   for (int i = 0; i < n; ++i) {
     t += static_cast<int64_t>(rng() % static_cast<uint32_t>(max_step + 1));
-    recs.push_back(Rec{"k" + std::to_string(rng() % static_cast<uint32_t>(keys)), first_id + i, t, ""});
+    recs.push_back(
+        Rec{"k" + std::to_string(rng() % static_cast<uint32_t>(keys)), first_id + i, t, ""});
   }
   // Sort by a jittered time: the arrival order; event times stay within `disorder` of order.
   std::vector<std::pair<int64_t, size_t>> order;
   for (size_t i = 0; i < recs.size(); ++i) {
-    order.emplace_back(recs[i].ts + static_cast<int64_t>(rng() % static_cast<uint32_t>(disorder + 1)), i);
+    order.emplace_back(
+        recs[i].ts + static_cast<int64_t>(rng() % static_cast<uint32_t>(disorder + 1)), i);
   }
   std::sort(order.begin(), order.end());
   std::vector<Rec> out;
@@ -50,7 +53,8 @@ std::vector<Rec> Generate(std::mt19937& rng, int n, int keys, int64_t start, int
 std::string ToJsonl(const std::vector<Rec>& recs) {
   std::string s;
   for (const Rec& r : recs) {
-    s += "{\"k\":" + JsonString(r.k) + ",\"id\":" + std::to_string(r.id) + ",\"ts\":" + std::to_string(r.ts);
+    s += "{\"k\":" + JsonString(r.k) + ",\"id\":" + std::to_string(r.id) +
+         ",\"ts\":" + std::to_string(r.ts);
     if (!r.page.empty()) s += ",\"page\":" + JsonString(r.page);
     s += "}\n";
   }
@@ -58,7 +62,8 @@ std::string ToJsonl(const std::vector<Rec>& recs) {
 }
 
 // Runs `binary` at parallelism 1 and 4 with `sets`; expects `want` (as a multiset of lines).
-void ExpectRuns(const std::string& binary, const std::vector<std::string>& sets, const std::vector<std::string>& want) {
+void ExpectRuns(const std::string& binary, const std::vector<std::string>& sets,
+                const std::vector<std::string>& want) {
   for (const char* p : {"1", "4"}) {
     std::vector<std::string> argv = {binary, "--parallelism", p};
     for (const std::string& s : sets) {
@@ -103,7 +108,8 @@ TEST(CodegenOps, IntervalJoinMatchesBruteForceIncludingBounds) {
   for (const Rec& l : left) {
     for (const Rec& r : right) {
       if (l.k == r.k && std::llabs(l.ts - r.ts) <= bound) {
-        want.push_back("{\"k\":" + JsonString(l.k) + ",\"lid\":" + std::to_string(l.id) + ",\"rid\":" + std::to_string(r.id) +
+        want.push_back("{\"k\":" + JsonString(l.k) + ",\"lid\":" + std::to_string(l.id) +
+                       ",\"rid\":" + std::to_string(r.id) +
                        ",\"delta\":" + std::to_string(r.ts - l.ts) + "}");
       }
     }
@@ -113,13 +119,15 @@ TEST(CodegenOps, IntervalJoinMatchesBruteForceIncludingBounds) {
   WriteText(dir + "/right.jsonl", ToJsonl(right));
   Ran built = BuildJob(dir + "/job.flow", dir + "/job");
   ASSERT_EQ(built.exit_code, 0) << built.err;
-  ExpectRuns(dir + "/job", {"left_path=" + dir + "/left.jsonl", "right_path=" + dir + "/right.jsonl"}, want);
+  ExpectRuns(dir + "/job",
+             {"left_path=" + dir + "/left.jsonl", "right_path=" + dir + "/right.jsonl"}, want);
 }
 
 // Tumbling and sliding window joins in one job (two sinks, told apart by their fields).
 TEST(CodegenOps, WindowJoinsMatchBruteForce) {
   std::string dir = ScratchDir("window_join");
-  WriteText(dir + "/job.flow", std::string(kTwoSources) + R"(a | join b on a.k == b.k window tumbling 200ms
+  WriteText(dir + "/job.flow",
+            std::string(kTwoSources) + R"(a | join b on a.k == b.k window tumbling 200ms
   | select a.k, a.id as lid, b.id as rid, window_start, window_end
   | into stdout format json
 a | where id % 2 == 0
@@ -131,20 +139,25 @@ a | where id % 2 == 0
   std::mt19937 rng(12);
   std::vector<Rec> left = Generate(rng, 300, 4, 5'000'000, 30, 90, 0);
   std::vector<Rec> right = Generate(rng, 300, 4, 5'000'000, 30, 90, 10'000);
-  auto floor_div = [](int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); };
+  auto floor_div = [](int64_t a, int64_t b) {
+    return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+  };
   std::vector<std::string> want;
   for (const Rec& l : left) {
     for (const Rec& r : right) {
       if (l.k != r.k) continue;
       if (floor_div(l.ts, 200) == floor_div(r.ts, 200)) {
         int64_t s = floor_div(l.ts, 200) * 200;
-        want.push_back("{\"k\":" + JsonString(l.k) + ",\"lid\":" + std::to_string(l.id) + ",\"rid\":" + std::to_string(r.id) +
-                       ",\"window_start\":\"" + Rfc3339(s) + "\",\"window_end\":\"" + Rfc3339(s + 200) + "\"}");
+        want.push_back("{\"k\":" + JsonString(l.k) + ",\"lid\":" + std::to_string(l.id) +
+                       ",\"rid\":" + std::to_string(r.id) + ",\"window_start\":\"" + Rfc3339(s) +
+                       "\",\"window_end\":\"" + Rfc3339(s + 200) + "\"}");
       }
       if (l.id % 2 != 0) continue;
       // Every sliding window [s, s + 300) with s a multiple of 100 holding both records.
-      for (int64_t s = floor_div(std::min(l.ts, r.ts), 100) * 100; s > std::max(l.ts, r.ts) - 300; s -= 100) {
-        want.push_back("{\"slid\":" + std::to_string(l.id) + ",\"srid\":" + std::to_string(r.id) + ",\"sws\":\"" + Rfc3339(s) + "\"}");
+      for (int64_t s = floor_div(std::min(l.ts, r.ts), 100) * 100; s > std::max(l.ts, r.ts) - 300;
+           s -= 100) {
+        want.push_back("{\"slid\":" + std::to_string(l.id) + ",\"srid\":" + std::to_string(r.id) +
+                       ",\"sws\":\"" + Rfc3339(s) + "\"}");
       }
     }
   }
@@ -152,7 +165,8 @@ a | where id % 2 == 0
   WriteText(dir + "/right.jsonl", ToJsonl(right));
   Ran built = BuildJob(dir + "/job.flow", dir + "/job");
   ASSERT_EQ(built.exit_code, 0) << built.err;
-  ExpectRuns(dir + "/job", {"left_path=" + dir + "/left.jsonl", "right_path=" + dir + "/right.jsonl"}, want);
+  ExpectRuns(dir + "/job",
+             {"left_path=" + dir + "/left.jsonl", "right_path=" + dir + "/right.jsonl"}, want);
 }
 
 // SQL equality: a null key equals nothing, not even another null key.
@@ -178,15 +192,18 @@ a | join b on a.k == b.k window tumbling 1s
     ls.emplace_back(lk, i);
     rs.emplace_back(rk, 1000 + i);
     int64_t ts = 10'000 + i * 10;  // one window: every pair of equal keys meets
-    left += "{" + (lk ? "\"k\":" + JsonString(*lk) + "," : std::string()) + "\"id\":" + std::to_string(i) + ",\"ts\":" + std::to_string(ts) + "}\n";
-    right += "{" + (rk ? "\"k\":" + JsonString(*rk) + "," : std::string("\"k\":null,")) + "\"id\":" + std::to_string(1000 + i) +
-             ",\"ts\":" + std::to_string(ts) + "}\n";
+    left += "{" + (lk ? "\"k\":" + JsonString(*lk) + "," : std::string()) +
+            "\"id\":" + std::to_string(i) + ",\"ts\":" + std::to_string(ts) + "}\n";
+    right += "{" + (rk ? "\"k\":" + JsonString(*rk) + "," : std::string("\"k\":null,")) +
+             "\"id\":" + std::to_string(1000 + i) + ",\"ts\":" + std::to_string(ts) + "}\n";
   }
   std::vector<std::string> want;
   for (const auto& [lk, lid] : ls) {
     for (const auto& [rk, rid] : rs) {
-      if (lk && rk && *lk == *rk && (10'000 + lid * 10) / 1000 == (10'000 + (rid - 1000) * 10) / 1000) {
-        want.push_back("{\"lid\":" + std::to_string(lid) + ",\"rid\":" + std::to_string(rid) + ",\"k\":" + JsonString(*lk) + "}");
+      if (lk && rk && *lk == *rk &&
+          (10'000 + lid * 10) / 1000 == (10'000 + (rid - 1000) * 10) / 1000) {
+        want.push_back("{\"lid\":" + std::to_string(lid) + ",\"rid\":" + std::to_string(rid) +
+                       ",\"k\":" + JsonString(*lk) + "}");
       }
     }
   }
@@ -195,7 +212,8 @@ a | join b on a.k == b.k window tumbling 1s
   WriteText(dir + "/right.jsonl", right);
   Ran built = BuildJob(dir + "/job.flow", dir + "/job");
   ASSERT_EQ(built.exit_code, 0) << built.err;
-  ExpectRuns(dir + "/job", {"left_path=" + dir + "/left.jsonl", "right_path=" + dir + "/right.jsonl"}, want);
+  ExpectRuns(dir + "/job",
+             {"left_path=" + dir + "/left.jsonl", "right_path=" + dir + "/right.jsonl"}, want);
 }
 
 struct ByTime {
@@ -229,14 +247,19 @@ visits
     int64_t t = 1'000'000 + key * 7;
     for (int i = 0; i < 120; ++i) {
       uint32_t r = rng() % 10;
-      t += r < 5 ? static_cast<int64_t>(rng() % 60) : r < 7 ? gap - 1 : r < 9 ? gap : gap + static_cast<int64_t>(rng() % 300);
+      t += r < 5   ? static_cast<int64_t>(rng() % 60)
+           : r < 7 ? gap - 1
+           : r < 9 ? gap
+                   : gap + static_cast<int64_t>(rng() % 300);
       int copies = rng() % 6 == 0 ? 2 : 1;  // equal times: ties go by arrival
-      for (int c = 0; c < copies; ++c) recs.push_back(Rec{"k" + std::to_string(key), id++, t, "p" + std::to_string(rng() % 50)});
+      for (int c = 0; c < copies; ++c)
+        recs.push_back(Rec{"k" + std::to_string(key), id++, t, "p" + std::to_string(rng() % 50)});
     }
   }
   // Arrival order: by time jittered up to 110ms (< the 120ms watermark delay: nothing is late).
   std::vector<std::tuple<int64_t, int64_t, size_t>> order;
-  for (size_t i = 0; i < recs.size(); ++i) order.emplace_back(recs[i].ts + rng() % 111, recs[i].id, i);
+  for (size_t i = 0; i < recs.size(); ++i)
+    order.emplace_back(recs[i].ts + rng() % 111, recs[i].id, i);
   std::sort(order.begin(), order.end());
   std::vector<Rec> arrival;
   for (const auto& o : order) arrival.push_back(recs[std::get<2>(o)]);
@@ -245,7 +268,8 @@ visits
   std::map<std::string, std::vector<size_t>> by_key;  // indices into `arrival`
   for (size_t i = 0; i < arrival.size(); ++i) by_key[arrival[i].k].push_back(i);
   for (auto& [k, idx] : by_key) {
-    std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) { return arrival[x].ts < arrival[y].ts; });
+    std::stable_sort(idx.begin(), idx.end(),
+                     [&](size_t x, size_t y) { return arrival[x].ts < arrival[y].ts; });
     size_t s = 0;
     while (s < idx.size()) {
       size_t e = s + 1;
@@ -253,9 +277,11 @@ visits
       int64_t ids = 0;
       for (size_t j = s; j < e; ++j) ids += arrival[idx[j]].id;
       // idx[s..e) is in (time, arrival) order: first is its first record, last its last one.
-      want.push_back("{\"k\":" + JsonString(k) + ",\"window_start\":\"" + Rfc3339(arrival[idx[s]].ts) + "\",\"window_end\":\"" +
-                     Rfc3339(arrival[idx[e - 1]].ts + gap) + "\",\"n\":" + std::to_string(e - s) + ",\"entry\":" +
-                     JsonString(arrival[idx[s]].page) + ",\"exit\":" + JsonString(arrival[idx[e - 1]].page) +
+      want.push_back("{\"k\":" + JsonString(k) + ",\"window_start\":\"" +
+                     Rfc3339(arrival[idx[s]].ts) + "\",\"window_end\":\"" +
+                     Rfc3339(arrival[idx[e - 1]].ts + gap) + "\",\"n\":" + std::to_string(e - s) +
+                     ",\"entry\":" + JsonString(arrival[idx[s]].page) +
+                     ",\"exit\":" + JsonString(arrival[idx[e - 1]].page) +
                      ",\"ids\":" + std::to_string(ids) + "}");
       s = e;
     }
@@ -267,8 +293,8 @@ visits
     if (!f.set || r.ts < f.ts) f = ByTime{r.ts, r.page, true};
     if (!l.set || r.ts >= l.ts) l = ByTime{r.ts, r.page, true};
     ++n;
-    want.push_back("{\"k\":" + JsonString(r.k) + ",\"rf\":" + JsonString(f.page) + ",\"rl\":" + JsonString(l.page) +
-                   ",\"rn\":" + std::to_string(n) + "}");
+    want.push_back("{\"k\":" + JsonString(r.k) + ",\"rf\":" + JsonString(f.page) +
+                   ",\"rl\":" + JsonString(l.page) + ",\"rn\":" + std::to_string(n) + "}");
   }
   WriteText(dir + "/in.jsonl", ToJsonl(arrival));
   Ran built = BuildJob(dir + "/job.flow", dir + "/job");
@@ -321,7 +347,10 @@ from file(path: input) format json as Item
       std::string k = field("k").substr(1, 2);
       got[k].first += std::stoll(field("n"));
       got[k].second += std::stoll(field("ids"));
-      EXPECT_EQ(ParseRfc3339(field("window_end").substr(1, 24)) - ParseRfc3339(field("window_start").substr(1, 24)), 20) << line;
+      EXPECT_EQ(ParseRfc3339(field("window_end").substr(1, 24)) -
+                    ParseRfc3339(field("window_start").substr(1, 24)),
+                20)
+          << line;
     }
     EXPECT_EQ(got, want) << "parallelism " << p;
   }

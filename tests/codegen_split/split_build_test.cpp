@@ -29,8 +29,9 @@ int GroupWeight(const std::vector<std::string>& group, const std::vector<CodePar
 }
 
 TEST(PackParts, EveryPartLandsInExactlyOneUnit) {
-  std::vector<CodePart> parts = {{"FLOW_PART_MAIN", 1}, {"FLOW_PART_0", 3}, {"FLOW_PART_1", 2}, {"FLOW_PART_2", 0},
-                                 {"FLOW_PART_3", 5},    {"FLOW_PART_4", 2}, {"FLOW_PART_5", 2}};
+  std::vector<CodePart> parts = {{"FLOW_PART_MAIN", 1}, {"FLOW_PART_0", 3}, {"FLOW_PART_1", 2},
+                                 {"FLOW_PART_2", 0},    {"FLOW_PART_3", 5}, {"FLOW_PART_4", 2},
+                                 {"FLOW_PART_5", 2}};
   for (int units = 1; units <= 9; ++units) {
     std::vector<std::vector<std::string>> groups = PackParts(parts, units);
     EXPECT_EQ(groups.size(), static_cast<size_t>(std::min<int>(units, 7))) << units;
@@ -47,8 +48,9 @@ TEST(PackParts, EveryPartLandsInExactlyOneUnit) {
 
 TEST(PackParts, UnitsAreBalancedByWeight) {
   // Weights 5 3 2 2 2 1 0 (total 15) in two units: 8 + 7 is the best split.
-  std::vector<CodePart> parts = {{"FLOW_PART_MAIN", 1}, {"FLOW_PART_0", 3}, {"FLOW_PART_1", 2}, {"FLOW_PART_2", 0},
-                                 {"FLOW_PART_3", 5},    {"FLOW_PART_4", 2}, {"FLOW_PART_5", 2}};
+  std::vector<CodePart> parts = {{"FLOW_PART_MAIN", 1}, {"FLOW_PART_0", 3}, {"FLOW_PART_1", 2},
+                                 {"FLOW_PART_2", 0},    {"FLOW_PART_3", 5}, {"FLOW_PART_4", 2},
+                                 {"FLOW_PART_5", 2}};
   std::vector<std::vector<std::string>> two = PackParts(parts, 2);
   ASSERT_EQ(two.size(), 2u);
   std::vector<int> w = {GroupWeight(two[0], parts), GroupWeight(two[1], parts)};
@@ -92,9 +94,11 @@ low
   int64_t base = 1772355600000;  // 2026-03-01T09:00:00Z
   std::string input;
   for (int i = 0; i < 2000; ++i) {
-    Ev e{"u" + std::to_string(rng() % 5), static_cast<int64_t>(rng() % 12000) - 3000, base + i * 53 - static_cast<int64_t>(rng() % 3000)};
+    Ev e{"u" + std::to_string(rng() % 5), static_cast<int64_t>(rng() % 12000) - 3000,
+         base + i * 53 - static_cast<int64_t>(rng() % 3000)};
     events.push_back(e);
-    input += "{\"user\":\"" + e.user + "\",\"bytes\":" + std::to_string(e.bytes) + ",\"ts\":" + std::to_string(e.ts) + "}\n";
+    input += "{\"user\":\"" + e.user + "\",\"bytes\":" + std::to_string(e.bytes) +
+             ",\"ts\":" + std::to_string(e.ts) + "}\n";
   }
   WriteText(dir + "/in.jsonl", input);
   // Reference: negative values doubled, values >= 6000 (the --set cut) as they are, per user and
@@ -115,8 +119,9 @@ low
   }
   std::vector<std::string> want;
   for (const auto& [k, w] : windows) {
-    want.push_back("{\"user\":\"" + k.first + "\",\"window_start\":\"" + Rfc3339(k.second) + "\",\"n\":" +
-                   std::to_string(w.first) + ",\"total\":" + std::to_string(w.second) + "}");
+    want.push_back("{\"user\":\"" + k.first + "\",\"window_start\":\"" + Rfc3339(k.second) +
+                   "\",\"n\":" + std::to_string(w.first) +
+                   ",\"total\":" + std::to_string(w.second) + "}");
   }
   want = Sorted(want);
   ASSERT_FALSE(want.empty());
@@ -128,7 +133,8 @@ low
     std::string units = std::string("compiled ") + jobs + " translation unit";
     EXPECT_NE(built.err.find(units), std::string::npos) << built.err;
     for (const char* p : {"1", "3"}) {
-      Ran ran = RunCmd({bin, "--parallelism", p, "--set", "input=" + dir + "/in.jsonl", "--set", "cut=6000"});
+      Ran ran = RunCmd(
+          {bin, "--parallelism", p, "--set", "input=" + dir + "/in.jsonl", "--set", "cut=6000"});
       ASSERT_EQ(ran.exit_code, 0) << ran.err;
       EXPECT_EQ(Sorted(Lines(ran.out)), want) << "--jobs " << jobs << ", parallelism " << p;
     }
@@ -137,7 +143,9 @@ low
 
 TEST(SplitBuild, CompileErrorInSeveralUnitsStillNamesTheScriptLine) {
   std::string dir = ScratchDir("split_error");
-  WriteText(dir + "/wrong.h", "#include <vector>\n#include <cstdint>\ninline int64_t twice(const std::vector<int>& v) { return 2; }\n");
+  WriteText(dir + "/wrong.h",
+            "#include <vector>\n#include <cstdint>\ninline int64_t twice(const std::vector<int>& "
+            "v) { return 2; }\n");
   WriteText(dir + "/job.flow", R"(param input: string = "none"
 extern fn twice(x: int) -> int from "wrong.h"
 schema Ev { n: int }
@@ -154,7 +162,9 @@ s | into stdout format json
 
 TEST(SplitBuild, BadJobsIsAUsageError) {
   std::string dir = ScratchDir("split_usage");
-  WriteText(dir + "/job.flow", "schema Ev { n: int }\nstream s = from stdin format json as Ev\ns | into stdout format json\n");
+  WriteText(dir + "/job.flow",
+            "schema Ev { n: int }\nstream s = from stdin format json as Ev\ns | into stdout format "
+            "json\n");
   for (const char* bad : {"0", "-2", "x", "300"}) {
     Ran r = RunCmd({Flowc(), "build", dir + "/job.flow", "-o", dir + "/job", "--jobs", bad});
     EXPECT_EQ(r.exit_code, 2) << bad;

@@ -27,12 +27,14 @@ namespace flow::codegen_io_test {
 namespace {
 
 // Event time starts at the current hour, not at a fixed date (see RecentEventTimeOrigin).
-int64_t T0() { return RecentEventTimeOrigin(); }
+int64_t T0() {
+  return RecentEventTimeOrigin();
+}
 
 using codegen_test::BuildJob;
 using codegen_test::JsonString;
-using codegen_test::Rfc3339;
 using codegen_test::ProcessScratchDir;
+using codegen_test::Rfc3339;
 using codegen_test::ScratchDir;
 using test::Isolation;
 using test::JavaPartition;
@@ -53,18 +55,25 @@ struct Input {
 };
 
 // Per (url, window start): views, bytes and the distinct users.
-using Reference = std::map<std::pair<std::string, int64_t>, std::tuple<int64_t, int64_t, std::set<std::string>>>;
+using Reference =
+    std::map<std::pair<std::string, int64_t>, std::tuple<int64_t, int64_t, std::set<std::string>>>;
 
 std::string ClickJson(const Input& c, std::mt19937& rng) {
   std::string tags = "[";
-  for (uint32_t i = 0, n = rng() % 3; i < n; ++i) tags += std::string(i ? "," : "") + "\"t" + std::to_string(rng() % 5) + "\"";
+  for (uint32_t i = 0, n = rng() % 3; i < n; ++i)
+    tags += std::string(i ? "," : "") + "\"t" + std::to_string(rng() % 5) + "\"";
   tags += "]";
-  std::string s = "{\"user\":" + JsonString(c.user) + ",\"url\":" + JsonString(c.url) + ",\"bytes\":" + std::to_string(c.bytes) +
-                  ",\"tags\":" + tags;
+  std::string s = "{\"user\":" + JsonString(c.user) + ",\"url\":" + JsonString(c.url) +
+                  ",\"bytes\":" + std::to_string(c.bytes) + ",\"tags\":" + tags;
   switch (rng() % 3) {  // ref: missing, null or a string (nullable)
-    case 0: break;
-    case 1: s += ",\"ref\":null"; break;
-    default: s += ",\"ref\":\"https://example.com/\""; break;
+    case 0:
+      break;
+    case 1:
+      s += ",\"ref\":null";
+      break;
+    default:
+      s += ",\"ref\":\"https://example.com/\"";
+      break;
   }
   // Timestamps as RFC 3339 text or epoch milliseconds: both are accepted.
   s += ",\"ts\":" + (rng() % 2 ? JsonString(Rfc3339(c.ts)) : std::to_string(c.ts)) + "}";
@@ -75,7 +84,8 @@ std::string ClickJson(const Input& c, std::mt19937& rng) {
 // partition's largest time so far (never late for `watermark 5s`), urls with characters JSON must
 // escape, some empty urls (filtered by the example) and three malformed records per partition.
 std::vector<Input> MakeClicks(std::mt19937& rng, int64_t from, int64_t span, int per_partition) {
-  const std::vector<std::string> urls = {"/", "/home", "/a?x=1&y=2", "/caf\xc3\xa9", "/quote\"d\\path", ""};
+  const std::vector<std::string> urls = {
+      "/", "/home", "/a?x=1&y=2", "/caf\xc3\xa9", "/quote\"d\\path", ""};
   std::vector<Input> out;
   for (int32_t p = 0; p < kInputPartitions; ++p) {
     std::set<int> bad_at;
@@ -86,9 +96,16 @@ std::vector<Input> MakeClicks(std::mt19937& rng, int64_t from, int64_t span, int
         b.partition = p;
         b.bad = true;
         switch (j % 3) {
-          case 0: b.payload = "{\"user\":\"u1\",\"url\":\"/a\",\"bytes\":\"lots\",\"tags\":[],\"ts\":0}"; break;
-          case 1: b.payload = "not json at all"; break;
-          default: b.payload = "{\"user\":\"u2\",\"url\":\"/b\",\"tags\":[],\"ts\":\"2026-03-01T00:00:00Z\"}"; break;
+          case 0:
+            b.payload = "{\"user\":\"u1\",\"url\":\"/a\",\"bytes\":\"lots\",\"tags\":[],\"ts\":0}";
+            break;
+          case 1:
+            b.payload = "not json at all";
+            break;
+          default:
+            b.payload =
+                "{\"user\":\"u2\",\"url\":\"/b\",\"tags\":[],\"ts\":\"2026-03-01T00:00:00Z\"}";
+            break;
         }
         out.push_back(b);
       }
@@ -111,7 +128,9 @@ std::vector<Input> Flush(int64_t ts) {
   for (int32_t p = 0; p < kInputPartitions; ++p) {
     Input c;
     c.partition = p;
-    c.payload = "{\"user\":\"flush\",\"url\":\"\",\"bytes\":0,\"tags\":[],\"ts\":" + std::to_string(ts) + "}";
+    c.payload =
+        "{\"user\":\"flush\",\"url\":\"\",\"bytes\":0,\"tags\":[],\"ts\":" + std::to_string(ts) +
+        "}";
     c.ts = ts;
     out.push_back(c);
   }
@@ -130,15 +149,17 @@ void AddToReference(const std::vector<Input>& in, Reference* ref) {
 
 // The output row without `visitors` (compared exactly), as the job's JSON encoder writes it.
 std::string RowPrefix(const std::string& url, int64_t start, int64_t views, int64_t bytes) {
-  return "{\"url\":" + JsonString(url) + ",\"window_start\":" + JsonString(Rfc3339(start)) + ",\"window_end\":" +
-         JsonString(Rfc3339(start + kMinute)) + ",\"views\":" + std::to_string(views) + ",\"bytes\":" + std::to_string(bytes);
+  return "{\"url\":" + JsonString(url) + ",\"window_start\":" + JsonString(Rfc3339(start)) +
+         ",\"window_end\":" + JsonString(Rfc3339(start + kMinute)) +
+         ",\"views\":" + std::to_string(views) + ",\"bytes\":" + std::to_string(bytes);
 }
 
 class KafkaExample : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     std::string dir = ProcessScratchDir("kafka_example_build");
-    Ran built = BuildJob(std::string(FLOW_SOURCE_DIR) + "/examples/kafka_exactly_once.flow", dir + "/kafka_exactly_once");
+    Ran built = BuildJob(std::string(FLOW_SOURCE_DIR) + "/examples/kafka_exactly_once.flow",
+                         dir + "/kafka_exactly_once");
     build_error_ = built.exit_code == 0 ? "" : "flowc build failed:\n" + built.err;
     binary_ = dir + "/kafka_exactly_once";
   }
@@ -176,10 +197,11 @@ class KafkaExample : public ::testing::Test {
 
   std::unique_ptr<Background> Start(const Topics& t, int parallelism, const std::string& dir) {
     return std::make_unique<Background>(
-        std::vector<std::string>{binary_, "--set", "brokers=" + env_.brokers(), "--set", "group=" + t.group, "--set",
-                                 "clicks_topic=" + t.clicks, "--set", "rejected_topic=" + t.rejected, "--set",
-                                 "output_topic=" + t.output, "--parallelism", std::to_string(parallelism), "--state-dir",
-                                 dir + "/state", "--job-id", t.job_id, "--progress-interval", "0"},
+        std::vector<std::string>{
+            binary_, "--set", "brokers=" + env_.brokers(), "--set", "group=" + t.group, "--set",
+            "clicks_topic=" + t.clicks, "--set", "rejected_topic=" + t.rejected, "--set",
+            "output_topic=" + t.output, "--parallelism", std::to_string(parallelism), "--state-dir",
+            dir + "/state", "--job-id", t.job_id, "--progress-interval", "0"},
         dir);
   }
 
@@ -191,7 +213,8 @@ class KafkaExample : public ::testing::Test {
     ASSERT_TRUE(got.ok()) << got.status().ToString();
     std::map<std::string, int64_t> want;  // row prefix -> exact distinct users
     for (const auto& [key, agg] : ref) {
-      want[RowPrefix(key.first, key.second, std::get<0>(agg), std::get<1>(agg))] = static_cast<int64_t>(std::get<2>(agg).size());
+      want[RowPrefix(key.first, key.second, std::get<0>(agg), std::get<1>(agg))] =
+          static_cast<int64_t>(std::get<2>(agg).size());
     }
     std::map<std::string, int64_t> seen;
     for (const KafkaRecord& r : *got) {
@@ -214,7 +237,8 @@ class KafkaExample : public ::testing::Test {
       EXPECT_EQ(r.partition, JavaPartition(r.key, kOutputPartitions)) << r.key;
     }
     EXPECT_EQ(seen.size(), want.size());
-    for (const auto& [prefix, n] : want) EXPECT_EQ(seen.count(prefix), 1u) << "missing row " << prefix;
+    for (const auto& [prefix, n] : want)
+      EXPECT_EQ(seen.count(prefix), 1u) << "missing row " << prefix;
   }
 
   // The dead-letter topic holds every malformed record (raw text, topic, partition and offset);
@@ -225,8 +249,8 @@ class KafkaExample : public ::testing::Test {
     for (const Input& c : in) {
       int64_t offset = offsets[c.partition]++;
       if (!c.bad) continue;
-      want["kafka topic " + t.clicks + " partition " + std::to_string(c.partition) + " offset " + std::to_string(offset) +
-           "|" + JsonString(c.payload)] = 1;
+      want["kafka topic " + t.clicks + " partition " + std::to_string(c.partition) + " offset " +
+           std::to_string(offset) + "|" + JsonString(c.payload)] = 1;
     }
     ASSERT_GE(want.size(), 3u * kInputPartitions);  // three per partition and MakeClicks call
     auto got = env_.ConsumeToEnd(t.rejected, Isolation::kReadCommitted);
@@ -237,8 +261,10 @@ class KafkaExample : public ::testing::Test {
       size_t pos = r.value.find("\"position\":");
       size_t err = r.value.find(",\"error\":");
       size_t raw = r.value.find(",\"raw\":");
-      ASSERT_TRUE(pos != std::string::npos && err != std::string::npos && raw != std::string::npos) << r.value;
-      EXPECT_NE(r.value.find("\"source\":\"source at kafka_exactly_once.flow:"), std::string::npos) << r.value;
+      ASSERT_TRUE(pos != std::string::npos && err != std::string::npos && raw != std::string::npos)
+          << r.value;
+      EXPECT_NE(r.value.find("\"source\":\"source at kafka_exactly_once.flow:"), std::string::npos)
+          << r.value;
       std::string position = r.value.substr(pos + 12, err - pos - 13);
       EXPECT_GT(raw - err, 12u) << "an error message: " << r.value;
       ++seen[position + "|" + r.value.substr(raw + 7, r.value.size() - raw - 8)];
@@ -287,7 +313,8 @@ TEST_F(KafkaExample, EveryWindowOnceAtParallelism1And2) {
     ASSERT_GE(ref.size(), 25u);
     {
       auto job = Start(t, parallelism, dir);
-      auto got = env_.ConsumeCount(t.output, ref.size(), Isolation::kReadCommitted, test::Millis(240000));
+      auto got =
+          env_.ConsumeCount(t.output, ref.size(), Isolation::kReadCommitted, test::Millis(240000));
       std::string err = job->Err();
       int code = job->Stop(60);
       ASSERT_TRUE(got.ok()) << got.status().ToString() << "\n" << err;
@@ -331,7 +358,8 @@ TEST_F(KafkaExample, KillAndRestartKeepsExactlyOnce) {
   Produce(t, flush);
   {
     auto job = Start(t, 2, dir);
-    auto got = env_.ConsumeCount(t.output, ref.size(), Isolation::kReadCommitted, test::Millis(240000));
+    auto got =
+        env_.ConsumeCount(t.output, ref.size(), Isolation::kReadCommitted, test::Millis(240000));
     std::string err = job->Err();
     int code = job->Stop(60);
     ASSERT_TRUE(got.ok()) << got.status().ToString() << "\n" << err;
@@ -366,14 +394,19 @@ TEST_F(KafkaExample, WindowsWaitForLaterEventTimeAndIdlePartitionsDoNotHoldThem)
   std::this_thread::sleep_for(std::chrono::seconds(40));
   auto none = env_.ConsumeToEnd(t.output, Isolation::kReadCommitted);
   ASSERT_TRUE(none.ok()) << none.status().ToString();
-  EXPECT_EQ(none->size(), 0u) << "a window fired before event time passed it: " << (none->empty() ? "" : (*none)[0].value);
+  EXPECT_EQ(none->size(), 0u) << "a window fired before event time passed it: "
+                              << (none->empty() ? "" : (*none)[0].value);
   EXPECT_TRUE(WaitForCheckpoints(*job, 5, 60)) << job->Err();
   Input later;
   later.partition = 1;
-  later.ts = T0() + kMinute + 5000;  // watermark = ts - 5 s - 1 ms = the minute's last millisecond: just enough
-  later.payload = "{\"user\":\"-\",\"url\":\"\",\"bytes\":0,\"tags\":[],\"ts\":" + std::to_string(later.ts) + "}";
+  later.ts = T0() + kMinute +
+             5000;  // watermark = ts - 5 s - 1 ms = the minute's last millisecond: just enough
+  later.payload =
+      "{\"user\":\"-\",\"url\":\"\",\"bytes\":0,\"tags\":[],\"ts\":" + std::to_string(later.ts) +
+      "}";
   Produce(t, {later});
-  auto got = env_.ConsumeCount(t.output, ref.size(), Isolation::kReadCommitted, test::Millis(120000));
+  auto got =
+      env_.ConsumeCount(t.output, ref.size(), Isolation::kReadCommitted, test::Millis(120000));
   std::string err = job->Err();
   EXPECT_EQ(job->Stop(60), 0) << job->Err();
   ASSERT_TRUE(got.ok()) << got.status().ToString() << "\n" << err;

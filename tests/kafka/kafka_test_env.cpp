@@ -75,8 +75,8 @@ rt::Result<RdKafkaPtr> NewClient(const std::string& brokers, rd_kafka_type_t typ
   rd_kafka_t* rk = rd_kafka_new(type, conf, errstr, sizeof errstr);
   if (rk == nullptr) {  // on failure the configuration is still ours
     rd_kafka_conf_destroy(conf);
-    return rt::Status::InvalidArgument(std::string("cannot create a Kafka client for ") +
-                                       brokers + ": " + errstr);
+    return rt::Status::InvalidArgument(std::string("cannot create a Kafka client for ") + brokers +
+                                       ": " + errstr);
   }
   if (type == RD_KAFKA_CONSUMER) rd_kafka_poll_set_consumer(rk);
   return RdKafkaPtr(rk);
@@ -163,7 +163,8 @@ int32_t JavaPartition(const std::string& key, int32_t partitions) {
   uint32_t len = static_cast<uint32_t>(key.size());
   uint32_t h = 0x9747b28c ^ len;
   for (uint32_t i = 0; i + 4 <= len; i += 4) {
-    uint32_t k = d[i] | (uint32_t{d[i + 1]} << 8) | (uint32_t{d[i + 2]} << 16) | (uint32_t{d[i + 3]} << 24);
+    uint32_t k =
+        d[i] | (uint32_t{d[i + 1]} << 8) | (uint32_t{d[i + 2]} << 16) | (uint32_t{d[i + 3]} << 24);
     k *= m;
     k ^= k >> 24;
     k *= m;
@@ -172,9 +173,15 @@ int32_t JavaPartition(const std::string& key, int32_t partitions) {
   }
   uint32_t tail = len & ~3u;
   switch (len % 4) {
-    case 3: h ^= uint32_t{d[tail + 2]} << 16; [[fallthrough]];
-    case 2: h ^= uint32_t{d[tail + 1]} << 8; [[fallthrough]];
-    case 1: h ^= d[tail]; h *= m;
+    case 3:
+      h ^= uint32_t{d[tail + 2]} << 16;
+      [[fallthrough]];
+    case 2:
+      h ^= uint32_t{d[tail + 1]} << 8;
+      [[fallthrough]];
+    case 1:
+      h ^= d[tail];
+      h *= m;
   }
   h ^= h >> 13;
   h *= m;
@@ -270,8 +277,8 @@ rt::Status KafkaTestEnv::CreateTopic(const std::string& topic, int partitions,
     return rt::Status::InvalidArgument("cannot create topic '" + topic + "': " + errstr);
   }
   for (const auto& [name, value] : configs) {
-    rd_kafka_resp_err_t err = rd_kafka_NewTopic_set_config(new_topic.get(), name.c_str(),
-                                                           value.c_str());
+    rd_kafka_resp_err_t err =
+        rd_kafka_NewTopic_set_config(new_topic.get(), name.c_str(), value.c_str());
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       return internal::ErrStatus(err, "topic '" + topic + "' config '" + name + "'");
     }
@@ -294,7 +301,8 @@ rt::Status KafkaTestEnv::CreateTopic(const std::string& topic, int partitions,
   std::unique_ptr<rd_kafka_event_t, Freer<rd_kafka_event_t, rd_kafka_event_destroy>> event(
       rd_kafka_queue_poll(queue.get(), ms + 1000));
   std::string what = "creating topic '" + topic + "' at " + brokers_;
-  if (!event) return rt::Status::TimedOut(what + ": no answer within " + std::to_string(ms) + " ms");
+  if (!event)
+    return rt::Status::TimedOut(what + ": no answer within " + std::to_string(ms) + " ms");
   if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return internal::ErrStatus(rd_kafka_event_error(event.get()),
                                what + " (" + rd_kafka_event_error_string(event.get()) + ")");
@@ -343,7 +351,8 @@ rt::Status KafkaTestEnv::AddPartitions(const std::string& topic, int total, Mill
   rd_kafka_CreatePartitions(rk->get(), requests, 1, options.get(), queue.get());
   std::unique_ptr<rd_kafka_event_t, Freer<rd_kafka_event_t, rd_kafka_event_destroy>> event(
       rd_kafka_queue_poll(queue.get(), ms + 1000));
-  if (!event) return rt::Status::TimedOut(what + ": no answer within " + std::to_string(ms) + " ms");
+  if (!event)
+    return rt::Status::TimedOut(what + ": no answer within " + std::to_string(ms) + " ms");
   if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return internal::ErrStatus(rd_kafka_event_error(event.get()),
                                what + " (" + rd_kafka_event_error_string(event.get()) + ")");

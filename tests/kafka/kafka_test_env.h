@@ -92,8 +92,7 @@ class KafkaTestEnv {
   [[nodiscard]] rt::Status AddPartitions(const std::string& topic, int total,
                                          Millis timeout = kKafkaTimeout) const;
   // CreateTopic with a UniqueName(prefix); returns the name.
-  [[nodiscard]] rt::Result<std::string> CreateUniqueTopic(std::string_view prefix,
-                                                          int partitions,
+  [[nodiscard]] rt::Result<std::string> CreateUniqueTopic(std::string_view prefix, int partitions,
                                                           const KafkaSettings& configs = {},
                                                           Millis timeout = kKafkaTimeout) const;
   // Number of partitions of `topic`; kNotFound if the broker does not know it.
@@ -108,7 +107,8 @@ class KafkaTestEnv {
 
   // Produces `records` with an idempotent, non-transactional producer (acks=all) and waits
   // until every one is acknowledged; the first failed delivery is the error.
-  [[nodiscard]] rt::Status Produce(const std::string& topic, const std::vector<KafkaRecord>& records,
+  [[nodiscard]] rt::Status Produce(const std::string& topic,
+                                   const std::vector<KafkaRecord>& records,
                                    Millis timeout = kKafkaTimeout) const;
 
   // Reads every record below each partition's high watermark as it was when the call began,

@@ -19,9 +19,9 @@ TEST(KafkaTestEnvTest, UniqueNamesDifferAndAreValidTopicNames) {
   EXPECT_EQ(names.size(), 100u);
   for (const std::string& name : names) {
     EXPECT_EQ(name.rfind("a-b-c-", 0), 0u) << name;
-    EXPECT_EQ(name.find_first_not_of(
-                  "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"),
-              std::string::npos)
+    EXPECT_EQ(
+        name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-"),
+        std::string::npos)
         << name;
   }
 }

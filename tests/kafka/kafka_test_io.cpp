@@ -40,8 +40,8 @@ enum class StopAt { kEnd, kCount };
 
 // Where one partition's read stands.
 struct PartitionRead {
-  int64_t end = 0;        // high watermark when the read began (StopAt::kEnd)
-  int64_t reached = -1;   // offset of the latest end-of-partition event
+  int64_t end = 0;       // high watermark when the read began (StopAt::kEnd)
+  int64_t reached = -1;  // offset of the latest end-of-partition event
   bool done = false;
 };
 
@@ -56,7 +56,8 @@ rt::Status FetchEnds(const KafkaTestEnv& env, const std::string& topic, const st
     rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
         probe->get(), topic.c_str(), partition, &low, &read.end, std::max(deadline.LeftMs(), 1));
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return internal::ErrStatus(err, what + ": end offset of partition " + std::to_string(partition));
+      return internal::ErrStatus(err,
+                                 what + ": end offset of partition " + std::to_string(partition));
     }
     read.done = read.end <= low;  // nothing to read
   }
@@ -67,8 +68,8 @@ rt::Result<std::vector<KafkaRecord>> ReadTopic(const KafkaTestEnv& env, const st
                                                Isolation isolation, StopAt stop_at,
                                                std::size_t count, Millis timeout) {
   internal::Deadline deadline(timeout);
-  const std::string what = std::string(IsolationName(isolation)) + " read of topic '" + topic +
-                           "' at " + env.brokers();
+  const std::string what =
+      std::string(IsolationName(isolation)) + " read of topic '" + topic + "' at " + env.brokers();
   auto rk = env.MakeConsumer({{"isolation.level", IsolationName(isolation)},
                               {"enable.partition.eof", "true"},
                               {"enable.auto.commit", "false"},
@@ -110,8 +111,8 @@ rt::Result<std::vector<KafkaRecord>> ReadTopic(const KafkaTestEnv& env, const st
           detail += "; a transaction still open holds back the last stable offset";
         }
       } else {
-        detail = "got " + std::to_string(records.size()) + " of " + std::to_string(count) +
-                 " records";
+        detail =
+            "got " + std::to_string(records.size()) + " of " + std::to_string(count) + " records";
       }
       return rt::Status::TimedOut(what + ": " + detail + " after " +
                                   std::to_string(timeout.count()) +
@@ -199,9 +200,9 @@ rt::Status KafkaTestEnv::Produce(const std::string& topic, const std::vector<Kaf
   }
   rd_kafka_resp_err_t err = rd_kafka_flush(rk->get(), deadline.LeftMs());
   if (tally.failed > 0) {
-    return internal::ErrStatus(tally.first_error,
-                               what + ": " + std::to_string(tally.failed) + " of " +
-                                   std::to_string(records.size()) + " records failed, first");
+    return internal::ErrStatus(tally.first_error, what + ": " + std::to_string(tally.failed) +
+                                                      " of " + std::to_string(records.size()) +
+                                                      " records failed, first");
   }
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR || tally.acknowledged != records.size()) {
     return rt::Status::TimedOut(what + ": " + std::to_string(tally.acknowledged) + " of " +
@@ -212,15 +213,15 @@ rt::Status KafkaTestEnv::Produce(const std::string& topic, const std::vector<Kaf
 }
 
 rt::Result<std::vector<KafkaRecord>> KafkaTestEnv::ConsumeToEnd(const std::string& topic,
-                                                               Isolation isolation,
-                                                               Millis timeout) const {
+                                                                Isolation isolation,
+                                                                Millis timeout) const {
   return ReadTopic(*this, topic, isolation, StopAt::kEnd, 0, timeout);
 }
 
 rt::Result<std::vector<KafkaRecord>> KafkaTestEnv::ConsumeCount(const std::string& topic,
-                                                               std::size_t count,
-                                                               Isolation isolation,
-                                                               Millis timeout) const {
+                                                                std::size_t count,
+                                                                Isolation isolation,
+                                                                Millis timeout) const {
   return ReadTopic(*this, topic, isolation, StopAt::kCount, count, timeout);
 }
 

@@ -61,8 +61,8 @@ class TransactionsSmokeTest : public ::testing::Test {
     auto producer = kafka_.MakeProducer(
         {{"transactional.id", transactional_id},
          {"transaction.timeout.ms", std::to_string(transaction_timeout_ms)},
-         {"message.timeout.ms", std::to_string(std::min<int64_t>(transaction_timeout_ms,
-                                                                 kTxnTimeoutMs))}});
+         {"message.timeout.ms",
+          std::to_string(std::min<int64_t>(transaction_timeout_ms, kTxnTimeoutMs))}});
     EXPECT_TRUE(producer.ok()) << producer.status().ToString();
     return producer.ok() ? std::move(producer).value() : nullptr;
   }
@@ -73,7 +73,8 @@ class TransactionsSmokeTest : public ::testing::Test {
         producer, RD_KAFKA_V_TOPIC(topic_.c_str()), RD_KAFKA_V_PARTITION(partition),
         RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
-    ASSERT_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR) << "producing '" << value << "': " << rd_kafka_err2str(err);
+    ASSERT_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR)
+        << "producing '" << value << "': " << rd_kafka_err2str(err);
   }
 
   // Sends `count` records "<prefix>-<i>" round-robin over the partitions and records, in the
@@ -99,7 +100,7 @@ TEST_F(TransactionsSmokeTest, ReadCommittedSeesOnlyCommittedRecordsReadUncommitt
   ErrorPtr error(rd_kafka_init_transactions(p, kTxnTimeoutMs));
   ASSERT_FALSE(error) << "init_transactions: " << Describe(error);
 
-  std::map<int32_t, std::vector<std::string>> committed;  // reference for read_committed
+  std::map<int32_t, std::vector<std::string>> committed;   // reference for read_committed
   std::map<int32_t, std::vector<std::string>> everything;  // reference for read_uncommitted
 
   error.reset(rd_kafka_begin_transaction(p));

@@ -55,8 +55,12 @@ struct CountIds {
   }
 };
 
-std::string KeyOf(const Event& e) { return e.user; }
-Row MakeRow(const std::string& k, rt::TimestampMs s, rt::TimestampMs, const CountIds& a) { return Row{k, s, a.count, a.ids}; }
+std::string KeyOf(const Event& e) {
+  return e.user;
+}
+Row MakeRow(const std::string& k, rt::TimestampMs s, rt::TimestampMs, const CountIds& a) {
+  return Row{k, s, a.count, a.ids};
+}
 
 constexpr int64_t kSize = 100;
 
@@ -65,7 +69,8 @@ struct Outcome {
   std::vector<rt::Collected<Event>::Item> late;
 };
 
-Outcome RunWindowJob(const std::vector<Event>& events, const std::vector<rt::TimestampMs>& ts, uint32_t parallelism) {
+Outcome RunWindowJob(const std::vector<Event>& events, const std::vector<rt::TimestampMs>& ts,
+                     uint32_t parallelism) {
   rt::JobOptions options;
   options.parallelism = parallelism;
   rt::Job job(options);
@@ -78,12 +83,14 @@ Outcome RunWindowJob(const std::vector<Event>& events, const std::vector<rt::Tim
   cfg.slide = kSize;
   cfg.allowed_lateness = 30;
   using Adapter = WindowAggregateAdapter<std::string, Event, CountIds, Row, WithLate<Row, Event>>;
-  auto all = src.KeyBy("user", KeyHashOf<std::string>(&KeyOf)).Then<WithLate<Row, Event>>("window", [cfg] {
-    return std::make_unique<Adapter>(cfg, &KeyOf, &MakeRow);
-  });
+  auto all =
+      src.KeyBy("user", KeyHashOf<std::string>(&KeyOf)).Then<WithLate<Row, Event>>("window", [cfg] {
+        return std::make_unique<Adapter>(cfg, &KeyOf, &MakeRow);
+      });
   auto results = std::make_shared<rt::Collected<Row>>();
   auto late = std::make_shared<rt::Collected<Event>>();
-  WindowResults<Row, Event>(all, "window.results", 0).Sink("results", rt::CollectingSinkFactory(results));
+  WindowResults<Row, Event>(all, "window.results", 0)
+      .Sink("results", rt::CollectingSinkFactory(results));
   LateRecords<Row, Event>(all, "window.late", 0).Sink("late", rt::CollectingSinkFactory(late));
   EXPECT_EQ(job.Run(), 0);
   return Outcome{results->Items(), late->Items()};
@@ -97,7 +104,8 @@ TEST(LateRecordsAdapter, ResultsPlusLateRecordsAreEveryRecordOfEachWindow) {
   for (int i = 0; i < 3000; ++i) {
     events.push_back(Event{users[rng() % 3], i});
     // Mostly in order; one record in eight up to 300 ms behind, far past watermark and lateness.
-    int64_t back = rng() % 8 == 0 ? static_cast<int64_t>(rng() % 300) : static_cast<int64_t>(rng() % 10);
+    int64_t back =
+        rng() % 8 == 0 ? static_cast<int64_t>(rng() % 300) : static_cast<int64_t>(rng() % 10);
     ts.push_back(1'000'000 + i * 3 - back);
   }
   // Reference over all records: (user, window start) -> (count, id sum).

@@ -51,7 +51,8 @@ const ast::WindowOp* WindowOf(const Checked& c) {
 
 TEST(LateSinkParse, ClauseBecomesTheWindowsSink) {
   auto c = Check(
-      "clicks | key by user | window tumbling 1m lateness 10s on late into file(path: \"late/\") format json "
+      "clicks | key by user | window tumbling 1m lateness 10s on late into file(path: \"late/\") "
+      "format json "
       "exactly_once | aggregate count() as n | into stdout");
   ASSERT_FALSE(c->diags.has_errors());
   const ast::WindowOp* w = WindowOf(*c);
@@ -78,8 +79,10 @@ TEST(LateSinkParse, WithoutTheClauseThereIsNoSink) {
 }
 
 TEST(LateSinkParse, LateStaysUsableAsAName) {
-  auto c = Check("clicks | select user as late | key by late | window sliding 1m every 10s on late into stdout "
-                 "| aggregate count() as n | into stdout");
+  auto c = Check(
+      "clicks | select user as late | key by late | window sliding 1m every 10s on late into "
+      "stdout "
+      "| aggregate count() as n | into stdout");
   EXPECT_FALSE(c->diags.has_errors());
   ASSERT_NE(WindowOf(*c), nullptr);
   ASSERT_NE(WindowOf(*c)->late_sink, nullptr);
@@ -87,31 +90,37 @@ TEST(LateSinkParse, LateStaysUsableAsAName) {
 }
 
 TEST(LateSinkParse, JoinWindowsHaveNoClause) {
-  auto c = Check("stream other = clicks | where bytes > 1\n"
-                 "clicks | join other on clicks.user == other.user window tumbling 1m on late into stdout "
-                 "| into stdout");
+  auto c = Check(
+      "stream other = clicks | where bytes > 1\n"
+      "clicks | join other on clicks.user == other.user window tumbling 1m on late into stdout "
+      "| into stdout");
   EXPECT_TRUE(c->diags.has_errors());
 }
 
 TEST(LateSinkCheck, ProcessingTimeWindowsAreRejected) {
-  auto c = Check("clicks | key by user | window tumbling 1m processing time on late into stdout "
-                 "| aggregate count() as n | into stdout");
+  auto c = Check(
+      "clicks | key by user | window tumbling 1m processing time on late into stdout "
+      "| aggregate count() as n | into stdout");
   EXPECT_TRUE(c->HasError("a processing-time window has no late records to route"));
 }
 
 TEST(LateSinkCheck, SinkErrorsAreTheSinksErrors) {
-  auto unknown = Check("clicks | key by user | window tumbling 1m on late into stdin | aggregate count() as n "
-                       "| into stdout");
+  auto unknown = Check(
+      "clicks | key by user | window tumbling 1m on late into stdin | aggregate count() as n "
+      "| into stdout");
   EXPECT_TRUE(unknown->HasError("`stdin` is a source; it cannot be written with `into`"));
-  auto once = Check("clicks | key by user | window tumbling 1m on late into stdout exactly_once "
-                    "| aggregate count() as n | into stdout");
+  auto once = Check(
+      "clicks | key by user | window tumbling 1m on late into stdout exactly_once "
+      "| aggregate count() as n | into stdout");
   EXPECT_TRUE(once->HasError("`stdout` cannot write exactly once"));
-  auto raw = Check("clicks | key by user | window tumbling 1m on late into stdout format raw "
-                   "| aggregate count() as n | into stdout");
+  auto raw = Check(
+      "clicks | key by user | window tumbling 1m on late into stdout format raw "
+      "| aggregate count() as n | into stdout");
   EXPECT_TRUE(raw->HasError("late records of this window are Click"));
   // One string field: raw can write it.
-  auto ok = Check("clicks | select url | key by url | window tumbling 1m on late into stdout format raw "
-                  "| aggregate count() as n | into stdout");
+  auto ok = Check(
+      "clicks | select url | key by url | window tumbling 1m on late into stdout format raw "
+      "| aggregate count() as n | into stdout");
   EXPECT_FALSE(ok->diags.has_errors());
 }
 
@@ -143,8 +152,9 @@ const plan::SinkNode* LateSink(const plan::Plan& plan) {
 }
 
 TEST(LateSinkPlan, SideOutputEdgeFromTheWindowToAnOrdinarySink) {
-  Planned p = PlanOf("clicks | key by user | window tumbling 1m lateness 5s on late into file(path: \"late\") "
-                     "format json exactly_once | aggregate sum(bytes) as b | into stdout");
+  Planned p = PlanOf(
+      "clicks | key by user | window tumbling 1m lateness 5s on late into file(path: \"late\") "
+      "format json exactly_once | aggregate sum(bytes) as b | into stdout");
   ASSERT_NE(p.plan, nullptr) << p.error;
   const plan::SinkNode* late = LateSink(*p.plan);
   ASSERT_NE(late, nullptr);
@@ -164,8 +174,9 @@ TEST(LateSinkPlan, SideOutputEdgeFromTheWindowToAnOrdinarySink) {
 }
 
 TEST(LateSinkPlan, VerifyRejectsALateSinkOffAWindow) {
-  Planned p = PlanOf("clicks | key by user | window tumbling 1m on late into stdout | aggregate count() as n "
-                     "| into stdout");
+  Planned p = PlanOf(
+      "clicks | key by user | window tumbling 1m on late into stdout | aggregate count() as n "
+      "| into stdout");
   ASSERT_NE(p.plan, nullptr);
   auto* late = const_cast<plan::SinkNode*>(LateSink(*p.plan));
   ASSERT_NE(late, nullptr);
@@ -174,14 +185,16 @@ TEST(LateSinkPlan, VerifyRejectsALateSinkOffAWindow) {
 }
 
 TEST(LateSinkPlan, ExplainShowsTheLateSink) {
-  Planned p = PlanOf("clicks | key by user | window session 1m on late into file(path: \"late\") format csv "
-                     "| aggregate count() as n | into stdout");
+  Planned p = PlanOf(
+      "clicks | key by user | window session 1m on late into file(path: \"late\") format csv "
+      "| aggregate count() as n | into stdout");
   ASSERT_NE(p.plan, nullptr);
   const plan::SinkNode* late = LateSink(*p.plan);
   ASSERT_NE(late, nullptr);
   std::string text = plan::ExplainText(*p.plan, p.checked->text);
   EXPECT_NE(text.find("sink file(path: \"late\") format csv"), std::string::npos) << text;
-  EXPECT_NE(text.find("input: #" + std::to_string(late->inputs[0]) + " late records (side output)"), std::string::npos)
+  EXPECT_NE(text.find("input: #" + std::to_string(late->inputs[0]) + " late records (side output)"),
+            std::string::npos)
       << text;
   std::string dot = plan::ExplainDot(*p.plan, p.checked->text);
   std::string edge = "n" + std::to_string(late->inputs[0]) + " -> n" + std::to_string(late->id) +
@@ -191,17 +204,20 @@ TEST(LateSinkPlan, ExplainShowsTheLateSink) {
 }
 
 TEST(LateSinkPlan, AWindowOverAJoinPairIsUnsupported) {
-  Planned p = PlanOf("stream other = clicks | where bytes > 1\n"
-                     "clicks | join other on clicks.user == other.user within 1m | key by clicks.user "
-                     "| window tumbling 1m on late into stdout | aggregate count() as n | into stdout");
+  Planned p = PlanOf(
+      "stream other = clicks | where bytes > 1\n"
+      "clicks | join other on clicks.user == other.user within 1m | key by clicks.user "
+      "| window tumbling 1m on late into stdout | aggregate count() as n | into stdout");
   EXPECT_EQ(p.plan, nullptr);
-  EXPECT_NE(p.error.find("late records of a window that reads a join"), std::string::npos) << p.error;
+  EXPECT_NE(p.error.find("late records of a window that reads a join"), std::string::npos)
+      << p.error;
 }
 
 TEST(LateSinkPlan, AnUnreadStreamWithALateSinkStillRuns) {
-  Planned p = PlanOf("stream unread = clicks | key by user | window sliding 1m every 10s on late into stdout "
-                     "| aggregate count() as n\n"
-                     "clicks | into blackhole");
+  Planned p = PlanOf(
+      "stream unread = clicks | key by user | window sliding 1m every 10s on late into stdout "
+      "| aggregate count() as n\n"
+      "clicks | into blackhole");
   ASSERT_NE(p.plan, nullptr) << p.error;
   const plan::SinkNode* late = LateSink(*p.plan);
   ASSERT_NE(late, nullptr);
@@ -216,8 +232,9 @@ TEST(LateSinkPlan, AnUnreadStreamWithALateSinkStillRuns) {
 }
 
 TEST(LateSinkCodegen, TheWindowSplitsResultsAndLateRecords) {
-  Planned p = PlanOf("clicks | window tumbling 1m on late into file(path: \"l\\\"x\") format json "
-                     "| aggregate count() as n | into stdout");
+  Planned p = PlanOf(
+      "clicks | window tumbling 1m on late into file(path: \"l\\\"x\") format json "
+      "| aggregate count() as n | into stdout");
   ASSERT_NE(p.plan, nullptr);
   const plan::SinkNode* late = LateSink(*p.plan);
   ASSERT_NE(late, nullptr);

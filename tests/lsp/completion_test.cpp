@@ -71,7 +71,8 @@ TEST(LspCompletion, StringParamsAfterAWindowsZone) {
 TEST(LspCompletion, LateSinkOfAWindow) {
   std::string base(kBase);
   EXPECT_TRUE(Has(LabelsAtEnd(base + "other | key by user | window tumbling 1m on "), {"late"}));
-  EXPECT_TRUE(Has(LabelsAtEnd(base + "other | key by user | window tumbling 1m on late into "), {"stdout", "file", "kafka"}));
+  EXPECT_TRUE(Has(LabelsAtEnd(base + "other | key by user | window tumbling 1m on late into "),
+                  {"stdout", "file", "kafka"}));
 }
 
 TEST(LspCompletion, StreamsConnectorsAndFormats) {

@@ -23,16 +23,26 @@ class ExprGen {
     constant = constant || Chance(3);
     if (depth <= 0) return IntLeaf(constant);
     switch (Pick(9)) {
-      case 0: return "(" + Int(depth - 1, constant) + " + " + Int(depth - 1, constant) + ")";
-      case 1: return "(" + Int(depth - 1, constant) + " - " + Int(depth - 1, constant) + ")";
-      case 2: return "(" + Int(depth - 1, constant) + " * " + Int(depth - 1, constant) + ")";
+      case 0:
+        return "(" + Int(depth - 1, constant) + " + " + Int(depth - 1, constant) + ")";
+      case 1:
+        return "(" + Int(depth - 1, constant) + " - " + Int(depth - 1, constant) + ")";
+      case 2:
+        return "(" + Int(depth - 1, constant) + " * " + Int(depth - 1, constant) + ")";
       // Divisors that are never zero: a non-zero literal, or x % 7 + 8 (in 2..14).
-      case 3: return "(" + Int(depth - 1, constant) + " / " + NonZero(depth - 1, constant) + ")";
-      case 4: return "(" + Int(depth - 1, constant) + " % " + NonZero(depth - 1, constant) + ")";
-      case 5: return "-" + Int(depth - 1, constant);
-      case 6: return "(case when " + Bool(depth - 1, constant) + " then " + Int(depth - 1, constant) + " else " + Int(depth - 1, constant) + " end)";
-      case 7: return "length(" + Str(depth - 1, constant) + ")";
-      default: return "cast(" + Float(depth - 1, constant) + " as int)";
+      case 3:
+        return "(" + Int(depth - 1, constant) + " / " + NonZero(depth - 1, constant) + ")";
+      case 4:
+        return "(" + Int(depth - 1, constant) + " % " + NonZero(depth - 1, constant) + ")";
+      case 5:
+        return "-" + Int(depth - 1, constant);
+      case 6:
+        return "(case when " + Bool(depth - 1, constant) + " then " + Int(depth - 1, constant) +
+               " else " + Int(depth - 1, constant) + " end)";
+      case 7:
+        return "length(" + Str(depth - 1, constant) + ")";
+      default:
+        return "cast(" + Float(depth - 1, constant) + " as int)";
     }
   }
 
@@ -40,15 +50,22 @@ class ExprGen {
     constant = constant || Chance(3);
     if (depth <= 0) {
       if (!constant && Chance(2)) return "f";
-      static const char* kLits[] = {"0.5", "-2.25", "1e300", "3.0", "0.1", "-0.0", "1e-300", "7.75"};
+      static const char* kLits[] = {"0.5", "-2.25", "1e300",  "3.0",
+                                    "0.1", "-0.0",  "1e-300", "7.75"};
       return kLits[Pick(8)];
     }
     switch (Pick(5)) {
-      case 0: return "(" + Float(depth - 1, constant) + " + " + Int(depth - 1, constant) + ")";
-      case 1: return "(" + Float(depth - 1, constant) + " * " + Float(depth - 1, constant) + ")";
-      case 2: return "(" + Float(depth - 1, constant) + " / " + Float(depth - 1, constant) + ")";  // inf, nan
-      case 3: return "(" + Int(depth - 1, constant) + " - " + Float(depth - 1, constant) + ")";
-      default: return "cast(" + Int(depth - 1, constant) + " as float)";
+      case 0:
+        return "(" + Float(depth - 1, constant) + " + " + Int(depth - 1, constant) + ")";
+      case 1:
+        return "(" + Float(depth - 1, constant) + " * " + Float(depth - 1, constant) + ")";
+      case 2:
+        return "(" + Float(depth - 1, constant) + " / " + Float(depth - 1, constant) +
+               ")";  // inf, nan
+      case 3:
+        return "(" + Int(depth - 1, constant) + " - " + Float(depth - 1, constant) + ")";
+      default:
+        return "cast(" + Int(depth - 1, constant) + " as float)";
     }
   }
 
@@ -56,15 +73,21 @@ class ExprGen {
     constant = constant || Chance(3);
     if (depth <= 0) {
       if (!constant && Chance(2)) return "s";
-      static const char* kLits[] = {"\"\"", "\" Ab c \"", "\"x\"", "\"ÄbÇ\"", "\"12\"", "\"-7\"", "\"a\\\"b\""};
+      static const char* kLits[] = {"\"\"",   "\" Ab c \"", "\"x\"",     "\"ÄbÇ\"",
+                                    "\"12\"", "\"-7\"",     "\"a\\\"b\""};
       return kLits[Pick(7)];
     }
     switch (Pick(5)) {
-      case 0: return "upper(" + Str(depth - 1, constant) + ")";
-      case 1: return "lower(" + Str(depth - 1, constant) + ")";
-      case 2: return "trim(" + Str(depth - 1, constant) + ")";
-      case 3: return "concat(" + Str(depth - 1, constant) + ", " + Str(depth - 1, constant) + ")";
-      default: return "cast(" + Int(depth - 1, constant) + " as string)";
+      case 0:
+        return "upper(" + Str(depth - 1, constant) + ")";
+      case 1:
+        return "lower(" + Str(depth - 1, constant) + ")";
+      case 2:
+        return "trim(" + Str(depth - 1, constant) + ")";
+      case 3:
+        return "concat(" + Str(depth - 1, constant) + ", " + Str(depth - 1, constant) + ")";
+      default:
+        return "cast(" + Int(depth - 1, constant) + " as string)";
     }
   }
 
@@ -76,15 +99,28 @@ class ExprGen {
     }
     static const char* kCmp[] = {"==", "!=", "<", "<=", ">", ">="};
     switch (Pick(9)) {
-      case 0: return "(" + Int(depth - 1, constant) + " " + kCmp[Pick(6)] + " " + Int(depth - 1, constant) + ")";
-      case 1: return "(" + Float(depth - 1, constant) + " " + kCmp[Pick(6)] + " " + Int(depth - 1, constant) + ")";
-      case 2: return "(" + Str(depth - 1, constant) + " " + kCmp[Pick(6)] + " " + Str(depth - 1, constant) + ")";
-      case 3: return "(" + Bool(depth - 1, constant) + " and " + Bool(depth - 1, constant) + ")";
-      case 4: return "(" + Bool(depth - 1, constant) + " or " + Bool(depth - 1, constant) + ")";
-      case 5: return "not " + Bool(depth - 1, constant);
-      case 6: return "(" + Int(depth - 1, constant) + " in (1, -3, " + Int(0, true) + "))";
-      case 7: return "(" + NullableInt(depth - 1, constant) + " > " + Int(depth - 1, constant) + ")";  // bool?
-      default: return "(cast(" + Str(depth - 1, constant) + " as int) is null)";
+      case 0:
+        return "(" + Int(depth - 1, constant) + " " + kCmp[Pick(6)] + " " +
+               Int(depth - 1, constant) + ")";
+      case 1:
+        return "(" + Float(depth - 1, constant) + " " + kCmp[Pick(6)] + " " +
+               Int(depth - 1, constant) + ")";
+      case 2:
+        return "(" + Str(depth - 1, constant) + " " + kCmp[Pick(6)] + " " +
+               Str(depth - 1, constant) + ")";
+      case 3:
+        return "(" + Bool(depth - 1, constant) + " and " + Bool(depth - 1, constant) + ")";
+      case 4:
+        return "(" + Bool(depth - 1, constant) + " or " + Bool(depth - 1, constant) + ")";
+      case 5:
+        return "not " + Bool(depth - 1, constant);
+      case 6:
+        return "(" + Int(depth - 1, constant) + " in (1, -3, " + Int(0, true) + "))";
+      case 7:
+        return "(" + NullableInt(depth - 1, constant) + " > " + Int(depth - 1, constant) +
+               ")";  // bool?
+      default:
+        return "(cast(" + Str(depth - 1, constant) + " as int) is null)";
     }
   }
 
@@ -101,13 +137,18 @@ class ExprGen {
   std::string IntLeaf(bool constant) {
     if (!constant) {
       switch (Pick(4)) {
-        case 0: return "a";
-        case 1: return "b";
-        case 2: return "p";
-        default: break;
+        case 0:
+          return "a";
+        case 1:
+          return "b";
+        case 2:
+          return "p";
+        default:
+          break;
       }
     }
-    static const char* kLits[] = {"0", "1", "2", "-5", "17", "9223372036854775807", "1000000007", "-1"};
+    static const char* kLits[] = {"0",          "1", "2", "-5", "17", "9223372036854775807",
+                                  "1000000007", "-1"};
     return kLits[Pick(8)];
   }
 
@@ -128,18 +169,19 @@ std::string RandomInput(uint32_t seed, int rows) {
   std::string s;
   for (int i = 0; i < rows; ++i) {
     int64_t a = static_cast<int64_t>(rng() % 41) - 20;
-    int64_t b = i % 13 == 0 ? INT64_MAX - static_cast<int64_t>(rng() % 3) : static_cast<int64_t>(rng() % 2001) - 1000;
+    int64_t b = i % 13 == 0 ? INT64_MAX - static_cast<int64_t>(rng() % 3)
+                            : static_cast<int64_t>(rng() % 2001) - 1000;
     double f = static_cast<double>(static_cast<int>(rng() % 20001) - 10000) / 16.0;
-    s += "{\"a\":" + std::to_string(a) + ",\"b\":" + std::to_string(b) + ",\"f\":" + std::to_string(f) + ",\"s\":\"" +
-         kStrings[rng() % 8] + "\"";
+    s += "{\"a\":" + std::to_string(a) + ",\"b\":" + std::to_string(b) +
+         ",\"f\":" + std::to_string(f) + ",\"s\":\"" + kStrings[rng() % 8] + "\"";
     if (rng() % 3 != 0) s += ",\"n\":" + std::to_string(static_cast<int64_t>(rng() % 100) - 50);
     s += "}\n";
   }
   return s;
 }
 
-Ran BuildAndRun(const std::string& dir, const std::string& name, const std::vector<std::string>& passes_off,
-                const std::string& input) {
+Ran BuildAndRun(const std::string& dir, const std::string& name,
+                const std::vector<std::string>& passes_off, const std::string& input) {
   std::vector<std::string> extra;
   for (const std::string& p : passes_off) {
     extra.push_back("--no-pass");
@@ -153,15 +195,17 @@ Ran BuildAndRun(const std::string& dir, const std::string& name, const std::vect
 TEST(PlanPassesEndToEnd, RandomProgramsGiveTheSameOutputWithAndWithoutThePasses) {
   const uint32_t seed = 20261129;
   ExprGen gen(seed);
-  std::string script = "param input: string = \"none.jsonl\"\nparam p: int = 5\n"
-                       "schema R { a: int, b: int, f: float, s: string, n: int? }\n"
-                       "stream r = from file(path: input) format json as R\n";
+  std::string script =
+      "param input: string = \"none.jsonl\"\nparam p: int = 5\n"
+      "schema R { a: int, b: int, f: float, s: string, n: int? }\n"
+      "stream r = from file(path: input) format json as R\n";
   for (int k = 0; k < 4; ++k) {
     std::string tag = "\"q" + std::to_string(k) + "\" as q";
-    script += "r | where " + gen.Bool(3) + "\n  | select " + tag + ", a, b, f, s, n, " + gen.Int(3) + " as i1, " + gen.Int(2, true) +
-              " as i2, " + gen.Float(3) + " as f1, " + gen.Str(3) + " as s1, " + gen.Bool(3) + " as b1, " + gen.Str(2, true) +
-              " as s2\n  | where " + gen.Bool(2) + " or i1 > " + gen.Int(1) + " or s1 != " + gen.Str(1) +
-              "\n  | into stdout format json\n";
+    script += "r | where " + gen.Bool(3) + "\n  | select " + tag + ", a, b, f, s, n, " +
+              gen.Int(3) + " as i1, " + gen.Int(2, true) + " as i2, " + gen.Float(3) + " as f1, " +
+              gen.Str(3) + " as s1, " + gen.Bool(3) + " as b1, " + gen.Str(2, true) +
+              " as s2\n  | where " + gen.Bool(2) + " or i1 > " + gen.Int(1) +
+              " or s1 != " + gen.Str(1) + "\n  | into stdout format json\n";
   }
   std::string dir = ScratchDir("passes_random");
   WriteText(dir + "/job.flow", script);
@@ -169,7 +213,8 @@ TEST(PlanPassesEndToEnd, RandomProgramsGiveTheSameOutputWithAndWithoutThePasses)
 
   // The passes really change the plan of this script.
   Ran with = RunCmd({Flowc(), "explain", dir + "/job.flow"});
-  Ran without = RunCmd({Flowc(), "explain", dir + "/job.flow", "--no-pass", "fold-constants", "--no-pass", "push-filters"});
+  Ran without = RunCmd({Flowc(), "explain", dir + "/job.flow", "--no-pass", "fold-constants",
+                        "--no-pass", "push-filters"});
   ASSERT_EQ(with.exit_code, 0) << with.err << script;
   ASSERT_EQ(without.exit_code, 0) << without.err;
   EXPECT_NE(with.out, without.out);
@@ -178,12 +223,16 @@ TEST(PlanPassesEndToEnd, RandomProgramsGiveTheSameOutputWithAndWithoutThePasses)
   Ran all = BuildAndRun(dir, "all", {}, dir + "/in.jsonl");
   ASSERT_EQ(all.exit_code, 0) << all.err << "\n" << script;
   EXPECT_GT(Lines(all.out).size(), 0u);
-  for (const std::vector<std::string>& off : {std::vector<std::string>{"fold-constants"}, std::vector<std::string>{"push-filters"},
-                                              std::vector<std::string>{"fold-constants", "push-filters"}}) {
-    Ran ran = BuildAndRun(dir, "off_" + off.back() + std::to_string(off.size()), off, dir + "/in.jsonl");
+  for (const std::vector<std::string>& off :
+       {std::vector<std::string>{"fold-constants"}, std::vector<std::string>{"push-filters"},
+        std::vector<std::string>{"fold-constants", "push-filters"}}) {
+    Ran ran =
+        BuildAndRun(dir, "off_" + off.back() + std::to_string(off.size()), off, dir + "/in.jsonl");
     ASSERT_EQ(ran.exit_code, 0) << ran.err;
     // One reader thread at parallelism 1, but the four pipelines interleave: compare as multisets.
-    EXPECT_EQ(Sorted(Lines(ran.out)), Sorted(Lines(all.out))) << "passes off: " << off.back() << "\n" << script;
+    EXPECT_EQ(Sorted(Lines(ran.out)), Sorted(Lines(all.out)))
+        << "passes off: " << off.back() << "\n"
+        << script;
   }
 }
 
@@ -225,18 +274,20 @@ r | select a, b * 2 as c, s, tags | explode tags as t | where c > 4 and s != "x"
       tag_list.push_back("t" + std::to_string(t));
       tags += std::string(t ? "," : "") + "\"t" + std::to_string(t) + "\"";
     }
-    input += "{\"a\":" + std::to_string(a) + ",\"b\":" + std::to_string(b) + ",\"s\":\"" + s + "\",\"tags\":[" + tags + "]}\n";
+    input += "{\"a\":" + std::to_string(a) + ",\"b\":" + std::to_string(b) + ",\"s\":\"" + s +
+             "\",\"tags\":[" + tags + "]}\n";
     if (!(b * 2 > 4 && s != "x" && a % 3 != 0)) continue;
     for (const std::string& t : tag_list) {
-      want.push_back("{\"a\":" + std::to_string(a) + ",\"c\":" + std::to_string(b * 2) + ",\"s\":" + JsonString(s) +
-                     ",\"t\":" + JsonString(t) + "}");
+      want.push_back("{\"a\":" + std::to_string(a) + ",\"c\":" + std::to_string(b * 2) +
+                     ",\"s\":" + JsonString(s) + ",\"t\":" + JsonString(t) + "}");
     }
   }
   WriteText(dir + "/in.jsonl", input);
   Ran plan = RunCmd({Flowc(), "explain", dir + "/job.flow"});
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
   // The filter runs first, rewritten through the select.
-  EXPECT_NE(plan.out.find("step 1: where (((b * 2) > 4) and (s != \"x\")) and ((a % 3) != 0) (rewritten by passes)"),
+  EXPECT_NE(plan.out.find("step 1: where (((b * 2) > 4) and (s != \"x\")) and ((a % 3) != 0) "
+                          "(rewritten by passes)"),
             std::string::npos)
       << plan.out;
   Ran ran = BuildAndRun(dir, "job", {}, dir + "/in.jsonl");

@@ -80,7 +80,9 @@ const ast::Expr* SelectItem(const Plan& plan, const std::string& name) {
   return nullptr;
 }
 
-const ast::LiteralExpr* Lit(const ast::Expr* e) { return ast::As<ast::LiteralExpr>(e); }
+const ast::LiteralExpr* Lit(const ast::Expr* e) {
+  return ast::As<ast::LiteralExpr>(e);
+}
 
 std::string WhereText(const Plan& plan, size_t index) {
   size_t i = 0;
@@ -98,13 +100,15 @@ stream r = from file(path: "in.jsonl") format json as R
 )";
 
 TEST(FoldConstants, ArithmeticStringsAndCastsWithRuntimeSemantics) {
-  auto l = Passes(std::string(kSchema) + R"(r | select a, 1 + 2 * 3 as k, upper("ab") as u, 9223372036854775807 + 1 as wrap,
+  auto l =
+      Passes(std::string(kSchema) +
+                 R"(r | select a, 1 + 2 * 3 as k, upper("ab") as u, 9223372036854775807 + 1 as wrap,
     -9223372036854775807 - 1 as lowest, 7 % -1 as m, 1 / 2.0 as half, 0.0 / 0.0 as nan, cast("12" as int) + 1 as parsed,
     cast("x1" as int) as bad, concat("a", "b", "c") as abc, length("héllo") as len, 2.5 > 2 as cmp,
     case when 1 > 2 then "x" when 2 > 1 then "y" else "z" end as pick, 7 - 10 as neg
   | into stdout format json
 )",
-                 kOnlyFold);
+             kOnlyFold);
   ASSERT_TRUE(l->plan);
   const Plan& plan = *l->plan;
   ASSERT_NE(Lit(SelectItem(plan, "k")), nullptr);
@@ -140,10 +144,11 @@ TEST(FoldConstants, ArithmeticStringsAndCastsWithRuntimeSemantics) {
 }
 
 TEST(FoldConstants, DivisionByZeroIsLeftForRunTime) {
-  auto l = Passes(std::string(kSchema) + R"(r | select a, 7 / 0 as z, 7 % 0 as zm, 1 + 7 / 0 as nested
+  auto l =
+      Passes(std::string(kSchema) + R"(r | select a, 7 / 0 as z, 7 % 0 as zm, 1 + 7 / 0 as nested
   | into stdout format json
 )",
-               kOnlyFold);
+             kOnlyFold);
   ASSERT_TRUE(l->plan);
   for (const char* name : {"z", "zm", "nested"}) {
     const ast::Expr* e = SelectItem(*l->plan, name);
@@ -153,9 +158,10 @@ TEST(FoldConstants, DivisionByZeroIsLeftForRunTime) {
 }
 
 TEST(FoldConstants, ParamsAreNotConstantsButTheirConstantNeighboursAre) {
-  auto l = Passes(std::string(kSchema) + R"(r | select a + p * (2 + 3) as x | into stdout format json
+  auto l =
+      Passes(std::string(kSchema) + R"(r | select a + p * (2 + 3) as x | into stdout format json
 )",
-               kOnlyFold);
+             kOnlyFold);
   ASSERT_TRUE(l->plan);
   const ast::Expr* x = SelectItem(*l->plan, "x");
   ASSERT_NE(x, nullptr);
@@ -166,9 +172,10 @@ TEST(FoldConstants, WhereTrueIsDroppedAndWhereFalseWarns) {
   auto l = Passes(std::string(kSchema) + R"(r | where 1 < 2 | select a, b | into stdout format json
 r | where "a" > "b" | into stdout format json
 )",
-               kOnlyFold);
+                  kOnlyFold);
   ASSERT_TRUE(l->plan);
-  EXPECT_EQ(Shape(*l->plan), (std::vector<std::string>{"source", "select", "sink", "where", "sink"}));
+  EXPECT_EQ(Shape(*l->plan),
+            (std::vector<std::string>{"source", "select", "sink", "where", "sink"}));
   ASSERT_EQ(l->warnings.size(), 1u);
   EXPECT_EQ(l->warnings[0].range.line, 5u);
   EXPECT_NE(l->warnings[0].message.find("always false"), std::string::npos);
@@ -183,9 +190,10 @@ r | where b > 0 or true | into stdout format json
 r | where n > 1 or 1 > 2 | into stdout format json
 r | where (1 > 2 or n is null) and (3 > 2 or a % b == 0) | into stdout format json
 )",
-               kOnlyFold);
+                  kOnlyFold);
   ASSERT_TRUE(l->plan);
-  EXPECT_EQ(WhereText(*l->plan, 0), "false and ((a / b) > 1)");  // the division may fail at run time
+  EXPECT_EQ(WhereText(*l->plan, 0),
+            "false and ((a / b) > 1)");  // the division may fail at run time
   EXPECT_EQ(WhereText(*l->plan, 1), "false");
   EXPECT_EQ(WhereText(*l->plan, 2), "a > 1");
   // `b > 0 or true` is true: the step is gone, so the fourth where is `n > 1`.
@@ -197,25 +205,31 @@ r | where (1 > 2 or n is null) and (3 > 2 or a % b == 0) | into stdout format js
 TEST(FoldConstants, OffByName) {
   auto l = Passes(std::string(kSchema) + R"(r | select 1 + 2 as k | into stdout format json
 )",
-               {"fold-constants", "push-filters", "chain", "project"});
+                  {"fold-constants", "push-filters", "chain", "project"});
   ASSERT_TRUE(l->plan);
   EXPECT_EQ(SelectItem(*l->plan, "k")->kind, ast::ExprKind::kBinary);
 }
 
 TEST(PushFilters, ThroughSelectRewritingFieldReferences) {
-  auto l = Passes(std::string(kSchema) + R"(r | select a, b * 2 as c, s | where c > 4 and s != "x" | into stdout format json
+  auto l =
+      Passes(std::string(kSchema) +
+                 R"(r | select a, b * 2 as c, s | where c > 4 and s != "x" | into stdout format json
 )",
-               kOnlyPush);
+             kOnlyPush);
   ASSERT_TRUE(l->plan);
   EXPECT_EQ(Shape(*l->plan), (std::vector<std::string>{"source", "where", "select", "sink"}));
   EXPECT_EQ(WhereText(*l->plan, 0), "((b * 2) > 4) and (s != \"x\")");
   // explain shows the rewritten condition, not the script's text.
   std::string text = ExplainText(*l->plan, l->sm.text(0));
-  EXPECT_NE(text.find("where ((b * 2) > 4) and (s != \"x\") (rewritten by passes)"), std::string::npos) << text;
+  EXPECT_NE(text.find("where ((b * 2) > 4) and (s != \"x\") (rewritten by passes)"),
+            std::string::npos)
+      << text;
   // The whole pipeline then fuses into one chain right after the source.
-  auto all = Passes(std::string(kSchema) + R"(r | select a, b * 2 as c, s | where c > 4 and s != "x" | into stdout format json
+  auto all =
+      Passes(std::string(kSchema) +
+                 R"(r | select a, b * 2 as c, s | where c > 4 and s != "x" | into stdout format json
 )",
-                 {});
+             {});
   EXPECT_EQ(Shape(*all->plan), (std::vector<std::string>{"source", "where", "select", "sink"}));
   int chains = 0;
   for (const Node* n : all->plan->Ordered()) chains += n->kind == NodeKind::kChain ? 1 : 0;
@@ -223,13 +237,15 @@ TEST(PushFilters, ThroughSelectRewritingFieldReferences) {
 }
 
 TEST(PushFilters, ThroughSelectStarAndExplodeWhenTheExplodedFieldIsNotRead) {
-  auto l = Passes(std::string(kSchema) + R"(r | select *, a + 1 as a1 | explode tags as t | where a1 > 2 and b < 5 | into stdout format json
+  auto l = Passes(
+      std::string(kSchema) +
+          R"(r | select *, a + 1 as a1 | explode tags as t | where a1 > 2 and b < 5 | into stdout format json
 r | explode tags as t | where t != "x" | into stdout format json
 )",
-               kOnlyPush);
+      kOnlyPush);
   ASSERT_TRUE(l->plan);
-  EXPECT_EQ(Shape(*l->plan),
-            (std::vector<std::string>{"source", "where", "select", "explode", "sink", "explode", "where", "sink"}));
+  EXPECT_EQ(Shape(*l->plan), (std::vector<std::string>{"source", "where", "select", "explode",
+                                                       "sink", "explode", "where", "sink"}));
   EXPECT_EQ(WhereText(*l->plan, 0), "((a + 1) > 2) and (b < 5)");
   EXPECT_EQ(WhereText(*l->plan, 1), "t != \"x\"");
 }
@@ -239,7 +255,7 @@ TEST(PushFilters, BeforeKeyByAndIntoEveryUnionInput) {
 r | union q | where a > 1 | into stdout format json
 r | key by s | where b > 2 | aggregate count() as c | into stdout format json
 )",
-               kOnlyPush);
+                  kOnlyPush);
   ASSERT_TRUE(l->plan);
   std::vector<std::string> shape = Shape(*l->plan);
   // Two sources, a filter on each union input, the union, the sink; the key-by pipeline's filter
@@ -250,7 +266,8 @@ r | key by s | where b > 2 | aggregate count() as c | into stdout format json
   EXPECT_EQ(*(u - 2), "where");
   EXPECT_EQ(std::count(shape.begin(), shape.end(), "where"), 3) << ::testing::PrintToString(shape);
   bool where_before_key_by = false;
-  for (size_t i = 0; i + 1 < shape.size(); ++i) where_before_key_by = where_before_key_by || (shape[i] == "where" && shape[i + 1] == "key-by");
+  for (size_t i = 0; i + 1 < shape.size(); ++i)
+    where_before_key_by = where_before_key_by || (shape[i] == "where" && shape[i + 1] == "key-by");
   EXPECT_TRUE(where_before_key_by) << ::testing::PrintToString(shape);
 }
 
@@ -265,23 +282,26 @@ e | union f | where x > 1 | into stdout format json
 )",
                   kOnlyPush);
   ASSERT_TRUE(l->plan);
-  EXPECT_EQ(Shape(*l->plan), (std::vector<std::string>{"source", "source", "select", "union", "where", "sink"}));
+  EXPECT_EQ(Shape(*l->plan),
+            (std::vector<std::string>{"source", "source", "select", "union", "where", "sink"}));
 }
 
 TEST(PushFilters, BarriersStayBarriers) {
-  auto l = Passes(std::string(kSchema) + R"(r | select a / b as q, s | where s != "x" | into stdout format json
+  auto l = Passes(
+      std::string(kSchema) + R"(r | select a / b as q, s | where s != "x" | into stdout format json
 r | key by s | aggregate count() as c | where c > 2 | into stdout format json
 r | select a * 2 as d | where d > 2 | into stdout format json
 r | select a * 2 as d | into stdout format json
 )",
-               kOnlyPush);
+      kOnlyPush);
   ASSERT_TRUE(l->plan);
   // 1: the select may fail (division): evaluating it for fewer records would hide the error.
   // 2: an aggregate is a barrier. 3 and 4 read the same source: the filter moves above the
   // select but not past the source, which has two readers.
   std::vector<std::string> shape = Shape(*l->plan);
-  EXPECT_EQ(shape, (std::vector<std::string>{"source", "select", "where", "sink", "key-by", "running-aggregate", "where",
-                                             "sink", "where", "select", "sink", "select", "sink"}))
+  EXPECT_EQ(shape, (std::vector<std::string>{"source", "select", "where", "sink", "key-by",
+                                             "running-aggregate", "where", "sink", "where",
+                                             "select", "sink", "select", "sink"}))
       << ::testing::PrintToString(shape);
 }
 
@@ -293,7 +313,8 @@ r | select a, b | where score(b) > 1 | into stdout format json
                   kOnlyPush);
   ASSERT_TRUE(l->plan);
   // A user function may have side effects: it must run for exactly the records it ran for.
-  EXPECT_EQ(Shape(*l->plan), (std::vector<std::string>{"source", "select", "where", "sink", "select", "where", "sink"}));
+  EXPECT_EQ(Shape(*l->plan), (std::vector<std::string>{"source", "select", "where", "sink",
+                                                       "select", "where", "sink"}));
 }
 
 TEST(FoldConstants, ExternFnCallsAreNeverFoldedOrDropped) {
@@ -309,15 +330,21 @@ r | select score(2 + 3) as k | into stdout format json
 }
 
 TEST(PushFilters, OffByNameAndPlanStaysValidWithAllCombinations) {
-  const std::string script = std::string(kSchema) + R"(stream q = from file(path: "q.jsonl") format json as R
+  const std::string script =
+      std::string(kSchema) + R"(stream q = from file(path: "q.jsonl") format json as R
 stream u = r | union q | select a, b + 1 as b1, s, tags | where 1 < 2 and b1 > 3
 u | explode tags as t | where a > 0 | key by s | aggregate count() as c | into stdout format json
 )";
   auto off = Passes(script, kOnlyFold);
   ASSERT_TRUE(off->plan);
   EXPECT_EQ(Shape(*off->plan).back(), "sink");
-  for (const auto& disabled : std::vector<std::set<std::string>>{
-           {}, {"fold-constants"}, {"push-filters"}, {"chain"}, {"project"}, {"fold-constants", "push-filters"}}) {
+  for (const auto& disabled :
+       std::vector<std::set<std::string>>{{},
+                                          {"fold-constants"},
+                                          {"push-filters"},
+                                          {"chain"},
+                                          {"project"},
+                                          {"fold-constants", "push-filters"}}) {
     auto l = Passes(script, disabled);  // RunPasses verifies after every pass
     ASSERT_TRUE(l->plan);
   }

@@ -21,15 +21,21 @@ using types::Kind;
 std::string Sample(const sema::ArgSpec& a) {
   if (!a.choices.empty()) return a.choices.back();
   switch (a.type.kind()) {
-    case Kind::kInt: return "3";
-    case Kind::kFloat: return "0.5";  // in range for every float argument (nulls is a probability)
-    case Kind::kBool: return "true";
-    case Kind::kDuration: return "2s";
-    case Kind::kTimestamp: return "2026-01-01T00:00:00Z";
+    case Kind::kInt:
+      return "3";
+    case Kind::kFloat:
+      return "0.5";  // in range for every float argument (nulls is a probability)
+    case Kind::kBool:
+      return "true";
+    case Kind::kDuration:
+      return "2s";
+    case Kind::kTimestamp:
+      return "2026-01-01T00:00:00Z";
     // Kafka's `properties`: a list, one entry per line (exec::OptionText), each key=value.
     case Kind::kList:
       return "client.id=flow\nlinger.ms=5";
-    default: return "x";
+    default:
+      return "x";
   }
 }
 
@@ -41,11 +47,16 @@ std::map<std::string, std::string> AllArgs(const sema::ConnectorSpec& spec) {
 
 const char* TypeName(rt::GeneratorArgType t) {
   switch (t) {
-    case rt::GeneratorArgType::kInt: return "int";
-    case rt::GeneratorArgType::kNumber: return "float";
-    case rt::GeneratorArgType::kDuration: return "duration";
-    case rt::GeneratorArgType::kTimestamp: return "timestamp";
-    case rt::GeneratorArgType::kKind: return "string";
+    case rt::GeneratorArgType::kInt:
+      return "int";
+    case rt::GeneratorArgType::kNumber:
+      return "float";
+    case rt::GeneratorArgType::kDuration:
+      return "duration";
+    case rt::GeneratorArgType::kTimestamp:
+      return "timestamp";
+    case rt::GeneratorArgType::kKind:
+      return "string";
   }
   return "?";
 }
@@ -56,7 +67,8 @@ void ExpectSameTable(const char* source, std::span<const rt::GeneratorArgSpec> r
   ASSERT_EQ(spec->args.size(), runtime.size()) << source;
   for (size_t i = 0; i < runtime.size(); ++i) {
     EXPECT_EQ(spec->args[i].name, runtime[i].name) << source;
-    EXPECT_EQ(spec->args[i].type.ToString(), TypeName(runtime[i].type)) << source << " " << runtime[i].name;
+    EXPECT_EQ(spec->args[i].type.ToString(), TypeName(runtime[i].type))
+        << source << " " << runtime[i].name;
     EXPECT_EQ(spec->args[i].required, runtime[i].required) << source << " " << runtime[i].name;
   }
 }
@@ -140,18 +152,21 @@ size_t Errors(const std::string& text) {
 }
 
 TEST(ConnectorArgs, CheckerAcceptsTheRuntimeArguments) {
-  EXPECT_EQ(Errors("from nexmark(kind: bid, rate: 2.5, base_time: timestamp \"2020-01-01T00:00:00Z\",\n"
-                   "  first_event_id: 1, hot_bidders_ratio: 3, out_of_order_group_size: 4)\n"
-                   "  | into blackhole()\n"),
-            0u);
+  EXPECT_EQ(
+      Errors("from nexmark(kind: bid, rate: 2.5, base_time: timestamp \"2020-01-01T00:00:00Z\",\n"
+             "  first_event_id: 1, hot_bidders_ratio: 3, out_of_order_group_size: 4)\n"
+             "  | into blackhole()\n"),
+      0u);
   EXPECT_EQ(Errors("schema R { a: int? }\n"
                    "from datagen(count: 10, rate: 0.5, nulls: 0.25,\n"
                    "  base_time: timestamp \"2020-01-01T00:00:00Z\") as R | into blackhole()\n"),
             0u);
-  EXPECT_EQ(Errors("schema R { a: int }\n"
-                   "from kafka(topic: \"t\", brokers: \"b:9092\", start: committed, read_committed: false)\n"
-                   "  format json as R | into blackhole()\n"),
-            0u);
+  EXPECT_EQ(
+      Errors(
+          "schema R { a: int }\n"
+          "from kafka(topic: \"t\", brokers: \"b:9092\", start: committed, read_committed: false)\n"
+          "  format json as R | into blackhole()\n"),
+      0u);
 }
 
 TEST(ConnectorArgs, CheckerRejectsWhatTheRuntimeRejects) {

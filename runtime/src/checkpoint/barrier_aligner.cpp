@@ -7,39 +7,55 @@ namespace flow::rt {
 
 const char* AlignEventName(AlignEvent e) {
   switch (e) {
-    case AlignEvent::kData: return "data";
-    case AlignEvent::kBarrier: return "barrier";
-    case AlignEvent::kCancel: return "cancel";
-    case AlignEvent::kEnd: return "end";
+    case AlignEvent::kData:
+      return "data";
+    case AlignEvent::kBarrier:
+      return "barrier";
+    case AlignEvent::kCancel:
+      return "cancel";
+    case AlignEvent::kEnd:
+      return "end";
   }
   return "?";
 }
 
 const char* AlignActionKindName(AlignActionKind k) {
   switch (k) {
-    case AlignActionKind::kProcess: return "process";
-    case AlignActionKind::kBlock: return "block";
-    case AlignActionKind::kUnblockAll: return "unblock_all";
-    case AlignActionKind::kTrigger: return "trigger";
-    case AlignActionKind::kAbort: return "abort";
-    case AlignActionKind::kIgnore: return "ignore";
-    case AlignActionKind::kProcessAndRecord: return "process_and_record";
-    case AlignActionKind::kCompleteUnaligned: return "complete_unaligned";
+    case AlignActionKind::kProcess:
+      return "process";
+    case AlignActionKind::kBlock:
+      return "block";
+    case AlignActionKind::kUnblockAll:
+      return "unblock_all";
+    case AlignActionKind::kTrigger:
+      return "trigger";
+    case AlignActionKind::kAbort:
+      return "abort";
+    case AlignActionKind::kIgnore:
+      return "ignore";
+    case AlignActionKind::kProcessAndRecord:
+      return "process_and_record";
+    case AlignActionKind::kCompleteUnaligned:
+      return "complete_unaligned";
   }
   return "?";
 }
 
 const char* AlignmentPhaseName(AlignmentPhase p) {
   switch (p) {
-    case AlignmentPhase::kIdle: return "idle";
-    case AlignmentPhase::kAligning: return "aligning";
-    case AlignmentPhase::kUnaligned: return "unaligned";
+    case AlignmentPhase::kIdle:
+      return "idle";
+    case AlignmentPhase::kAligning:
+      return "aligning";
+    case AlignmentPhase::kUnaligned:
+      return "unaligned";
   }
   return "?";
 }
 
 namespace {
-AlignAction Act(AlignActionKind kind, size_t ch, int64_t id = 0, AlignAbortCause cause = AlignAbortCause::kNone) {
+AlignAction Act(AlignActionKind kind, size_t ch, int64_t id = 0,
+                AlignAbortCause cause = AlignAbortCause::kNone) {
   AlignAction a;
   a.kind = kind;
   a.channel = ch;
@@ -56,7 +72,8 @@ class IdleState final : public AlignmentState {
     out->push_back(Act(AlignActionKind::kProcess, ch));
     return AlignmentPhase::kIdle;
   }
-  AlignmentPhase OnBarrier(BarrierAligner& a, size_t ch, int64_t id, std::vector<AlignAction>* out) const override {
+  AlignmentPhase OnBarrier(BarrierAligner& a, size_t ch, int64_t id,
+                           std::vector<AlignAction>* out) const override {
     if (id <= a.current_) {  // stale or a duplicate of the checkpoint already triggered
       out->push_back(Act(AlignActionKind::kIgnore, ch, id));
       return AlignmentPhase::kIdle;
@@ -64,7 +81,8 @@ class IdleState final : public AlignmentState {
     a.StartAlignment(ch, id, out);
     return a.phase_;
   }
-  AlignmentPhase OnCancel(BarrierAligner& a, size_t ch, int64_t id, std::vector<AlignAction>* out) const override {
+  AlignmentPhase OnCancel(BarrierAligner& a, size_t ch, int64_t id,
+                          std::vector<AlignAction>* out) const override {
     if (id <= a.current_) {
       out->push_back(Act(AlignActionKind::kIgnore, ch, id));
       return AlignmentPhase::kIdle;
@@ -86,7 +104,8 @@ class AligningState final : public AlignmentState {
     out->push_back(Act(AlignActionKind::kProcess, ch));
     return AlignmentPhase::kAligning;
   }
-  AlignmentPhase OnBarrier(BarrierAligner& a, size_t ch, int64_t id, std::vector<AlignAction>* out) const override {
+  AlignmentPhase OnBarrier(BarrierAligner& a, size_t ch, int64_t id,
+                           std::vector<AlignAction>* out) const override {
     if (id < a.current_) {
       out->push_back(Act(AlignActionKind::kIgnore, ch, id));
       return AlignmentPhase::kAligning;
@@ -101,7 +120,8 @@ class AligningState final : public AlignmentState {
     a.StartAlignment(ch, id, out);
     return a.phase_;
   }
-  AlignmentPhase OnCancel(BarrierAligner& a, size_t ch, int64_t id, std::vector<AlignAction>* out) const override {
+  AlignmentPhase OnCancel(BarrierAligner& a, size_t ch, int64_t id,
+                          std::vector<AlignAction>* out) const override {
     if (id < a.current_) {
       out->push_back(Act(AlignActionKind::kIgnore, ch, id));
       return AlignmentPhase::kAligning;
@@ -122,11 +142,14 @@ class AligningState final : public AlignmentState {
 // owe the barrier is processed and recorded until the barrier shows up.
 class UnalignedState final : public AlignmentState {
  public:
-  AlignmentPhase OnData(BarrierAligner& a, size_t ch, std::vector<AlignAction>* out) const override {
-    out->push_back(Act(a.recording_[ch] ? AlignActionKind::kProcessAndRecord : AlignActionKind::kProcess, ch));
+  AlignmentPhase OnData(BarrierAligner& a, size_t ch,
+                        std::vector<AlignAction>* out) const override {
+    out->push_back(
+        Act(a.recording_[ch] ? AlignActionKind::kProcessAndRecord : AlignActionKind::kProcess, ch));
     return AlignmentPhase::kUnaligned;
   }
-  AlignmentPhase OnBarrier(BarrierAligner& a, size_t ch, int64_t id, std::vector<AlignAction>* out) const override {
+  AlignmentPhase OnBarrier(BarrierAligner& a, size_t ch, int64_t id,
+                           std::vector<AlignAction>* out) const override {
     if (id < a.current_ || (id == a.current_ && !a.recording_[ch])) {  // stale or duplicate
       out->push_back(Act(AlignActionKind::kIgnore, ch, id));
       return AlignmentPhase::kUnaligned;
@@ -139,7 +162,8 @@ class UnalignedState final : public AlignmentState {
     a.StartAlignment(ch, id, out);
     return a.phase_;
   }
-  AlignmentPhase OnCancel(BarrierAligner& a, size_t ch, int64_t id, std::vector<AlignAction>* out) const override {
+  AlignmentPhase OnCancel(BarrierAligner& a, size_t ch, int64_t id,
+                          std::vector<AlignAction>* out) const override {
     if (id < a.current_) {
       out->push_back(Act(AlignActionKind::kIgnore, ch, id));
       return AlignmentPhase::kUnaligned;
@@ -163,28 +187,35 @@ const UnalignedState kUnalignedState;
 }  // namespace
 
 BarrierAligner::BarrierAligner(size_t channels, int64_t last_checkpoint)
-    : blocked_(channels, false), ended_(channels, false), recording_(channels, false), current_(last_checkpoint) {
+    : blocked_(channels, false),
+      ended_(channels, false),
+      recording_(channels, false),
+      current_(last_checkpoint) {
   assert(channels >= 1 && "BarrierAligner needs at least one channel");
 }
 
-Status BarrierAligner::OnElement(size_t channel, AlignEvent event, int64_t value, std::vector<AlignAction>* out) {
+Status BarrierAligner::OnElement(size_t channel, AlignEvent event, int64_t value,
+                                 std::vector<AlignAction>* out) {
   out->clear();
   if (channel >= blocked_.size()) {
-    return Status::Internal("barrier alignment: element on unknown channel " + std::to_string(channel) + " of " +
-                            std::to_string(blocked_.size()));
+    return Status::Internal("barrier alignment: element on unknown channel " +
+                            std::to_string(channel) + " of " + std::to_string(blocked_.size()));
   }
   if (blocked_[channel]) {
-    return Status::Internal(std::string("barrier alignment: ") + AlignEventName(event) + " read from channel " +
-                            std::to_string(channel) + ", which is blocked while aligning checkpoint " +
+    return Status::Internal(std::string("barrier alignment: ") + AlignEventName(event) +
+                            " read from channel " + std::to_string(channel) +
+                            ", which is blocked while aligning checkpoint " +
                             std::to_string(current_));
   }
   if (ended_[channel]) {
-    return Status::Internal(std::string("barrier alignment: ") + AlignEventName(event) + " read from channel " +
-                            std::to_string(channel) + " after its end of input");
+    return Status::Internal(std::string("barrier alignment: ") + AlignEventName(event) +
+                            " read from channel " + std::to_string(channel) +
+                            " after its end of input");
   }
-  const AlignmentState& state = phase_ == AlignmentPhase::kIdle       ? static_cast<const AlignmentState&>(kIdleState)
-                                : phase_ == AlignmentPhase::kAligning ? static_cast<const AlignmentState&>(kAligningState)
-                                                                      : kUnalignedState;
+  const AlignmentState& state =
+      phase_ == AlignmentPhase::kIdle       ? static_cast<const AlignmentState&>(kIdleState)
+      : phase_ == AlignmentPhase::kAligning ? static_cast<const AlignmentState&>(kAligningState)
+                                            : kUnalignedState;
   switch (event) {
     case AlignEvent::kData:
       phase_ = state.OnData(*this, channel, out);

@@ -37,7 +37,8 @@ Result<uint32_t> Count(std::string_view name, std::string_view value) {
 
 }  // namespace
 
-Result<bool> ParseCheckpointFlag(std::string_view name, std::string_view value, CheckpointFlags* f) {
+Result<bool> ParseCheckpointFlag(std::string_view name, std::string_view value,
+                                 CheckpointFlags* f) {
   auto dur = [&](DurationMs* out) -> Result<bool> {
     auto d = Duration(name, value);
     if (!d.ok()) return d.status();
@@ -91,8 +92,9 @@ Result<bool> ParseCheckpointFlag(std::string_view name, std::string_view value, 
 }
 
 Status ResolveCheckpointFlags(CheckpointFlags* f, bool has_exactly_once_sink) {
-  f->options.interval_ms =
-      f->interval_ms ? *f->interval_ms : CheckpointOptions::ForJob(has_exactly_once_sink).interval_ms;
+  f->options.interval_ms = f->interval_ms
+                               ? *f->interval_ms
+                               : CheckpointOptions::ForJob(has_exactly_once_sink).interval_ms;
   Status s = f->options.Validate();
   if (!s.ok()) return Status::InvalidArgument("checkpoint flags: " + s.message());
   s = f->restart.Validate();
@@ -101,15 +103,18 @@ Status ResolveCheckpointFlags(CheckpointFlags* f, bool has_exactly_once_sink) {
   if (f->options.interval_ms > 0 && f->state_dir.empty()) {
     return Status::InvalidArgument(
         has_exactly_once_sink && !f->interval_ms
-            ? "--state-dir is required: the job has an exactly-once sink, which commits at checkpoints"
+            ? "--state-dir is required: the job has an exactly-once sink, which commits at "
+              "checkpoints"
             : "--state-dir is required when --checkpoint-interval is set");
   }
   return Status::Ok();
 }
 
 std::string CheckpointFlagsUsage() {
-  return "  --state-dir DIR                    checkpoint directory (default: none, checkpoints off)\n"
-         "  --restore PATH|none                checkpoint/savepoint to restore (default: newest valid)\n"
+  return "  --state-dir DIR                    checkpoint directory (default: none, checkpoints "
+         "off)\n"
+         "  --restore PATH|none                checkpoint/savepoint to restore (default: newest "
+         "valid)\n"
          "  --checkpoint-interval D            default: 1s with an exactly-once sink, else off\n"
          "  --checkpoint-timeout D             default: 10m\n"
          "  --checkpoint-min-pause D           default: 0\n"

@@ -34,7 +34,8 @@ Status WriteAll(int fd, const std::string& path, std::string_view bytes) {
 }
 }  // namespace
 
-Status WriteFileDurably(const std::string& path, std::string_view bytes, bool snapshot_fault_point) {
+Status WriteFileDurably(const std::string& path, std::string_view bytes,
+                        bool snapshot_fault_point) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("cannot create", path);
   size_t half = snapshot_fault_point ? bytes.size() / 2 : bytes.size();

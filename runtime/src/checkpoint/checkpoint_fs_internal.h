@@ -8,5 +8,6 @@
 
 namespace flow::rt::checkpoint_fs {
 // WriteFileDurably with the during-snapshot-write fault point between the two halves.
-[[nodiscard]] Status WriteFileDurably(const std::string& path, std::string_view bytes, bool snapshot_fault_point);
+[[nodiscard]] Status WriteFileDurably(const std::string& path, std::string_view bytes,
+                                      bool snapshot_fault_point);
 }  // namespace flow::rt::checkpoint_fs

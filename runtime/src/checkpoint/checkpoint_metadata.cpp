@@ -23,19 +23,21 @@ constexpr size_t kMinSnapshotBytes = 8 + 4 + 4 + 4 + 1 + 8 + 4;
 constexpr size_t kMinFileBytes = 8 + 8 + 4 + 1;
 
 Status Truncated(const char* what) {
-  return Status::Corruption(std::string("checkpoint metadata truncated or malformed while reading ") + what);
+  return Status::Corruption(
+      std::string("checkpoint metadata truncated or malformed while reading ") + what);
 }
 
-#define FLOW_META_READ(expr, what) \
-  do {                             \
+#define FLOW_META_READ(expr, what)            \
+  do {                                        \
     if (!(expr).ok()) return Truncated(what); \
   } while (0)
 
 Status ReadCount(BinaryReader* r, size_t min_each, const char* what, uint32_t* n) {
   FLOW_META_READ(r->GetU32(n), what);
   if (static_cast<uint64_t>(*n) * min_each > r->remaining()) {
-    return Status::Corruption(std::string("checkpoint metadata: ") + what + " count " + std::to_string(*n) +
-                              " exceeds the " + std::to_string(r->remaining()) + " bytes left");
+    return Status::Corruption(std::string("checkpoint metadata: ") + what + " count " +
+                              std::to_string(*n) + " exceeds the " +
+                              std::to_string(r->remaining()) + " bytes left");
   }
   return Status::Ok();
 }
@@ -97,7 +99,9 @@ Result<CheckpointMetadata> DecodeCheckpointMetadata(std::string_view bytes) {
   uint32_t magic = 0;
   uint32_t version = 0;
   FLOW_META_READ(r.GetU32(&magic), "magic");
-  if (magic != kMagic) return Status::Corruption("checkpoint metadata: bad magic (not a Flow checkpoint metadata file)");
+  if (magic != kMagic)
+    return Status::Corruption(
+        "checkpoint metadata: bad magic (not a Flow checkpoint metadata file)");
   FLOW_META_READ(r.GetU32(&version), "version");
   if (version < kOldestVersion || version > kVersion) {
     return Status::Corruption(
@@ -107,13 +111,15 @@ Result<CheckpointMetadata> DecodeCheckpointMetadata(std::string_view bytes) {
   uint64_t declared = 0;
   FLOW_META_READ(r.GetU64(&declared), "file size");
   if (declared != bytes.size()) {
-    return Status::Corruption(std::string("checkpoint metadata ") + (bytes.size() < declared ? "truncated" : "too long") +
-                              ": " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(declared));
+    return Status::Corruption(
+        std::string("checkpoint metadata ") + (bytes.size() < declared ? "truncated" : "too long") +
+        ": " + std::to_string(bytes.size()) + " bytes, expected " + std::to_string(declared));
   }
   uint32_t actual = Crc32c(body);
   if (actual != stored) {
     char buf[96];
-    std::snprintf(buf, sizeof buf, "checkpoint metadata: checksum mismatch (expected %08x, actual %08x)", stored,
+    std::snprintf(buf, sizeof buf,
+                  "checkpoint metadata: checksum mismatch (expected %08x, actual %08x)", stored,
                   actual);
     return Status::Corruption(buf);
   }
@@ -148,7 +154,8 @@ Result<CheckpointMetadata> DecodeCheckpointMetadata(std::string_view bytes) {
     if (s.key_group_first > s.key_group_end || s.key_group_end > m.max_parallelism) {
       return Status::Corruption("checkpoint metadata: snapshot of " + s.operator_name + "#" +
                                 std::to_string(s.subtask) + " has invalid key groups [" +
-                                std::to_string(s.key_group_first) + ", " + std::to_string(s.key_group_end) + ")");
+                                std::to_string(s.key_group_first) + ", " +
+                                std::to_string(s.key_group_end) + ")");
     }
     FLOW_META_READ(r.GetBool(&s.finished), "snapshot finished flag");
     FLOW_META_READ(r.GetString(&s.source_position), "source position");
@@ -161,13 +168,15 @@ Result<CheckpointMetadata> DecodeCheckpointMetadata(std::string_view bytes) {
       FLOW_META_READ(r.GetU64(&f.size), "file size");
       FLOW_META_READ(r.GetU32(&f.crc32c), "file checksum");
       FLOW_META_READ(r.GetBool(&f.shared), "file shared flag");
-      if (f.name.empty() || f.name.find('/') != std::string::npos || f.name == "." || f.name == "..") {
+      if (f.name.empty() || f.name.find('/') != std::string::npos || f.name == "." ||
+          f.name == "..") {
         return Status::Corruption("checkpoint metadata: invalid file name '" + f.name + "'");
       }
     }
   }
   if (!r.AtEnd()) {
-    return Status::Corruption("checkpoint metadata: " + std::to_string(r.remaining()) + " unexpected trailing bytes");
+    return Status::Corruption("checkpoint metadata: " + std::to_string(r.remaining()) +
+                              " unexpected trailing bytes");
   }
   return m;
 }

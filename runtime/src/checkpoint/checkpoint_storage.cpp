@@ -22,8 +22,8 @@ constexpr std::string_view kSharedDir = "shared";
 bool ValidName(std::string_view name) {
   if (name.empty() || name[0] == '.') return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-           c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-' || c == '.';
   });
 }
 
@@ -51,7 +51,9 @@ std::string Hex32(uint32_t v) {
 
 }  // namespace
 
-std::string CheckpointDirName(int64_t checkpoint_id) { return "chk-" + std::to_string(checkpoint_id); }
+std::string CheckpointDirName(int64_t checkpoint_id) {
+  return "chk-" + std::to_string(checkpoint_id);
+}
 
 int64_t ParseCheckpointDir(std::string_view name) {
   if (name.size() < 5 || name.substr(0, 4) != "chk-") return -1;
@@ -62,7 +64,9 @@ int64_t ParseCheckpointDir(std::string_view name) {
   }
   return id;
 }
-std::string SavepointDirName(std::string_view name) { return "sp-" + std::string(name); }
+std::string SavepointDirName(std::string_view name) {
+  return "sp-" + std::string(name);
+}
 bool IsValidSavepointName(std::string_view name) {
   return ValidName(name);
 }
@@ -70,8 +74,8 @@ bool IsValidSavepointName(std::string_view name) {
 std::string SnapshotFileName(std::string_view operator_name, uint32_t subtask) {
   std::string s;
   for (char c : operator_name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-              c == '.';
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.';
     s.push_back(ok ? c : '_');
   }
   if (s.empty() || s[0] == '.') s.insert(s.begin(), '_');
@@ -80,12 +84,17 @@ std::string SnapshotFileName(std::string_view operator_name, uint32_t subtask) {
 
 Result<std::unique_ptr<CheckpointStorage>> CheckpointStorage::Open(CheckpointStorageOptions options,
                                                                    JobCheckpointInfo job) {
-  if (options.state_dir.empty()) return Status::InvalidArgument("--state-dir: empty directory name");
-  if (options.retained == 0) return Status::InvalidArgument("retained checkpoints must be >= 1, got 0");
-  if (job.max_parallelism == 0) return Status::InvalidArgument("max parallelism must be >= 1, got 0");
+  if (options.state_dir.empty())
+    return Status::InvalidArgument("--state-dir: empty directory name");
+  if (options.retained == 0)
+    return Status::InvalidArgument("retained checkpoints must be >= 1, got 0");
+  if (job.max_parallelism == 0)
+    return Status::InvalidArgument("max parallelism must be >= 1, got 0");
   std::error_code ec;
   fs::create_directories(fs::path(options.state_dir) / kSharedDir, ec);
-  if (ec) return Status::IoError("--state-dir: cannot create '" + options.state_dir + "': " + ec.message());
+  if (ec)
+    return Status::IoError("--state-dir: cannot create '" + options.state_dir +
+                           "': " + ec.message());
   if (!options.wall_clock) {
     options.wall_clock = [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -93,14 +102,16 @@ Result<std::unique_ptr<CheckpointStorage>> CheckpointStorage::Open(CheckpointSto
           .count();
     };
   }
-  return std::unique_ptr<CheckpointStorage>(new CheckpointStorage(std::move(options), std::move(job)));
+  return std::unique_ptr<CheckpointStorage>(
+      new CheckpointStorage(std::move(options), std::move(job)));
 }
 
 std::string CheckpointStorage::CheckpointPath(int64_t checkpoint_id) const {
   return (fs::path(options_.state_dir) / CheckpointDirName(checkpoint_id)).string();
 }
 
-Result<SnapshotFile> CheckpointStorage::WriteSnapshotFile(int64_t checkpoint_id, std::string_view file_name,
+Result<SnapshotFile> CheckpointStorage::WriteSnapshotFile(int64_t checkpoint_id,
+                                                          std::string_view file_name,
                                                           std::string_view bytes) {
   if (!ValidName(file_name) || file_name == kMetadataFileName || file_name.ends_with(".tmp")) {
     return Status::InvalidArgument("invalid snapshot file name '" + std::string(file_name) + "'");
@@ -108,7 +119,9 @@ Result<SnapshotFile> CheckpointStorage::WriteSnapshotFile(int64_t checkpoint_id,
   fs::path dir = CheckpointPath(checkpoint_id);
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return Status::IoError("cannot create checkpoint directory '" + dir.string() + "': " + ec.message());
+  if (ec)
+    return Status::IoError("cannot create checkpoint directory '" + dir.string() +
+                           "': " + ec.message());
   std::string path = (dir / file_name).string();
   FLOW_RETURN_IF_ERROR(checkpoint_fs::WriteFileDurably(path, bytes, /*snapshot_fault_point=*/true));
   SnapshotFile f;
@@ -118,7 +131,8 @@ Result<SnapshotFile> CheckpointStorage::WriteSnapshotFile(int64_t checkpoint_id,
   return f;
 }
 
-Result<SnapshotFile> CheckpointStorage::WriteSharedFile(std::string_view name, std::string_view bytes) {
+Result<SnapshotFile> CheckpointStorage::WriteSharedFile(std::string_view name,
+                                                        std::string_view bytes) {
   if (!ValidName(name) || name.ends_with(".tmp")) {
     return Status::InvalidArgument("invalid shared file name '" + std::string(name) + "'");
   }
@@ -129,13 +143,15 @@ Result<SnapshotFile> CheckpointStorage::WriteSharedFile(std::string_view name, s
   f.crc32c = Crc32c(bytes);
   f.shared = true;
   if (checkpoint_fs::Exists(path)) {
-    // Reused only when identical: overwriting could corrupt a retained checkpoint that refers to it.
+    // Reused only when identical: overwriting could corrupt a retained checkpoint that refers to
+    // it.
     auto existing = checkpoint_fs::ReadFile(path);
     if (!existing.ok()) return existing.status();
     if (existing->size() != f.size || Crc32c(*existing) != f.crc32c) {
-      return Status::InvalidArgument("shared file '" + path + "' already exists with other content (" +
-                                     std::to_string(existing->size()) + " bytes, crc " + Hex32(Crc32c(*existing)) +
-                                     "); shared file names must be unique per content");
+      return Status::InvalidArgument(
+          "shared file '" + path + "' already exists with other content (" +
+          std::to_string(existing->size()) + " bytes, crc " + Hex32(Crc32c(*existing)) +
+          "); shared file names must be unique per content");
     }
     return f;
   }
@@ -157,25 +173,30 @@ Status CheckpointStorage::Finalize(int64_t checkpoint_id, const std::vector<Task
   for (const TaskAck& a : acks) {
     for (const OperatorSnapshot& s : a.snapshots) m.snapshots.push_back(s);
   }
-  std::sort(m.snapshots.begin(), m.snapshots.end(), [](const OperatorSnapshot& x, const OperatorSnapshot& y) {
-    return std::tie(x.operator_name, x.subtask) < std::tie(y.operator_name, y.subtask);
-  });
+  std::sort(m.snapshots.begin(), m.snapshots.end(),
+            [](const OperatorSnapshot& x, const OperatorSnapshot& y) {
+              return std::tie(x.operator_name, x.subtask) < std::tie(y.operator_name, y.subtask);
+            });
   fs::path dir = CheckpointPath(checkpoint_id);
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return Status::IoError("cannot create checkpoint directory '" + dir.string() + "': " + ec.message());
+  if (ec)
+    return Status::IoError("cannot create checkpoint directory '" + dir.string() +
+                           "': " + ec.message());
   for (const OperatorSnapshot& s : m.snapshots) {
     for (const SnapshotFile& f : s.files) {
       fs::path p = f.shared ? fs::path(options_.state_dir) / kSharedDir / f.name : dir / f.name;
       uintmax_t size = fs::file_size(p, ec);
       if (ec) {
-        return Status::IoError("checkpoint " + std::to_string(checkpoint_id) + ": " + s.operator_name + "#" +
-                               std::to_string(s.subtask) + " acknowledged '" + p.string() +
+        return Status::IoError("checkpoint " + std::to_string(checkpoint_id) + ": " +
+                               s.operator_name + "#" + std::to_string(s.subtask) +
+                               " acknowledged '" + p.string() +
                                "', which cannot be read: " + ec.message());
       }
       if (size != f.size) {
-        return Status::IoError("checkpoint " + std::to_string(checkpoint_id) + ": '" + p.string() + "' has " +
-                               std::to_string(size) + " bytes, acknowledged " + std::to_string(f.size));
+        return Status::IoError("checkpoint " + std::to_string(checkpoint_id) + ": '" + p.string() +
+                               "' has " + std::to_string(size) + " bytes, acknowledged " +
+                               std::to_string(f.size));
       }
     }
   }
@@ -183,8 +204,8 @@ Status CheckpointStorage::Finalize(int64_t checkpoint_id, const std::vector<Task
   // The snapshot files' directory entries must be durable before the metadata names them.
   FLOW_RETURN_IF_ERROR(checkpoint_fs::SyncDir(dir.string()));
   FLOW_RETURN_IF_ERROR(checkpoint_fs::SyncDir(options_.state_dir + "/" + std::string(kSharedDir)));
-  FLOW_RETURN_IF_ERROR(
-      checkpoint_fs::WriteFileAtomically((dir / kMetadataFileName).string(), EncodeCheckpointMetadata(m)));
+  FLOW_RETURN_IF_ERROR(checkpoint_fs::WriteFileAtomically((dir / kMetadataFileName).string(),
+                                                          EncodeCheckpointMetadata(m)));
   FLOW_RETURN_IF_ERROR(checkpoint_fs::SyncDir(options_.state_dir));
   FaultPoint("after-metadata");
   Status retention = ApplyRetention();
@@ -198,7 +219,8 @@ Status CheckpointStorage::Finalize(int64_t checkpoint_id, const std::vector<Task
 void CheckpointStorage::Discard(int64_t checkpoint_id) {
   std::lock_guard<std::mutex> lock(mu_);
   std::error_code ec;
-  fs::remove_all(CheckpointPath(checkpoint_id), ec);  // best effort: leftovers are cleaned by retention
+  fs::remove_all(CheckpointPath(checkpoint_id),
+                 ec);  // best effort: leftovers are cleaned by retention
 }
 
 Status CheckpointStorage::ApplyRetention() {
@@ -236,12 +258,15 @@ Status CheckpointStorage::ApplyRetention() {
     if (!m && id > newest) continue;  // possibly still being written
     if (m) AddSharedRefs(*m, &dropped_refs);
     fs::remove_all(root / CheckpointDirName(id), ec);
-    if (ec && first_error.ok()) first_error = Status::IoError("cannot delete '" + CheckpointDirName(id) + "': " + ec.message());
+    if (ec && first_error.ok())
+      first_error =
+          Status::IoError("cannot delete '" + CheckpointDirName(id) + "': " + ec.message());
   }
   for (const std::string& ref : dropped_refs) {
     if (keep_refs.count(ref) > 0) continue;
     fs::remove(root / kSharedDir / ref, ec);
-    if (ec && first_error.ok()) first_error = Status::IoError("cannot delete shared file '" + ref + "': " + ec.message());
+    if (ec && first_error.ok())
+      first_error = Status::IoError("cannot delete shared file '" + ref + "': " + ec.message());
   }
   return first_error;
 }
@@ -265,7 +290,8 @@ Status CheckpointStorage::DiscardNewerThan(int64_t id) {
 Status CheckpointStorage::CreateSavepoint(int64_t checkpoint_id, std::string_view name) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!ValidName(name)) {
-    return Status::InvalidArgument("savepoint name '" + std::string(name) + "' must be [A-Za-z0-9_.-]+, not starting with '.'");
+    return Status::InvalidArgument("savepoint name '" + std::string(name) +
+                                   "' must be [A-Za-z0-9_.-]+, not starting with '.'");
   }
   fs::path root(options_.state_dir);
   fs::path target = root / SavepointDirName(name);
@@ -274,7 +300,9 @@ Status CheckpointStorage::CreateSavepoint(int64_t checkpoint_id, std::string_vie
   }
   fs::path src = CheckpointPath(checkpoint_id);
   auto bytes = checkpoint_fs::ReadFile((src / kMetadataFileName).string());
-  if (!bytes.ok()) return Status::NotFound("no complete checkpoint " + std::to_string(checkpoint_id) + " to save: " + bytes.status().message());
+  if (!bytes.ok())
+    return Status::NotFound("no complete checkpoint " + std::to_string(checkpoint_id) +
+                            " to save: " + bytes.status().message());
   auto meta = DecodeCheckpointMetadata(*bytes);
   if (!meta.ok()) return meta.status();
   CheckpointMetadata m = std::move(*meta);
@@ -289,8 +317,8 @@ Status CheckpointStorage::CreateSavepoint(int64_t checkpoint_id, std::string_vie
       auto data = checkpoint_fs::ReadFile(from.string());
       if (!data.ok()) return data.status();
       if (Crc32c(*data) != f.crc32c) {
-        return Status::Corruption("'" + from.string() + "': checksum mismatch (expected " + Hex32(f.crc32c) +
-                                  ", actual " + Hex32(Crc32c(*data)) + ")");
+        return Status::Corruption("'" + from.string() + "': checksum mismatch (expected " +
+                                  Hex32(f.crc32c) + ", actual " + Hex32(Crc32c(*data)) + ")");
       }
       if (f.shared) {
         f.name = "shared-" + f.name;
@@ -300,9 +328,12 @@ Status CheckpointStorage::CreateSavepoint(int64_t checkpoint_id, std::string_vie
     }
   }
   m.savepoint_name = std::string(name);
-  FLOW_RETURN_IF_ERROR(checkpoint_fs::WriteFileAtomically((tmp / kMetadataFileName).string(), EncodeCheckpointMetadata(m)));
+  FLOW_RETURN_IF_ERROR(checkpoint_fs::WriteFileAtomically((tmp / kMetadataFileName).string(),
+                                                          EncodeCheckpointMetadata(m)));
   fs::rename(tmp, target, ec);
-  if (ec) return Status::IoError("cannot rename '" + tmp.string() + "' to '" + target.string() + "': " + ec.message());
+  if (ec)
+    return Status::IoError("cannot rename '" + tmp.string() + "' to '" + target.string() +
+                           "': " + ec.message());
   return checkpoint_fs::SyncDir(root.string());
 }
 

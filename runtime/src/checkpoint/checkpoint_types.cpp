@@ -4,15 +4,24 @@ namespace flow::rt {
 
 const char* CheckpointFailureReasonName(CheckpointFailureReason reason) {
   switch (reason) {
-    case CheckpointFailureReason::kTimeout: return "timeout";
-    case CheckpointFailureReason::kTaskDeclined: return "task_declined";
-    case CheckpointFailureReason::kTaskFailed: return "task_failed";
-    case CheckpointFailureReason::kStorageIoError: return "storage_io_error";
-    case CheckpointFailureReason::kTooManyConcurrent: return "too_many_concurrent";
-    case CheckpointFailureReason::kMinPause: return "min_pause";
-    case CheckpointFailureReason::kJobFinishing: return "job_finishing";
-    case CheckpointFailureReason::kSubsumed: return "subsumed";
-    case CheckpointFailureReason::kNotRunning: return "not_running";
+    case CheckpointFailureReason::kTimeout:
+      return "timeout";
+    case CheckpointFailureReason::kTaskDeclined:
+      return "task_declined";
+    case CheckpointFailureReason::kTaskFailed:
+      return "task_failed";
+    case CheckpointFailureReason::kStorageIoError:
+      return "storage_io_error";
+    case CheckpointFailureReason::kTooManyConcurrent:
+      return "too_many_concurrent";
+    case CheckpointFailureReason::kMinPause:
+      return "min_pause";
+    case CheckpointFailureReason::kJobFinishing:
+      return "job_finishing";
+    case CheckpointFailureReason::kSubsumed:
+      return "subsumed";
+    case CheckpointFailureReason::kNotRunning:
+      return "not_running";
   }
   return "unknown";
 }
@@ -49,7 +58,10 @@ std::string FormatCheckpointReport(const CheckpointReport& r) {
   s.append(" duration_ms=").append(std::to_string(r.duration_ms));
   s.append(" bytes=").append(std::to_string(r.bytes));
   s.append(" max_alignment_ms=").append(std::to_string(r.max_alignment_ms));
-  s.append(" acked=").append(std::to_string(r.acked_tasks)).append("/").append(std::to_string(r.total_tasks));
+  s.append(" acked=")
+      .append(std::to_string(r.acked_tasks))
+      .append("/")
+      .append(std::to_string(r.total_tasks));
   if (!r.completed) {
     s.append(" reason=").append(CheckpointFailureReasonName(r.reason));
     if (!r.message.empty()) s.append(" message=").append(Quote(r.message));

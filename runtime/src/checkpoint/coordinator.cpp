@@ -15,17 +15,20 @@ CheckpointOptions CheckpointOptions::ForJob(bool has_exactly_once_sink) {
 
 Status CheckpointOptions::Validate() const {
   if (interval_ms < 0) {
-    return Status::InvalidArgument("checkpoint interval must be >= 0 ms (0 = off), got " + std::to_string(interval_ms));
+    return Status::InvalidArgument("checkpoint interval must be >= 0 ms (0 = off), got " +
+                                   std::to_string(interval_ms));
   }
   if (interval_ms > 0 && interval_ms < 10) {
     return Status::InvalidArgument("checkpoint interval must be 0 (off) or at least 10 ms, got " +
                                    std::to_string(interval_ms) + " ms");
   }
   if (timeout_ms <= 0) {
-    return Status::InvalidArgument("checkpoint timeout must be > 0 ms, got " + std::to_string(timeout_ms));
+    return Status::InvalidArgument("checkpoint timeout must be > 0 ms, got " +
+                                   std::to_string(timeout_ms));
   }
   if (min_pause_ms < 0) {
-    return Status::InvalidArgument("checkpoint min pause must be >= 0 ms, got " + std::to_string(min_pause_ms));
+    return Status::InvalidArgument("checkpoint min pause must be >= 0 ms, got " +
+                                   std::to_string(min_pause_ms));
   }
   if (max_concurrent < 1 || max_concurrent > 64) {
     return Status::InvalidArgument("max concurrent checkpoints must be in 1..64, got " +
@@ -34,12 +37,18 @@ Status CheckpointOptions::Validate() const {
   return Status::Ok();
 }
 
-CheckpointCoordinator::CheckpointCoordinator(CheckpointOptions options, std::vector<std::string> task_names,
+CheckpointCoordinator::CheckpointCoordinator(CheckpointOptions options,
+                                             std::vector<std::string> task_names,
                                              CheckpointFinalizer* finalizer, MonotonicClockMs clock,
                                              int64_t first_id, CheckpointReportSink report_sink)
-    : options_(options), task_names_(std::move(task_names)), finalizer_(finalizer), clock_(std::move(clock)),
-      report_sink_(std::move(report_sink)), next_id_(first_id) {
-  assert(options_.Validate().ok() && "CheckpointCoordinator built with invalid options; call Validate() first");
+    : options_(options),
+      task_names_(std::move(task_names)),
+      finalizer_(finalizer),
+      clock_(std::move(clock)),
+      report_sink_(std::move(report_sink)),
+      next_id_(first_id) {
+  assert(options_.Validate().ok() &&
+         "CheckpointCoordinator built with invalid options; call Validate() first");
   assert(clock_ && "CheckpointCoordinator needs a clock");
   assert(first_id >= 1 && "checkpoint ids start at 1");
 }
@@ -55,7 +64,8 @@ void CheckpointCoordinator::Start() {
   last_trigger_ms_ = clock_();
 }
 
-std::optional<int64_t> CheckpointCoordinator::CanTriggerLocked(int64_t now, CheckpointFailureReason* why) const {
+std::optional<int64_t> CheckpointCoordinator::CanTriggerLocked(int64_t now,
+                                                               CheckpointFailureReason* why) const {
   if (!started_ || job_failure_ || failed_) {
     *why = CheckpointFailureReason::kNotRunning;
   } else if (finishing_) {
@@ -89,9 +99,10 @@ Result<int64_t> CheckpointCoordinator::Trigger() {
     int64_t now = clock_();
     CheckpointFailureReason why{};
     if (!CanTriggerLocked(now, &why)) {
-      return Status::Aborted(std::string("checkpoint trigger refused: ") + CheckpointFailureReasonName(why) + " (" +
-                             std::to_string(pending_.size()) + " pending, max_concurrent=" +
-                             std::to_string(options_.max_concurrent) + ")");
+      return Status::Aborted(
+          std::string("checkpoint trigger refused: ") + CheckpointFailureReasonName(why) + " (" +
+          std::to_string(pending_.size()) +
+          " pending, max_concurrent=" + std::to_string(options_.max_concurrent) + ")");
     }
     result = TriggerLocked(now);
   }
@@ -109,11 +120,14 @@ std::optional<int64_t> CheckpointCoordinator::Tick() {
       if (now - p.trigger_ms >= options_.timeout_ms) expired.push_back(id);
     }
     for (int64_t id : expired) {
-      AbortLocked(id, CheckpointFailureReason::kTimeout,
-                  "not acknowledged by all tasks within " + std::to_string(options_.timeout_ms) + " ms", now);
+      AbortLocked(
+          id, CheckpointFailureReason::kTimeout,
+          "not acknowledged by all tasks within " + std::to_string(options_.timeout_ms) + " ms",
+          now);
     }
     CheckpointFailureReason why{};
-    if (options_.interval_ms > 0 && now - last_trigger_ms_ >= options_.interval_ms && CanTriggerLocked(now, &why)) {
+    if (options_.interval_ms > 0 && now - last_trigger_ms_ >= options_.interval_ms &&
+        CanTriggerLocked(now, &why)) {
       triggered = TriggerLocked(now);
     }
   }
@@ -125,12 +139,14 @@ Status CheckpointCoordinator::Acknowledge(TaskAck ack) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (ack.task >= task_names_.size()) {
-      return Status::InvalidArgument("checkpoint ack from unknown task #" + std::to_string(ack.task) + " (job has " +
+      return Status::InvalidArgument("checkpoint ack from unknown task #" +
+                                     std::to_string(ack.task) + " (job has " +
                                      std::to_string(task_names_.size()) + " tasks)");
     }
     if (ack.checkpoint_id < 1 || ack.checkpoint_id >= next_id_) {
       return Status::InvalidArgument("task " + task_names_[ack.task] + " acknowledged checkpoint " +
-                                     std::to_string(ack.checkpoint_id) + ", which was never triggered");
+                                     std::to_string(ack.checkpoint_id) +
+                                     ", which was never triggered");
     }
     auto it = pending_.find(ack.checkpoint_id);
     if (it == pending_.end()) return Status::Ok();  // late ack of an aborted/completed checkpoint
@@ -152,8 +168,10 @@ Status CheckpointCoordinator::Acknowledge(TaskAck ack) {
 void CheckpointCoordinator::Decline(int64_t checkpoint_id, size_t task, std::string message) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    std::string who = task < task_names_.size() ? task_names_[task] : "task #" + std::to_string(task);
-    AbortLocked(checkpoint_id, CheckpointFailureReason::kTaskDeclined, who + ": " + message, clock_());
+    std::string who =
+        task < task_names_.size() ? task_names_[task] : "task #" + std::to_string(task);
+    AbortLocked(checkpoint_id, CheckpointFailureReason::kTaskDeclined, who + ": " + message,
+                clock_());
   }
   Deliver();
 }
@@ -161,10 +179,12 @@ void CheckpointCoordinator::Decline(int64_t checkpoint_id, size_t task, std::str
 void CheckpointCoordinator::TaskFailed(size_t task, std::string message) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    std::string who = task < task_names_.size() ? task_names_[task] : "task #" + std::to_string(task);
+    std::string who =
+        task < task_names_.size() ? task_names_[task] : "task #" + std::to_string(task);
     int64_t now = clock_();
     while (!pending_.empty()) {
-      AbortLocked(pending_.begin()->first, CheckpointFailureReason::kTaskFailed, who + " failed: " + message, now);
+      AbortLocked(pending_.begin()->first, CheckpointFailureReason::kTaskFailed,
+                  who + " failed: " + message, now);
     }
   }
   Deliver();
@@ -208,7 +228,8 @@ void CheckpointCoordinator::JobFinishing() {
     finishing_ = true;
     int64_t now = clock_();
     while (!pending_.empty()) {
-      AbortLocked(pending_.begin()->first, CheckpointFailureReason::kJobFinishing, "job is finishing", now);
+      AbortLocked(pending_.begin()->first, CheckpointFailureReason::kJobFinishing,
+                  "job is finishing", now);
     }
   }
   Deliver();
@@ -251,8 +272,8 @@ void CheckpointCoordinator::MaybeCompleteLocked(int64_t id, int64_t now) {
   notifications_.push_back({id, true, CheckpointFailureReason::kTimeout});
 }
 
-void CheckpointCoordinator::AbortLocked(int64_t id, CheckpointFailureReason reason, const std::string& message,
-                                        int64_t now) {
+void CheckpointCoordinator::AbortLocked(int64_t id, CheckpointFailureReason reason,
+                                        const std::string& message, int64_t now) {
   auto it = pending_.find(id);
   if (it == pending_.end()) return;
   ReportLocked(it->second, false, reason, message, now);
@@ -270,8 +291,9 @@ void CheckpointCoordinator::AbortLocked(int64_t id, CheckpointFailureReason reas
   }
 }
 
-void CheckpointCoordinator::ReportLocked(const Pending& p, bool completed, CheckpointFailureReason reason,
-                                         const std::string& message, int64_t now) {
+void CheckpointCoordinator::ReportLocked(const Pending& p, bool completed,
+                                         CheckpointFailureReason reason, const std::string& message,
+                                         int64_t now) {
   CheckpointReport r;
   r.checkpoint_id = p.id;
   r.completed = completed;
@@ -289,7 +311,8 @@ void CheckpointCoordinator::ReportLocked(const Pending& p, bool completed, Check
   } else {
     // Same shape as the engine's log lines; the engine passes a sink that uses its logger.
     int64_t wall = std::chrono::duration_cast<std::chrono::milliseconds>(
-                       std::chrono::system_clock::now().time_since_epoch()).count();
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
     std::fprintf(stderr, "%s %s %s\n", FormatTimestamp(wall).c_str(), completed ? "INFO" : "WARN",
                  FormatCheckpointReport(r).c_str());
   }
@@ -338,11 +361,15 @@ uint32_t CheckpointCoordinator::ConsecutiveFailures() const {
 
 CheckpointTimer::CheckpointTimer(CheckpointCoordinator* coordinator, DurationMs period_ms,
                                  std::function<void(int64_t)> on_trigger)
-    : coordinator_(coordinator), period_ms_(period_ms > 0 ? period_ms : 10), on_trigger_(std::move(on_trigger)) {
+    : coordinator_(coordinator),
+      period_ms_(period_ms > 0 ? period_ms : 10),
+      on_trigger_(std::move(on_trigger)) {
   thread_ = std::thread([this] { Run(); });
 }
 
-CheckpointTimer::~CheckpointTimer() { Stop(); }
+CheckpointTimer::~CheckpointTimer() {
+  Stop();
+}
 
 void CheckpointTimer::Stop() {
   {

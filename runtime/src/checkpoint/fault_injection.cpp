@@ -31,7 +31,8 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
   size_t start = 0;
   while (true) {
     size_t pos = s.find(sep, start);
-    out.push_back(s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
+    out.push_back(
+        s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
     if (pos == std::string_view::npos) break;
     start = pos + 1;
   }
@@ -83,14 +84,15 @@ Status ParseEntry(std::string_view text, std::vector<Entry>* out) {
   if (error) {
     parts.erase(parts.begin());
     if (parts.empty() || parts[0] == "random") {
-      return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) + "': error: needs a point (one of " +
-                                     ErrorList() + ")");
+      return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) +
+                                     "': error: needs a point (one of " + ErrorList() + ")");
     }
   }
   if (parts[0] == "random") {
     uint64_t seed = 0;
     if (parts.size() != 2 || !ParseU64(parts[1], &seed)) {
-      return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) + "': expected random:<seed>");
+      return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) +
+                                     "': expected random:<seed>");
     }
     uint64_t state = seed;
     std::vector<const FaultPointInfo*> points;
@@ -107,30 +109,35 @@ Status ParseEntry(std::string_view text, std::vector<Entry>* out) {
   }
   const FaultPointInfo* p = FindPoint(parts[0]);
   if (p == nullptr) {
-    return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) + "': unknown fault point '" +
-                                   std::string(parts[0]) + "' (known: " + KnownList() + ")");
+    return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) +
+                                   "': unknown fault point '" + std::string(parts[0]) +
+                                   "' (known: " + KnownList() + ")");
   }
   if (error && !p->errors) {
-    return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) + "': " + std::string(p->name) +
+    return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) +
+                                   "': " + std::string(p->name) +
                                    " only kills the process; error: works with " + ErrorList());
   }
   size_t nargs = static_cast<size_t>(p->args);
   if (parts.size() != 1 + nargs && parts.size() != 2 + nargs) {
-    return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) + "': " + std::string(p->name) +
-                                   " takes " + std::to_string(nargs) + " argument(s) and an optional :nth");
+    return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) +
+                                   "': " + std::string(p->name) + " takes " +
+                                   std::to_string(nargs) + " argument(s) and an optional :nth");
   }
   Entry e;
   e.error = error;
   e.point = std::string(p->name);
   for (size_t i = 0; i < nargs; ++i) {
     if (parts[1 + i].empty()) {
-      return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) + "': empty argument " +
-                                     std::to_string(i + 1) + " (use * to match any)");
+      return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) +
+                                     "': empty argument " + std::to_string(i + 1) +
+                                     " (use * to match any)");
     }
     e.args.emplace_back(parts[1 + i]);
   }
   if (parts.size() == 2 + nargs && (!ParseU64(parts.back(), &e.nth) || e.nth == 0)) {
-    return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) + "': nth must be a positive integer, got '" +
+    return Status::InvalidArgument("FLOW_FAULT entry '" + std::string(text) +
+                                   "': nth must be a positive integer, got '" +
                                    std::string(parts.back()) + "'");
   }
   out->push_back(std::move(e));
@@ -154,9 +161,14 @@ Status ParseEntry(std::string_view text, std::vector<Entry>* out) {
 
 const std::vector<FaultPointInfo>& KnownFaultPoints() {
   static const std::vector<FaultPointInfo> kPoints = {
-      {"after-barrier", 2},   {"during-snapshot-write", 0}, {"after-state-before-metadata", 0},
-      {"after-metadata", 0},  {"during-restore", 0},        {"after-precommit", 0},
-      {"during-commit", 0},   {"after-commit-before-cleanup", 0},
+      {"after-barrier", 2},
+      {"during-snapshot-write", 0},
+      {"after-state-before-metadata", 0},
+      {"after-metadata", 0},
+      {"during-restore", 0},
+      {"after-precommit", 0},
+      {"during-commit", 0},
+      {"after-commit-before-cleanup", 0},
       {"before-batch", 2, /*errors=*/true, /*random=*/false},
   };
   return kPoints;
@@ -166,7 +178,8 @@ Status ConfigureFaults(std::string_view spec) {
   std::vector<Entry> entries;
   if (!spec.empty()) {
     for (std::string_view item : Split(spec, ',')) {
-      if (item.empty()) return Status::InvalidArgument("FLOW_FAULT '" + std::string(spec) + "': empty entry");
+      if (item.empty())
+        return Status::InvalidArgument("FLOW_FAULT '" + std::string(spec) + "': empty entry");
       FLOW_RETURN_IF_ERROR(ParseEntry(item, &entries));
     }
   }
@@ -181,7 +194,9 @@ Status ConfigureFaultsFromEnv() {
   return ConfigureFaults(v == nullptr ? std::string_view() : std::string_view(v));
 }
 
-void DisarmFaults() { ConfigureFaults("").IgnoreError(); }  // "" always parses
+void DisarmFaults() {
+  ConfigureFaults("").IgnoreError();
+}  // "" always parses
 
 std::string DescribeFaults() {
   std::lock_guard<std::mutex> lock(g_mu);

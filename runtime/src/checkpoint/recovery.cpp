@@ -35,13 +35,14 @@ std::string ShortName(const RestorePoint& p, const SnapshotFile& f) {
 
 Status CheckBytes(const RestorePoint& p, const SnapshotFile& f, std::string_view data) {
   if (data.size() != f.size) {
-    return Status::Corruption(ShortName(p, f) + ": size " + std::to_string(data.size()) + " bytes, expected " +
-                              std::to_string(f.size) + (data.size() < f.size ? " (truncated)" : ""));
+    return Status::Corruption(ShortName(p, f) + ": size " + std::to_string(data.size()) +
+                              " bytes, expected " + std::to_string(f.size) +
+                              (data.size() < f.size ? " (truncated)" : ""));
   }
   uint32_t actual = Crc32c(data);
   if (actual != f.crc32c) {
-    return Status::Corruption(ShortName(p, f) + ": checksum mismatch (expected " + Hex32(f.crc32c) + ", actual " +
-                              Hex32(actual) + ")");
+    return Status::Corruption(ShortName(p, f) + ": checksum mismatch (expected " + Hex32(f.crc32c) +
+                              ", actual " + Hex32(actual) + ")");
   }
   return Status::Ok();
 }
@@ -71,7 +72,8 @@ Result<RestorePoint> VerifyCheckpoint(const std::string& dir) {
     for (const SnapshotFile& f : s.files) {
       auto data = checkpoint_fs::ReadFile(FilePath(p, f));
       if (!data.ok()) {
-        if (data.status().code() == StatusCode::kNotFound) return Status::NotFound(ShortName(p, f) + ": missing file");
+        if (data.status().code() == StatusCode::kNotFound)
+          return Status::NotFound(ShortName(p, f) + ": missing file");
         return data.status();
       }
       FLOW_RETURN_IF_ERROR(CheckBytes(p, f, *data));
@@ -89,7 +91,8 @@ Status MaxParallelismMismatch(const CheckpointMetadata& m, const JobCheckpointIn
 }
 }  // namespace
 
-Status CheckCompatible(const CheckpointMetadata& m, const JobCheckpointInfo& job, std::string_view where) {
+Status CheckCompatible(const CheckpointMetadata& m, const JobCheckpointInfo& job,
+                       std::string_view where) {
   if (job.state_schemas && m.state_schemas) {
     // Both declare their state: mapped by operator (state_mapping.h), the graph may differ.
     if (m.max_parallelism != job.max_parallelism) return MaxParallelismMismatch(m, job, where);
@@ -111,15 +114,18 @@ Status CheckCompatible(const CheckpointMetadata& m, const JobCheckpointInfo& job
   if (m.job_fingerprint != job.fingerprint) {
     char buf[160];
     std::snprintf(buf, sizeof buf, ": taken by another job (fingerprint %016llx, this job %016llx)",
-                  static_cast<unsigned long long>(m.job_fingerprint), static_cast<unsigned long long>(job.fingerprint));
-    return Status::InvalidArgument(std::string(where) + buf +
-                                   "; use another --state-dir, or --restore none to start without state");
+                  static_cast<unsigned long long>(m.job_fingerprint),
+                  static_cast<unsigned long long>(job.fingerprint));
+    return Status::InvalidArgument(
+        std::string(where) + buf +
+        "; use another --state-dir, or --restore none to start without state");
   }
   if (m.max_parallelism != job.max_parallelism) return MaxParallelismMismatch(m, job, where);
   return Status::Ok();
 }
 
-Result<RestoreSelection> SelectRestoreCheckpoint(const std::string& state_dir, const JobCheckpointInfo& job) {
+Result<RestoreSelection> SelectRestoreCheckpoint(const std::string& state_dir,
+                                                 const JobCheckpointInfo& job) {
   RestoreSelection sel;
   std::error_code ec;
   if (!fs::exists(state_dir, ec)) return sel;
@@ -152,14 +158,16 @@ Result<RestoreSelection> ResolveRestore(const std::string& state_dir, std::strin
   if (restore_flag == "none") return sel;
   auto p = VerifyCheckpoint(std::string(restore_flag));
   if (!p.ok()) {
-    return Status(p.status().code(), "--restore " + std::string(restore_flag) + ": " + p.status().message());
+    return Status(p.status().code(),
+                  "--restore " + std::string(restore_flag) + ": " + p.status().message());
   }
   FLOW_RETURN_IF_ERROR(CheckCompatible(p->metadata, job, "--restore " + std::string(restore_flag)));
   sel.point = std::move(*p);
   return sel;
 }
 
-std::vector<const OperatorSnapshot*> SnapshotsOf(const CheckpointMetadata& m, std::string_view operator_name) {
+std::vector<const OperatorSnapshot*> SnapshotsOf(const CheckpointMetadata& m,
+                                                 std::string_view operator_name) {
   std::vector<const OperatorSnapshot*> out;
   for (const OperatorSnapshot& s : m.snapshots) {
     if (s.operator_name == operator_name) out.push_back(&s);
@@ -175,8 +183,9 @@ Result<std::vector<std::vector<RestorePiece>>> PlanKeyedRestore(const Checkpoint
                                                                 uint32_t new_parallelism) {
   const uint32_t max_p = m.max_parallelism;
   if (new_parallelism == 0 || new_parallelism > max_p) {
-    return Status::InvalidArgument("cannot restore " + std::string(operator_name) + " at parallelism " +
-                                   std::to_string(new_parallelism) + ": must be in 1.." + std::to_string(max_p) +
+    return Status::InvalidArgument("cannot restore " + std::string(operator_name) +
+                                   " at parallelism " + std::to_string(new_parallelism) +
+                                   ": must be in 1.." + std::to_string(max_p) +
                                    " (max parallelism)");
   }
   std::vector<std::vector<RestorePiece>> out(new_parallelism);
@@ -189,9 +198,10 @@ Result<std::vector<std::vector<RestorePiece>>> PlanKeyedRestore(const Checkpoint
     keyed = true;
     for (uint32_t g = s->key_group_first; g < s->key_group_end; ++g) {
       if (owner[g] != nullptr) {
-        return Status::Corruption("checkpoint " + std::to_string(m.checkpoint_id) + ": key group " +
-                                  std::to_string(g) + " of " + std::string(operator_name) + " is in the snapshots of subtasks " +
-                                  std::to_string(owner[g]->subtask) + " and " + std::to_string(s->subtask));
+        return Status::Corruption(
+            "checkpoint " + std::to_string(m.checkpoint_id) + ": key group " + std::to_string(g) +
+            " of " + std::string(operator_name) + " is in the snapshots of subtasks " +
+            std::to_string(owner[g]->subtask) + " and " + std::to_string(s->subtask));
       }
       owner[g] = s;
     }
@@ -204,7 +214,8 @@ Result<std::vector<std::vector<RestorePiece>>> PlanKeyedRestore(const Checkpoint
     if (s == nullptr && some_finished) continue;
     if (s == nullptr) {
       return Status::Corruption("checkpoint " + std::to_string(m.checkpoint_id) + ": key group " +
-                                std::to_string(g) + " of " + std::string(operator_name) + " is in no snapshot");
+                                std::to_string(g) + " of " + std::string(operator_name) +
+                                " is in no snapshot");
     }
     std::vector<RestorePiece>& dst = out[SubtaskForKeyGroup(g, max_p, new_parallelism)];
     for (const SnapshotFile& f : s->files) dst.push_back(RestorePiece{f, s->subtask, g});
@@ -216,7 +227,8 @@ Result<std::string> ReadRestoreFile(const RestorePoint& point, const SnapshotFil
   FaultPoint("during-restore");
   auto data = checkpoint_fs::ReadFile(FilePath(point, file));
   if (!data.ok()) {
-    if (data.status().code() == StatusCode::kNotFound) return Status::NotFound(ShortName(point, file) + ": missing file");
+    if (data.status().code() == StatusCode::kNotFound)
+      return Status::NotFound(ShortName(point, file) + ": missing file");
     return data.status();
   }
   FLOW_RETURN_IF_ERROR(CheckBytes(point, file, *data));

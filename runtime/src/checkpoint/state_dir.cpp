@@ -104,7 +104,8 @@ Status StateDirectory::Claim(const std::string& job_id) {
   if (job_id_.empty()) {
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir_, ec)) {
-      if (ParseCheckpointDir(e.path().filename().string()) >= 0 && fs::exists(e.path() / "_metadata", ec)) {
+      if (ParseCheckpointDir(e.path().filename().string()) >= 0 &&
+          fs::exists(e.path() / "_metadata", ec)) {
         claimed_unrecorded_checkpoints_ = true;
       }
     }

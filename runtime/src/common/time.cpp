@@ -48,11 +48,20 @@ bool ParseDuration(std::string_view text, DurationMs* out) {
       pos += 2;
     } else if (!rest.empty()) {
       switch (rest[0]) {
-        case 's': unit = 1000; break;
-        case 'm': unit = 60000; break;
-        case 'h': unit = 3600000; break;
-        case 'd': unit = 86400000; break;
-        default: return false;
+        case 's':
+          unit = 1000;
+          break;
+        case 'm':
+          unit = 60000;
+          break;
+        case 'h':
+          unit = 3600000;
+          break;
+        case 'd':
+          unit = 86400000;
+          break;
+        default:
+          return false;
       }
       pos += 1;
     }

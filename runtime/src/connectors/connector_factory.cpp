@@ -66,7 +66,9 @@ class OptionReader {
     std::string_view text = *v;
     uint64_t scale = 1;
     for (auto [suffix, s] : {std::pair<std::string_view, uint64_t>{"KiB", 1ULL << 10},
-                             {"MiB", 1ULL << 20}, {"GiB", 1ULL << 30}, {"B", 1}}) {
+                             {"MiB", 1ULL << 20},
+                             {"GiB", 1ULL << 30},
+                             {"B", 1}}) {
       if (text.ends_with(suffix)) {
         text.remove_suffix(suffix.size());
         scale = s;
@@ -102,7 +104,8 @@ class OptionReader {
     DurationMs d = 0;
     if (!(ParseInt64(*v, &d) || ParseDuration(*v, &d)) || d < 0 || (d == 0 && !zero_is_off) ||
         d > std::numeric_limits<int>::max()) {
-      if (zero_is_off) return Error(name, fmt::format("must be a duration like 10s, or 0 (off), not \"{}\"", *v));
+      if (zero_is_off)
+        return Error(name, fmt::format("must be a duration like 10s, or 0 (off), not \"{}\"", *v));
       return Error(name, fmt::format("must be a positive duration like 10s, not \"{}\"", *v));
     }
     *out = static_cast<int>(d);
@@ -188,8 +191,8 @@ Result<std::unique_ptr<RawSource>> MakeKafkaSource(OptionReader& r) {
   FLOW_RETURN_IF_ERROR(r.Choice("isolation", {"read_committed", "read_uncommitted"}, &isolation));
   FLOW_RETURN_IF_ERROR(r.DurationMsInt("metadata_timeout", &o.metadata_timeout_ms));
   FLOW_RETURN_IF_ERROR(r.DurationMsInt("unavailable_timeout", &o.unavailable_timeout_ms));
-  FLOW_RETURN_IF_ERROR(
-      r.DurationMsInt("partition_discovery", &o.partition_discovery_interval_ms, /*zero_is_off=*/true));
+  FLOW_RETURN_IF_ERROR(r.DurationMsInt("partition_discovery", &o.partition_discovery_interval_ms,
+                                       /*zero_is_off=*/true));
   o.start = static_cast<KafkaStart>(start);
   o.read_committed = isolation == 0;
   FLOW_RETURN_IF_ERROR(r.Passthrough(&o.properties));

@@ -18,8 +18,8 @@ namespace {
 Status SyncDirectory(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
-    return Status::IoError(fmt::format("file sink: cannot open directory '{}': {}", dir,
-                                       std::strerror(errno)));
+    return Status::IoError(
+        fmt::format("file sink: cannot open directory '{}': {}", dir, std::strerror(errno)));
   }
   int rc = ::fsync(fd);
   int err = errno;
@@ -62,8 +62,8 @@ Status FileSink::Open(uint32_t subtask, uint32_t parallelism) {
     }
   }
   if (ec) {
-    return Status::IoError(fmt::format("file sink: cannot list directory '{}': {}",
-                                       options_.directory, ec.message()));
+    return Status::IoError(
+        fmt::format("file sink: cannot list directory '{}': {}", options_.directory, ec.message()));
   }
   opened_ = true;
   return Status::Ok();
@@ -93,8 +93,8 @@ Status FileSink::WriteBuffer() {
 Status FileSink::FinishPart() {
   FLOW_RETURN_IF_ERROR(WriteBuffer());
   if (::fsync(fd_) != 0) {
-    return Status::IoError(fmt::format("file sink: cannot fsync '{}': {}", path_,
-                                       std::strerror(errno)));
+    return Status::IoError(
+        fmt::format("file sink: cannot fsync '{}': {}", path_, std::strerror(errno)));
   }
   ::close(fd_);
   fd_ = -1;
@@ -119,8 +119,8 @@ Status FileSink::Flush() {
   if (fd_ < 0) return Status::Ok();
   FLOW_RETURN_IF_ERROR(WriteBuffer());
   if (::fsync(fd_) != 0) {
-    return Status::IoError(fmt::format("file sink: cannot fsync '{}': {}", path_,
-                                       std::strerror(errno)));
+    return Status::IoError(
+        fmt::format("file sink: cannot fsync '{}': {}", path_, std::strerror(errno)));
   }
   return SyncDirectory(options_.directory);
 }

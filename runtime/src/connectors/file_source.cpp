@@ -21,7 +21,9 @@ constexpr uint8_t kPositionVersion = 1;
 // Version 1 plus the state of later files (after a restore at another parallelism).
 constexpr uint8_t kPositionVersionRescaled = 2;
 
-bool HasGlobChars(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+bool HasGlobChars(const std::string& s) {
+  return s.find_first_of("*?[") != std::string::npos;
+}
 
 bool IsRegularFile(const std::string& path) {
   struct stat st;
@@ -36,7 +38,9 @@ bool IsHiddenName(const std::string& name) {
 
 FileSource::FileSource(FileSourceOptions options) : options_(std::move(options)) {}
 
-FileSource::~FileSource() { CloseFile(); }
+FileSource::~FileSource() {
+  CloseFile();
+}
 
 Result<std::vector<std::string>> FileSource::ListFiles(const std::string& path) {
   if (path.empty()) return Status::InvalidArgument("file source: `path` is empty");
@@ -53,8 +57,8 @@ Result<std::vector<std::string>> FileSource::ListFiles(const std::string& path) 
         if (!IsHiddenName(name) && IsRegularFile(full)) files.push_back(full);
       }
       if (ec) {
-        return Status::IoError(fmt::format("file source: cannot list directory '{}': {}", path,
-                                           ec.message()));
+        return Status::IoError(
+            fmt::format("file source: cannot list directory '{}': {}", path, ec.message()));
       }
       if (files.empty()) {
         return Status::NotFound(fmt::format("file source: directory '{}' has no files", path));
@@ -108,7 +112,8 @@ Status FileSource::Open(uint32_t subtask, uint32_t parallelism) {
 }
 
 size_t FileSource::NextAssigned(size_t index) const {
-  while (index < files_.size() && (index % parallelism_ != subtask_ || IsResumedDone(index))) ++index;
+  while (index < files_.size() && (index % parallelism_ != subtask_ || IsResumedDone(index)))
+    ++index;
   return index;
 }
 
@@ -141,14 +146,14 @@ Status FileSource::OpenFile(size_t index, uint64_t offset, int64_t next_line) {
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) {
     if (errno == ENOENT) return Status::NotFound(fmt::format("file source: '{}' vanished", path));
-    return Status::IoError(fmt::format("file source: cannot open '{}': {}", path,
-                                       std::strerror(errno)));
+    return Status::IoError(
+        fmt::format("file source: cannot open '{}': {}", path, std::strerror(errno)));
   }
   fd_ = fd;
   header_.clear();
   replay_pending_ = false;
-  bool replay = options_.replay_first_line_on_restore && options_.header_lines == 0 &&
-                next_line > 1;
+  bool replay =
+      options_.replay_first_line_on_restore && options_.header_lines == 0 && next_line > 1;
   size_t lead_lines = options_.header_lines > 0 ? options_.header_lines : (replay ? 1 : 0);
   if (lead_lines > 0) {
     // Header lines are read again on restore, so header_lines() is right mid-file too.
@@ -184,8 +189,8 @@ Status FileSource::OpenFile(size_t index, uint64_t offset, int64_t next_line) {
     }
   }
   if (::lseek(fd_, static_cast<off_t>(offset), SEEK_SET) < 0) {
-    return Status::IoError(fmt::format("file source: cannot seek '{}' to {}: {}", path, offset,
-                                       std::strerror(errno)));
+    return Status::IoError(
+        fmt::format("file source: cannot seek '{}' to {}: {}", path, offset, std::strerror(errno)));
   }
   reader_->Reset(fd_, offset, next_line);
   return Status::Ok();
@@ -250,8 +255,8 @@ Result<PollResult> FileSource::Poll(std::vector<RawRecord>* out, size_t max_reco
 }
 
 std::string FileSource::Locate(const RawRecord& record) const {
-  std::string_view file = current_ < files_.size() ? std::string_view(files_[current_])
-                                                   : std::string_view("<done>");
+  std::string_view file =
+      current_ < files_.size() ? std::string_view(files_[current_]) : std::string_view("<done>");
   return fmt::format("file {} line {}", file, record.offset);
 }
 
@@ -304,9 +309,9 @@ Result<FileSource::DecodedPosition> FileSource::DecodePosition(BinaryReader* in)
   if (d.done) return d;
   auto check = [&](uint64_t index, const std::string& path) -> Status {
     if (index >= files_.size() || files_[index] != path) {
-      return Status::NotFound(fmt::format(
-          "file source: restored file '{}' (index {}) is not in the current file list", path,
-          index));
+      return Status::NotFound(
+          fmt::format("file source: restored file '{}' (index {}) is not in the current file list",
+                      path, index));
     }
     if (index % d.parallelism != d.subtask) {
       return Status::Corruption("file source position: file not assigned to the subtask");
@@ -346,9 +351,9 @@ Status FileSource::RestorePosition(BinaryReader* in) {
   Result<DecodedPosition> d = DecodePosition(in);
   if (!d.ok()) return d.status();
   if (d->subtask != subtask_ || d->parallelism != parallelism_) {
-    return Status::InvalidArgument(fmt::format(
-        "file source: position of subtask {}/{} cannot be restored into subtask {}/{}",
-        d->subtask, d->parallelism, subtask_, parallelism_));
+    return Status::InvalidArgument(
+        fmt::format("file source: position of subtask {}/{} cannot be restored into subtask {}/{}",
+                    d->subtask, d->parallelism, subtask_, parallelism_));
   }
   if (d->done) {
     CloseFile();
@@ -379,9 +384,9 @@ Status FileSource::RestoreRescaled(const std::vector<OldSourcePosition>& old,
     Result<DecodedPosition> d = DecodePosition(&reader);
     if (!d.ok()) return d.status();
     if (d->subtask != s || d->parallelism != old_parallelism) {
-      return Status::Corruption(fmt::format(
-          "file source position of old subtask {} says subtask {}/{}", s, d->subtask,
-          d->parallelism));
+      return Status::Corruption(
+          fmt::format("file source position of old subtask {} says subtask {}/{}", s, d->subtask,
+                      d->parallelism));
     }
     decoded[s] = std::move(*d);
   }

@@ -17,8 +17,7 @@ Result<rd_kafka_conf_t*> MakeKafkaConf(const std::map<std::string, std::string>&
   rd_kafka_conf_t* conf = rd_kafka_conf_new();
   char err[512];
   for (const auto& [key, value] : settings) {
-    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof err) !=
-        RD_KAFKA_CONF_OK) {
+    if (rd_kafka_conf_set(conf, key.c_str(), value.c_str(), err, sizeof err) != RD_KAFKA_CONF_OK) {
       rd_kafka_conf_destroy(conf);
       // librdkafka's own message may quote the value too: for secrets, leave it out.
       return Status::InvalidArgument(
@@ -93,12 +92,14 @@ Result<int32_t> KafkaPartitionCount(rd_kafka_t* rk, const std::string& topic,
     status = Status::NotFound(fmt::format("kafka: topic `{}` not found", topic));
   } else if (md->topics[0].err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     const bool unknown = md->topics[0].err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART;
-    status = KafkaError(md->topics[0].err,
-                        fmt::format("kafka: topic `{}`: {}{}", topic, rd_kafka_err2str(md->topics[0].err),
-                                    unknown ? " (the broker does not know it: create the topic first)" : ""));
+    status = KafkaError(
+        md->topics[0].err,
+        fmt::format("kafka: topic `{}`: {}{}", topic, rd_kafka_err2str(md->topics[0].err),
+                    unknown ? " (the broker does not know it: create the topic first)" : ""));
   } else {
     count = md->topics[0].partition_cnt;
-    if (count <= 0) status = Status::NotFound(fmt::format("kafka: topic `{}` has no partitions", topic));
+    if (count <= 0)
+      status = Status::NotFound(fmt::format("kafka: topic `{}` has no partitions", topic));
   }
   rd_kafka_metadata_destroy(md);
   if (!status.ok()) return status;
@@ -137,9 +138,9 @@ Status KafkaWaitForLeaders(rd_kafka_t* rk, const std::string& topic, int32_t par
       bool retry = KafkaRetriable(err) || err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART ||
                    err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION;
       if (!retry || SteadyNowMs() >= deadline) {
-        return Status::Unavailable(fmt::format(
-            "kafka: partition {} of topic `{}` has no serving leader after {} ms ({})", p, topic,
-            timeout_ms, rd_kafka_err2str(err)));
+        return Status::Unavailable(
+            fmt::format("kafka: partition {} of topic `{}` has no serving leader after {} ms ({})",
+                        p, topic, timeout_ms, rd_kafka_err2str(err)));
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

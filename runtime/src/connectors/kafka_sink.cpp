@@ -72,9 +72,10 @@ Status KafkaSink::Open(uint32_t subtask, uint32_t parallelism) {
       KafkaWaitForLeaders(rk_, options_.topic, *partitions, options_.metadata_timeout_ms));
   if (options_.partitioner == KafkaPartitioner::kExplicit &&
       (options_.partition < 0 || options_.partition >= *partitions)) {
-    return Status::InvalidArgument(fmt::format("kafka sink: partition {} out of range (topic `{}` "
-                                               "has {} partitions)",
-                                               options_.partition, options_.topic, *partitions));
+    return Status::InvalidArgument(
+        fmt::format("kafka sink: partition {} out of range (topic `{}` "
+                    "has {} partitions)",
+                    options_.partition, options_.topic, *partitions));
   }
   return Status::Ok();
 }
@@ -87,8 +88,8 @@ Status KafkaSink::WriteWithHeaders(std::string_view key, std::string_view payloa
                                    TimestampMs timestamp, std::span<const OutHeader> headers) {
   if (rk_ == nullptr) return Status::Internal("kafka sink: Write before Open");
   if (!delivery_error_.ok()) return delivery_error_;
-  int32_t partition =
-      options_.partitioner == KafkaPartitioner::kExplicit ? options_.partition : RD_KAFKA_PARTITION_UA;
+  int32_t partition = options_.partitioner == KafkaPartitioner::kExplicit ? options_.partition
+                                                                          : RD_KAFKA_PARTITION_UA;
   int64_t ts = timestamp == kNoTimestamp ? 0 : timestamp;
   int64_t deadline = 0;  // set when the queue is first found full
   KafkaHeaders h = MakeKafkaHeaders(headers);
@@ -111,11 +112,13 @@ Status KafkaSink::WriteWithHeaders(std::string_view key, std::string_view payloa
     // record is delivered or failed within delivery_timeout_ms, so that bounds the wait too.
     const int64_t now = SteadyNowMs();
     if (deadline == 0) deadline = now + options_.delivery_timeout_ms;
-    if (context_.cancelled()) return Status::Cancelled("kafka sink: job cancelled while the producer queue was full");
+    if (context_.cancelled())
+      return Status::Cancelled("kafka sink: job cancelled while the producer queue was full");
     if (now >= deadline) {
-      return Status::Unavailable(fmt::format(
-          "kafka sink: producer queue for topic `{}` still full after {} ms (delivery_timeout; brokers {})",
-          options_.topic, options_.delivery_timeout_ms, options_.brokers));
+      return Status::Unavailable(
+          fmt::format("kafka sink: producer queue for topic `{}` still full after {} ms "
+                      "(delivery_timeout; brokers {})",
+                      options_.topic, options_.delivery_timeout_ms, options_.brokers));
     }
     rd_kafka_poll(rk_, static_cast<int>(std::min<int64_t>(deadline - now, kWaitSliceMs)));
     if (!delivery_error_.ok()) return delivery_error_;
@@ -135,8 +138,9 @@ Status KafkaSink::Flush() {
     err = rd_kafka_flush(rk_, static_cast<int>(std::min<int64_t>(left, kWaitSliceMs)));
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR || !delivery_error_.ok()) break;
     if (context_.cancelled()) {
-      return Status::Cancelled(fmt::format("kafka sink: job cancelled; {} records to topic `{}` unacknowledged",
-                                           rd_kafka_outq_len(rk_), options_.topic));
+      return Status::Cancelled(
+          fmt::format("kafka sink: job cancelled; {} records to topic `{}` unacknowledged",
+                      rd_kafka_outq_len(rk_), options_.topic));
     }
   }
   if (!delivery_error_.ok()) return delivery_error_;

@@ -30,7 +30,9 @@ KafkaSource::KafkaSource(KafkaSourceOptions options) : options_(std::move(option
   if (options_.group_id.empty()) options_.group_id = "flow-" + options_.topic;
 }
 
-KafkaSource::~KafkaSource() { Close().IgnoreError(); }  // errors on teardown have no reader
+KafkaSource::~KafkaSource() {
+  Close().IgnoreError();
+}  // errors on teardown have no reader
 
 void KafkaSource::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
   // Served by rd_kafka_consume_batch_queue on the polling thread: no locking needed.
@@ -179,10 +181,10 @@ Result<std::map<int32_t, int64_t>> KafkaSource::QueryOffsets(const std::vector<i
     }
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       DestroyPartitionList(list);
-      return KafkaError(err, fmt::format("kafka source: cannot read committed offsets of group "
-                                         "`{}` from {}: {}",
-                                         options_.group_id, options_.brokers,
-                                         rd_kafka_err2str(err)));
+      return KafkaError(err,
+                        fmt::format("kafka source: cannot read committed offsets of group "
+                                    "`{}` from {}: {}",
+                                    options_.group_id, options_.brokers, rd_kafka_err2str(err)));
     }
     for (int i = 0; i < list->cnt; ++i) {
       if (list->elems[i].err == RD_KAFKA_RESP_ERR_NO_ERROR && list->elems[i].offset >= 0) {
@@ -203,18 +205,18 @@ Result<std::map<int32_t, int64_t>> KafkaSource::QueryOffsets(const std::vector<i
     rd_kafka_resp_err_t err;
     while (true) {
       int remaining = static_cast<int>(std::max<int64_t>(deadline - SteadyNowMs(), 1));
-      err = rd_kafka_query_watermark_offsets(rk_, options_.topic.c_str(), p, &low, &high,
-                                             remaining);
+      err =
+          rd_kafka_query_watermark_offsets(rk_, options_.topic.c_str(), p, &low, &high, remaining);
       if (err == RD_KAFKA_RESP_ERR_NO_ERROR || !KafkaRetriable(err) || SteadyNowMs() >= deadline) {
         break;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return KafkaError(err, fmt::format("kafka source: cannot read offsets of topic `{}` "
-                                         "partition {} from {}: {}",
-                                         options_.topic, p, options_.brokers,
-                                         rd_kafka_err2str(err)));
+      return KafkaError(err,
+                        fmt::format("kafka source: cannot read offsets of topic `{}` "
+                                    "partition {} from {}: {}",
+                                    options_.topic, p, options_.brokers, rd_kafka_err2str(err)));
     }
     result[p] = start == KafkaStart::kLatest ? high : low;
   }
@@ -224,18 +226,21 @@ Result<std::map<int32_t, int64_t>> KafkaSource::QueryOffsets(const std::vector<i
 void KafkaSource::DiscoverPartitions() {
   // Failures are not errors: brokers that stay away are reported by Poll's own bound, and the
   // next interval looks again. Partition counts only grow.
-  Result<int32_t> count = KafkaPartitionCount(rk_, options_.topic, options_.brokers, kProbeTimeoutMs);
+  Result<int32_t> count =
+      KafkaPartitionCount(rk_, options_.topic, options_.brokers, kProbeTimeoutMs);
   if (!count.ok() || *count <= known_partitions_) return;
   std::vector<int32_t> added;
   for (int32_t p = known_partitions_; p < *count; ++p) {
-    if (static_cast<uint32_t>(p) % parallelism_ == subtask_ && next_offsets_.count(p) == 0) added.push_back(p);
+    if (static_cast<uint32_t>(p) % parallelism_ == subtask_ && next_offsets_.count(p) == 0)
+      added.push_back(p);
   }
   if (!added.empty()) {
     // Every record of a partition added while the job runs is new to it: read from the start.
     Result<std::map<int32_t, int64_t>> offsets = QueryOffsets(added, KafkaStart::kEarliest);
     if (!offsets.ok()) return;  // e.g. no leader yet: try again at the next interval
     if (assigned_) {
-      rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(static_cast<int>(added.size()));
+      rd_kafka_topic_partition_list_t* list =
+          rd_kafka_topic_partition_list_new(static_cast<int>(added.size()));
       for (const auto& [p, off] : *offsets) {
         rd_kafka_topic_partition_list_add(list, options_.topic.c_str(), p)->offset = off;
       }
@@ -322,8 +327,8 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
   batch_.resize(max_records);
   // A batch call waits until the batch is full or the timeout passes, so wait for one message
   // only and then take whatever else is already there: records flow on without added latency.
-  ssize_t n = rd_kafka_consume_batch_queue(queue_, timeout_ms < 0 ? 0 : timeout_ms,
-                                           batch_.data(), 1);
+  ssize_t n =
+      rd_kafka_consume_batch_queue(queue_, timeout_ms < 0 ? 0 : timeout_ms, batch_.data(), 1);
   if (n == 1 && max_records > 1) {
     ssize_t more = rd_kafka_consume_batch_queue(queue_, 0, batch_.data() + 1, max_records - 1);
     if (more > 0) n += more;
@@ -404,9 +409,9 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
       down_since_ms_ = -1;
       return PollResult::kIdle;
     }
-    return Status::Unavailable(fmt::format("kafka source: brokers {} unreachable for over {} ms ({})",
-                                           options_.brokers, options_.unavailable_timeout_ms,
-                                           down_reason_));
+    return Status::Unavailable(
+        fmt::format("kafka source: brokers {} unreachable for over {} ms ({})", options_.brokers,
+                    options_.unavailable_timeout_ms, down_reason_));
   }
   return PollResult::kIdle;
 }
@@ -456,8 +461,8 @@ Status KafkaSource::RestorePosition(BinaryReader* in) {
   uint32_t count;
   FLOW_RETURN_IF_ERROR(in->GetString(&topic));
   if (topic != options_.topic) {
-    return Status::InvalidArgument(fmt::format(
-        "kafka source: position is for topic `{}`, not `{}`", topic, options_.topic));
+    return Status::InvalidArgument(
+        fmt::format("kafka source: position is for topic `{}`, not `{}`", topic, options_.topic));
   }
   FLOW_RETURN_IF_ERROR(in->GetU32(&count));
   for (uint32_t i = 0; i < count; ++i) {

@@ -28,11 +28,13 @@ std::string PathOf(const std::string& dir, const std::string& topic) {
 }  // namespace
 
 Result<std::optional<std::map<int32_t, int64_t>>> ReadKafkaStartOffsets(const std::string& dir,
-                                                                         const std::string& topic) {
+                                                                        const std::string& topic) {
   const std::string path = PathOf(dir, topic);
   std::error_code ec;
   if (!fs::exists(path, ec)) {
-    if (ec) return Status::IoError(fmt::format("kafka source: cannot check `{}`: {}", path, ec.message()));
+    if (ec)
+      return Status::IoError(
+          fmt::format("kafka source: cannot check `{}`: {}", path, ec.message()));
     return std::optional<std::map<int32_t, int64_t>>();
   }
   std::ifstream in(path);
@@ -44,7 +46,8 @@ Result<std::optional<std::map<int32_t, int64_t>>> ReadKafkaStartOffsets(const st
   };
   std::string line;
   if (!std::getline(in, line) || line != kMagic) return corrupt("bad first line");
-  if (!std::getline(in, line) || line != "topic " + topic) return corrupt("topic line does not name `" + topic + "`");
+  if (!std::getline(in, line) || line != "topic " + topic)
+    return corrupt("topic line does not name `" + topic + "`");
   std::map<int32_t, int64_t> offsets;
   bool ended = false;
   while (std::getline(in, line)) {
@@ -55,8 +58,8 @@ Result<std::optional<std::map<int32_t, int64_t>>> ReadKafkaStartOffsets(const st
     std::istringstream fields(line);
     int64_t partition = -1, offset = -1;
     std::string rest;
-    if (!(fields >> partition >> offset) || (fields >> rest) || partition < 0 || partition > INT32_MAX ||
-        offset < 0) {
+    if (!(fields >> partition >> offset) || (fields >> rest) || partition < 0 ||
+        partition > INT32_MAX || offset < 0) {
       return corrupt("bad line `" + line + "`");
     }
     offsets[static_cast<int32_t>(partition)] = offset;
@@ -65,11 +68,12 @@ Result<std::optional<std::map<int32_t, int64_t>>> ReadKafkaStartOffsets(const st
   return std::optional<std::map<int32_t, int64_t>>(std::move(offsets));
 }
 
-Result<std::map<int32_t, int64_t>> RecordKafkaStartOffsets(const std::string& dir, const std::string& topic,
-                                                           const std::map<int32_t, int64_t>& offsets) {
+Result<std::map<int32_t, int64_t>> RecordKafkaStartOffsets(
+    const std::string& dir, const std::string& topic, const std::map<int32_t, int64_t>& offsets) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return Status::IoError(fmt::format("kafka source: cannot create `{}`: {}", dir, ec.message()));
+  if (ec)
+    return Status::IoError(fmt::format("kafka source: cannot create `{}`: {}", dir, ec.message()));
   const std::string path = PathOf(dir, topic);
   // A name per process and call, so concurrent subtasks never write the same temporary file.
   static std::atomic<uint64_t> counter{0};
@@ -87,8 +91,8 @@ Result<std::map<int32_t, int64_t>> RecordKafkaStartOffsets(const std::string& di
   const int saved = errno;
   fs::remove(tmp, ec);
   if (rc != 0 && saved != EEXIST) {
-    return Status::IoError(fmt::format("kafka source: cannot record start offsets in `{}`: {}", path,
-                                       std::strerror(saved)));
+    return Status::IoError(fmt::format("kafka source: cannot record start offsets in `{}`: {}",
+                                       path, std::strerror(saved)));
   }
   if (rc == 0) {
     Status dir_synced = checkpoint_fs::SyncDir(dir);
@@ -97,7 +101,8 @@ Result<std::map<int32_t, int64_t>> RecordKafkaStartOffsets(const std::string& di
   }
   Result<std::optional<std::map<int32_t, int64_t>>> winner = ReadKafkaStartOffsets(dir, topic);
   if (!winner.ok()) return winner.status();
-  if (!winner->has_value()) return Status::Internal(fmt::format("kafka source: `{}` vanished", path));
+  if (!winner->has_value())
+    return Status::Internal(fmt::format("kafka source: `{}` vanished", path));
   return std::move(**winner);
 }
 

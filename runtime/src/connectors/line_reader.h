@@ -48,13 +48,13 @@ class LineReader {
   size_t max_line_bytes_;
   size_t chunk_bytes_;
   bool quote_aware_;
-  bool in_quotes_ = false;        // quote state at scan_ (quote_aware_ only)
+  bool in_quotes_ = false;         // quote state at scan_ (quote_aware_ only)
   int64_t embedded_newlines_ = 0;  // '\n' inside quotes in [begin_, scan_)
   int fd_ = -1;
   std::string buf_;
-  size_t begin_ = 0;  // start of unreturned data in buf_
-  size_t end_ = 0;    // end of valid data in buf_
-  size_t scan_ = 0;   // bytes before this in [begin_, end_) hold no '\n'
+  size_t begin_ = 0;            // start of unreturned data in buf_
+  size_t end_ = 0;              // end of valid data in buf_
+  size_t scan_ = 0;             // bytes before this in [begin_, end_) hold no '\n'
   uint64_t buffer_offset_ = 0;  // file offset of buf_[0]
   int64_t next_line_ = 1;
   bool eof_ = false;

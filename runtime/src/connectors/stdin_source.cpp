@@ -21,8 +21,8 @@ Status StdinSource::Open(uint32_t subtask, uint32_t parallelism) {
   if (options_.max_line_bytes == 0) {
     return Status::InvalidArgument("stdin source: max_line_bytes must be > 0");
   }
-  reader_ = std::make_unique<LineReader>(options_.max_line_bytes, 64 * 1024,
-                                         options_.quoted_newlines);
+  reader_ =
+      std::make_unique<LineReader>(options_.max_line_bytes, 64 * 1024, options_.quoted_newlines);
   reader_->Reset(options_.fd, 0, 1);
   return Status::Ok();
 }
@@ -49,11 +49,13 @@ Result<PollResult> StdinSource::Poll(std::vector<RawRecord>* out, size_t max_rec
       return Status::InvalidArgument(fmt::format("stdin line {}: line longer than {} bytes",
                                                  reader_->next_line(), options_.max_line_bytes));
     }
-    if (r == LineReader::LineResult::kEnd) return appended > 0 ? PollResult::kRecords : PollResult::kEnd;
+    if (r == LineReader::LineResult::kEnd)
+      return appended > 0 ? PollResult::kRecords : PollResult::kEnd;
     // kNeedMore: reading invalidates the payloads already returned by this call.
     if (appended > 0) break;
     // Wait once per call (up to timeout_ms); afterwards only take what is already there.
-    Result<LineReader::FillResult> f = reader_->Fill(waited ? 0 : (timeout_ms < 0 ? 0 : timeout_ms));
+    Result<LineReader::FillResult> f =
+        reader_->Fill(waited ? 0 : (timeout_ms < 0 ? 0 : timeout_ms));
     waited = true;
     if (!f.ok()) return Status(f.status().code(), fmt::format("stdin: {}", f.status().message()));
     if (f.value() == LineReader::FillResult::kNotReady) return PollResult::kIdle;
@@ -82,6 +84,8 @@ Status StdinSource::RestorePosition(BinaryReader* in) {
   return Status::Ok();
 }
 
-Status StdinSource::Close() { return Status::Ok(); }
+Status StdinSource::Close() {
+  return Status::Ok();
+}
 
 }  // namespace flow::rt

@@ -4,13 +4,20 @@ namespace flow::rt {
 
 const char* ElementKindName(ElementKind kind) {
   switch (kind) {
-    case ElementKind::kBatch: return "batch";
-    case ElementKind::kWatermark: return "watermark";
-    case ElementKind::kIdle: return "idle";
-    case ElementKind::kActive: return "active";
-    case ElementKind::kBarrier: return "barrier";
-    case ElementKind::kCancelCheckpoint: return "cancel-checkpoint";
-    case ElementKind::kEnd: return "end";
+    case ElementKind::kBatch:
+      return "batch";
+    case ElementKind::kWatermark:
+      return "watermark";
+    case ElementKind::kIdle:
+      return "idle";
+    case ElementKind::kActive:
+      return "active";
+    case ElementKind::kBarrier:
+      return "barrier";
+    case ElementKind::kCancelCheckpoint:
+      return "cancel-checkpoint";
+    case ElementKind::kEnd:
+      return "end";
   }
   return "unknown";
 }
@@ -51,7 +58,8 @@ Result<size_t> InputGate::WaitReady() {
 }
 
 Result<std::optional<size_t>> InputGate::WaitReadyFor(int64_t max_wait_ms) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max<int64_t>(0, max_wait_ms));
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(std::max<int64_t>(0, max_wait_ms));
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
     if (cancelled()) return Status::Cancelled("input gate cancelled");

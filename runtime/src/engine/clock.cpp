@@ -11,7 +11,8 @@ constexpr int64_t kManualRecheckMs = 200;
 }  // namespace
 
 TimestampMs SystemClock::NowMs() const {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 

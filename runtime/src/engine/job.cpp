@@ -21,20 +21,25 @@ namespace flow::rt {
 namespace {
 std::atomic<bool> g_stop_signal{false};
 
-extern "C" void OnStopSignal(int) { g_stop_signal.store(true); }
+extern "C" void OnStopSignal(int) {
+  g_stop_signal.store(true);
+}
 }  // namespace
 
 void InstallStopSignalHandlers() {
   struct sigaction sa {};
   sa.sa_handler = OnStopSignal;
   sigemptyset(&sa.sa_mask);
-  // The handler runs once; a second signal gets the default action (terminate) for an impatient user.
+  // The handler runs once; a second signal gets the default action (terminate) for an impatient
+  // user.
   sa.sa_flags = SA_RESETHAND;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-bool StopSignalReceived() { return g_stop_signal.load(); }
+bool StopSignalReceived() {
+  return g_stop_signal.load();
+}
 
 KeyGroupRange KeyGroupsOfSubtask(uint32_t subtask, uint32_t parallelism, uint32_t max_parallelism) {
   KeyGroupRange r{max_parallelism, max_parallelism};
@@ -77,12 +82,14 @@ Job::Job(JobOptions options)
 
 Job::~Job() = default;
 
-int Job::AddNode(std::unique_ptr<engine_detail::NodeBase> node, std::string name, uint32_t parallelism) {
+int Job::AddNode(std::unique_ptr<engine_detail::NodeBase> node, std::string name,
+                 uint32_t parallelism) {
   node->name = std::move(name);
   node->parallelism = parallelism == 0 ? options_.parallelism : parallelism;
   if (node->parallelism > options_.max_parallelism && build_status_.ok()) {
-    build_status_ = Status::InvalidArgument(fmt::format("operator '{}': parallelism {} exceeds the maximum {}",
-                                                        node->name, node->parallelism, options_.max_parallelism));
+    build_status_ = Status::InvalidArgument(
+        fmt::format("operator '{}': parallelism {} exceeds the maximum {}", node->name,
+                    node->parallelism, options_.max_parallelism));
   }
   for (const auto& other : nodes_) {
     // Snapshots, restores and metrics are keyed by operator name.
@@ -109,7 +116,8 @@ void Job::SetStateSchema(const std::string& name, std::vector<std::string> parts
 
 void Job::AddEdgeBase(std::unique_ptr<engine_detail::EdgeBase> edge) {
   if (edge->from < 0 || edge->from >= edge->to) {
-    if (build_status_.ok()) build_status_ = Status::Internal("edge does not point forward in the graph");
+    if (build_status_.ok())
+      build_status_ = Status::Internal("edge does not point forward in the graph");
     return;
   }
   nodes_[edge->from]->out_edges.push_back(static_cast<int>(edges_.size()));
@@ -152,18 +160,21 @@ Status Job::Build(Runtime* rt) {
   FLOW_RETURN_IF_ERROR(build_status_);
   if (nodes_.empty()) return Status::InvalidArgument("the job has no sources");
   if (options_.batch_size == 0) return Status::InvalidArgument("batch size must be at least 1");
-  if (options_.max_parallelism == 0) return Status::InvalidArgument("max parallelism must be at least 1");
+  if (options_.max_parallelism == 0)
+    return Status::InvalidArgument("max parallelism must be at least 1");
   const size_t n = nodes_.size();
   const uint32_t maxp = options_.max_parallelism;
   for (auto& e : edges_) {
     auto& up = *nodes_[e->from];
     auto& down = *nodes_[e->to];
     if (e->kind == Partitioning::kDefault) {
-      e->kind = up.parallelism == down.parallelism ? Partitioning::kForward : Partitioning::kRebalance;
+      e->kind =
+          up.parallelism == down.parallelism ? Partitioning::kForward : Partitioning::kRebalance;
     }
     if (e->kind == Partitioning::kForward && up.parallelism != down.parallelism) {
-      return Status::InvalidArgument(fmt::format("edge '{}' -> '{}': forward needs equal parallelism ({} vs {})",
-                                                 up.name, down.name, up.parallelism, down.parallelism));
+      return Status::InvalidArgument(
+          fmt::format("edge '{}' -> '{}': forward needs equal parallelism ({} vs {})", up.name,
+                      down.name, up.parallelism, down.parallelism));
     }
   }
   FLOW_RETURN_IF_ERROR(CheckInstancePlan());
@@ -186,11 +197,13 @@ Status Job::Build(Runtime* rt) {
     ChannelBase* channel;
   };
   std::vector<std::vector<std::vector<GateEntry>>> gate_entries(n);
-  // writer_channels[e][i] = channels written by upstream subtask i of edge e, by downstream subtask.
+  // writer_channels[e][i] = channels written by upstream subtask i of edge e, by downstream
+  // subtask.
   std::vector<std::vector<std::vector<ChannelBase*>>> writer_channels(edges_.size());
   for (size_t v = 0; v < n; ++v) {
     if (head[v] != static_cast<int>(v) || nodes_[v]->is_source) continue;
-    for (uint32_t j = 0; j < nodes_[v]->parallelism; ++j) gates[v].push_back(std::make_unique<InputGate>());
+    for (uint32_t j = 0; j < nodes_[v]->parallelism; ++j)
+      gates[v].push_back(std::make_unique<InputGate>());
     gate_entries[v].resize(nodes_[v]->parallelism);
   }
   for (size_t ei = 0; ei < edges_.size(); ++ei) {
@@ -305,8 +318,8 @@ Status Job::Build(Runtime* rt) {
       std::unique_ptr<Task> task;
       if (node.is_source) {
         task = node.MakeSourceTask(make_ctx(v, j), output[v][j], options_.batch_size, &control_);
-        rt->source_out.push_back(
-            metrics_.Counter(kMetricRecordsOut, kHelpRecordsOut, MetricGroup(&metrics_, node.name, j).Labels()));
+        rt->source_out.push_back(metrics_.Counter(kMetricRecordsOut, kHelpRecordsOut,
+                                                  MetricGroup(&metrics_, node.name, j).Labels()));
       } else {
         std::vector<std::unique_ptr<ChannelBindingBase>> bindings;
         for (const GateEntry& ge : gate_entries[v][j]) {
@@ -315,27 +328,32 @@ Status Job::Build(Runtime* rt) {
         }
         InputGate* gate = gates[v][j].get();
         MetricLabels labels = MetricGroup(&metrics_, node.name, j).Labels();
-        metrics_.AddCallback(kMetricQueueDepth, "Elements queued in a subtask's input channels", labels, [gate] {
-          int64_t d = 0;
-          for (size_t i = 0; i < gate->size(); ++i) d += static_cast<int64_t>(gate->channel(i)->Depth());
-          return d;
-        });
-        metrics_.AddCallback(kMetricQueueCapacity, "Capacity of a subtask's input channels (elements)", labels, [gate] {
-          int64_t d = 0;
-          for (size_t i = 0; i < gate->size(); ++i) d += static_cast<int64_t>(gate->channel(i)->capacity());
-          return d;
-        });
+        metrics_.AddCallback(kMetricQueueDepth, "Elements queued in a subtask's input channels",
+                             labels, [gate] {
+                               int64_t d = 0;
+                               for (size_t i = 0; i < gate->size(); ++i)
+                                 d += static_cast<int64_t>(gate->channel(i)->Depth());
+                               return d;
+                             });
+        metrics_.AddCallback(kMetricQueueCapacity,
+                             "Capacity of a subtask's input channels (elements)", labels, [gate] {
+                               int64_t d = 0;
+                               for (size_t i = 0; i < gate->size(); ++i)
+                                 d += static_cast<int64_t>(gate->channel(i)->capacity());
+                               return d;
+                             });
         std::atomic<int64_t>* before = &backpressure_before_[fmt::format("{}/{}", node.name, j)];
         rt->backpressure.emplace_back(gate, before);
         metrics_.AddCallback(
-            kMetricBackpressure, "Time upstream writers waited on this subtask's full input channels", labels,
+            kMetricBackpressure,
+            "Time upstream writers waited on this subtask's full input channels", labels,
             [gate, before] { return before->load() + BlockedMs(gate); }, MetricType::kCounter);
         rt->gates.push_back(gate);
         Metric* wm = metrics_.Gauge(kMetricWatermark, kHelpWatermark, labels);
-        auto input = std::make_unique<InputTask>(node.name, j, std::move(gates[v][j]), std::move(bindings),
-                                                 driver[v][j], wm);
-        input->SetAlignmentMetric(
-            metrics_.Gauge(kMetricAlignmentMs, "Duration of the last checkpoint barrier alignment (ms)", labels));
+        auto input = std::make_unique<InputTask>(node.name, j, std::move(gates[v][j]),
+                                                 std::move(bindings), driver[v][j], wm);
+        input->SetAlignmentMetric(metrics_.Gauge(
+            kMetricAlignmentMs, "Duration of the last checkpoint barrier alignment (ms)", labels));
         task = std::move(input);
       }
       task->SetMembers(std::move(members[v][j]));
@@ -344,14 +362,17 @@ Status Job::Build(Runtime* rt) {
                          "How long the subtask's last start from a checkpoint took to open its "
                          "operators and restore their state (ms)",
                          MetricGroup(&metrics_, node.name, j).Labels()));
-      if (!task_timers[v].empty() && task_timers[v][j]) task->SetTimers(std::move(task_timers[v][j]));
+      if (!task_timers[v].empty() && task_timers[v][j])
+        task->SetTimers(std::move(task_timers[v][j]));
       rt->tasks.push_back(std::move(task));
     }
   }
   return Status::Ok();
 }
 
-void Job::RequestStop() { control_.stop.store(true); }
+void Job::RequestStop() {
+  control_.stop.store(true);
+}
 
 Status Job::Readiness() {
   std::lock_guard<std::mutex> lock(run_mu_);  // running_ stays valid while it is held
@@ -379,7 +400,7 @@ bool IsRetriable(const Status& s) {
     case StatusCode::kIoError:      // a file system or network hiccup
     case StatusCode::kUnavailable:  // a broker or service not reachable right now
     case StatusCode::kTimedOut:
-    case StatusCode::kAborted:      // e.g. too many failed checkpoints in a row
+    case StatusCode::kAborted:  // e.g. too many failed checkpoints in a row
       return true;
     default:  // bad input or configuration, corruption, fencing, our own bugs: the same again
       return false;
@@ -400,9 +421,11 @@ Status Job::Execute() {
   } release_state_dir{&state_dir_};
   const CheckpointFlags flags = options_.checkpoint;
   // Without a state dir a restart would replay every source from its start: fail instead.
-  const bool can_restart = !flags.state_dir.empty() && flags.restart.max_attempts > 0 && flags.restart.Validate().ok();
+  const bool can_restart =
+      !flags.state_dir.empty() && flags.restart.max_attempts > 0 && flags.restart.Validate().ok();
   RestartBackoff backoff(can_restart ? flags.restart : RestartPolicyOptions{});
-  Metric* restarts = metrics_.Counter(kMetricRestarts, "In-process restarts of the job after a failure", {});
+  Metric* restarts =
+      metrics_.Counter(kMetricRestarts, "In-process restarts of the job after a failure", {});
   Metric* reassigned = metrics_.Counter(
       kMetricReassignedRestarts,
       "In-process restarts because a consumer-group rebalance moved partitions away (--instance)",
@@ -424,7 +447,8 @@ Status Job::Execute() {
     }
     if (s.ok() || !can_restart) return s;
     if (!IsRetriable(s)) {
-      Log(LogLevel::kError, "engine", "not restarting: the error is not retriable", {{"error", s.ToString()}});
+      Log(LogLevel::kError, "engine", "not restarting: the error is not retriable",
+          {{"error", s.ToString()}});
       return s;
     }
     if (control_.stop.load() || StopSignalReceived()) return s;
@@ -434,9 +458,11 @@ Status Job::Execute() {
     if (!delay) {
       Log(LogLevel::kError, "engine", "restart attempts exhausted",
           {{"attempts", std::to_string(flags.restart.max_attempts)}, {"error", s.ToString()}});
-      return Status(s.code(), fmt::format("{} (gave up after {} restarts)", s.message(), flags.restart.max_attempts));
+      return Status(s.code(), fmt::format("{} (gave up after {} restarts)", s.message(),
+                                          flags.restart.max_attempts));
     }
-    // From now on restore the newest checkpoint of the state dir, not a --restore PATH given at start.
+    // From now on restore the newest checkpoint of the state dir, not a --restore PATH given at
+    // start.
     if (completed) options_.checkpoint.restore.clear();
     restarts->Add(1);
     Log(LogLevel::kWarn, "engine", "restarting job",
@@ -445,7 +471,8 @@ Status Job::Execute() {
          {"delay_ms", std::to_string(*delay)}});
     const int64_t until = SteadyNowMs() + *delay;
     while (SteadyNowMs() < until && !control_.stop.load() && !StopSignalReceived()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(20, until - SteadyNowMs() + 1)));
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(std::min<int64_t>(20, until - SteadyNowMs() + 1)));
     }
     if (control_.stop.load() || StopSignalReceived()) {
       Log(LogLevel::kInfo, "engine", "stop requested while waiting to restart");
@@ -489,7 +516,8 @@ Status Job::ExecuteOnce(bool* checkpoint_completed) {
   }
   task_count_ = rt.tasks.size();
   Log(LogLevel::kInfo, "engine", "job running",
-      {{"tasks", std::to_string(rt.tasks.size())}, {"parallelism", std::to_string(options_.parallelism)}});
+      {{"tasks", std::to_string(rt.tasks.size())},
+       {"parallelism", std::to_string(options_.parallelism)}});
   rt.running = rt.tasks.size();
   std::vector<std::thread> threads;
   threads.reserve(rt.tasks.size());
@@ -529,7 +557,8 @@ Status Job::ExecuteOnce(bool* checkpoint_completed) {
   }
   control_.pause_after_barrier.store(0);
   if (rt.checkpoint_timer) rt.checkpoint_timer->Stop();
-  if (rt.txn) rt.txn->Finish(rt.coordinator.get(), rt.error.ok() && !control_.stop.load());  // final commit
+  if (rt.txn)
+    rt.txn->Finish(rt.coordinator.get(), rt.error.ok() && !control_.stop.load());  // final commit
   if (rt.coordinator) {
     rt.coordinator->JobFinishing();
     const int64_t first_id = rt.restore ? rt.restore->metadata.checkpoint_id + 1 : 1;
@@ -566,7 +595,8 @@ void Job::Fail(Runtime* rt, const Status& s) {
 
 void Job::Monitor(Runtime* rt) {
   using Clock = std::chrono::steady_clock;
-  const auto interval = std::chrono::milliseconds(static_cast<int64_t>(options_.progress_interval_s * 1000));
+  const auto interval =
+      std::chrono::milliseconds(static_cast<int64_t>(options_.progress_interval_s * 1000));
   auto last = Clock::now();
   int64_t last_in = 0, last_out = 0;
   std::thread stopper;  // --savepoint-on-stop
@@ -581,7 +611,8 @@ void Job::Monitor(Runtime* rt) {
     rates_->Sample(metrics_, SteadyNowMs());
     if (rt->coordinator) {
       if (auto failure = rt->coordinator->JobFailure(); failure && !control_.cancel.load()) {
-        Log(LogLevel::kError, "engine", "too many failed checkpoints", {{"error", failure->ToString()}});
+        Log(LogLevel::kError, "engine", "too many failed checkpoints",
+            {{"error", failure->ToString()}});
         Fail(rt, *failure);
       }
     }

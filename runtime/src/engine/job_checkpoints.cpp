@@ -24,7 +24,8 @@ constexpr DurationMs kCheckpointTickMs = 10;
 
 // Parallelism is not part of the fingerprint, so only the choices the user made explicitly
 // (key, broadcast) count; forward vs. rebalance follows from parallelism.
-std::string EdgePart(const engine_detail::EdgeBase& e, const std::string& from, const std::string& to) {
+std::string EdgePart(const engine_detail::EdgeBase& e, const std::string& from,
+                     const std::string& to) {
   std::string how = e.kind == Partitioning::kHash        ? "key:" + e.key_name
                     : e.kind == Partitioning::kBroadcast ? std::string("broadcast")
                                                          : std::string("plain");
@@ -39,7 +40,8 @@ std::string RescaledOperators(const CheckpointMetadata& m, const JobCheckpointIn
   for (const OperatorParallelism& now : job.operators) {
     for (const OperatorParallelism& then : m.operators) {
       if (then.name != now.name || then.parallelism == now.parallelism) continue;
-      out += fmt::format("{}{} {}->{}", out.empty() ? "" : ", ", now.name, then.parallelism, now.parallelism);
+      out += fmt::format("{}{} {}->{}", out.empty() ? "" : ", ", now.name, then.parallelism,
+                         now.parallelism);
     }
   }
   return out.empty() ? "no" : out;
@@ -64,10 +66,12 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
   // this): --state-backend, --state-local-dir and --state-cache-entries become those defaults.
   StateBackendOptions state;
   auto kind = ParseStateBackendKind(options_.state_backend);
-  if (!kind.ok()) return Status(kind.status().code(), "--state-backend: " + kind.status().message());
+  if (!kind.ok())
+    return Status(kind.status().code(), "--state-backend: " + kind.status().message());
   state.kind = *kind;
   state.local_dir = options_.state_local_dir;
-  if (options_.state_cache_entries > 0) state.cache_entries = static_cast<size_t>(options_.state_cache_entries);
+  if (options_.state_cache_entries > 0)
+    state.cache_entries = static_cast<size_t>(options_.state_cache_entries);
   SetDefaultStateBackendOptions(std::move(state));
   rt->txn = TxnSinks::Find(nodes_);  // exactly-once sinks: txn_sinks.cpp
   if (rt->txn) FLOW_RETURN_IF_ERROR(rt->txn->ApplyDefaults(&options_.checkpoint));
@@ -83,7 +87,8 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
     info.operators.push_back(
         OperatorParallelism{node->name, node->parallelism, node->state_schema});
   }
-  for (const auto& e : edges_) parts.push_back(EdgePart(*e, nodes_[e->from]->name, nodes_[e->to]->name));
+  for (const auto& e : edges_)
+    parts.push_back(EdgePart(*e, nodes_[e->from]->name, nodes_[e->to]->name));
   info.fingerprint = JobFingerprint(parts);
 
   if (!flags.state_dir.empty()) {
@@ -95,13 +100,15 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
       state_dir_ = std::move(dir).value();
       FLOW_RETURN_IF_ERROR(state_dir_->Claim(options_.job_id));
     }
-    auto storage = CheckpointStorage::Open(CheckpointStorageOptions{flags.state_dir, flags.retained, {}}, info);
+    auto storage = CheckpointStorage::Open(
+        CheckpointStorageOptions{flags.state_dir, flags.retained, {}}, info);
     if (!storage.ok()) return storage.status();
     rt->storage = std::move(storage).value();
   }
   if (rt->txn) FLOW_RETURN_IF_ERROR(rt->txn->Start(options_, rt->storage.get(), state_dir_.get()));
   if (state_dir_) FLOW_RETURN_IF_ERROR(state_dir_->ConfirmClaim());  // the start-up checks passed
-  auto selection = rt->txn ? rt->txn->SelectRestore(flags, info) : ResolveRestore(flags.state_dir, flags.restore, info);
+  auto selection = rt->txn ? rt->txn->SelectRestore(flags, info)
+                           : ResolveRestore(flags.state_dir, flags.restore, info);
   if (!selection.ok()) {
     // Another job's checkpoint, or one this script cannot take (state_mapping.h).
     restore_refused_ = selection.status().code() == StatusCode::kInvalidArgument;
@@ -135,12 +142,14 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
     rt->coordinator = std::make_unique<CheckpointCoordinator>(
         flags.options, std::move(names), rt->storage.get(), [] { return SteadyNowMs(); }, first_id,
         [metrics = checkpoint_metrics_.get()](const CheckpointReport& r) {
-          Log(r.completed ? LogLevel::kInfo : LogLevel::kWarn, "checkpoint", FormatCheckpointReport(r));
+          Log(r.completed ? LogLevel::kInfo : LogLevel::kWarn, "checkpoint",
+              FormatCheckpointReport(r));
           metrics->Report(r);
         });
   }
   if (rt->txn) {
-    FLOW_RETURN_IF_ERROR(rt->txn->Recover(rt->restore ? rt->restore->metadata.checkpoint_id : 0, rt->coordinator.get(),
+    FLOW_RETURN_IF_ERROR(rt->txn->Recover(rt->restore ? rt->restore->metadata.checkpoint_id : 0,
+                                          rt->coordinator.get(),
                                           [this, rt](const Status& s) { Fail(rt, s); }));
   }
   if (rt->coordinator) {
@@ -167,9 +176,10 @@ void Job::StartCheckpoints(Runtime* rt) {
   if (!rt->coordinator) return;
   rt->coordinator->Start();
   // Barriers enter at the sources; each source task takes its checkpoint between two polls.
-  rt->checkpoint_timer = std::make_unique<CheckpointTimer>(rt->coordinator.get(), kCheckpointTickMs, [rt](int64_t id) {
-    for (auto& t : rt->tasks) t->RequestBarrier(id);
-  });
+  rt->checkpoint_timer =
+      std::make_unique<CheckpointTimer>(rt->coordinator.get(), kCheckpointTickMs, [rt](int64_t id) {
+        for (auto& t : rt->tasks) t->RequestBarrier(id);
+      });
 }
 
 void SavepointWaiter::OnCheckpointComplete(int64_t id) {

@@ -53,7 +53,7 @@ struct Job::Runtime {
   std::optional<RestorePoint> restore;
   std::unique_ptr<SavepointWaiter> savepoints;  // declared before the coordinator: outlives it
   std::unique_ptr<CheckpointListener> source_notifier;  // tells source tasks of completions
-  std::mutex savepoint_mu;                      // one savepoint at a time
+  std::mutex savepoint_mu;                              // one savepoint at a time
   std::unique_ptr<CheckpointCoordinator> coordinator;
   std::unique_ptr<CheckpointTimer> checkpoint_timer;
   // Exactly-once sinks (null when the job has none); destroyed first (txn_sinks.h).

@@ -28,7 +28,8 @@ int RunMain(int argc, const char* const* argv, const std::vector<ParamSpec>& par
     std::fprintf(stderr, "%s: error: FLOW_FAULT: %s\n", program, faults.message().c_str());
     return 2;
   }
-  if (FaultsArmed()) Log(LogLevel::kWarn, "engine", "fault injection armed", {{"faults", DescribeFaults()}});
+  if (FaultsArmed())
+    Log(LogLevel::kWarn, "engine", "fault injection armed", {{"faults", DescribeFaults()}});
   InstallStopSignalHandlers();
   InstallCrashHandlers();
   Job job(std::move(parsed->options));

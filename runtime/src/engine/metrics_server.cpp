@@ -110,7 +110,8 @@ void MetricsServer::Route() {
 Status MetricsServer::Start(const std::string& bind_address, int port) {
   in_addr parsed{};
   if (::inet_pton(AF_INET, bind_address.c_str(), &parsed) != 1) {
-    return Status::InvalidArgument(fmt::format("metrics: cannot parse bind address '{}'", bind_address));
+    return Status::InvalidArgument(
+        fmt::format("metrics: cannot parse bind address '{}'", bind_address));
   }
   if (server_) return Status::Internal("metrics: started twice");
   server_ = std::make_unique<httplib::Server>();

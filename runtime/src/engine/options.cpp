@@ -38,11 +38,16 @@ bool ParseBool(std::string_view text, bool* out) {
 
 const char* TypeName(ParamType t) {
   switch (t) {
-    case ParamType::kInt: return "int";
-    case ParamType::kDouble: return "double";
-    case ParamType::kBool: return "bool";
-    case ParamType::kString: return "string";
-    case ParamType::kDuration: return "duration";
+    case ParamType::kInt:
+      return "int";
+    case ParamType::kDouble:
+      return "double";
+    case ParamType::kBool:
+      return "bool";
+    case ParamType::kString:
+      return "string";
+    case ParamType::kDuration:
+      return "duration";
   }
   return "?";
 }
@@ -53,10 +58,14 @@ bool Valid(ParamType t, std::string_view text) {
   bool b;
   DurationMs ms;
   switch (t) {
-    case ParamType::kInt: return ParseInt(text, &i);
-    case ParamType::kDouble: return ParseDouble(text, &d);
-    case ParamType::kBool: return ParseBool(text, &b);
-    case ParamType::kString: return true;
+    case ParamType::kInt:
+      return ParseInt(text, &i);
+    case ParamType::kDouble:
+      return ParseDouble(text, &d);
+    case ParamType::kBool:
+      return ParseBool(text, &b);
+    case ParamType::kString:
+      return true;
     case ParamType::kDuration:
       return ParseDurationOrMillis(text, &ms);
   }
@@ -65,11 +74,16 @@ bool Valid(ParamType t, std::string_view text) {
 
 const char* Example(ParamType t) {
   switch (t) {
-    case ParamType::kInt: return "an integer, e.g. 42";
-    case ParamType::kDouble: return "a number, e.g. 0.5";
-    case ParamType::kBool: return "true or false";
-    case ParamType::kString: return "text";
-    case ParamType::kDuration: return "a duration, e.g. 500ms, 10s, 5m";
+    case ParamType::kInt:
+      return "an integer, e.g. 42";
+    case ParamType::kDouble:
+      return "a number, e.g. 0.5";
+    case ParamType::kBool:
+      return "true or false";
+    case ParamType::kString:
+      return "text";
+    case ParamType::kDuration:
+      return "a duration, e.g. 500ms, 10s, 5m";
   }
   return "?";
 }
@@ -95,8 +109,8 @@ Result<JobParams> JobParams::Make(const std::vector<ParamSpec>& specs,
                                                  known.empty() ? "none" : known));
     }
     if (!Valid(it->second.type, text)) {
-      return Status::InvalidArgument(fmt::format("--set {}={}: expected {}", name, text,
-                                                 Example(it->second.type)));
+      return Status::InvalidArgument(
+          fmt::format("--set {}={}: expected {}", name, text, Example(it->second.type)));
     }
     it->second.text = text;
   }
@@ -105,18 +119,22 @@ Result<JobParams> JobParams::Make(const std::vector<ParamSpec>& specs,
 
 Result<const JobParams::Value*> JobParams::Find(std::string_view name, ParamType want) const {
   auto it = values_.find(name);
-  if (it == values_.end()) return Status::InvalidArgument(fmt::format("unknown parameter '{}'", name));
+  if (it == values_.end())
+    return Status::InvalidArgument(fmt::format("unknown parameter '{}'", name));
   if (it->second.type != want) {
     return Status::InvalidArgument(fmt::format("parameter '{}' is {}, not {}", name,
                                                TypeName(it->second.type), TypeName(want)));
   }
   if (it->second.text.empty() && want != ParamType::kString) {
-    return Status::InvalidArgument(fmt::format("parameter '{}' has no value; use --set {}=...", name, name));
+    return Status::InvalidArgument(
+        fmt::format("parameter '{}' has no value; use --set {}=...", name, name));
   }
   return &it->second;
 }
 
-bool JobParams::Has(std::string_view name) const { return values_.find(name) != values_.end(); }
+bool JobParams::Has(std::string_view name) const {
+  return values_.find(name) != values_.end();
+}
 
 Result<int64_t> JobParams::GetInt(std::string_view name) const {
   auto v = Find(name, ParamType::kInt);
@@ -191,7 +209,8 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
       FLOW_RETURN_IF_ERROR(next(&v));
       int64_t n;
       if (!ParseInt(v, &n) || n < 1 || n > o.max_parallelism) {
-        return Status::InvalidArgument(fmt::format("--parallelism {}: expected an integer from 1 to {}", v, o.max_parallelism));
+        return Status::InvalidArgument(fmt::format(
+            "--parallelism {}: expected an integer from 1 to {}", v, o.max_parallelism));
       }
       o.parallelism = static_cast<uint32_t>(n);
     } else if (arg == "--set" || arg.starts_with("--set=")) {
@@ -209,7 +228,8 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
       FLOW_RETURN_IF_ERROR(next(&v));
       int64_t n;
       if (!ParseInt(v, &n) || n < 0 || n > 65535) {
-        return Status::InvalidArgument(fmt::format("--metrics-port {}: expected a port from 0 to 65535", v));
+        return Status::InvalidArgument(
+            fmt::format("--metrics-port {}: expected a port from 0 to 65535", v));
       }
       o.metrics_port = static_cast<int>(n);
     } else if (arg == "--savepoint-on-stop") {
@@ -236,13 +256,15 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
       FLOW_RETURN_IF_ERROR(next(&v));
       double s;
       if (!ParseDouble(v, &s) || s < 0) {
-        return Status::InvalidArgument(fmt::format("--progress-interval {}: expected seconds >= 0", v));
+        return Status::InvalidArgument(
+            fmt::format("--progress-interval {}: expected seconds >= 0", v));
       }
       o.progress_interval_s = s;
     } else if (arg == "--job-id") {
       FLOW_RETURN_IF_ERROR(next(&v));
       if (!IsValidJobId(v)) {
-        return Status::InvalidArgument(fmt::format("--job-id {}: expected 1 to 200 characters of A-Z a-z 0-9 . _ -", v));
+        return Status::InvalidArgument(
+            fmt::format("--job-id {}: expected 1 to 200 characters of A-Z a-z 0-9 . _ -", v));
       }
       o.job_id = std::string(v);
     } else if (arg == "--instance") {
@@ -255,7 +277,8 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
     } else if (arg == "--state-backend") {
       FLOW_RETURN_IF_ERROR(next(&v));
       if (v != "heap" && v != "rocksdb") {
-        return Status::InvalidArgument(fmt::format("--state-backend {}: expected heap or rocksdb", v));
+        return Status::InvalidArgument(
+            fmt::format("--state-backend {}: expected heap or rocksdb", v));
       }
       o.state_backend = std::string(v);
     } else if (arg == "--state-local-dir") {
@@ -266,13 +289,15 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
       FLOW_RETURN_IF_ERROR(next(&v));
       int64_t n;
       if (!ParseInt(v, &n) || n < 1) {
-        return Status::InvalidArgument(fmt::format("--state-cache-entries {}: expected a positive integer", v));
+        return Status::InvalidArgument(
+            fmt::format("--state-cache-entries {}: expected a positive integer", v));
       }
       o.state_cache_entries = static_cast<uint64_t>(n);
     } else if (arg == "--log-level") {
       FLOW_RETURN_IF_ERROR(next(&v));
       if (!ParseLogLevel(v, &o.log_level)) {
-        return Status::InvalidArgument(fmt::format("--log-level {}: expected debug, info, warn, error or off", v));
+        return Status::InvalidArgument(
+            fmt::format("--log-level {}: expected debug, info, warn, error or off", v));
       }
     } else if (arg == "--log-format") {
       FLOW_RETURN_IF_ERROR(next(&v));
@@ -281,10 +306,12 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
       }
     } else {
       // Checkpoint flags all take a value; peek at it and consume it only when the flag is one.
-      std::string_view peek = has_inline ? value : (i + 1 < argc ? std::string_view(argv[i + 1]) : std::string_view());
+      std::string_view peek =
+          has_inline ? value : (i + 1 < argc ? std::string_view(argv[i + 1]) : std::string_view());
       auto consumed = ParseCheckpointFlag(arg, peek, &o.checkpoint);
       if (!consumed.ok()) return consumed.status();
-      if (!*consumed) return Status::InvalidArgument(fmt::format("unknown flag '{}' (see --help)", argv[i]));
+      if (!*consumed)
+        return Status::InvalidArgument(fmt::format("unknown flag '{}' (see --help)", argv[i]));
       if (!has_inline) {
         if (i + 1 >= argc) return Status::InvalidArgument(fmt::format("{}: missing value", arg));
         ++i;

@@ -76,11 +76,13 @@ uint32_t Task::RestoredParallelism(const std::string& op) const {
   return 0;
 }
 
-std::vector<OldSourcePosition> Task::RestoredSourcePositions(const std::string& op, uint32_t old_parallelism) const {
+std::vector<OldSourcePosition> Task::RestoredSourcePositions(const std::string& op,
+                                                             uint32_t old_parallelism) const {
   std::vector<OldSourcePosition> old(old_parallelism);
   for (uint32_t i = 0; i < old_parallelism; ++i) {
     old[i].subtask = i;
-    old[i].finished = true;  // a subtask without a live snapshot had finished (finished acks carry no subtask)
+    old[i].finished =
+        true;  // a subtask without a live snapshot had finished (finished acks carry no subtask)
   }
   if (checkpointing_.restore == nullptr) return old;
   for (const OperatorSnapshot& s : checkpointing_.restore->metadata.snapshots) {
@@ -164,8 +166,9 @@ Status Task::RestoreMembers() {
         if (!s->finished && s->subtask == piece.old_subtask) snap = s;
       }
       if (snap == nullptr) {
-        return Status::Corruption(fmt::format("checkpoint {}: no snapshot of '{}' subtask {} for key group {}",
-                                              point.path, ctx->name, piece.old_subtask, piece.key_group));
+        return Status::Corruption(
+            fmt::format("checkpoint {}: no snapshot of '{}' subtask {} for key group {}",
+                        point.path, ctx->name, piece.old_subtask, piece.key_group));
       }
       FLOW_RETURN_IF_ERROR(RestoreOneSnapshot(m, *snap));
     }
@@ -200,7 +203,8 @@ class CountingSink final : public SnapshotFileSink {
 
 }  // namespace
 
-void SetSnapshotWriteHookForTest(std::function<void(int64_t checkpoint_id, const std::string& task)> hook) {
+void SetSnapshotWriteHookForTest(
+    std::function<void(int64_t checkpoint_id, const std::string& task)> hook) {
   std::lock_guard lock(g_write_hook_mu);
   g_write_hook = std::move(hook);
 }
@@ -253,7 +257,7 @@ struct Task::TakenSnapshot {
     std::string name;
     uint32_t subtask = 0;
     KeyGroupRange key_groups;
-    std::string bytes;                                     // the operator's own file
+    std::string bytes;                                    // the operator's own file
     std::vector<std::unique_ptr<PendingSnapshot>> state;  // its keyed state, written after it
   };
   int64_t id = 0;
@@ -264,9 +268,13 @@ struct Task::TakenSnapshot {
 
 Task::Task(std::string name, uint32_t subtask) : name_(std::move(name)), subtask_(subtask) {}
 
-Task::~Task() { FinishSnapshotWrites(); }
+Task::~Task() {
+  FinishSnapshotWrites();
+}
 
-void Task::FinishSnapshotWrites() { writer_.reset(); }
+void Task::FinishSnapshotWrites() {
+  writer_.reset();
+}
 
 Status Task::Checkpoint(int64_t id, const SourceState* source,
                         const std::function<Status()>& forward, DurationMs alignment_ms) {
@@ -286,8 +294,8 @@ Status Task::Checkpoint(int64_t id, const SourceState* source,
     Status s = m->SnapshotOperator(&w);
     if (s.ok()) s = scope.status();
     if (!s.ok() && failed.ok()) failed = s;
-    taken->members.push_back(TakenSnapshot::Member{ctx->name, ctx->subtask, ctx->key_groups, w.Release(),
-                                                   scope.TakePending()});
+    taken->members.push_back(TakenSnapshot::Member{ctx->name, ctx->subtask, ctx->key_groups,
+                                                   w.Release(), scope.TakePending()});
   }
   taken->sync_done_ms = SteadyNowMs();
   FLOW_RETURN_IF_ERROR(forward());
@@ -315,7 +323,8 @@ Status Task::Checkpoint(int64_t id, const SourceState* source,
     try {
       WriteSnapshot(taken.get());
     } catch (const std::exception& e) {
-      DeclineCheckpoint(taken->id, std::string("asynchronous snapshot write failed: exception: ") + e.what());
+      DeclineCheckpoint(taken->id,
+                        std::string("asynchronous snapshot write failed: exception: ") + e.what());
     } catch (...) {
       DeclineCheckpoint(taken->id, "asynchronous snapshot write failed: unknown exception");
     }
@@ -358,8 +367,9 @@ void Task::WriteSnapshot(TakenSnapshot* taken) {
       auto files = pending->Write(&sink);
       pending.reset();  // drops the local hard links
       if (!files.ok()) {
-        failed = Status(files.status().code(), fmt::format("operator '{}' subtask {}: writing keyed state: {}", t.name,
-                                                           t.subtask, files.status().message()));
+        failed = Status(files.status().code(),
+                        fmt::format("operator '{}' subtask {}: writing keyed state: {}", t.name,
+                                    t.subtask, files.status().message()));
         break;
       }
       for (const StoredFile& f : *files) snap.files.push_back(ToSnapshotFile(f));
@@ -387,7 +397,10 @@ void Task::DeclineCheckpoint(int64_t id, const std::string& why) {
   CheckpointCoordinator* coordinator = checkpointing_.coordinator;
   if (coordinator == nullptr) return;
   Log(LogLevel::kWarn, "checkpoint", "task declines checkpoint",
-      {{"id", std::to_string(id)}, {"task", name_}, {"subtask", std::to_string(subtask_)}, {"error", why}});
+      {{"id", std::to_string(id)},
+       {"task", name_},
+       {"subtask", std::to_string(subtask_)},
+       {"error", why}});
   coordinator->Decline(id, checkpointing_.index, why);
 }
 
@@ -399,7 +412,8 @@ namespace {
 // Registers gate->Wake() with the timers' clock for the life of an input task's loop.
 class ClockWakerGuard {
  public:
-  ClockWakerGuard(TaskTimers* timers, InputGate* gate) : clock_(timers ? timers->clock() : nullptr) {
+  ClockWakerGuard(TaskTimers* timers, InputGate* gate)
+      : clock_(timers ? timers->clock() : nullptr) {
     if (clock_ != nullptr) id_ = clock_->AddWaker([gate] { gate->Wake(); });
   }
   ~ClockWakerGuard() {
@@ -529,8 +543,8 @@ Status InputTask::Loop() {
           const DurationMs aligned_ms = align_start < 0 ? 0 : SteadyNowMs() - align_start;
           align_start = -1;
           if (alignment_ms_ != nullptr) alignment_ms_->Set(aligned_ms);
-          FLOW_RETURN_IF_ERROR(Checkpoint(a.checkpoint, nullptr, [&] { return head_->OnBarrier(a.checkpoint); },
-                                          aligned_ms));
+          FLOW_RETURN_IF_ERROR(Checkpoint(
+              a.checkpoint, nullptr, [&] { return head_->OnBarrier(a.checkpoint); }, aligned_ms));
           break;
         }
         case AlignActionKind::kAbort:
@@ -545,8 +559,9 @@ Status InputTask::Loop() {
         case AlignActionKind::kProcessAndRecord:
         case AlignActionKind::kCompleteUnaligned:
           // The engine never calls OnAlignmentTimeout, so the aligner cannot ask for these.
-          return Status::Internal(fmt::format("input task '{}' subtask {}: unexpected alignment action {}", name(),
-                                              subtask(), AlignActionKindName(a.kind)));
+          return Status::Internal(
+              fmt::format("input task '{}' subtask {}: unexpected alignment action {}", name(),
+                          subtask(), AlignActionKindName(a.kind)));
       }
     }
     if (finish) {

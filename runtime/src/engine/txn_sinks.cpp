@@ -22,7 +22,9 @@ constexpr int64_t kWriteRetryMs = 120000;
 constexpr int64_t kMaxBackoffMs = 100;
 
 // A failed job stops retrying refused writes at once instead of after kWriteRetryMs.
-bool IsCancelled(const OperatorContext& ctx) { return ctx.cancel != nullptr && ctx.cancel->load(); }
+bool IsCancelled(const OperatorContext& ctx) {
+  return ctx.cancel != nullptr && ctx.cancel->load();
+}
 }  // namespace
 
 Status TxnSinkSubtask::Start(CommitGroup* group, uint32_t participant, int64_t restored_id) {
@@ -32,11 +34,14 @@ Status TxnSinkSubtask::Start(CommitGroup* group, uint32_t participant, int64_t r
   } else if (!spec_->group && spec_->factory) {
     sink_ = spec_->factory(ctx_.subtask, ctx_.parallelism);
   }
-  if (!sink_) return Status::InvalidArgument(fmt::format("exactly-once sink '{}': no sink to write to", ctx_.name));
+  if (!sink_)
+    return Status::InvalidArgument(
+        fmt::format("exactly-once sink '{}': no sink to write to", ctx_.name));
   if (!spec_->group && !sink_->CommitIsResumable()) {
-    return Status::InvalidArgument(fmt::format(
-        "exactly-once sink '{}': a sink outside a commit group must be resumable (only a group's commit goes first)",
-        ctx_.name));
+    return Status::InvalidArgument(
+        fmt::format("exactly-once sink '{}': a sink outside a commit group must be resumable (only "
+                    "a group's commit goes first)",
+                    ctx_.name));
   }
   FLOW_RETURN_IF_ERROR(sink_->Open(ctx_.subtask, ctx_.parallelism));
   FLOW_RETURN_IF_ERROR(sink_->Recover(restored_id));
@@ -60,7 +65,8 @@ Status TxnSinkSubtask::Write(std::string_view key, std::string_view payload, Tim
     int64_t now = SteadyNowMs();
     if (deadline == 0) deadline = now + kWriteRetryMs;
     if (now >= deadline) {
-      return Status::Unavailable(fmt::format("still refused after {} s: {}", kWriteRetryMs / 1000, s.message()));
+      return Status::Unavailable(
+          fmt::format("still refused after {} s: {}", kWriteRetryMs / 1000, s.message()));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(backoff));
     backoff = std::min(backoff * 2, kMaxBackoffMs);
@@ -86,7 +92,8 @@ Status TxnSinkSubtask::WriteBatch(std::span<const TxnRecord> records) {
     if (written > 0) deadline = 0;  // some records were taken: the bound starts again
     if (deadline == 0) deadline = now + kWriteRetryMs;
     if (now >= deadline) {
-      return Status::Unavailable(fmt::format("still refused after {} s: {}", kWriteRetryMs / 1000, s.message()));
+      return Status::Unavailable(
+          fmt::format("still refused after {} s: {}", kWriteRetryMs / 1000, s.message()));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(backoff));
     backoff = std::min(backoff * 2, kMaxBackoffMs);
@@ -131,13 +138,16 @@ void TxnSinkSubtask::Close() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!sink_) return;
   Status s = sink_->Close();
-  if (!s.ok()) Log(LogLevel::kWarn, "txn", "sink close failed", {{"sink", ctx_.name}, {"error", s.ToString()}});
+  if (!s.ok())
+    Log(LogLevel::kWarn, "txn", "sink close failed",
+        {{"sink", ctx_.name}, {"error", s.ToString()}});
   sink_.reset();
 }
 
 }  // namespace engine_detail
 
-std::unique_ptr<TxnSinks> TxnSinks::Find(const std::vector<std::unique_ptr<engine_detail::NodeBase>>& nodes) {
+std::unique_ptr<TxnSinks> TxnSinks::Find(
+    const std::vector<std::unique_ptr<engine_detail::NodeBase>>& nodes) {
   std::unique_ptr<TxnSinks> t;
   for (const auto& n : nodes) {
     auto* txn = dynamic_cast<engine_detail::TxnSinkNodeBase*>(n.get());
@@ -157,7 +167,8 @@ TxnSinks::~TxnSinks() {
 Status TxnSinks::ApplyDefaults(CheckpointFlags* flags) const {
   if (flags->state_dir.empty()) {
     return Status::InvalidArgument(
-        "the job has exactly-once sinks, which commit at checkpoints: give --state-dir DIR (where checkpoints are "
+        "the job has exactly-once sinks, which commit at checkpoints: give --state-dir DIR (where "
+        "checkpoints are "
         "kept)");
   }
   if (!flags->interval_ms) {
@@ -166,12 +177,14 @@ Status TxnSinks::ApplyDefaults(CheckpointFlags* flags) const {
   }
   if (flags->options.interval_ms <= 0) {
     return Status::InvalidArgument(
-        "--checkpoint-interval: the job has exactly-once sinks, whose output becomes visible only when a checkpoint "
+        "--checkpoint-interval: the job has exactly-once sinks, whose output becomes visible only "
+        "when a checkpoint "
         "commits; checkpoints cannot be off");
   }
   if (flags->retained < 2) {
     return Status::InvalidArgument(
-        "--retained-checkpoints: keep at least 2 with exactly-once sinks (the one last committed and the one being "
+        "--retained-checkpoints: keep at least 2 with exactly-once sinks (the one last committed "
+        "and the one being "
         "committed)");
   }
   return Status::Ok();
@@ -198,10 +211,11 @@ Status TxnSinks::Start(const JobOptions& options, CheckpointStorage* storage,
     if (spec == nullptr) {
       spec = &g;
     } else if (g.key != spec->key) {
-      return Status::InvalidArgument(fmt::format(
-          "exactly-once sink '{}': it commits with {}, another sink with {}; a job's grouped exactly-once "
-          "sinks share one transaction, so they must write to one cluster",
-          s->ctx().name, g.key, spec->key));
+      return Status::InvalidArgument(
+          fmt::format("exactly-once sink '{}': it commits with {}, another sink with {}; a job's "
+                      "grouped exactly-once "
+                      "sinks share one transaction, so they must write to one cluster",
+                      s->ctx().name, g.key, spec->key));
     }
     ++participants;
   }
@@ -213,7 +227,9 @@ Status TxnSinks::Start(const JobOptions& options, CheckpointStorage* storage,
   ctx.cancel = subtasks_.front()->ctx().cancel;
   ctx.kafka_properties = &options.kafka_properties;
   Log(LogLevel::kInfo, "txn", "starting the commit group",
-      {{"job_id", ctx.job_id}, {"group", spec->key}, {"participants", std::to_string(participants)}});
+      {{"job_id", ctx.job_id},
+       {"group", spec->key},
+       {"participants", std::to_string(participants)}});
   auto group = spec->start(ctx, participants);
   if (!group.ok()) return group.status();
   group_ = std::move(group).value();
@@ -251,7 +267,8 @@ Status TxnSinks::Start(const JobOptions& options, CheckpointStorage* storage,
   return Status::Ok();
 }
 
-Result<RestoreSelection> TxnSinks::SelectRestore(const CheckpointFlags& flags, const JobCheckpointInfo& info) const {
+Result<RestoreSelection> TxnSinks::SelectRestore(const CheckpointFlags& flags,
+                                                 const JobCheckpointInfo& info) const {
   if (!group_) {
     auto sel = ResolveRestore(flags.state_dir, flags.restore, info);
     if (!sel.ok()) return sel;
@@ -277,8 +294,8 @@ Result<RestoreSelection> TxnSinks::SelectRestore(const CheckpointFlags& flags, c
   RestoreSelection sel;
   if (flags.restore == "none") {
     if (c != 0) {
-      return Status::InvalidArgument(fmt::format(
-          "--restore none: {} (to start over from scratch, use a new --job-id)", why));
+      return Status::InvalidArgument(
+          fmt::format("--restore none: {} (to start over from scratch, use a new --job-id)", why));
     }
     return sel;
   }
@@ -293,8 +310,8 @@ Result<RestoreSelection> TxnSinks::SelectRestore(const CheckpointFlags& flags, c
                   fmt::format("cannot restore {}: {}; {}", path, point.status().message(), why));
   }
   if (point->metadata.checkpoint_id != c) {
-    return Status::InvalidArgument(
-        fmt::format("--restore {}: it is checkpoint {}; {}", path, point->metadata.checkpoint_id, why));
+    return Status::InvalidArgument(fmt::format("--restore {}: it is checkpoint {}; {}", path,
+                                               point->metadata.checkpoint_id, why));
   }
   FLOW_RETURN_IF_ERROR(CheckCompatible(point->metadata, info, path));
   sel.point = std::move(point).value();
@@ -324,7 +341,8 @@ void TxnSinks::FailWith(const Status& s) {
     std::lock_guard<std::mutex> lock(mu_);
     failed_ = true;
   }
-  Log(LogLevel::kError, "txn", s.code() == StatusCode::kFenced ? "another instance of the job took over" : "commit failed",
+  Log(LogLevel::kError, "txn",
+      s.code() == StatusCode::kFenced ? "another instance of the job took over" : "commit failed",
       {{"error", s.ToString()}});
   if (fail_) fail_(s);
 }
@@ -342,14 +360,15 @@ void TxnSinks::OnCheckpointComplete(int64_t id) {
   // The non-resumable participant first: a crash after it is repaired by the files' Recover.
   if (group_) {
     if (Status st = group_->Commit(id); !st.ok()) {
-      return FailWith(Status(st.code(), fmt::format("committing checkpoint {}: {}", id, st.message())));
+      return FailWith(
+          Status(st.code(), fmt::format("committing checkpoint {}: {}", id, st.message())));
     }
   }
   for (engine_detail::TxnSinkSubtask* s : subtasks_) {
     if (s->in_group()) continue;
     if (Status st = s->Commit(id); !st.ok()) {
-      return FailWith(Status(st.code(), fmt::format("committing checkpoint {} of sink '{}': {}", id, s->ctx().name,
-                                                    st.message())));
+      return FailWith(Status(st.code(), fmt::format("committing checkpoint {} of sink '{}': {}", id,
+                                                    s->ctx().name, st.message())));
     }
   }
   // Recorded after the commit: the record must never claim more than the group (Start compares).

@@ -28,7 +28,8 @@ namespace flow::rt {
 class TxnSinks final : public CheckpointListener {
  public:
   // The exactly-once sink subtasks of the built graph; null when it has none.
-  static std::unique_ptr<TxnSinks> Find(const std::vector<std::unique_ptr<engine_detail::NodeBase>>& nodes);
+  static std::unique_ptr<TxnSinks> Find(
+      const std::vector<std::unique_ptr<engine_detail::NodeBase>>& nodes);
   ~TxnSinks() override;
 
   // A state dir is required; the checkpoint interval defaults to 1 s.
@@ -64,7 +65,7 @@ class TxnSinks final : public CheckpointListener {
   void FailWith(const Status& s);
 
   std::vector<engine_detail::TxnSinkSubtask*> subtasks_;
-  std::unique_ptr<CommitGroup> group_;  // null when no sink is in a group
+  std::unique_ptr<CommitGroup> group_;    // null when no sink is in a group
   CheckpointStorage* storage_ = nullptr;  // null without a state dir
   StateDirectory* state_dir_ = nullptr;   // likewise
   std::function<void(const Status&)> fail_;

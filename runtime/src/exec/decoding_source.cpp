@@ -9,8 +9,8 @@
 
 namespace flow::exec {
 
-void EncodeDeadLetter(const std::string& source, const std::string& position, const rt::Status& error,
-                      std::string_view raw, rt::JsonEncoder* out) {
+void EncodeDeadLetter(const std::string& source, const std::string& position,
+                      const rt::Status& error, std::string_view raw, rt::JsonEncoder* out) {
   out->BeginObject();
   out->Key("source");
   out->String(source);
@@ -49,8 +49,8 @@ rt::Result<rt::ConnectorOptions> SourceOptions(const std::string& kind, rt::Conn
       out["group_id"] = std::move(value);
     } else if (kind == "kafka" && name == "read_committed") {
       if (value != "true" && value != "false") {
-        return rt::Status::InvalidArgument(
-            fmt::format("kafka source: argument `read_committed` must be true or false, not \"{}\"", value));
+        return rt::Status::InvalidArgument(fmt::format(
+            "kafka source: argument `read_committed` must be true or false, not \"{}\"", value));
       }
       out["isolation"] = value == "true" ? "read_committed" : "read_uncommitted";
     } else {
@@ -60,7 +60,8 @@ rt::Result<rt::ConnectorOptions> SourceOptions(const std::string& kind, rt::Conn
   if (format == "csv") {
     if (kind == "kafka" && csv_header) {
       return rt::Status::InvalidArgument(
-          "kafka source: `format csv(header: true)` is not supported: a message has no header row; map columns by position");
+          "kafka source: `format csv(header: true)` is not supported: a message has no header row; "
+          "map columns by position");
     }
     if (kind == "file" || kind == "stdin") out["quoted_newlines"] = "true";
     if (kind == "file" && csv_header) out["replay_first_line_on_restore"] = "true";
@@ -81,8 +82,10 @@ rt::ConnectorOptions SinkOptions(const std::string& kind, rt::ConnectorOptions s
 
 rt::Result<char> CsvDelimiter(std::string_view text) {
   if (text.size() != 1 || text[0] == '"' || text[0] == '\r' || text[0] == '\n') {
-    return rt::Status::InvalidArgument(fmt::format(
-        "format csv: `delimiter` must be one character other than a quote or a line break, not \"{}\"", text));
+    return rt::Status::InvalidArgument(
+        fmt::format("format csv: `delimiter` must be one character other than a quote or a line "
+                    "break, not \"{}\"",
+                    text));
   }
   return text[0];
 }

@@ -6,7 +6,8 @@
 
 namespace flow::exec {
 
-rt::Result<rt::RawSourceFactory> RawSourceFactoryFor(std::string kind, rt::ConnectorOptions options) {
+rt::Result<rt::RawSourceFactory> RawSourceFactoryFor(std::string kind,
+                                                     rt::ConnectorOptions options) {
   // Built once now so bad options fail before the job starts; later calls cannot fail the same way.
   auto probe = rt::MakeRawSource(kind, options);
   if (!probe.ok()) return probe.status();
@@ -47,6 +48,8 @@ std::string OptionText(const std::vector<std::string>& v) {
   return out;
 }
 
-std::string OptionText(double v) { return fmt::format("{}", v); }
+std::string OptionText(double v) {
+  return fmt::format("{}", v);
+}
 
 }  // namespace flow::exec

@@ -20,7 +20,9 @@ void Fail(const char* where, const char* what) {
   pending.message.assign(where).append(": ").append(what);
 }
 
-bool HasError() { return pending.set; }
+bool HasError() {
+  return pending.set;
+}
 
 rt::Status TakeError() {
   if (!pending.set) return rt::Status::Ok();

@@ -135,8 +135,8 @@ Status CsvDecoder::Split(std::string_view record) {
       size_t begin_out = unescaped_.size();
       while (true) {
         if (p >= end) {
-          return Status::InvalidArgument(fmt::format("line {}, column {}: unterminated quoted field",
-                                                     line_, cells_.size() + 1));
+          return Status::InvalidArgument(fmt::format(
+              "line {}, column {}: unterminated quoted field", line_, cells_.size() + 1));
         }
         if (*p == '"') {
           if (p + 1 < end && p[1] == '"') {
@@ -182,8 +182,8 @@ Status CsvDecoder::FieldError(size_t field, const Status& inner) const {
   size_t col = field < columns_.size() ? columns_[field] : field;
   std::string name = field < names_.size() ? fmt::format(" (`{}`)", names_[field]) : "";
   if (col == kAbsent) {
-    return Status(inner.code(), fmt::format("line {}{}: column not in header: {}", line_, name,
-                                            inner.message()));
+    return Status(inner.code(),
+                  fmt::format("line {}{}: column not in header: {}", line_, name, inner.message()));
   }
   if (col >= cells_.size()) {
     return Status(inner.code(), fmt::format("line {}, column {}{}: missing (the record has {} "
@@ -208,15 +208,14 @@ Status CsvBytes::Read(const CsvDecoder::Cell& c, std::string* out) {
   return Status::Ok();
 }
 Status CsvTimestamp::Read(const CsvDecoder::Cell& c, TimestampMs* out) {
-  return CsvReadScalar(c, out, "timestamp (RFC 3339 or epoch ms)",
-                       [](std::string_view t, TimestampMs* v) {
-                         return ParseTimestamp(t, v) || ParseInt64(t, v);
-                       });
+  return CsvReadScalar(
+      c, out, "timestamp (RFC 3339 or epoch ms)",
+      [](std::string_view t, TimestampMs* v) { return ParseTimestamp(t, v) || ParseInt64(t, v); });
 }
 Status CsvDuration::Read(const CsvDecoder::Cell& c, DurationMs* out) {
-  return CsvReadScalar(c, out, "duration (ms or like 1h30m)", [](std::string_view t, DurationMs* v) {
-    return ParseInt64(t, v) || ParseDuration(t, v);
-  });
+  return CsvReadScalar(
+      c, out, "duration (ms or like 1h30m)",
+      [](std::string_view t, DurationMs* v) { return ParseInt64(t, v) || ParseDuration(t, v); });
 }
 
 }  // namespace flow::rt

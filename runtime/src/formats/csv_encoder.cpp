@@ -40,9 +40,13 @@ void CsvFloat::Write(double v, CsvEncoder* e) {
   e->Plain(s);
 }
 
-void CsvBool::Write(bool v, CsvEncoder* e) { e->Plain(v ? "true" : "false"); }
+void CsvBool::Write(bool v, CsvEncoder* e) {
+  e->Plain(v ? "true" : "false");
+}
 
-void CsvString::Write(const std::string& v, CsvEncoder* e) { e->Text(v); }
+void CsvString::Write(const std::string& v, CsvEncoder* e) {
+  e->Text(v);
+}
 
 void CsvBytes::Write(const std::string& v, CsvEncoder* e) {
   std::string s;
@@ -50,8 +54,12 @@ void CsvBytes::Write(const std::string& v, CsvEncoder* e) {
   e->Text(s);  // quoted when empty, so it stays distinct from null
 }
 
-void CsvTimestamp::Write(TimestampMs v, CsvEncoder* e) { e->Plain(FormatTimestamp(v)); }
+void CsvTimestamp::Write(TimestampMs v, CsvEncoder* e) {
+  e->Plain(FormatTimestamp(v));
+}
 
-void CsvDuration::Write(DurationMs v, CsvEncoder* e) { CsvInt::Write(v, e); }
+void CsvDuration::Write(DurationMs v, CsvEncoder* e) {
+  CsvInt::Write(v, e);
+}
 
 }  // namespace flow::rt

@@ -39,7 +39,8 @@ Status ReadDurationString(std::string_view text, DurationMs* out) {
 }
 
 Status ReadBase64(std::string_view text, std::string* out) {
-  if (!DecodeBase64(text, out)) [[unlikely]] return BadText("base64", text);
+  if (!DecodeBase64(text, out)) [[unlikely]]
+    return BadText("base64", text);
   return Status::Ok();
 }
 

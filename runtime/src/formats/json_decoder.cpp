@@ -10,17 +10,25 @@ namespace {
 std::string_view TypeName(simdjson::ondemand::json_type t) {
   using simdjson::ondemand::json_type;
   switch (t) {
-    case json_type::array: return "list";
-    case json_type::object: return "object";
-    case json_type::number: return "number";
-    case json_type::string: return "string";
-    case json_type::boolean: return "bool";
-    case json_type::null: return "null";
+    case json_type::array:
+      return "list";
+    case json_type::object:
+      return "object";
+    case json_type::number:
+      return "number";
+    case json_type::string:
+      return "string";
+    case json_type::boolean:
+      return "bool";
+    case json_type::null:
+      return "null";
   }
   return "unknown";
 }
 
-bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+bool IsJsonSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 }  // namespace
 

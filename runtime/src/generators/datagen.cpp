@@ -44,7 +44,8 @@ Status DatagenConfig::Validate() const {
     return Status::InvalidArgument(fmt::format("datagen: rate must be > 0 (got {})", rate));
   }
   if (disorder < 0) {
-    return Status::InvalidArgument(fmt::format("datagen: disorder must be >= 0 (got {}ms)", disorder));
+    return Status::InvalidArgument(
+        fmt::format("datagen: disorder must be >= 0 (got {}ms)", disorder));
   }
   if (cardinality <= 0) {
     return Status::InvalidArgument(
@@ -73,11 +74,13 @@ DatagenRng::DatagenRng(const DatagenConfig& config, int64_t index)
     : DatagenRng(config, index, true) {}
 
 DatagenRng::DatagenRng(uint64_t seed, int64_t index)
-    : DatagenRng([seed] {
-        DatagenConfig c;
-        c.seed = seed;
-        return c;
-      }(), index, true) {}
+    : DatagenRng(
+          [seed] {
+            DatagenConfig c;
+            c.seed = seed;
+            return c;
+          }(),
+          index, true) {}
 
 DatagenRng::DatagenRng(const DatagenConfig& config, int64_t index, bool)
     : state_(RecordSeed(config.seed, index, 0)),
@@ -199,10 +202,10 @@ Status DatagenSlice::RestorePosition(BinaryReader* in) {
   FLOW_RETURN_IF_ERROR(in->GetI64(&parallelism));
   FLOW_RETURN_IF_ERROR(in->GetI64(&consumed));
   if (subtask != subtask_ || parallelism != parallelism_) {
-    return Status::InvalidArgument(fmt::format(
-        "datagen: the snapshot is of subtask {} of {}, this slice is subtask {} of {} "
-        "(a generator source cannot be restored at another parallelism)",
-        subtask, parallelism, subtask_, parallelism_));
+    return Status::InvalidArgument(
+        fmt::format("datagen: the snapshot is of subtask {} of {}, this slice is subtask {} of {} "
+                    "(a generator source cannot be restored at another parallelism)",
+                    subtask, parallelism, subtask_, parallelism_));
   }
   return Seek(consumed);
 }

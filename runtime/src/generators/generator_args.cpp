@@ -32,7 +32,8 @@ constexpr std::array<GeneratorArgSpec, 15> kNexmarkSpecs = {{
     {"hot_bidders_ratio", T::kInt, false, "4", "1 - 1/ratio of bids have a hot bidder"},
     {"num_in_flight_auctions", T::kInt, false, "100", "recent auctions bids pick from"},
     {"num_active_people", T::kInt, false, "1000", "recent persons sellers and bidders come from"},
-    {"out_of_order_group_size", T::kInt, false, "1", "events are shuffled within groups of this size"},
+    {"out_of_order_group_size", T::kInt, false, "1",
+     "events are shuffled within groups of this size"},
 }};
 
 constexpr std::array<GeneratorArgSpec, 8> kDatagenSpecs = {{
@@ -97,7 +98,8 @@ class ArgReader {
 
   Status Int(std::string_view name, int64_t* out) const {
     const std::string* text = Find(name);
-    if (text != nullptr && !ParseInt(*text, out)) return BadValue(source_, name, "an integer", *text);
+    if (text != nullptr && !ParseInt(*text, out))
+      return BadValue(source_, name, "an integer", *text);
     return Status::Ok();
   }
   Status Int32(std::string_view name, int32_t* out) const {
@@ -111,7 +113,8 @@ class ArgReader {
   }
   Status Number(std::string_view name, double* out) const {
     const std::string* text = Find(name);
-    if (text != nullptr && !ParseNumber(*text, out)) return BadValue(source_, name, "a number", *text);
+    if (text != nullptr && !ParseNumber(*text, out))
+      return BadValue(source_, name, "a number", *text);
     return Status::Ok();
   }
   Status Duration(std::string_view name, int64_t* out) const {
@@ -140,8 +143,12 @@ class ArgReader {
 
 }  // namespace
 
-std::span<const GeneratorArgSpec> NexmarkArgSpecs() { return kNexmarkSpecs; }
-std::span<const GeneratorArgSpec> DatagenArgSpecs() { return kDatagenSpecs; }
+std::span<const GeneratorArgSpec> NexmarkArgSpecs() {
+  return kNexmarkSpecs;
+}
+std::span<const GeneratorArgSpec> DatagenArgSpecs() {
+  return kDatagenSpecs;
+}
 
 Result<NexmarkSourceArgs> ParseNexmarkArgs(const std::map<std::string, std::string>& args) {
   FLOW_RETURN_IF_ERROR(CheckNames("nexmark", NexmarkArgSpecs(), args));

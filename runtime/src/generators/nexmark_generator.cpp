@@ -15,14 +15,12 @@ namespace {
 
 constexpr std::array<const char*, 6> kUsStates = {"AZ", "CA", "ID", "OR", "WA", "WY"};
 constexpr std::array<const char*, 10> kUsCities = {
-    "Phoenix", "Los Angeles", "San Francisco", "Boise",   "Portland",
-    "Bend",    "Redmond",     "Seattle",       "Kent",    "Cheyenne"};
-constexpr std::array<const char*, 11> kFirstNames = {"Peter", "Paul",  "Luke",  "John",
-                                                     "Saul",  "Vicky", "Kate",  "Julie",
-                                                     "Sarah", "Deiter", "Walter"};
-constexpr std::array<const char*, 9> kLastNames = {"Shultz", "Abrams", "Spencer",
-                                                   "White",  "Bartels", "Walton",
-                                                   "Smith",  "Jones",  "Noris"};
+    "Phoenix", "Los Angeles", "San Francisco", "Boise", "Portland",
+    "Bend",    "Redmond",     "Seattle",       "Kent",  "Cheyenne"};
+constexpr std::array<const char*, 11> kFirstNames = {
+    "Peter", "Paul", "Luke", "John", "Saul", "Vicky", "Kate", "Julie", "Sarah", "Deiter", "Walter"};
+constexpr std::array<const char*, 9> kLastNames = {
+    "Shultz", "Abrams", "Spencer", "White", "Bartels", "Walton", "Smith", "Jones", "Noris"};
 
 template <size_t N>
 const char* PickName(JavaRandom& random, const std::array<const char*, N>& names) {
@@ -71,9 +69,12 @@ Status NexmarkConfig::Validate() const {
 
 const char* NexmarkKindName(NexmarkKind kind) {
   switch (kind) {
-    case NexmarkKind::kPerson: return "person";
-    case NexmarkKind::kAuction: return "auction";
-    case NexmarkKind::kBid: return "bid";
+    case NexmarkKind::kPerson:
+      return "person";
+    case NexmarkKind::kAuction:
+      return "auction";
+    case NexmarkKind::kBid:
+      return "bid";
   }
   return "?";
 }
@@ -139,9 +140,15 @@ void NexmarkGenerator::Generate(int64_t index, NexmarkEvent* out) const {
   out->index = index;
   out->timestamp = TimestampAt(index);
   switch (out->kind) {
-    case NexmarkKind::kPerson: GeneratePerson(index, &out->person); break;
-    case NexmarkKind::kAuction: GenerateAuction(index, &out->auction); break;
-    case NexmarkKind::kBid: GenerateBid(index, &out->bid); break;
+    case NexmarkKind::kPerson:
+      GeneratePerson(index, &out->person);
+      break;
+    case NexmarkKind::kAuction:
+      GenerateAuction(index, &out->auction);
+      break;
+    case NexmarkKind::kBid:
+      GenerateBid(index, &out->bid);
+      break;
   }
 }
 
@@ -166,9 +173,9 @@ void NexmarkGenerator::GeneratePerson(int64_t index, NexmarkPerson* out) const {
   out->city = PickName(random, kUsCities);
   out->state = PickName(random, kUsStates);
   out->dateTime = TimestampAt(index);
-  const int64_t current_size = 8 + static_cast<int64_t>(out->name.size() + out->emailAddress.size() +
-                                                        out->creditCard.size() + out->city.size() +
-                                                        out->state.size());
+  const int64_t current_size =
+      8 + static_cast<int64_t>(out->name.size() + out->emailAddress.size() +
+                               out->creditCard.size() + out->city.size() + out->state.size());
   m::NextExtra(random, current_size, config_.avg_person_byte_size, &out->extra);
 }
 
@@ -209,7 +216,8 @@ void NexmarkGenerator::GenerateBid(int64_t index, NexmarkBid* out) const {
   int64_t auction;
   if (random.NextInt(config_.hot_auction_ratio) > 0) {
     // The first auction of the batch of the last kHotAuctionRatio auctions.
-    auction = (m::LastBase0AuctionId(config_, event_id) / m::kHotAuctionRatio) * m::kHotAuctionRatio;
+    auction =
+        (m::LastBase0AuctionId(config_, event_id) / m::kHotAuctionRatio) * m::kHotAuctionRatio;
   } else {
     auction = m::NextBase0AuctionId(config_, event_id, random);
   }
@@ -217,7 +225,8 @@ void NexmarkGenerator::GenerateBid(int64_t index, NexmarkBid* out) const {
   int64_t bidder;
   if (random.NextInt(config_.hot_bidders_ratio) > 0) {
     // The second person of the batch, so hot bidders and hot sellers differ.
-    bidder = (m::LastBase0PersonId(config_, event_id) / m::kHotBidderRatio) * m::kHotBidderRatio + 1;
+    bidder =
+        (m::LastBase0PersonId(config_, event_id) / m::kHotBidderRatio) * m::kHotBidderRatio + 1;
   } else {
     bidder = m::NextBase0PersonId(config_, event_id, random);
   }

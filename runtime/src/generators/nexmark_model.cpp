@@ -101,7 +101,8 @@ void NextExtra(JavaRandom& random, int64_t current_size, int64_t desired_average
   }
   desired_average -= current_size;
   // Java's (int) Math.round(x * 0.2) for a non-negative x.
-  const auto delta = static_cast<int32_t>(std::floor(static_cast<double>(desired_average) * 0.2 + 0.5));
+  const auto delta =
+      static_cast<int32_t>(std::floor(static_cast<double>(desired_average) * 0.2 + 0.5));
   const auto min_size = static_cast<int32_t>(desired_average - delta);
   const int32_t size = min_size + (delta == 0 ? 0 : random.NextInt(2 * delta));
   NextExactString(random, size, out);

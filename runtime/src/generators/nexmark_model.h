@@ -39,8 +39,7 @@ void NextString(JavaRandom& random, int max_length, char special, std::string* o
 // StringsGenerator.nextExactString.
 void NextExactString(JavaRandom& random, int length, std::string* out);
 // StringsGenerator.nextExtra: padding so current_size + its length averages desired_average.
-void NextExtra(JavaRandom& random, int64_t current_size, int64_t desired_average,
-               std::string* out);
+void NextExtra(JavaRandom& random, int64_t current_size, int64_t desired_average, std::string* out);
 
 // The bid channel and URL for a draw; see nexmark.h for how they deviate from the reference.
 void HotChannel(int index, std::string* channel, std::string* url);

@@ -15,7 +15,8 @@ AsyncSnapshotWriter::~AsyncSnapshotWriter() {
   thread_.join();
 }
 
-void AsyncSnapshotWriter::Submit(std::unique_ptr<PendingSnapshot> snapshot, SnapshotFileSink* sink, Done done) {
+void AsyncSnapshotWriter::Submit(std::unique_ptr<PendingSnapshot> snapshot, SnapshotFileSink* sink,
+                                 Done done) {
   {
     std::lock_guard lock(mu_);
     queue_.push_back(Job{std::move(snapshot), sink, std::move(done)});

@@ -35,18 +35,21 @@ Status WriteLocal(const fs::path& path, std::string_view bytes) {
   return Status::Ok();
 }
 
-bool IsSst(const std::string& name) { return name.size() > 4 && name.ends_with(".sst"); }
+bool IsSst(const std::string& name) {
+  return name.size() > 4 && name.ends_with(".sst");
+}
 
 // One file of a FLKR manifest: an SST stored as a shared file, or a small file stored inline.
 struct ManifestFile {
   std::string local_name;
-  StoredFile stored;     // shared SST
+  StoredFile stored;         // shared SST
   std::string inline_bytes;  // MANIFEST, CURRENT, OPTIONS
 };
 
 class HeapPendingSnapshot final : public PendingSnapshot {
  public:
-  HeapPendingSnapshot(std::string name, std::string bytes, std::function<void(const std::string&)> hook)
+  HeapPendingSnapshot(std::string name, std::string bytes,
+                      std::function<void(const std::string&)> hook)
       : name_(std::move(name)), bytes_(std::move(bytes)), hook_(std::move(hook)) {}
   Result<std::vector<StoredFile>> Write(SnapshotFileSink* sink) override {
     if (hook_) hook_(name_);
@@ -170,11 +173,13 @@ std::map<std::string, StoredFile> KeyedStateBackend::UploadedFiles() const {
   return uploaded_;
 }
 
-Result<std::unique_ptr<PendingSnapshot>> KeyedStateBackend::SnapshotAsync(int64_t checkpoint_id, std::string name) {
+Result<std::unique_ptr<PendingSnapshot>> KeyedStateBackend::SnapshotAsync(int64_t checkpoint_id,
+                                                                          std::string name) {
   if (store_ == nullptr) {
     BinaryWriter w;
     SnapshotTables(&w, false);
-    return std::unique_ptr<PendingSnapshot>(new HeapPendingSnapshot(std::move(name), w.Release(), write_hook_));
+    return std::unique_ptr<PendingSnapshot>(
+        new HeapPendingSnapshot(std::move(name), w.Release(), write_hook_));
   }
   // Dropping the cache bounds the next snapshot's write-back to the keys touched until then.
   for (const auto& t : tables_) t->FlushAndDropCache();
@@ -185,8 +190,8 @@ Result<std::unique_ptr<PendingSnapshot>> KeyedStateBackend::SnapshotAsync(int64_
   if (!files.ok()) return files.status();
   BinaryWriter heap;
   SnapshotHeapTables(&heap);
-  return std::unique_ptr<PendingSnapshot>(
-      new RocksDbPendingSnapshot(this, std::move(name), std::move(dir), std::move(files).value(), heap.Release()));
+  return std::unique_ptr<PendingSnapshot>(new RocksDbPendingSnapshot(
+      this, std::move(name), std::move(dir), std::move(files).value(), heap.Release()));
 }
 
 Status KeyedStateBackend::RestoreFrom(const StoredFile& file, SnapshotFileSource* source) {
@@ -201,7 +206,8 @@ Status KeyedStateBackend::RestoreFrom(const StoredFile& file, SnapshotFileSource
     if (!s.ok()) return Status(s.code(), file.name + ": " + s.message());
     return Status::Ok();
   }
-  if (magic != kFlkrMagic) return Status::Corruption(file.name + ": not a keyed state snapshot (bad magic number)");
+  if (magic != kFlkrMagic)
+    return Status::Corruption(file.name + ": not a keyed state snapshot (bad magic number)");
   Status s = RestoreRocksDb(*bytes, file.name, source);
   if (!s.ok() && s.message().find(file.name) == std::string::npos) {
     return Status(s.code(), file.name + ": " + s.message());
@@ -209,7 +215,8 @@ Status KeyedStateBackend::RestoreFrom(const StoredFile& file, SnapshotFileSource
   return s;
 }
 
-Status KeyedStateBackend::RestoreRocksDb(std::string_view bytes, const std::string& what, SnapshotFileSource* source) {
+Status KeyedStateBackend::RestoreRocksDb(std::string_view bytes, const std::string& what,
+                                         SnapshotFileSource* source) {
   if (bytes.size() < 4) return Status::Corruption("rocksdb state snapshot truncated");
   uint32_t crc = 0;
   {
@@ -220,19 +227,23 @@ Status KeyedStateBackend::RestoreRocksDb(std::string_view bytes, const std::stri
   if (Crc32c(body) != crc) return Status::Corruption("rocksdb state snapshot: checksum mismatch");
   if (store_ == nullptr) {
     return Status::InvalidArgument(
-        "a rocksdb state snapshot restores only into the rocksdb backend (run with --state-backend rocksdb)");
+        "a rocksdb state snapshot restores only into the rocksdb backend (run with --state-backend "
+        "rocksdb)");
   }
   BinaryReader r(body);
-  uint32_t magic = 0, version = 0, max_parallelism = 0, first = 0, end = 0, n_tables = 0, n_files = 0;
+  uint32_t magic = 0, version = 0, max_parallelism = 0, first = 0, end = 0, n_tables = 0,
+           n_files = 0;
   FLOW_RETURN_IF_ERROR(r.GetU32(&magic));
   FLOW_RETURN_IF_ERROR(r.GetU32(&version));
   if (version != kFlkrVersion) {
-    return Status::Corruption("rocksdb state snapshot: unsupported version " + std::to_string(version));
+    return Status::Corruption("rocksdb state snapshot: unsupported version " +
+                              std::to_string(version));
   }
   FLOW_RETURN_IF_ERROR(r.GetU32(&max_parallelism));
   if (max_parallelism != ctx_.max_parallelism) {
-    return Status::InvalidArgument("keyed state snapshot has max parallelism " + std::to_string(max_parallelism) +
-                                   ", job has " + std::to_string(ctx_.max_parallelism));
+    return Status::InvalidArgument("keyed state snapshot has max parallelism " +
+                                   std::to_string(max_parallelism) + ", job has " +
+                                   std::to_string(ctx_.max_parallelism));
   }
   FLOW_RETURN_IF_ERROR(r.GetU32(&first));
   FLOW_RETURN_IF_ERROR(r.GetU32(&end));
@@ -240,7 +251,8 @@ Status KeyedStateBackend::RestoreRocksDb(std::string_view bytes, const std::stri
     return Status::Corruption("rocksdb state snapshot: bad key-group range");
   }
   FLOW_RETURN_IF_ERROR(r.GetU32(&n_tables));
-  if (n_tables > r.remaining()) return Status::Corruption("rocksdb state snapshot: table count too large");
+  if (n_tables > r.remaining())
+    return Status::Corruption("rocksdb state snapshot: table count too large");
   std::vector<std::string> tables(n_tables);
   for (std::string& t : tables) {
     FLOW_RETURN_IF_ERROR(r.GetString(&t));
@@ -254,13 +266,14 @@ Status KeyedStateBackend::RestoreRocksDb(std::string_view bytes, const std::stri
   std::string heap_part;
   FLOW_RETURN_IF_ERROR(r.GetString(&heap_part));
   FLOW_RETURN_IF_ERROR(r.GetU32(&n_files));
-  if (n_files > r.remaining()) return Status::Corruption("rocksdb state snapshot: file count too large");
+  if (n_files > r.remaining())
+    return Status::Corruption("rocksdb state snapshot: file count too large");
   std::vector<ManifestFile> files(n_files);
   for (ManifestFile& mf : files) {
     bool shared = false;
     FLOW_RETURN_IF_ERROR(r.GetString(&mf.local_name));
-    if (mf.local_name.empty() || mf.local_name.find('/') != std::string::npos || mf.local_name == "." ||
-        mf.local_name == "..") {
+    if (mf.local_name.empty() || mf.local_name.find('/') != std::string::npos ||
+        mf.local_name == "." || mf.local_name == "..") {
       return Status::Corruption("rocksdb state snapshot: bad file name '" + mf.local_name + "'");
     }
     FLOW_RETURN_IF_ERROR(r.GetBool(&shared));

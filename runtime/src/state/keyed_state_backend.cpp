@@ -43,7 +43,8 @@ StateBackendOptions OptionsFromEnvironment() {
     char* end = nullptr;
     unsigned long long v = std::strtoull(n, &end, 10);
     if (end == n || *end != '\0' || v < 1) {
-      std::fprintf(stderr, "flow: FLOW_STATE_CACHE_ENTRIES: expected a positive integer, got '%s'\n", n);
+      std::fprintf(stderr,
+                   "flow: FLOW_STATE_CACHE_ENTRIES: expected a positive integer, got '%s'\n", n);
       std::exit(2);
     }
     o.cache_entries = static_cast<size_t>(v);
@@ -65,7 +66,8 @@ void SweepDeadDatabases(const std::string& parent) {
     char* end = nullptr;
     unsigned long pid = std::strtoul(hex.c_str(), &end, 16);
     if (hex.empty() || *end != '\0' || pid == 0 || static_cast<pid_t>(pid) == getpid()) continue;
-    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    if (kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH)
+      continue;  // alive, or not ours to judge
     std::error_code rm;
     std::filesystem::remove_all(e.path(), rm);  // best effort
   }
@@ -105,7 +107,8 @@ StateBackendOptions DefaultStateBackendOptions() {
 }
 
 void StateStoreCorrupt(const std::string& table, const Status& status) {
-  std::fprintf(stderr, "flow: rocksdb state backend, state '%s': %s\n", table.c_str(), status.ToString().c_str());
+  std::fprintf(stderr, "flow: rocksdb state backend, state '%s': %s\n", table.c_str(),
+               status.ToString().c_str());
   std::abort();
 }
 
@@ -133,11 +136,13 @@ KeyedStateBackend::KeyedStateBackend(KeyGroupSpan range, uint32_t max_parallelis
 
 KeyedStateBackend::~KeyedStateBackend() = default;
 
-Result<std::unique_ptr<KeyedStateBackend>> KeyedStateBackend::Make(KeyGroupSpan range, uint32_t max_parallelism,
+Result<std::unique_ptr<KeyedStateBackend>> KeyedStateBackend::Make(KeyGroupSpan range,
+                                                                   uint32_t max_parallelism,
                                                                    ProcessingClock clock,
                                                                    StateBackendOptions options) {
   if (range.end > max_parallelism || range.empty()) {
-    return Status::InvalidArgument("key-group range " + range.ToString() + " is empty or beyond max parallelism " +
+    return Status::InvalidArgument("key-group range " + range.ToString() +
+                                   " is empty or beyond max parallelism " +
                                    std::to_string(max_parallelism));
   }
   // Key groups are a 2-byte key prefix and scans end at the prefix of group + 1.
@@ -145,13 +150,14 @@ Result<std::unique_ptr<KeyedStateBackend>> KeyedStateBackend::Make(KeyGroupSpan 
     return Status::InvalidArgument("max parallelism " + std::to_string(max_parallelism) +
                                    " is above 32768 (the key-group prefix is 2 bytes)");
   }
-  std::unique_ptr<KeyedStateBackend> b(new KeyedStateBackend(range, max_parallelism, std::move(clock), options));
+  std::unique_ptr<KeyedStateBackend> b(
+      new KeyedStateBackend(range, max_parallelism, std::move(clock), options));
   if (b->options_.kind == StateBackendKind::kRocksDb) FLOW_RETURN_IF_ERROR(b->OpenStore());
   return b;
 }
 
-KeyedStateBackend::KeyedStateBackend(KeyGroupSpan range, uint32_t max_parallelism, ProcessingClock clock,
-                                     const StateBackendOptions& options)
+KeyedStateBackend::KeyedStateBackend(KeyGroupSpan range, uint32_t max_parallelism,
+                                     ProcessingClock clock, const StateBackendOptions& options)
     : options_(options) {
   ctx_.range = range;
   ctx_.max_parallelism = max_parallelism;
@@ -221,7 +227,9 @@ void KeyedStateBackend::SnapshotState(BinaryWriter* out) const {
   out->PutString(name);
 }
 
-void KeyedStateBackend::SnapshotHeapTables(BinaryWriter* out) const { SnapshotTables(out, true); }
+void KeyedStateBackend::SnapshotHeapTables(BinaryWriter* out) const {
+  SnapshotTables(out, true);
+}
 
 void KeyedStateBackend::SnapshotTables(BinaryWriter* out, bool heap_only) const {
   out->PutU32(kMagic);
@@ -303,7 +311,8 @@ Status KeyedStateBackend::RestoreAsyncRef(BinaryReader* in) {
   FLOW_RETURN_IF_ERROR(in->GetU32(&magic));
   FLOW_RETURN_IF_ERROR(in->GetU32(&version));
   if (version != kAsyncRefVersion) {
-    return Status::Corruption("keyed state reference: unsupported version " + std::to_string(version));
+    return Status::Corruption("keyed state reference: unsupported version " +
+                              std::to_string(version));
   }
   FLOW_RETURN_IF_ERROR(in->GetString(&name));
   SnapshotRestoreScope* scope = SnapshotRestoreScope::Current();

@@ -28,8 +28,12 @@ namespace {
   std::abort();
 }
 
-rocksdb::Slice S(std::string_view v) { return {v.data(), v.size()}; }
-std::string_view V(const rocksdb::Slice& s) { return {s.data(), s.size()}; }
+rocksdb::Slice S(std::string_view v) {
+  return {v.data(), v.size()};
+}
+std::string_view V(const rocksdb::Slice& s) {
+  return {s.data(), s.size()};
+}
 
 // The local database is scratch space: durability comes from the checkpoint files, which the
 // checkpoint storage fsyncs. Skipping RocksDB's own syncs keeps the synchronous part of a snapshot
@@ -43,7 +47,8 @@ class NoSyncFile final : public rocksdb::FSWritableFileOwnerWrapper {
   rocksdb::IOStatus Fsync(const rocksdb::IOOptions&, rocksdb::IODebugContext*) override {
     return rocksdb::IOStatus::OK();
   }
-  rocksdb::IOStatus RangeSync(uint64_t, uint64_t, const rocksdb::IOOptions&, rocksdb::IODebugContext*) override {
+  rocksdb::IOStatus RangeSync(uint64_t, uint64_t, const rocksdb::IOOptions&,
+                              rocksdb::IODebugContext*) override {
     return rocksdb::IOStatus::OK();
   }
 };
@@ -62,7 +67,8 @@ class NoSyncDirectory final : public rocksdb::FSDirectoryWrapper {
 
 class NoSyncFileSystem final : public rocksdb::FileSystemWrapper {
  public:
-  explicit NoSyncFileSystem(const std::shared_ptr<rocksdb::FileSystem>& target) : FileSystemWrapper(target) {}
+  explicit NoSyncFileSystem(const std::shared_ptr<rocksdb::FileSystem>& target)
+      : FileSystemWrapper(target) {}
   static const char* kClassName() { return "FlowNoSyncFileSystem"; }
   const char* Name() const override { return kClassName(); }
   rocksdb::IOStatus NewWritableFile(const std::string& name, const rocksdb::FileOptions& options,
@@ -82,7 +88,8 @@ class NoSyncFileSystem final : public rocksdb::FileSystemWrapper {
     return s;
   }
   rocksdb::IOStatus NewDirectory(const std::string& name, const rocksdb::IOOptions& options,
-                                 std::unique_ptr<rocksdb::FSDirectory>* result, rocksdb::IODebugContext* dbg) override {
+                                 std::unique_ptr<rocksdb::FSDirectory>* result,
+                                 rocksdb::IODebugContext* dbg) override {
     std::unique_ptr<rocksdb::FSDirectory> dir;
     rocksdb::IOStatus s = target()->NewDirectory(name, options, &dir, dbg);
     if (s.ok()) result->reset(new NoSyncDirectory(std::move(dir)));
@@ -152,19 +159,23 @@ KvStore::~KvStore() = default;
 Result<std::unique_ptr<KvStore>> KvStore::Open(KvStoreOptions options) {
   std::error_code ec;
   fs::create_directories(options.dir, ec);
-  if (ec) return Status::IoError("rocksdb state: cannot create '" + options.dir + "': " + ec.message());
+  if (ec)
+    return Status::IoError("rocksdb state: cannot create '" + options.dir + "': " + ec.message());
   auto impl = std::make_unique<Impl>();
   impl->options = options;
   impl->write_options.disableWAL = true;
   rocksdb::Status s = rocksdb::DB::Open(DbOptions(options), options.dir, &impl->db);
   if (!s.ok()) {
     impl->db = nullptr;
-    return Status::IoError("rocksdb state: cannot open a database in '" + options.dir + "': " + s.ToString());
+    return Status::IoError("rocksdb state: cannot open a database in '" + options.dir +
+                           "': " + s.ToString());
   }
   return std::unique_ptr<KvStore>(new KvStore(std::move(impl)));
 }
 
-const std::string& KvStore::dir() const { return impl_->options.dir; }
+const std::string& KvStore::dir() const {
+  return impl_->options.dir;
+}
 
 Result<uint32_t> KvStore::Table(const std::string& name) {
   for (size_t i = 0; i < impl_->names.size(); ++i) {
@@ -182,7 +193,9 @@ Result<uint32_t> KvStore::Table(const std::string& name) {
   return static_cast<uint32_t>(impl_->tables.size() - 1);
 }
 
-std::vector<std::string> KvStore::TableNames() const { return impl_->names; }
+std::vector<std::string> KvStore::TableNames() const {
+  return impl_->names;
+}
 
 bool KvStore::Get(uint32_t table, std::string_view key, std::string* value) {
   if (impl_->batch.Count() > 0) Commit();
@@ -238,10 +251,12 @@ Result<std::vector<std::string>> KvStore::CheckpointTo(const std::string& dir) {
   std::unique_ptr<rocksdb::Checkpoint> cp(raw);
   // log_size_for_flush = 0: always flush, so every key is in an SST file (the WAL is off).
   if (s.ok()) s = cp->CreateCheckpoint(dir, 0);
-  if (!s.ok()) return Status::IoError("rocksdb state: checkpoint into '" + dir + "' failed: " + s.ToString());
+  if (!s.ok())
+    return Status::IoError("rocksdb state: checkpoint into '" + dir + "' failed: " + s.ToString());
   std::vector<std::string> files;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) files.push_back(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    files.push_back(e.path().filename().string());
   if (ec) return Status::IoError("rocksdb state: cannot list '" + dir + "': " + ec.message());
   return files;
 }
@@ -254,8 +269,8 @@ Status KvStore::ImportRange(const std::string& checkpoint_dir, uint32_t kg_first
   std::vector<std::string> cf_names;
   rocksdb::Status s = rocksdb::DB::ListColumnFamilies(opt, checkpoint_dir, &cf_names);
   if (!s.ok()) {
-    return Status::Corruption("rocksdb state snapshot in '" + checkpoint_dir + "' is not a readable database: " +
-                              s.ToString());
+    return Status::Corruption("rocksdb state snapshot in '" + checkpoint_dir +
+                              "' is not a readable database: " + s.ToString());
   }
   std::vector<rocksdb::ColumnFamilyDescriptor> descs;
   for (const std::string& n : cf_names) descs.emplace_back(n, rocksdb::ColumnFamilyOptions(opt));
@@ -263,7 +278,8 @@ Status KvStore::ImportRange(const std::string& checkpoint_dir, uint32_t kg_first
   rocksdb::DB* raw = nullptr;
   s = rocksdb::DB::OpenForReadOnly(opt, checkpoint_dir, descs, &handles, &raw);
   if (!s.ok()) {
-    return Status::Corruption("rocksdb state snapshot in '" + checkpoint_dir + "' does not open: " + s.ToString());
+    return Status::Corruption("rocksdb state snapshot in '" + checkpoint_dir +
+                              "' does not open: " + s.ToString());
   }
   std::unique_ptr<rocksdb::DB> src(raw);
   std::string begin, end;
@@ -287,8 +303,8 @@ Status KvStore::ImportRange(const std::string& checkpoint_dir, uint32_t kg_first
     std::unique_ptr<rocksdb::Iterator> it(src->NewIterator(ro, handles[i]));
     for (it->Seek(S(begin)); it->Valid(); it->Next()) Put(*id, V(it->key()), V(it->value()));
     if (!it->status().ok()) {
-      result = Status::Corruption("rocksdb state snapshot in '" + checkpoint_dir + "', state '" + cf_names[i] +
-                                  "': " + it->status().ToString());
+      result = Status::Corruption("rocksdb state snapshot in '" + checkpoint_dir + "', state '" +
+                                  cf_names[i] + "': " + it->status().ToString());
     }
   }
   Commit();

@@ -7,24 +7,37 @@ thread_local SnapshotRestoreScope* current_restore_scope = nullptr;
 }  // namespace
 
 AsyncSnapshotScope::AsyncSnapshotScope(int64_t checkpoint_id, std::string name_prefix)
-    : checkpoint_id_(checkpoint_id), name_prefix_(std::move(name_prefix)), previous_(current_snapshot_scope) {
+    : checkpoint_id_(checkpoint_id),
+      name_prefix_(std::move(name_prefix)),
+      previous_(current_snapshot_scope) {
   current_snapshot_scope = this;
 }
 
-AsyncSnapshotScope::~AsyncSnapshotScope() { current_snapshot_scope = previous_; }
+AsyncSnapshotScope::~AsyncSnapshotScope() {
+  current_snapshot_scope = previous_;
+}
 
-AsyncSnapshotScope* AsyncSnapshotScope::Current() { return current_snapshot_scope; }
+AsyncSnapshotScope* AsyncSnapshotScope::Current() {
+  return current_snapshot_scope;
+}
 
-std::string AsyncSnapshotScope::NextFileName() { return name_prefix_ + ".ks" + std::to_string(next_++); }
+std::string AsyncSnapshotScope::NextFileName() {
+  return name_prefix_ + ".ks" + std::to_string(next_++);
+}
 
-SnapshotRestoreScope::SnapshotRestoreScope(SnapshotFileSource* source, std::vector<StoredFile> files)
+SnapshotRestoreScope::SnapshotRestoreScope(SnapshotFileSource* source,
+                                           std::vector<StoredFile> files)
     : source_(source), files_(std::move(files)), previous_(current_restore_scope) {
   current_restore_scope = this;
 }
 
-SnapshotRestoreScope::~SnapshotRestoreScope() { current_restore_scope = previous_; }
+SnapshotRestoreScope::~SnapshotRestoreScope() {
+  current_restore_scope = previous_;
+}
 
-SnapshotRestoreScope* SnapshotRestoreScope::Current() { return current_restore_scope; }
+SnapshotRestoreScope* SnapshotRestoreScope::Current() {
+  return current_restore_scope;
+}
 
 const StoredFile* SnapshotRestoreScope::Find(std::string_view name) const {
   for (const StoredFile& f : files_) {

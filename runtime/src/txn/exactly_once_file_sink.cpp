@@ -27,8 +27,8 @@ std::string PendingName(const std::string& final_name, int64_t checkpoint_id) {
 }
 
 Status Errno(std::string_view what, const std::string& path) {
-  return Status::IoError(fmt::format("exactly-once file sink: {} '{}': {}", what, path,
-                                     std::strerror(errno)));
+  return Status::IoError(
+      fmt::format("exactly-once file sink: {} '{}': {}", what, path, std::strerror(errno)));
 }
 
 bool ParseU64(std::string_view s, uint64_t* out) {
@@ -75,13 +75,15 @@ bool ParsePartName(std::string_view name, const ExactlyOnceFileSinkOptions& o, P
     return ParseFinal(name, o, out);
   }
   name.remove_prefix(1);
-  if (name.size() > kInProgress.size() && name.substr(name.size() - kInProgress.size()) == kInProgress) {
+  if (name.size() > kInProgress.size() &&
+      name.substr(name.size() - kInProgress.size()) == kInProgress) {
     out->kind = PartName::Kind::kInProgress;
     return ParseFinal(name.substr(0, name.size() - kInProgress.size()), o, out);
   }
   size_t at = name.rfind(kPending);
   uint64_t id = 0;
-  if (at == std::string_view::npos || !ParseU64(name.substr(at + kPending.size()), &id)) return false;
+  if (at == std::string_view::npos || !ParseU64(name.substr(at + kPending.size()), &id))
+    return false;
   out->kind = PartName::Kind::kPending;
   out->checkpoint_id = static_cast<int64_t>(id);
   return ParseFinal(name.substr(0, at), o, out);
@@ -103,14 +105,17 @@ Status ExactlyOnceFileSink::Open(uint32_t subtask, uint32_t parallelism) {
     return Status::InvalidArgument("exactly-once file sink: `directory` is empty");
   }
   if (options_.prefix.empty() || options_.prefix[0] == '.' ||
-      options_.prefix.find('/') != std::string::npos || options_.suffix.find('/') != std::string::npos) {
+      options_.prefix.find('/') != std::string::npos ||
+      options_.suffix.find('/') != std::string::npos) {
     return Status::InvalidArgument(fmt::format(
         "exactly-once file sink: prefix `{}` / suffix `{}` must be non-empty, not start with '.' "
-        "and contain no '/'", options_.prefix, options_.suffix));
+        "and contain no '/'",
+        options_.prefix, options_.suffix));
   }
   if (parallelism == 0 || subtask >= parallelism) {
-    return Status::InvalidArgument(fmt::format(
-        "exactly-once file sink: subtask {} out of range for parallelism {}", subtask, parallelism));
+    return Status::InvalidArgument(
+        fmt::format("exactly-once file sink: subtask {} out of range for parallelism {}", subtask,
+                    parallelism));
   }
   if (options_.roll_bytes == 0) {
     return Status::InvalidArgument("exactly-once file sink: `roll_bytes` must be > 0");
@@ -136,7 +141,8 @@ Status ExactlyOnceFileSink::CommitFile(const std::string& final_name, int64_t ch
   if (errno == ENOENT) {
     return Status::Corruption(fmt::format(
         "exactly-once file sink: pending file '{}' of checkpoint {} is missing and '{}' was never "
-        "committed: its records are lost", from, checkpoint_id, to));
+        "committed: its records are lost",
+        from, checkpoint_id, to));
   }
   return Errno("cannot commit (rename) to", to);
 }
@@ -177,7 +183,8 @@ Status ExactlyOnceFileSink::Recover(int64_t restored_checkpoint_id) {
 }
 
 Status ExactlyOnceFileSink::BeginTransaction() {
-  if (!recovered_) return Status::Internal("exactly-once file sink: BeginTransaction before Recover");
+  if (!recovered_)
+    return Status::Internal("exactly-once file sink: BeginTransaction before Recover");
   if (aborted_) return Status::Internal("exactly-once file sink: BeginTransaction after Abort");
   if (in_transaction_) return Status::Internal("exactly-once file sink: transaction already open");
   in_transaction_ = true;
@@ -220,7 +227,8 @@ Status ExactlyOnceFileSink::FinishPart() {
 
 Status ExactlyOnceFileSink::Write(std::string_view /*key*/, std::string_view payload,
                                   TimestampMs /*timestamp*/) {
-  if (!in_transaction_) return Status::Internal("exactly-once file sink: Write outside a transaction");
+  if (!in_transaction_)
+    return Status::Internal("exactly-once file sink: Write outside a transaction");
   uint64_t line = payload.size() + 1;
   if (fd_ >= 0 && file_bytes_ + buf_.size() + line > options_.roll_bytes) {
     FLOW_RETURN_IF_ERROR(FinishPart());
@@ -233,7 +241,8 @@ Status ExactlyOnceFileSink::Write(std::string_view /*key*/, std::string_view pay
 }
 
 Status ExactlyOnceFileSink::PreCommit(int64_t checkpoint_id) {
-  if (!in_transaction_) return Status::Internal("exactly-once file sink: PreCommit outside a transaction");
+  if (!in_transaction_)
+    return Status::Internal("exactly-once file sink: PreCommit outside a transaction");
   if (checkpoint_id <= last_precommit_) {
     return Status::Internal(fmt::format("exactly-once file sink: PreCommit({}) after PreCommit({})",
                                         checkpoint_id, last_precommit_));
@@ -284,7 +293,8 @@ Status ExactlyOnceFileSink::Abort(int64_t checkpoint_id) {
   buf_.clear();
   Status first;
   auto remove = [&](const std::string& path) {
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT && first.ok()) first = Errno("cannot delete", path);
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT && first.ok())
+      first = Errno("cannot delete", path);
   };
   for (const std::string& name : epoch_files_) remove(Path(InProgressName(name)));
   epoch_files_.clear();

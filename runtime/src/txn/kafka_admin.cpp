@@ -25,11 +25,12 @@ using EventPtr = std::unique_ptr<rd_kafka_event_t, EventFree>;
 Result<EventPtr> WaitAdmin(rd_kafka_queue_t* queue, int timeout_ms, std::string_view what) {
   EventPtr event(rd_kafka_queue_poll(queue, timeout_ms + 1000));
   if (!event) {
-    return Status::Unavailable(fmt::format("kafka exactly-once: {}: no answer within {} ms", what, timeout_ms));
+    return Status::Unavailable(
+        fmt::format("kafka exactly-once: {}: no answer within {} ms", what, timeout_ms));
   }
   if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::Unavailable(fmt::format("kafka exactly-once: {}: {}", what,
-                                           rd_kafka_event_error_string(event.get())));
+    return Status::Unavailable(
+        fmt::format("kafka exactly-once: {}: {}", what, rd_kafka_event_error_string(event.get())));
   }
   return event;
 }
@@ -55,39 +56,47 @@ Result<rd_kafka_t*> MakeClient(rd_kafka_type_t type,
   return rk;
 }
 
-Result<int64_t> BrokerMaxTransactionTimeout(rd_kafka_t* rk, const std::string& brokers, int timeout_ms) {
+Result<int64_t> BrokerMaxTransactionTimeout(rd_kafka_t* rk, const std::string& brokers,
+                                            int timeout_ms) {
   const rd_kafka_metadata_t* md = nullptr;
   rd_kafka_resp_err_t err = rd_kafka_metadata(rk, 0, nullptr, &md, timeout_ms);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::Unavailable(fmt::format("kafka exactly-once: brokers {} unreachable ({}) after {} ms",
-                                           brokers, rd_kafka_err2str(err), timeout_ms));
+    return Status::Unavailable(
+        fmt::format("kafka exactly-once: brokers {} unreachable ({}) after {} ms", brokers,
+                    rd_kafka_err2str(err), timeout_ms));
   }
   if (md->broker_cnt < 1) {
     rd_kafka_metadata_destroy(md);
-    return Status::Unavailable(fmt::format("kafka exactly-once: brokers {} listed no broker", brokers));
+    return Status::Unavailable(
+        fmt::format("kafka exactly-once: brokers {} listed no broker", brokers));
   }
   std::string broker_id = std::to_string(md->brokers[0].id);
   rd_kafka_metadata_destroy(md);
 
   QueuePtr queue(rd_kafka_queue_new(rk));
-  rd_kafka_ConfigResource_t* resource = rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_BROKER, broker_id.c_str());
+  rd_kafka_ConfigResource_t* resource =
+      rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_BROKER, broker_id.c_str());
   rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
   char errstr[256];
   rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, sizeof errstr);
   rd_kafka_DescribeConfigs(rk, &resource, 1, opts, queue.get());
   rd_kafka_AdminOptions_destroy(opts);
   rd_kafka_ConfigResource_destroy(resource);
-  Result<EventPtr> event = WaitAdmin(queue.get(), timeout_ms, "describing the broker configuration");
+  Result<EventPtr> event =
+      WaitAdmin(queue.get(), timeout_ms, "describing the broker configuration");
   if (!event.ok()) return event.status();
-  const rd_kafka_DescribeConfigs_result_t* result = rd_kafka_event_DescribeConfigs_result(event->get());
+  const rd_kafka_DescribeConfigs_result_t* result =
+      rd_kafka_event_DescribeConfigs_result(event->get());
   size_t n_resources = 0;
   const rd_kafka_ConfigResource_t** resources =
       result != nullptr ? rd_kafka_DescribeConfigs_result_resources(result, &n_resources) : nullptr;
   for (size_t r = 0; r < n_resources; ++r) {
     size_t n_configs = 0;
-    const rd_kafka_ConfigEntry_t** configs = rd_kafka_ConfigResource_configs(resources[r], &n_configs);
+    const rd_kafka_ConfigEntry_t** configs =
+        rd_kafka_ConfigResource_configs(resources[r], &n_configs);
     for (size_t c = 0; c < n_configs; ++c) {
-      if (std::string_view(rd_kafka_ConfigEntry_name(configs[c])) != "transaction.max.timeout.ms") continue;
+      if (std::string_view(rd_kafka_ConfigEntry_name(configs[c])) != "transaction.max.timeout.ms")
+        continue;
       const char* value = rd_kafka_ConfigEntry_value(configs[c]);
       if (value != nullptr) return static_cast<int64_t>(std::stoll(value));
     }
@@ -99,9 +108,11 @@ Result<int64_t> BrokerMaxTransactionTimeout(rd_kafka_t* rk, const std::string& b
 Status EnsureProgressTopic(rd_kafka_t* rk, const std::string& topic, int replication_factor,
                            int timeout_ms) {
   char errstr[512];
-  rd_kafka_NewTopic_t* nt = rd_kafka_NewTopic_new(topic.c_str(), 1, replication_factor, errstr, sizeof errstr);
+  rd_kafka_NewTopic_t* nt =
+      rd_kafka_NewTopic_new(topic.c_str(), 1, replication_factor, errstr, sizeof errstr);
   if (nt == nullptr) {
-    return Status::InvalidArgument(fmt::format("kafka exactly-once: progress topic `{}`: {}", topic, errstr));
+    return Status::InvalidArgument(
+        fmt::format("kafka exactly-once: progress topic `{}`: {}", topic, errstr));
   }
   if (rd_kafka_NewTopic_set_config(nt, "cleanup.policy", "compact") != RD_KAFKA_RESP_ERR_NO_ERROR) {
     rd_kafka_NewTopic_destroy(nt);
@@ -114,17 +125,20 @@ Status EnsureProgressTopic(rd_kafka_t* rk, const std::string& topic, int replica
   rd_kafka_CreateTopics(rk, &nt, 1, opts, queue.get());
   rd_kafka_AdminOptions_destroy(opts);
   rd_kafka_NewTopic_destroy(nt);
-  Result<EventPtr> event = WaitAdmin(queue.get(), timeout_ms, "creating the progress topic " + topic);
+  Result<EventPtr> event =
+      WaitAdmin(queue.get(), timeout_ms, "creating the progress topic " + topic);
   if (!event.ok()) return event.status();
   const rd_kafka_CreateTopics_result_t* result = rd_kafka_event_CreateTopics_result(event->get());
   size_t n = 0;
-  const rd_kafka_topic_result_t** topics = result != nullptr ? rd_kafka_CreateTopics_result_topics(result, &n) : nullptr;
+  const rd_kafka_topic_result_t** topics =
+      result != nullptr ? rd_kafka_CreateTopics_result_topics(result, &n) : nullptr;
   for (size_t i = 0; i < n; ++i) {
     rd_kafka_resp_err_t err = rd_kafka_topic_result_error(topics[i]);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
       const char* msg = rd_kafka_topic_result_error_string(topics[i]);
-      return Status::IoError(fmt::format("kafka exactly-once: cannot create progress topic `{}`: {}",
-                                         topic, msg != nullptr ? msg : rd_kafka_err2str(err)));
+      return Status::IoError(
+          fmt::format("kafka exactly-once: cannot create progress topic `{}`: {}", topic,
+                      msg != nullptr ? msg : rd_kafka_err2str(err)));
     }
   }
   return Status::Ok();
@@ -190,7 +204,8 @@ Result<std::map<std::string, std::set<std::string>>> GroupStaticMembers(
   return members;
 }
 
-std::string EncodeProgress(const std::string& job_id, int64_t checkpoint_id, uint32_t participants) {
+std::string EncodeProgress(const std::string& job_id, int64_t checkpoint_id,
+                           uint32_t participants) {
   BinaryWriter w;
   w.PutU32(kProgressMagic);
   w.PutU32(kProgressVersion);
@@ -204,7 +219,8 @@ std::string EncodeProgress(const std::string& job_id, int64_t checkpoint_id, uin
 Status DecodeProgress(std::string_view bytes, std::string* job_id, int64_t* checkpoint_id,
                       uint32_t* participants) {
   auto bad = [&](std::string_view why) {
-    return Status::Corruption(fmt::format("kafka exactly-once: progress record of {} bytes: {}", bytes.size(), why));
+    return Status::Corruption(
+        fmt::format("kafka exactly-once: progress record of {} bytes: {}", bytes.size(), why));
   };
   if (bytes.size() < 4) return bad("too short");
   uint32_t stored_crc = 0;

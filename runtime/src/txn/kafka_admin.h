@@ -22,7 +22,8 @@ namespace flow::rt::txn_detail {
                                              KafkaSecurityWatch* watch = nullptr);
 
 // The broker's transaction.max.timeout.ms (asks the first broker in the metadata).
-[[nodiscard]] Result<int64_t> BrokerMaxTransactionTimeout(rd_kafka_t* rk, const std::string& brokers,
+[[nodiscard]] Result<int64_t> BrokerMaxTransactionTimeout(rd_kafka_t* rk,
+                                                          const std::string& brokers,
                                                           int timeout_ms);
 
 // Creates `topic` (1 partition, compacted) unless it exists.
@@ -40,7 +41,7 @@ namespace flow::rt::txn_detail {
 
 // Progress record value: "FLPG" u32 version, job id, checkpoint id, participants, CRC-32C.
 std::string EncodeProgress(const std::string& job_id, int64_t checkpoint_id, uint32_t participants);
-[[nodiscard]] Status DecodeProgress(std::string_view bytes, std::string* job_id, int64_t* checkpoint_id,
-                                    uint32_t* participants);
+[[nodiscard]] Status DecodeProgress(std::string_view bytes, std::string* job_id,
+                                    int64_t* checkpoint_id, uint32_t* participants);
 
 }  // namespace flow::rt::txn_detail

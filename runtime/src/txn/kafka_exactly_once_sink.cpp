@@ -12,7 +12,7 @@
 namespace flow::rt {
 namespace {
 
-constexpr int64_t kTailRecords = 1000;       // first look at only the newest records
+constexpr int64_t kTailRecords = 1000;  // first look at only the newest records
 
 struct ClientFree {
   void operator()(rd_kafka_t* rk) const { rd_kafka_destroy(rk); }
@@ -20,38 +20,40 @@ struct ClientFree {
 
 // Reads partition 0 of `topic` from `from` to its end (read_committed); keeps the newest
 // progress record of `job_id` in `*found`.
-Status ScanProgress(rd_kafka_t* rk, const std::string& topic, const std::string& job_id, int64_t from,
-                    int64_t deadline_ms, KafkaProgress* found, bool* any) {
+Status ScanProgress(rd_kafka_t* rk, const std::string& topic, const std::string& job_id,
+                    int64_t from, int64_t deadline_ms, KafkaProgress* found, bool* any) {
   rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(parts, topic.c_str(), 0)->offset = from;
   rd_kafka_resp_err_t err = rd_kafka_assign(rk, parts);
   rd_kafka_topic_partition_list_destroy(parts);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::IoError(fmt::format("kafka exactly-once: cannot read progress topic `{}`: {}", topic,
-                                       rd_kafka_err2str(err)));
+    return Status::IoError(fmt::format("kafka exactly-once: cannot read progress topic `{}`: {}",
+                                       topic, rd_kafka_err2str(err)));
   }
   while (true) {
     int64_t left = deadline_ms - SteadyNowMs();
     if (left <= 0) {
       return Status::TimedOut(fmt::format(
           "kafka exactly-once: reading progress topic `{}` did not reach its end in time (an open "
-          "transaction of another producer?)", topic));
+          "transaction of another producer?)",
+          topic));
     }
     std::unique_ptr<rd_kafka_message_t, void (*)(rd_kafka_message_t*)> msg(
-        rd_kafka_consumer_poll(rk, static_cast<int>(std::min<int64_t>(left, 200))), rd_kafka_message_destroy);
+        rd_kafka_consumer_poll(rk, static_cast<int>(std::min<int64_t>(left, 200))),
+        rd_kafka_message_destroy);
     if (!msg) continue;
     if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) return Status::Ok();
     if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return Status::Unavailable(fmt::format("kafka exactly-once: reading progress topic `{}`: {}", topic,
-                                             rd_kafka_message_errstr(msg.get())));
+      return Status::Unavailable(fmt::format("kafka exactly-once: reading progress topic `{}`: {}",
+                                             topic, rd_kafka_message_errstr(msg.get())));
     }
     std::string_view key(static_cast<const char*>(msg->key), msg->key_len);
     if (key != job_id) continue;
     std::string record_job;
     KafkaProgress p;
     FLOW_RETURN_IF_ERROR(txn_detail::DecodeProgress(
-        std::string_view(static_cast<const char*>(msg->payload), msg->len), &record_job, &p.checkpoint_id,
-        &p.participants));
+        std::string_view(static_cast<const char*>(msg->payload), msg->len), &record_job,
+        &p.checkpoint_id, &p.participants));
     if (record_job != job_id) continue;
     *found = p;
     *any = true;
@@ -76,15 +78,15 @@ Result<KafkaProgress> ReadCommittedProgress(const std::string& brokers,
   if (!client.ok()) return client.status();
   std::unique_ptr<rd_kafka_t, ClientFree> rk(*client);
   int64_t low = 0, high = 0;
-  rd_kafka_resp_err_t err =
-      rd_kafka_query_watermark_offsets(rk.get(), progress_topic.c_str(), 0, &low, &high, timeout_ms);
+  rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(rk.get(), progress_topic.c_str(), 0,
+                                                             &low, &high, timeout_ms);
   if (err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC ||
       err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION) {
     return KafkaProgress{};
   }
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::Unavailable(fmt::format("kafka exactly-once: progress topic `{}` on {}: {}", progress_topic,
-                                           brokers, rd_kafka_err2str(err)));
+    return Status::Unavailable(fmt::format("kafka exactly-once: progress topic `{}` on {}: {}",
+                                           progress_topic, brokers, rd_kafka_err2str(err)));
   }
   KafkaProgress found;
   if (high <= low) return found;
@@ -92,9 +94,11 @@ Result<KafkaProgress> ReadCommittedProgress(const std::string& brokers,
   // The newest record is near the end; aborted transactions could push it further back, so fall
   // back to the whole (compacted) log when the tail holds none.
   int64_t from = std::max(low, high - kTailRecords);
-  FLOW_RETURN_IF_ERROR(ScanProgress(rk.get(), progress_topic, job_id, from, deadline, &found, &any));
+  FLOW_RETURN_IF_ERROR(
+      ScanProgress(rk.get(), progress_topic, job_id, from, deadline, &found, &any));
   if (!any && from > low) {
-    FLOW_RETURN_IF_ERROR(ScanProgress(rk.get(), progress_topic, job_id, low, deadline, &found, &any));
+    FLOW_RETURN_IF_ERROR(
+        ScanProgress(rk.get(), progress_topic, job_id, low, deadline, &found, &any));
   }
   return found;
 }
@@ -102,14 +106,16 @@ Result<KafkaProgress> ReadCommittedProgress(const std::string& brokers,
 Status KafkaExactlyOnceSink::Open(uint32_t subtask, uint32_t parallelism) {
   if (opened_) return Status::Internal("kafka exactly-once sink: opened twice");
   if (group_ == nullptr) return Status::Internal("kafka exactly-once sink: no transaction group");
-  if (options_.topic.empty()) return Status::InvalidArgument("kafka exactly-once sink: `topic` is empty");
+  if (options_.topic.empty())
+    return Status::InvalidArgument("kafka exactly-once sink: `topic` is empty");
   Result<int32_t> partitions = group_->PartitionCount(options_.topic);
   if (!partitions.ok()) return partitions.status();
   if (options_.partitioner == KafkaPartitioner::kExplicit &&
       (options_.partition < 0 || options_.partition >= *partitions)) {
-    return Status::InvalidArgument(fmt::format("kafka exactly-once sink: partition {} out of range (topic `{}` "
-                                               "has {} partitions)",
-                                               options_.partition, options_.topic, *partitions));
+    return Status::InvalidArgument(
+        fmt::format("kafka exactly-once sink: partition {} out of range (topic `{}` "
+                    "has {} partitions)",
+                    options_.partition, options_.topic, *partitions));
   }
   FLOW_RETURN_IF_ERROR(group_->WaitForLeaders(options_.topic, *partitions));
   opened_ = true;
@@ -122,7 +128,8 @@ Status KafkaExactlyOnceSink::Recover(int64_t restored_checkpoint_id) {
   int64_t committed = group_->last_committed();
   if (restored_checkpoint_id != committed) {
     return Status::InvalidArgument(fmt::format(
-        "kafka exactly-once sink (job `{}`): restored checkpoint {} but Kafka's last committed checkpoint "
+        "kafka exactly-once sink (job `{}`): restored checkpoint {} but Kafka's last committed "
+        "checkpoint "
         "is {}: restore exactly chk-{} ({} would {} output)",
         group_->job_id(), restored_checkpoint_id, committed, committed, restored_checkpoint_id,
         restored_checkpoint_id < committed ? "duplicate" : "lose"));
@@ -133,10 +140,12 @@ Status KafkaExactlyOnceSink::Recover(int64_t restored_checkpoint_id) {
 
 Status KafkaExactlyOnceSink::BeginTransaction() {
   // The group's transaction is always open; a new epoch needs nothing here.
-  return recovered_ ? Status::Ok() : Status::Internal("kafka exactly-once sink: BeginTransaction before Recover");
+  return recovered_ ? Status::Ok()
+                    : Status::Internal("kafka exactly-once sink: BeginTransaction before Recover");
 }
 
-Status KafkaExactlyOnceSink::Write(std::string_view key, std::string_view payload, TimestampMs timestamp) {
+Status KafkaExactlyOnceSink::Write(std::string_view key, std::string_view payload,
+                                   TimestampMs timestamp) {
   if (!recovered_) return Status::Internal("kafka exactly-once sink: Write before Recover");
   int32_t partition = options_.partitioner == KafkaPartitioner::kExplicit ? options_.partition
                                                                           : RD_KAFKA_PARTITION_UA;
@@ -156,8 +165,12 @@ Status KafkaExactlyOnceSink::PreCommit(int64_t checkpoint_id) {
   return group_->PreCommit(participant_, checkpoint_id);
 }
 
-Status KafkaExactlyOnceSink::Commit(int64_t checkpoint_id) { return group_->Commit(checkpoint_id); }
+Status KafkaExactlyOnceSink::Commit(int64_t checkpoint_id) {
+  return group_->Commit(checkpoint_id);
+}
 
-Status KafkaExactlyOnceSink::Abort(int64_t /*checkpoint_id*/) { return group_->Abort(); }
+Status KafkaExactlyOnceSink::Abort(int64_t /*checkpoint_id*/) {
+  return group_->Abort();
+}
 
 }  // namespace flow::rt

@@ -39,7 +39,8 @@ void Backoff(int64_t* delay_ms) {
 Result<std::string> TransactionalIdForJob(const std::string& job_id) {
   if (!IsValidJobId(job_id)) {
     return Status::InvalidArgument(fmt::format(
-        "kafka exactly-once: job id `{}` must be 1..200 characters of [A-Za-z0-9._-] (--job-id)", job_id));
+        "kafka exactly-once: job id `{}` must be 1..200 characters of [A-Za-z0-9._-] (--job-id)",
+        job_id));
   }
   return KafkaTransactionalId(job_id, "");
 }
@@ -58,9 +59,11 @@ Status ValidateTransactionTimeout(int64_t transaction_timeout_ms, int64_t broker
                                   const CheckpointOptions& checkpoints, int64_t commit_bound_ms,
                                   const std::string& job_id) {
   if (checkpoints.interval_ms <= 0) {
-    return Status::InvalidArgument(fmt::format(
-        "job `{}`: an exactly-once Kafka sink needs periodic checkpoints (--checkpoint-interval): its "
-        "output becomes visible only when a checkpoint completes", job_id));
+    return Status::InvalidArgument(
+        fmt::format("job `{}`: an exactly-once Kafka sink needs periodic checkpoints "
+                    "(--checkpoint-interval): its "
+                    "output becomes visible only when a checkpoint completes",
+                    job_id));
   }
   if (transaction_timeout_ms > broker_max_timeout_ms) {
     return Status::InvalidArgument(fmt::format(
@@ -103,7 +106,8 @@ KafkaTransactionGroup::~KafkaTransactionGroup() {
   if (failed_.ok()) {
     constexpr int kShutdownMs = 5000;
     (void)rd_kafka_flush(rk_, std::min(options_.operation_timeout_ms, kShutdownMs));
-    ErrorPtr error(rd_kafka_abort_transaction(rk_, std::min(options_.operation_timeout_ms, kShutdownMs)));
+    ErrorPtr error(
+        rd_kafka_abort_transaction(rk_, std::min(options_.operation_timeout_ms, kShutdownMs)));
   }
   DestroyProducerLocked();
 }
@@ -119,16 +123,18 @@ Result<rd_kafka_topic_t*> KafkaTransactionGroup::TopicLocked(const std::string& 
   if (auto it = topics_.find(topic); it != topics_.end()) return it->second;
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, topic.c_str(), nullptr);
   if (rkt == nullptr) {
-    return Status::InvalidArgument(fmt::format("kafka exactly-once (job `{}`): cannot use topic `{}`: {}",
-                                               options_.job_id, topic, rd_kafka_err2str(rd_kafka_last_error())));
+    return Status::InvalidArgument(
+        fmt::format("kafka exactly-once (job `{}`): cannot use topic `{}`: {}", options_.job_id,
+                    topic, rd_kafka_err2str(rd_kafka_last_error())));
   }
   topics_.emplace(topic, rkt);
   return rkt;
 }
 
-Result<std::unique_ptr<KafkaTransactionGroup>> KafkaTransactionGroup::Start(KafkaTransactionOptions options,
-                                                                            uint32_t participants) {
-  if (options.brokers.empty()) return Status::InvalidArgument("kafka exactly-once: `brokers` is empty");
+Result<std::unique_ptr<KafkaTransactionGroup>> KafkaTransactionGroup::Start(
+    KafkaTransactionOptions options, uint32_t participants) {
+  if (options.brokers.empty())
+    return Status::InvalidArgument("kafka exactly-once: `brokers` is empty");
   if (participants == 0) return Status::InvalidArgument("kafka exactly-once: no participants");
   if (options.operation_timeout_ms <= 0 || options.retry_timeout_ms < 0) {
     return Status::InvalidArgument("kafka exactly-once: operation/retry timeouts must be positive");
@@ -157,7 +163,8 @@ Result<std::unique_ptr<KafkaTransactionGroup>> KafkaTransactionGroup::Start(Kafk
       options.instance.empty() ? options.job_id : options.job_id + "@" + options.instance;
   const bool instance = !options.instance.empty();
   const std::string job_id = options.job_id;
-  std::unique_ptr<KafkaTransactionGroup> group(new KafkaTransactionGroup(std::move(options), participants));
+  std::unique_ptr<KafkaTransactionGroup> group(
+      new KafkaTransactionGroup(std::move(options), participants));
   group->transactional_id_ = KafkaTransactionalId(job_id, group->options_.instance);
   group->progress_key_ = key;
   FLOW_RETURN_IF_ERROR(group->Init());
@@ -197,8 +204,8 @@ Status KafkaTransactionGroup::Init() {
   FLOW_RETURN_IF_ERROR(KafkaAwaitBrokers(
       admin_rk.get(), [&] { rd_kafka_poll(admin_rk.get(), 0); },
       [&] { return watch.Failure(what, o.brokers); }, o.brokers, o.operation_timeout_ms, what));
-  Result<int64_t> broker_max = txn_detail::BrokerMaxTransactionTimeout(admin_rk.get(), o.brokers,
-                                                                       o.operation_timeout_ms);
+  Result<int64_t> broker_max =
+      txn_detail::BrokerMaxTransactionTimeout(admin_rk.get(), o.brokers, o.operation_timeout_ms);
   if (!broker_max.ok()) return broker_max.status();
   transaction_timeout_ms_ = o.transaction_timeout_ms > 0 ? o.transaction_timeout_ms : *broker_max;
   if (o.transaction_timeout_ms <= 0 && !o.instance.empty()) {
@@ -208,10 +215,10 @@ Status KafkaTransactionGroup::Init() {
         std::min(*broker_max, TransactionOpenBoundMs(o.checkpoints, CommitBoundMs(o)) +
                                   kInstanceTransactionMarginMs);
   }
-  FLOW_RETURN_IF_ERROR(
-      ValidateTransactionTimeout(transaction_timeout_ms_, *broker_max, o.checkpoints, CommitBoundMs(o), o.job_id));
-  FLOW_RETURN_IF_ERROR(txn_detail::EnsureProgressTopic(admin_rk.get(), o.progress_topic,
-                                                       o.progress_replication_factor, o.operation_timeout_ms));
+  FLOW_RETURN_IF_ERROR(ValidateTransactionTimeout(transaction_timeout_ms_, *broker_max,
+                                                  o.checkpoints, CommitBoundMs(o), o.job_id));
+  FLOW_RETURN_IF_ERROR(txn_detail::EnsureProgressTopic(
+      admin_rk.get(), o.progress_topic, o.progress_replication_factor, o.operation_timeout_ms));
   admin_rk.reset();
 
   std::map<std::string, std::string> settings = {
@@ -223,7 +230,8 @@ Status KafkaTransactionGroup::Init() {
       {"linger.ms", "5"},
   };
   for (const auto& [k, v] : o.properties) settings[k] = v;
-  Result<rd_kafka_t*> producer = txn_detail::MakeClient(RD_KAFKA_PRODUCER, settings, "kafka exactly-once producer");
+  Result<rd_kafka_t*> producer =
+      txn_detail::MakeClient(RD_KAFKA_PRODUCER, settings, "kafka exactly-once producer");
   if (!producer.ok()) return producer.status();
   rk_ = *producer;
 
@@ -262,8 +270,9 @@ int64_t KafkaTransactionGroup::last_committed() const {
 }
 
 Status KafkaTransactionGroup::TxnErrorLocked(rd_kafka_error_t* error, std::string_view step) {
-  std::string what = fmt::format("kafka exactly-once (job `{}`, transactional id `{}`): {}: {}",
-                                 options_.job_id, transactional_id_, step, rd_kafka_error_string(error));
+  std::string what =
+      fmt::format("kafka exactly-once (job `{}`, transactional id `{}`): {}: {}", options_.job_id,
+                  transactional_id_, step, rd_kafka_error_string(error));
   rd_kafka_resp_err_t code = rd_kafka_error_code(error);
   if (rd_kafka_error_is_fatal(error)) {
     char reason[512];
@@ -276,10 +285,11 @@ Status KafkaTransactionGroup::TxnErrorLocked(rd_kafka_error_t* error, std::strin
         DestroyProducerLocked();
         return failed_;
       }
-      failed_ = Status::Fenced(fmt::format(
-          "another instance of job `{}` took over (transactional id `{}`); this instance stops. Two "
-          "jobs with the same --job-id fence each other. ({}: {})",
-          options_.job_id, transactional_id_, step, rd_kafka_error_string(error)));
+      failed_ = Status::Fenced(
+          fmt::format("another instance of job `{}` took over (transactional id `{}`); this "
+                      "instance stops. Two "
+                      "jobs with the same --job-id fence each other. ({}: {})",
+                      options_.job_id, transactional_id_, step, rd_kafka_error_string(error)));
     } else {
       failed_ = Status::IoError(what + " (fatal; producer destroyed)");
     }
@@ -335,7 +345,8 @@ bool KafkaTransactionGroup::FlushUntil(int64_t deadline_ms) {
   while (true) {
     const int64_t left = deadline_ms - SteadyNowMs();
     if (left <= 0 || Cancelled()) return rd_kafka_outq_len(rk_) == 0;
-    if (rd_kafka_flush(rk_, static_cast<int>(std::min<int64_t>(left, kTxnWaitSliceMs))) == RD_KAFKA_RESP_ERR_NO_ERROR) {
+    if (rd_kafka_flush(rk_, static_cast<int>(std::min<int64_t>(left, kTxnWaitSliceMs))) ==
+        RD_KAFKA_RESP_ERR_NO_ERROR) {
       return true;
     }
   }
@@ -355,19 +366,21 @@ Result<int32_t> KafkaTransactionGroup::PartitionCount(const std::string& topic) 
   std::lock_guard<std::mutex> lock(mu_);
   if (!failed_.ok()) return failed_;
   rd_kafka_topic_t* rkt = rd_kafka_topic_new(rk_, topic.c_str(), nullptr);
-  if (rkt == nullptr) return Status::InvalidArgument(fmt::format("kafka exactly-once: bad topic `{}`", topic));
+  if (rkt == nullptr)
+    return Status::InvalidArgument(fmt::format("kafka exactly-once: bad topic `{}`", topic));
   const rd_kafka_metadata_t* md = nullptr;
   rd_kafka_resp_err_t err = rd_kafka_metadata(rk_, 0, rkt, &md, options_.operation_timeout_ms);
   rd_kafka_topic_destroy(rkt);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::Unavailable(fmt::format("kafka exactly-once: brokers {} unreachable ({})", options_.brokers,
-                                           rd_kafka_err2str(err)));
+    return Status::Unavailable(fmt::format("kafka exactly-once: brokers {} unreachable ({})",
+                                           options_.brokers, rd_kafka_err2str(err)));
   }
   int32_t count = md->topic_cnt == 1 && md->topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR
                       ? md->topics[0].partition_cnt
                       : 0;
   rd_kafka_metadata_destroy(md);
-  if (count <= 0) return Status::NotFound(fmt::format("kafka exactly-once: topic `{}` not found", topic));
+  if (count <= 0)
+    return Status::NotFound(fmt::format("kafka exactly-once: topic `{}` not found", topic));
   return count;
 }
 
@@ -394,18 +407,20 @@ Status KafkaTransactionGroup::ProduceLocked(rd_kafka_topic_t* rkt, const std::st
         rd_kafka_resp_err_t fatal = rd_kafka_fatal_error(rk_, reason, sizeof reason);
         if (fatal == RD_KAFKA_RESP_ERR__FENCED || fatal == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
             fatal == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH) {
-          failed_ = Status::Fenced(fmt::format(
-              "another instance of job `{}` took over (transactional id `{}`); this instance stops. "
-              "Two jobs with the same --job-id fence each other. (produce: {})",
-              options_.job_id, transactional_id_, reason));
+          failed_ = Status::Fenced(
+              fmt::format("another instance of job `{}` took over (transactional id `{}`); this "
+                          "instance stops. "
+                          "Two jobs with the same --job-id fence each other. (produce: {})",
+                          options_.job_id, transactional_id_, reason));
         } else {
-          failed_ = Status::IoError(fmt::format("kafka exactly-once (job `{}`): fatal producer error: {}",
-                                                options_.job_id, reason));
+          failed_ = Status::IoError(fmt::format(
+              "kafka exactly-once (job `{}`): fatal producer error: {}", options_.job_id, reason));
         }
         return failed_;
       }
-      return Status::IoError(fmt::format("kafka exactly-once (job `{}`): cannot produce to `{}`: {}",
-                                         options_.job_id, topic, rd_kafka_err2str(err)));
+      return Status::IoError(
+          fmt::format("kafka exactly-once (job `{}`): cannot produce to `{}`: {}", options_.job_id,
+                      topic, rd_kafka_err2str(err)));
     }
     // Backpressure: wait for deliveries to free queue space. Records wait for a broker up to
     // message.timeout.ms (= transaction.timeout.ms, up to 15 min): a cluster that is down must
@@ -413,45 +428,52 @@ Status KafkaTransactionGroup::ProduceLocked(rd_kafka_topic_t* rkt, const std::st
     const int64_t now = SteadyNowMs();
     if (deadline == 0) deadline = now + options_.retry_timeout_ms;
     if (Cancelled()) {
-      return Status::Cancelled(fmt::format("kafka exactly-once (job `{}`): job cancelled while the producer queue "
-                                           "was full",
-                                           options_.job_id));
+      return Status::Cancelled(
+          fmt::format("kafka exactly-once (job `{}`): job cancelled while the producer queue "
+                      "was full",
+                      options_.job_id));
     }
     if (now >= deadline) {
-      return Status::Unavailable(fmt::format(
-          "kafka exactly-once (job `{}`): producer queue still full after {} ms (retry_timeout): brokers {} take no "
-          "records ({} records queued for `{}` and others)",
-          options_.job_id, options_.retry_timeout_ms, options_.brokers, rd_kafka_outq_len(rk_), topic));
+      return Status::Unavailable(
+          fmt::format("kafka exactly-once (job `{}`): producer queue still full after {} ms "
+                      "(retry_timeout): brokers {} take no "
+                      "records ({} records queued for `{}` and others)",
+                      options_.job_id, options_.retry_timeout_ms, options_.brokers,
+                      rd_kafka_outq_len(rk_), topic));
     }
     rd_kafka_poll(rk_, static_cast<int>(std::min<int64_t>(deadline - now, 100)));
   }
 }
 
-Status KafkaTransactionGroup::AbortIncompleteLocked(const Status& cause, std::string_view transaction) {
+Status KafkaTransactionGroup::AbortIncompleteLocked(const Status& cause,
+                                                    std::string_view transaction) {
   if (!failed_.ok()) return failed_;  // fenced or fatal: nothing left to abort with
   FlushBeforeAbortLocked();
   ErrorPtr abort_error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
-  failed_ = Status::Aborted(fmt::format("{}; {} aborted{}; restart from the last completed checkpoint",
-                                        cause.message(), transaction,
-                                        abort_error ? fmt::format(" (abort failed: {})",
-                                                                  rd_kafka_error_string(abort_error.get()))
-                                                    : std::string()));
+  failed_ = Status::Aborted(fmt::format(
+      "{}; {} aborted{}; restart from the last completed checkpoint", cause.message(), transaction,
+      abort_error ? fmt::format(" (abort failed: {})", rd_kafka_error_string(abort_error.get()))
+                  : std::string()));
   return failed_;
 }
 
-Status KafkaTransactionGroup::Write(uint32_t participant, const std::string& topic, int32_t partition,
-                                    std::string_view key, std::string_view payload, TimestampMs timestamp) {
+Status KafkaTransactionGroup::Write(uint32_t participant, const std::string& topic,
+                                    int32_t partition, std::string_view key,
+                                    std::string_view payload, TimestampMs timestamp) {
   const TxnRecord record{key, payload, timestamp};
   size_t written = 0;
-  return WriteBatch(participant, topic, partition, std::span<const TxnRecord>(&record, 1), &written);
+  return WriteBatch(participant, topic, partition, std::span<const TxnRecord>(&record, 1),
+                    &written);
 }
 
-Status KafkaTransactionGroup::WriteBatch(uint32_t participant, const std::string& topic, int32_t partition,
-                                         std::span<const TxnRecord> records, size_t* written) {
+Status KafkaTransactionGroup::WriteBatch(uint32_t participant, const std::string& topic,
+                                         int32_t partition, std::span<const TxnRecord> records,
+                                         size_t* written) {
   *written = 0;
   std::lock_guard<std::mutex> lock(mu_);
   if (!failed_.ok()) return failed_;
-  if (participant >= slots_.size()) return Status::Internal("kafka exactly-once: participant out of range");
+  if (participant >= slots_.size())
+    return Status::Internal("kafka exactly-once: participant out of range");
   if (records.empty()) return Status::Ok();
   Slot& slot = slots_[participant];
   if (slot.last_precommit <= committed_ && slot.segments.empty()) {
@@ -462,7 +484,8 @@ Status KafkaTransactionGroup::WriteBatch(uint32_t participant, const std::string
       Status s = ProduceLocked(*rkt, topic, partition, r.key, r.payload, ts, r.headers);
       if (!s.ok()) {
         return AbortIncompleteLocked(
-            Status(s.code(), fmt::format("{} (record {} of a batch of {})", s.message(), *written, records.size())),
+            Status(s.code(), fmt::format("{} (record {} of a batch of {})", s.message(), *written,
+                                         records.size())),
             "the open transaction");
       }
       ++*written;
@@ -475,9 +498,10 @@ Status KafkaTransactionGroup::WriteBatch(uint32_t participant, const std::string
   for (const TxnRecord& r : records) {
     const size_t bytes = HeldBytes(topic, r.key, r.payload, r.headers) + sizeof(Buffered);
     if (buffered_bytes_ + bytes > options_.max_buffered_bytes) {
-      return Status::Unavailable(fmt::format(
-          "kafka exactly-once (job `{}`): {} bytes held for checkpoints after {}; waiting for its commit",
-          options_.job_id, buffered_bytes_, committed_));
+      return Status::Unavailable(
+          fmt::format("kafka exactly-once (job `{}`): {} bytes held for checkpoints after {}; "
+                      "waiting for its commit",
+                      options_.job_id, buffered_bytes_, committed_));
     }
     if (slot.segments.empty() || slot.segments.back().sealed_at != 0) slot.segments.emplace_back();
     slot.segments.back().records.push_back(Buffered{topic,
@@ -496,11 +520,13 @@ Status KafkaTransactionGroup::PreCommit(uint32_t participant, int64_t checkpoint
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!failed_.ok()) return failed_;
-    if (participant >= slots_.size()) return Status::Internal("kafka exactly-once: participant out of range");
+    if (participant >= slots_.size())
+      return Status::Internal("kafka exactly-once: participant out of range");
     Slot& slot = slots_[participant];
     if (checkpoint_id <= slot.last_precommit || checkpoint_id <= committed_) {
-      return Status::Internal(fmt::format("kafka exactly-once: participant {} PreCommit({}) after {} (committed {})",
-                                          participant, checkpoint_id, slot.last_precommit, committed_));
+      return Status::Internal(
+          fmt::format("kafka exactly-once: participant {} PreCommit({}) after {} (committed {})",
+                      participant, checkpoint_id, slot.last_precommit, committed_));
     }
     if (!slot.segments.empty() && slot.segments.back().sealed_at == 0) {
       slot.segments.back().sealed_at = checkpoint_id;
@@ -575,9 +601,10 @@ Status KafkaTransactionGroup::CommitLocked(int64_t checkpoint_id,
   if (checkpoint_id <= committed_) return Status::Ok();
   for (size_t p = 0; p < slots_.size(); ++p) {
     if (slots_[p].last_precommit < checkpoint_id) {
-      return Status::Internal(fmt::format("kafka exactly-once: commit of checkpoint {} before participant {} "
-                                          "pre-committed it (last {})",
-                                          checkpoint_id, p, slots_[p].last_precommit));
+      return Status::Internal(
+          fmt::format("kafka exactly-once: commit of checkpoint {} before participant {} "
+                      "pre-committed it (last {})",
+                      checkpoint_id, p, slots_[p].last_precommit));
     }
   }
   // A record that cannot be queued leaves the transaction incomplete: it must not commit.
@@ -633,15 +660,16 @@ Status KafkaTransactionGroup::CommitLocked(int64_t checkpoint_id,
   if (cancelled) {
     // The broker may still finish this commit: the next start's init_transactions waits for it
     // or aborts the transaction, and the progress topic then says which. Nothing more here.
-    failed_ = Status::Cancelled(fmt::format("kafka exactly-once (job `{}`): commit of checkpoint {} given up: job "
-                                            "cancelled",
-                                            options_.job_id, checkpoint_id));
+    failed_ = Status::Cancelled(
+        fmt::format("kafka exactly-once (job `{}`): commit of checkpoint {} given up: job "
+                    "cancelled",
+                    options_.job_id, checkpoint_id));
     return failed_;
   }
   if (commit_error) {
     return TxnErrorLocked(commit_error.get(),
-                          fmt::format("commit of checkpoint {} (brokers {}, gave up after {} ms)", checkpoint_id,
-                                      options_.brokers, options_.retry_timeout_ms));
+                          fmt::format("commit of checkpoint {} (brokers {}, gave up after {} ms)",
+                                      checkpoint_id, options_.brokers, options_.retry_timeout_ms));
   }
   FaultPoint("after-commit-before-cleanup");
   committed_ = checkpoint_id;
@@ -714,8 +742,10 @@ Status KafkaTransactionGroup::Abort() {
   FlushBeforeAbortLocked();
   ErrorPtr error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
   if (error) return TxnErrorLocked(error.get(), "abort_transaction");
-  failed_ = Status::Aborted(fmt::format("kafka exactly-once (job `{}`): transaction aborted on request; restart "
-                                        "from the last completed checkpoint", options_.job_id));
+  failed_ = Status::Aborted(
+      fmt::format("kafka exactly-once (job `{}`): transaction aborted on request; restart "
+                  "from the last completed checkpoint",
+                  options_.job_id));
   return Status::Ok();
 }
 

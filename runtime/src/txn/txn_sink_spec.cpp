@@ -54,12 +54,15 @@ TxnSinkSpec KafkaTxnSink(KafkaTxnSinkConfig config) {
 
 TxnSinkSpec KafkaTxnSink(std::string brokers, KafkaExactlyOnceSinkOptions options,
                          std::map<std::string, std::string> properties) {
-  return KafkaTxnSink(KafkaTxnSinkConfig{std::move(brokers), std::move(options), 0, std::move(properties)});
+  return KafkaTxnSink(
+      KafkaTxnSinkConfig{std::move(brokers), std::move(options), 0, std::move(properties)});
 }
 
 TxnSinkSpec FileTxnSink(ExactlyOnceFileSinkOptions options) {
   TxnSinkSpec spec;
-  spec.factory = [options](uint32_t, uint32_t) { return std::make_unique<ExactlyOnceFileSink>(options); };
+  spec.factory = [options](uint32_t, uint32_t) {
+    return std::make_unique<ExactlyOnceFileSink>(options);
+  };
   return spec;
 }
 
@@ -68,7 +71,8 @@ namespace {
 // Reads options by name and remembers which were read, so the rest can be reported.
 class Reader {
  public:
-  Reader(std::string what, const std::map<std::string, std::string>& options) : what_(std::move(what)), o_(options) {}
+  Reader(std::string what, const std::map<std::string, std::string>& options)
+      : what_(std::move(what)), o_(options) {}
 
   Status String(const std::string& name, std::string* out, bool required = false) {
     known_.insert(name);
@@ -136,7 +140,8 @@ class Reader {
 
 }  // namespace
 
-Result<KafkaTxnSinkConfig> KafkaTxnSinkConfigFor(const std::map<std::string, std::string>& options) {
+Result<KafkaTxnSinkConfig> KafkaTxnSinkConfigFor(
+    const std::map<std::string, std::string>& options) {
   Reader r("exactly-once kafka sink", options);
   KafkaTxnSinkConfig k;
   std::string partitioner = "key_hash";
@@ -151,10 +156,13 @@ Result<KafkaTxnSinkConfig> KafkaTxnSinkConfigFor(const std::map<std::string, std
     return Status::InvalidArgument("exactly-once kafka sink: option `retry_timeout` is too long");
   }
   if (partitioner != "key_hash" && partitioner != "explicit") {
-    return Status::InvalidArgument(fmt::format(
-        "exactly-once kafka sink: option `partitioner` must be one of key_hash|explicit, not \"{}\"", partitioner));
+    return Status::InvalidArgument(
+        fmt::format("exactly-once kafka sink: option `partitioner` must be one of "
+                    "key_hash|explicit, not \"{}\"",
+                    partitioner));
   }
-  k.sink.partitioner = partitioner == "explicit" ? KafkaPartitioner::kExplicit : KafkaPartitioner::kKeyHash;
+  k.sink.partitioner =
+      partitioner == "explicit" ? KafkaPartitioner::kExplicit : KafkaPartitioner::kKeyHash;
   k.sink.partition = static_cast<int32_t>(partition);
   FLOW_RETURN_IF_ERROR(r.Passthrough(&k.properties));
   FLOW_RETURN_IF_ERROR(r.RejectUnknown());
@@ -198,7 +206,8 @@ constexpr TxnBuilder kTxnBuilders[] = {{"kafka", KafkaSpec}, {"file", FileSpec}}
 
 }  // namespace
 
-Result<TxnSinkSpec> TxnSinkSpecFor(const std::string& kind, const std::map<std::string, std::string>& options) {
+Result<TxnSinkSpec> TxnSinkSpecFor(const std::string& kind,
+                                   const std::map<std::string, std::string>& options) {
   if (!SinkOffers(kind, Delivery::kExactlyOnce)) {
     return Status::InvalidArgument(fmt::format("`exactly_once` is supported by {}, not by `{}`",
                                                ExactlyOnceSinksText(), kind));

@@ -64,7 +64,8 @@ Status Decode(const flow::rt::RawRecord& raw, Rec* out) {
   const char* b = raw.payload.data();
   auto r1 = std::from_chars(b, b + comma, out->i);
   auto r2 = std::from_chars(b + comma + 1, b + raw.payload.size(), out->ts);
-  if (r1.ec != std::errc() || r2.ec != std::errc()) return Status::InvalidArgument("expected `<i>,<ts>`");
+  if (r1.ec != std::errc() || r2.ec != std::errc())
+    return Status::InvalidArgument("expected `<i>,<ts>`");
   return Status::Ok();
 }
 
@@ -148,11 +149,13 @@ Status AddSink(flow::rt::Job& job, const flow::rt::Stream<T>& s, const std::stri
     flow::rt::ExactlyOnceSink<T>(s, job, "out", flow::rt::KafkaTxnSink(config), encode);
     return Status::Ok();
   }
-  if (guarantee != "at_least_once") return Status::InvalidArgument("guarantee: exactly_once or at_least_once");
+  if (guarantee != "at_least_once")
+    return Status::InvalidArgument("guarantee: exactly_once or at_least_once");
   flow::rt::KafkaSinkOptions o;
   o.brokers = brokers;
   o.topic = topic;
-  s.Sink("out", flow::rt::RawSinkAdapter<T>([o] { return std::make_unique<flow::rt::KafkaSink>(o); }, encode));
+  s.Sink("out", flow::rt::RawSinkAdapter<T>(
+                    [o] { return std::make_unique<flow::rt::KafkaSink>(o); }, encode));
   return Status::Ok();
 }
 
@@ -196,7 +199,8 @@ int main(int argc, char** argv) {
         so.start = flow::rt::KafkaStart::kEarliest;
         auto source = flow::rt::RawSourceAdapter<Rec>(
             [so] { return std::make_unique<flow::rt::KafkaSource>(so); }, &Decode);
-        flow::rt::WatermarkSpec spec{.mode = flow::rt::TimeMode::kEventTime, .max_out_of_orderness = 0};
+        flow::rt::WatermarkSpec spec{.mode = flow::rt::TimeMode::kEventTime,
+                                     .max_out_of_orderness = 0};
         auto records = job.Source<Rec>("input", source, spec, 0, [](const Rec& r) { return r.ts; });
         if (*kind == "copy") {
           if (!files->empty()) {
@@ -217,8 +221,11 @@ int main(int argc, char** argv) {
         }
         if (*kind != "window") return Status::InvalidArgument("job: copy or window");
         int64_t size = *window_ms;
-        auto sums = records.KeyBy("key", [](const Rec& r) { return flow::rt::StableHash(std::string_view(r.key)); })
-                        .Then<Agg>("window", [size] { return std::make_unique<TumblingSum>(size); });
+        auto sums =
+            records
+                .KeyBy("key",
+                       [](const Rec& r) { return flow::rt::StableHash(std::string_view(r.key)); })
+                .Then<Agg>("window", [size] { return std::make_unique<TumblingSum>(size); });
         return AddSink<Agg>(job, sums, *guarantee, *brokers, *output, *retry, *txn_timeout,
                             [](const Agg& a, std::string* key, std::string* payload) {
                               *key = fmt::format("{}|{}", a.key, a.start);

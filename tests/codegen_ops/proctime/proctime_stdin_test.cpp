@@ -85,7 +85,8 @@ class RunningJob {
   bool ReadUntil(Pred done) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     while (!done(lines_)) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return false;
       pollfd p{stdout_, POLLIN, 0};
       if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
@@ -176,17 +177,20 @@ from stdin() format json as Item
     SCOPED_TRACE(std::string("parallelism ") + p);
     std::mt19937 rng(static_cast<uint32_t>(std::stoi(p)));
     Totals want;
-    RunningJob job({dir + "/job", "--parallelism", p, "--progress-interval", "0"}, dir + "/err.txt");
+    RunningJob job({dir + "/job", "--parallelism", p, "--progress-interval", "0"},
+                   dir + "/err.txt");
     ASSERT_TRUE(job.Write(Records(rng, 3000, 0, &want)));
     // stdin stays open: the windows must fire on the clock alone.
     ASSERT_TRUE(job.ReadUntil([](const auto& lines) { return Count(Sum(lines)) >= 3000; }))
-        << "no complete results while stdin is open; got " << job.lines().size() << " lines; stderr:\n"
+        << "no complete results while stdin is open; got " << job.lines().size()
+        << " lines; stderr:\n"
         << ReadText(dir + "/err.txt");
     EXPECT_EQ(Sum(job.lines()), want);
     // More input later, still without closing stdin.
     ASSERT_TRUE(job.Write(Records(rng, 2000, 100000, &want)));
     ASSERT_TRUE(job.ReadUntil([](const auto& lines) { return Count(Sum(lines)) >= 5000; }))
-        << "the second batch of records did not show up; stderr:\n" << ReadText(dir + "/err.txt");
+        << "the second batch of records did not show up; stderr:\n"
+        << ReadText(dir + "/err.txt");
     EXPECT_EQ(Sum(job.lines()), want);
     job.CloseStdin();
     job.ReadUntil([](const auto&) { return false; });  // to EOF

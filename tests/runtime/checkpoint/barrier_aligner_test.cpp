@@ -5,8 +5,8 @@
 
 #include <deque>
 #include <initializer_list>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -49,16 +49,31 @@ std::string Render(const std::vector<AlignAction>& actions) {
     std::string ch = std::to_string(a.channel);
     std::string id = std::to_string(a.checkpoint);
     switch (a.kind) {
-      case AlignActionKind::kProcess: s.append(Cat({"process(", ch, ")"})); break;
-      case AlignActionKind::kBlock: s.append(Cat({"block(", ch, ")"})); break;
-      case AlignActionKind::kUnblockAll: s.append("unblock"); break;
-      case AlignActionKind::kTrigger: s.append(Cat({"trigger(", id, a.unaligned ? ",unaligned)" : ")"})); break;
-      case AlignActionKind::kProcessAndRecord: s.append(Cat({"record(", ch, ")"})); break;
-      case AlignActionKind::kCompleteUnaligned: s.append(Cat({"complete(", id, ")"})); break;
-      case AlignActionKind::kAbort:
-        s.append(Cat({"abort(", id, ",", a.cause == AlignAbortCause::kNewerBarrier ? "newer" : "cancel", ")"}));
+      case AlignActionKind::kProcess:
+        s.append(Cat({"process(", ch, ")"}));
         break;
-      case AlignActionKind::kIgnore: s.append(Cat({"ignore(", ch, ")"})); break;
+      case AlignActionKind::kBlock:
+        s.append(Cat({"block(", ch, ")"}));
+        break;
+      case AlignActionKind::kUnblockAll:
+        s.append("unblock");
+        break;
+      case AlignActionKind::kTrigger:
+        s.append(Cat({"trigger(", id, a.unaligned ? ",unaligned)" : ")"}));
+        break;
+      case AlignActionKind::kProcessAndRecord:
+        s.append(Cat({"record(", ch, ")"}));
+        break;
+      case AlignActionKind::kCompleteUnaligned:
+        s.append(Cat({"complete(", id, ")"}));
+        break;
+      case AlignActionKind::kAbort:
+        s.append(Cat({"abort(", id, ",",
+                      a.cause == AlignAbortCause::kNewerBarrier ? "newer" : "cancel", ")"}));
+        break;
+      case AlignActionKind::kIgnore:
+        s.append(Cat({"ignore(", ch, ")"}));
+        break;
     }
   }
   return s;
@@ -66,7 +81,8 @@ std::string Render(const std::vector<AlignAction>& actions) {
 
 std::string Channels(const BarrierAligner& a) {
   std::string s;
-  for (size_t i = 0; i < a.channels(); ++i) s += a.ended(i) ? 'E' : a.blocked(i) ? 'X' : a.recording(i) ? 'R' : '.';
+  for (size_t i = 0; i < a.channels(); ++i)
+    s += a.ended(i) ? 'E' : a.blocked(i) ? 'X' : a.recording(i) ? 'R' : '.';
   return s;
 }
 
@@ -75,8 +91,9 @@ void RunTable(size_t channels, const std::vector<Row>& rows, int64_t last_checkp
   std::vector<AlignAction> out;
   for (size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
-    SCOPED_TRACE(Cat({"row ", std::to_string(i), ": channel ", std::to_string(r.ch), " ",
-                      r.ev == kTimeout ? "timeout" : AlignEventName(r.ev), " ", std::to_string(r.id)}));
+    SCOPED_TRACE(
+        Cat({"row ", std::to_string(i), ": channel ", std::to_string(r.ch), " ",
+             r.ev == kTimeout ? "timeout" : AlignEventName(r.ev), " ", std::to_string(r.id)}));
     if (r.ev == kTimeout) {
       aligner.OnAlignmentTimeout(&out);
     } else {
@@ -148,22 +165,24 @@ TEST(BarrierAligner, NewerBarrierAbortsCurrentAlignmentAndStartsNext) {
 }
 
 TEST(BarrierAligner, StaleBarriersAfterRestoreAreIgnored) {
-  RunTable(2, {
-                  {0, B, 5, "ignore(0)", "..", kIdle},
-                  {1, B, 6, "block(1)", ".X", kAligning},
-                  {0, B, 6, "block(0) trigger(6) unblock", "..", kIdle},
-              },
+  RunTable(2,
+           {
+               {0, B, 5, "ignore(0)", "..", kIdle},
+               {1, B, 6, "block(1)", ".X", kAligning},
+               {0, B, 6, "block(0) trigger(6) unblock", "..", kIdle},
+           },
            /*last_checkpoint=*/5);
 }
 
 TEST(BarrierAligner, CancelMarkerAbortsAlignment) {
-  RunTable(3, {
-                  {0, B, 3, "block(0)", "X..", kAligning},
-                  {1, C, 3, "abort(3,cancel) unblock", "...", kIdle},
-                  {1, B, 3, "ignore(1)", "...", kIdle},  // the late barrier of the cancelled checkpoint
-                  {2, C, 3, "ignore(2)", "...", kIdle},  // duplicate cancel marker
-                  {2, B, 4, "block(2)", "..X", kAligning},
-              });
+  RunTable(
+      3, {
+             {0, B, 3, "block(0)", "X..", kAligning},
+             {1, C, 3, "abort(3,cancel) unblock", "...", kIdle},
+             {1, B, 3, "ignore(1)", "...", kIdle},  // the late barrier of the cancelled checkpoint
+             {2, C, 3, "ignore(2)", "...", kIdle},  // duplicate cancel marker
+             {2, B, 4, "block(2)", "..X", kAligning},
+         });
 }
 
 TEST(BarrierAligner, CancelForNewerCheckpointAbortsBoth) {
@@ -245,7 +264,8 @@ TEST(BarrierAligner, ReadingBlockedOrEndedChannelIsAnError) {
   ASSERT_TRUE(a.OnElement(0, B, 1, &out).ok());
   Status s = a.OnElement(0, D, 0, &out);
   EXPECT_EQ(s.code(), StatusCode::kInternal);
-  EXPECT_NE(s.message().find("channel 0, which is blocked while aligning checkpoint 1"), std::string::npos)
+  EXPECT_NE(s.message().find("channel 0, which is blocked while aligning checkpoint 1"),
+            std::string::npos)
       << s.message();
   ASSERT_TRUE(a.OnElement(1, E, 0, &out).ok());
   s = a.OnElement(1, D, 0, &out);
@@ -265,7 +285,8 @@ struct Item {
 
 // Reads round-robin from unblocked channels that have items, like InputGate::WaitReady, and logs
 // processed data tags and triggered/aborted checkpoints.
-std::vector<std::string> Simulate(std::vector<std::deque<Item>> channels, std::vector<std::string>* blocked_log) {
+std::vector<std::string> Simulate(std::vector<std::deque<Item>> channels,
+                                  std::vector<std::string>* blocked_log) {
   BarrierAligner aligner(channels.size());
   std::vector<AlignAction> out;
   std::vector<std::string> log;
@@ -286,8 +307,10 @@ std::vector<std::string> Simulate(std::vector<std::deque<Item>> channels, std::v
     EXPECT_TRUE(aligner.OnElement(ch, item.ev, item.id, &out).ok());
     for (const AlignAction& a : out) {
       if (a.kind == AlignActionKind::kProcess && item.ev == D) log.push_back(item.tag);
-      if (a.kind == AlignActionKind::kTrigger) log.push_back(Cat({"T", std::to_string(a.checkpoint)}));
-      if (a.kind == AlignActionKind::kAbort) log.push_back(Cat({"A", std::to_string(a.checkpoint)}));
+      if (a.kind == AlignActionKind::kTrigger)
+        log.push_back(Cat({"T", std::to_string(a.checkpoint)}));
+      if (a.kind == AlignActionKind::kAbort)
+        log.push_back(Cat({"A", std::to_string(a.checkpoint)}));
     }
     blocked_log->push_back(Channels(aligner));
   }
@@ -301,7 +324,8 @@ TEST(BarrierAlignerScript, DataAfterBarrierWaitsUntilAlignmentCompletes) {
                       &blocked);
   // a2/a3 arrive after barrier 1 on channel 0 and must not be processed before the snapshot.
   EXPECT_EQ(log, (std::vector<std::string>{"a1", "b1", "b2", "b3", "T1", "a2", "b4", "a3"}));
-  EXPECT_EQ(blocked, (std::vector<std::string>{"..", "..", "X.", "X.", "X.", "..", "..", "..", ".."}));
+  EXPECT_EQ(blocked,
+            (std::vector<std::string>{"..", "..", "X.", "X.", "X.", "..", "..", "..", ".."}));
 }
 
 TEST(BarrierAlignerScript, TwoCheckpointsInSequenceOverThreeChannels) {
@@ -315,7 +339,8 @@ TEST(BarrierAlignerScript, TwoCheckpointsInSequenceOverThreeChannels) {
 
 TEST(BarrierAlignerScript, ChannelEndingMidAlignment) {
   std::vector<std::string> blocked;
-  auto log = Simulate({{{B, 1, ""}, {D, 0, "a1"}}, {{D, 0, "b1"}, {D, 0, "b2"}, {E, 0, ""}}}, &blocked);
+  auto log =
+      Simulate({{{B, 1, ""}, {D, 0, "a1"}}, {{D, 0, "b1"}, {D, 0, "b2"}, {E, 0, ""}}}, &blocked);
   EXPECT_EQ(log, (std::vector<std::string>{"b1", "b2", "T1", "a1"}));
   EXPECT_EQ(blocked.back(), ".E");
 }

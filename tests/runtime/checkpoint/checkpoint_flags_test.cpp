@@ -55,10 +55,11 @@ TEST(CheckpointFlags, BadValuesNameTheFlag) {
     const char* name;
     const char* value;
   };
-  for (const Case& c : {Case{"--checkpoint-interval", "10x"}, Case{"--checkpoint-timeout", "-5s"},
-                        Case{"--max-concurrent-checkpoints", "two"}, Case{"--retained-checkpoints", "99999999999"},
-                        Case{"--restart-backoff-multiplier", "fast"}, Case{"--state-dir", ""},
-                        Case{"--restore", ""}, Case{"--checkpoint-interval", "ms"}}) {
+  for (const Case& c :
+       {Case{"--checkpoint-interval", "10x"}, Case{"--checkpoint-timeout", "-5s"},
+        Case{"--max-concurrent-checkpoints", "two"}, Case{"--retained-checkpoints", "99999999999"},
+        Case{"--restart-backoff-multiplier", "fast"}, Case{"--state-dir", ""},
+        Case{"--restore", ""}, Case{"--checkpoint-interval", "ms"}}) {
     CheckpointFlags f;
     auto r = ParseCheckpointFlag(c.name, c.value, &f);
     ASSERT_FALSE(r.ok()) << c.name << " " << c.value;
@@ -75,7 +76,8 @@ TEST(CheckpointFlags, DefaultsDependOnExactlyOnceSink) {
   CheckpointFlags eos;
   Status s = ResolveCheckpointFlags(&eos, true);
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("--state-dir is required: the job has an exactly-once sink"), std::string::npos);
+  EXPECT_NE(s.message().find("--state-dir is required: the job has an exactly-once sink"),
+            std::string::npos);
   eos.state_dir = "/tmp/x";
   ASSERT_TRUE(ResolveCheckpointFlags(&eos, true).ok());
   EXPECT_EQ(eos.options.interval_ms, 1000);
@@ -90,7 +92,8 @@ TEST(CheckpointFlags, InvalidCombinations) {
   CheckpointFlags f;
   Set(&f, "--checkpoint-interval", "1s");
   Status s = ResolveCheckpointFlags(&f, false);
-  EXPECT_NE(s.message().find("--state-dir is required when --checkpoint-interval"), std::string::npos);
+  EXPECT_NE(s.message().find("--state-dir is required when --checkpoint-interval"),
+            std::string::npos);
   f.state_dir = "/tmp/x";
   Set(&f, "--checkpoint-interval", "5ms");
   s = ResolveCheckpointFlags(&f, false);
@@ -104,15 +107,17 @@ TEST(CheckpointFlags, InvalidCombinations) {
   EXPECT_NE(s.message().find("restart flags"), std::string::npos);
   Set(&f, "--restart-backoff-multiplier", "2");
   Set(&f, "--retained-checkpoints", "0");
-  EXPECT_NE(ResolveCheckpointFlags(&f, false).message().find("--retained-checkpoints"), std::string::npos);
+  EXPECT_NE(ResolveCheckpointFlags(&f, false).message().find("--retained-checkpoints"),
+            std::string::npos);
 }
 
 TEST(CheckpointFlags, UsageListsEveryFlag) {
   std::string u = CheckpointFlagsUsage();
-  for (const char* flag : {"--state-dir", "--restore", "--checkpoint-interval", "--checkpoint-timeout",
-                           "--checkpoint-min-pause", "--max-concurrent-checkpoints", "--tolerable-checkpoint-failures",
-                           "--retained-checkpoints", "--restart-attempts", "--restart-delay", "--restart-max-delay",
-                           "--restart-backoff-multiplier"}) {
+  for (const char* flag :
+       {"--state-dir", "--restore", "--checkpoint-interval", "--checkpoint-timeout",
+        "--checkpoint-min-pause", "--max-concurrent-checkpoints", "--tolerable-checkpoint-failures",
+        "--retained-checkpoints", "--restart-attempts", "--restart-delay", "--restart-max-delay",
+        "--restart-backoff-multiplier"}) {
     EXPECT_NE(u.find(flag), std::string::npos) << flag;
     CheckpointFlags f;
     auto r = ParseCheckpointFlag(flag, "1", &f);

@@ -77,7 +77,8 @@ inline void WriteCheckpoint(CheckpointStorage* storage, int64_t id, const std::s
     o.subtask = sub;
     o.key_group_first = sub * 64;
     o.key_group_end = sub * 64 + 64;
-    auto f = storage->WriteSnapshotFile(id, SnapshotFileName("agg", sub), payload + std::to_string(sub));
+    auto f =
+        storage->WriteSnapshotFile(id, SnapshotFileName("agg", sub), payload + std::to_string(sub));
     ASSERT_TRUE(f.ok()) << f.status().ToString();
     o.files.push_back(*f);
     if (sub == 0) {

@@ -26,9 +26,9 @@ struct Job {
     o.interval_ms = 100;
     o.timeout_ms = 1000;
     o.tolerable_failures = 10;
-    coordinator = std::make_unique<CheckpointCoordinator>(o, std::vector<std::string>{"src#0", "agg#0", "agg#1"},
-                                                          storage.get(), [this] { return now; }, 1,
-                                                          [](const CheckpointReport&) {});
+    coordinator = std::make_unique<CheckpointCoordinator>(
+        o, std::vector<std::string>{"src#0", "agg#0", "agg#1"}, storage.get(),
+        [this] { return now; }, 1, [](const CheckpointReport&) {});
     coordinator->Start();
   }
   // What a task does on kTrigger: write its snapshot file, then acknowledge.

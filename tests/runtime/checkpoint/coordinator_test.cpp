@@ -16,7 +16,9 @@ namespace {
 
 struct Recorder : CheckpointListener {
   std::vector<std::string> events;
-  void OnCheckpointComplete(int64_t id) override { events.push_back("complete " + std::to_string(id)); }
+  void OnCheckpointComplete(int64_t id) override {
+    events.push_back("complete " + std::to_string(id));
+  }
   void OnCheckpointAborted(int64_t id, CheckpointFailureReason r) override {
     events.push_back("abort " + std::to_string(id) + " " + CheckpointFailureReasonName(r));
   }
@@ -40,8 +42,9 @@ struct FakeFinalizer : CheckpointFinalizer {
 
 struct Fixture {
   explicit Fixture(CheckpointOptions o, size_t tasks = 3)
-      : coordinator(o, Names(tasks), &finalizer, [this] { return now; }, 1,
-                    [this](const CheckpointReport& r) { reports.push_back(r); }) {
+      : coordinator(
+            o, Names(tasks), &finalizer, [this] { return now; }, 1,
+            [this](const CheckpointReport& r) { reports.push_back(r); }) {
     coordinator.AddListener(&recorder);
     coordinator.Start();
   }
@@ -154,7 +157,8 @@ TEST(CheckpointCoordinator, MaxConcurrentRefusesAndTickWaits) {
   EXPECT_FALSE(f.coordinator.Tick());  // 1 still pending
   auto r = f.coordinator.Trigger();
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("too_many_concurrent"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("too_many_concurrent"), std::string::npos)
+      << r.status().message();
   for (size_t t = 0; t < 3; ++t) ASSERT_TRUE(f.Ack(1, t).ok());
   EXPECT_EQ(f.coordinator.Tick().value_or(-1), 2);  // no id was consumed by the refusal
 }
@@ -212,8 +216,9 @@ TEST(CheckpointCoordinator, TolerableFailuresCountConsecutiveOnly) {
   EXPECT_NE(f.coordinator.JobFailure()->message().find("task1: c"), std::string::npos)
       << f.coordinator.JobFailure()->message();
   EXPECT_EQ(f.recorder.events,
-            (std::vector<std::string>{"abort 1 task_declined", "abort 2 task_declined", "complete 3",
-                                      "abort 4 task_declined", "abort 5 task_declined", "abort 6 task_declined"}));
+            (std::vector<std::string>{"abort 1 task_declined", "abort 2 task_declined",
+                                      "complete 3", "abort 4 task_declined",
+                                      "abort 5 task_declined", "abort 6 task_declined"}));
 }
 
 TEST(CheckpointCoordinator, StorageFailureAbortsWithIoReason) {
@@ -304,7 +309,8 @@ TEST(CheckpointCoordinator, TaskFailureAndJobFinishing) {
   ASSERT_TRUE(f.coordinator.Trigger().ok());
   ASSERT_TRUE(f.coordinator.Trigger().ok());
   f.coordinator.TaskFailed(1, "boom");
-  EXPECT_EQ(f.recorder.events, (std::vector<std::string>{"abort 1 task_failed", "abort 2 task_failed"}));
+  EXPECT_EQ(f.recorder.events,
+            (std::vector<std::string>{"abort 1 task_failed", "abort 2 task_failed"}));
   EXPECT_EQ(f.coordinator.ConsecutiveFailures(), 2u);
   ASSERT_TRUE(f.coordinator.Trigger().ok());
   f.coordinator.JobFinishing();
@@ -338,8 +344,9 @@ TEST(CheckpointCoordinator, JobFailedAbortsPendingAndIgnoresLaterAcks) {
 
 TEST(CheckpointCoordinator, NotStartedRefusesTrigger) {
   FakeFinalizer fin;
-  CheckpointCoordinator c(CheckpointOptions{}, {"t"}, &fin, [] { return int64_t{0}; }, 1,
-                          [](const CheckpointReport&) {});
+  CheckpointCoordinator c(
+      CheckpointOptions{}, {"t"}, &fin, [] { return int64_t{0}; }, 1,
+      [](const CheckpointReport&) {});
   auto r = c.Trigger();
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("not_running"), std::string::npos);
@@ -347,8 +354,9 @@ TEST(CheckpointCoordinator, NotStartedRefusesTrigger) {
 
 TEST(CheckpointCoordinator, FirstIdAfterRestore) {
   FakeFinalizer fin;
-  CheckpointCoordinator c(CheckpointOptions{}, {"t"}, &fin, [] { return int64_t{0}; }, 42,
-                          [](const CheckpointReport&) {});
+  CheckpointCoordinator c(
+      CheckpointOptions{}, {"t"}, &fin, [] { return int64_t{0}; }, 42,
+      [](const CheckpointReport&) {});
   c.Start();
   EXPECT_EQ(c.Trigger().value(), 42);
 }
@@ -372,7 +380,8 @@ struct ReentrantListener : CheckpointListener {
 TEST(CheckpointCoordinator, ReentrantListenerKeepsOrder) {
   CheckpointOptions o;
   o.tolerable_failures = 3;
-  CheckpointCoordinator c(o, {"t"}, nullptr, [] { return int64_t{0}; }, 1, [](const CheckpointReport&) {});
+  CheckpointCoordinator c(
+      o, {"t"}, nullptr, [] { return int64_t{0}; }, 1, [](const CheckpointReport&) {});
   ReentrantListener l;
   l.c = &c;
   c.AddListener(&l);
@@ -393,27 +402,31 @@ TEST(CheckpointReport, LogLineFormat) {
   r.max_alignment_ms = 3;
   r.acked_tasks = 4;
   r.total_tasks = 4;
-  EXPECT_EQ(FormatCheckpointReport(r),
-            "checkpoint id=7 result=completed duration_ms=120 bytes=4096 max_alignment_ms=3 acked=4/4");
+  EXPECT_EQ(
+      FormatCheckpointReport(r),
+      "checkpoint id=7 result=completed duration_ms=120 bytes=4096 max_alignment_ms=3 acked=4/4");
   r.completed = false;
   r.reason = CheckpointFailureReason::kTaskDeclined;
   r.message = "window#1: alignment aborted";
   r.acked_tasks = 2;
-  EXPECT_EQ(FormatCheckpointReport(r),
-            "checkpoint id=7 result=aborted duration_ms=120 bytes=4096 max_alignment_ms=3 acked=2/4 "
-            "reason=task_declined message=\"window#1: alignment aborted\"");
+  EXPECT_EQ(
+      FormatCheckpointReport(r),
+      "checkpoint id=7 result=aborted duration_ms=120 bytes=4096 max_alignment_ms=3 acked=2/4 "
+      "reason=task_declined message=\"window#1: alignment aborted\"");
 }
 
 TEST(CheckpointTimer, CallsTickOnItsThread) {
   std::atomic<int64_t> fake_now{0};
-  CheckpointCoordinator c(Periodic(10), {"t"}, nullptr, [&] { return fake_now.load(); }, 1,
-                          [](const CheckpointReport&) {});
+  CheckpointCoordinator c(
+      Periodic(10), {"t"}, nullptr, [&] { return fake_now.load(); }, 1,
+      [](const CheckpointReport&) {});
   c.Start();
   fake_now = 1000;  // the first trigger is due at once
   std::atomic<int64_t> triggered{0};
   {
     CheckpointTimer timer(&c, 5, [&](int64_t id) { triggered = id; });
-    for (int i = 0; i < 2000 && triggered.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    for (int i = 0; i < 2000 && triggered.load() == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   EXPECT_EQ(triggered.load(), 1);
 }
@@ -433,7 +446,8 @@ TEST(CheckpointCoordinator, ConcurrentAcksFromTaskThreads) {
   constexpr int64_t kCheckpoints = 200;
   std::vector<std::string> names;
   for (size_t i = 0; i < kTasks; ++i) names.push_back("t" + std::to_string(i));
-  CheckpointCoordinator c(o, names, nullptr, [] { return int64_t{0}; }, 1, [](const CheckpointReport&) {});
+  CheckpointCoordinator c(
+      o, names, nullptr, [] { return int64_t{0}; }, 1, [](const CheckpointReport&) {});
   Recorder rec;
   c.AddListener(&rec);
   c.Start();
@@ -471,7 +485,9 @@ TEST(CheckpointCoordinator, ConcurrentAcksFromTaskThreads) {
   ASSERT_EQ(rec.events.size(), static_cast<size_t>(kCheckpoints));
   for (int64_t id = 1; id <= kCheckpoints; ++id) {
     const std::string& e = rec.events[static_cast<size_t>(id - 1)];
-    EXPECT_TRUE(e == "complete " + std::to_string(id) || e == "abort " + std::to_string(id) + " subsumed") << e;
+    EXPECT_TRUE(e == "complete " + std::to_string(id) ||
+                e == "abort " + std::to_string(id) + " subsumed")
+        << e;
   }
   EXPECT_EQ(rec.events.back(), "complete " + std::to_string(kCheckpoints));
 }

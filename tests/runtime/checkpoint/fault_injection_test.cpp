@@ -111,7 +111,8 @@ TEST_F(FaultInjection, AfterBarrierKillsOnTheMatchingCheckpointAndOperator) {
         test::WriteAll(marker, "after");
         ::_exit(0);
       },
-      ::testing::KilledBySignal(SIGKILL), "fault injection: killing the process at after-barrier:2:window \\(hit 1\\)");
+      ::testing::KilledBySignal(SIGKILL),
+      "fault injection: killing the process at after-barrier:2:window \\(hit 1\\)");
   EXPECT_EQ(test::ReadAll(marker), "before");
 }
 
@@ -127,8 +128,8 @@ void RunTwoCheckpoints(const std::string& dir, const char* spec, uint32_t retain
 TEST_F(FaultInjection, DuringSnapshotWriteLeavesPartialCheckpointThatIsSkipped) {
   TempDir dir;
   // Checkpoint 1 writes two snapshot files (hits 1, 2); the third hit is checkpoint 2's first file.
-  EXPECT_EXIT(RunTwoCheckpoints(dir.path(), "during-snapshot-write:3"), ::testing::KilledBySignal(SIGKILL),
-              "at during-snapshot-write \\(hit 3\\)");
+  EXPECT_EXIT(RunTwoCheckpoints(dir.path(), "during-snapshot-write:3"),
+              ::testing::KilledBySignal(SIGKILL), "at during-snapshot-write \\(hit 3\\)");
   EXPECT_EQ(test::ReadAll(dir / "chk-2/agg-0.snap"), "tw");  // half of "two0", never synced whole
   EXPECT_FALSE(fs::exists(dir / "chk-2/_metadata"));
   auto sel = SelectRestoreCheckpoint(dir.path(), test::TestJob());
@@ -141,8 +142,8 @@ TEST_F(FaultInjection, DuringSnapshotWriteLeavesPartialCheckpointThatIsSkipped) 
 
 TEST_F(FaultInjection, AfterStateBeforeMetadataIsSkipped) {
   TempDir dir;
-  EXPECT_EXIT(RunTwoCheckpoints(dir.path(), "after-state-before-metadata:2"), ::testing::KilledBySignal(SIGKILL),
-              "after-state-before-metadata");
+  EXPECT_EXIT(RunTwoCheckpoints(dir.path(), "after-state-before-metadata:2"),
+              ::testing::KilledBySignal(SIGKILL), "after-state-before-metadata");
   EXPECT_EQ(test::ReadAll(dir / "chk-2/agg-1.snap"), "two1");  // state complete, metadata missing
   EXPECT_FALSE(fs::exists(dir / "chk-2/_metadata"));
   auto sel = SelectRestoreCheckpoint(dir.path(), test::TestJob());
@@ -155,8 +156,8 @@ TEST_F(FaultInjection, AfterStateBeforeMetadataIsSkipped) {
 
 TEST_F(FaultInjection, AfterMetadataTheCheckpointCountsEvenWithoutRetention) {
   TempDir dir;
-  EXPECT_EXIT(RunTwoCheckpoints(dir.path(), "after-metadata:2", /*retained=*/1), ::testing::KilledBySignal(SIGKILL),
-              "after-metadata");
+  EXPECT_EXIT(RunTwoCheckpoints(dir.path(), "after-metadata:2", /*retained=*/1),
+              ::testing::KilledBySignal(SIGKILL), "after-metadata");
   // Died before retention ran: chk-1 is still there, chk-2 is complete and is selected.
   EXPECT_TRUE(fs::exists(dir / "chk-1/_metadata"));
   auto sel = SelectRestoreCheckpoint(dir.path(), test::TestJob());

@@ -26,7 +26,9 @@ std::string Hex(uint32_t v) {
 struct ThreeCheckpoints {
   ThreeCheckpoints() {
     storage = test::OpenStorage(dir.path(), 5);
-    for (int64_t id = 1; id <= 3; ++id) test::WriteCheckpoint(storage.get(), id, "state" + std::to_string(id), {"sst-" + std::to_string(id)});
+    for (int64_t id = 1; id <= 3; ++id)
+      test::WriteCheckpoint(storage.get(), id, "state" + std::to_string(id),
+                            {"sst-" + std::to_string(id)});
   }
   Result<RestoreSelection> Select() { return SelectRestoreCheckpoint(dir.path(), test::TestJob()); }
   TempDir dir;
@@ -94,7 +96,8 @@ TEST(SelectRestoreCheckpoint, TruncatedAndMissingFilesFallBackSeveralSteps) {
   ASSERT_TRUE(sel.ok());
   EXPECT_EQ(sel->point->metadata.checkpoint_id, 1);
   ASSERT_EQ(sel->warnings.size(), 2u);
-  EXPECT_EQ(sel->warnings[0], "skipping chk-3: chk-3/agg-0.snap: size 3 bytes, expected 7 (truncated)");
+  EXPECT_EQ(sel->warnings[0],
+            "skipping chk-3: chk-3/agg-0.snap: size 3 bytes, expected 7 (truncated)");
   EXPECT_EQ(sel->warnings[1], "skipping chk-2: chk-2/agg-1.snap: missing file");
 }
 
@@ -107,10 +110,12 @@ TEST(SelectRestoreCheckpoint, DamagedSharedFileAndMetadata) {
   ASSERT_TRUE(sel.ok());
   EXPECT_EQ(sel->point->metadata.checkpoint_id, 1);
   ASSERT_EQ(sel->warnings.size(), 2u);
-  EXPECT_NE(sel->warnings[0].find("skipping chk-3: shared/sst-3: checksum mismatch"), std::string::npos)
+  EXPECT_NE(sel->warnings[0].find("skipping chk-3: shared/sst-3: checksum mismatch"),
+            std::string::npos)
       << sel->warnings[0];
   EXPECT_EQ(sel->warnings[1], "skipping chk-2: chk-2/_metadata: checkpoint metadata truncated: " +
-                                  std::to_string(meta.size() / 2) + " bytes, expected " + std::to_string(meta.size()));
+                                  std::to_string(meta.size() / 2) + " bytes, expected " +
+                                  std::to_string(meta.size()));
 }
 
 TEST(SelectRestoreCheckpoint, NothingValidLeavesNoPointButAllWarnings) {
@@ -127,9 +132,10 @@ TEST(SelectRestoreCheckpoint, CheckpointOfAnotherJobIsRefused) {
   auto sel = SelectRestoreCheckpoint(t.dir.path(), test::TestJob(/*fingerprint=*/0xBEEF));
   ASSERT_FALSE(sel.ok());
   EXPECT_EQ(sel.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(sel.status().message().find("taken by another job (fingerprint 000000000000f00d, this job "
-                                        "000000000000beef)"),
-            std::string::npos)
+  EXPECT_NE(
+      sel.status().message().find("taken by another job (fingerprint 000000000000f00d, this job "
+                                  "000000000000beef)"),
+      std::string::npos)
       << sel.status().message();
   sel = SelectRestoreCheckpoint(t.dir.path(), test::TestJob(0xF00D, /*max_parallelism=*/64));
   ASSERT_FALSE(sel.ok());

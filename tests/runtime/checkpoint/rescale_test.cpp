@@ -14,7 +14,9 @@
 namespace flow::rt {
 namespace {
 
-uint32_t CeilDiv(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+uint32_t CeilDiv(uint64_t a, uint64_t b) {
+  return static_cast<uint32_t>((a + b - 1) / b);
+}
 
 uint32_t ReferenceOwner(uint32_t g, uint32_t k, uint32_t p) {
   for (uint32_t s = 0; s < p; ++s) {
@@ -48,7 +50,8 @@ CheckpointMetadata Taken(uint32_t p, uint32_t k) {
 }
 
 void CheckPlan(uint32_t old_p, uint32_t new_p, uint32_t k) {
-  SCOPED_TRACE(std::to_string(old_p) + " -> " + std::to_string(new_p) + " over " + std::to_string(k));
+  SCOPED_TRACE(std::to_string(old_p) + " -> " + std::to_string(new_p) + " over " +
+               std::to_string(k));
   auto plan = PlanKeyedRestore(Taken(old_p, k), "agg", new_p);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   ASSERT_EQ(plan->size(), new_p);
@@ -90,7 +93,8 @@ TEST(PlanKeyedRestore, FourToEight) {
   ASSERT_TRUE(plan.ok());
   for (uint32_t s = 0; s < 8; ++s) {
     ASSERT_EQ((*plan)[s].size(), 16u);
-    for (const RestorePiece& p : (*plan)[s]) EXPECT_EQ(p.file.name, "agg-" + std::to_string(s / 2) + ".snap");
+    for (const RestorePiece& p : (*plan)[s])
+      EXPECT_EQ(p.file.name, "agg-" + std::to_string(s / 2) + ".snap");
   }
   CheckPlan(4, 8, 128);
 }
@@ -121,7 +125,8 @@ TEST(PlanKeyedRestore, NonKeyedOperatorGivesEmptyLists) {
 }
 
 TEST(PlanKeyedRestore, Errors) {
-  EXPECT_EQ(PlanKeyedRestore(Taken(2, 128), "agg", 0).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(PlanKeyedRestore(Taken(2, 128), "agg", 0).status().code(),
+            StatusCode::kInvalidArgument);
   auto too_many = PlanKeyedRestore(Taken(2, 16), "agg", 17);
   EXPECT_NE(too_many.status().message().find("must be in 1..16"), std::string::npos);
   CheckpointMetadata gap = Taken(4, 128);
@@ -134,8 +139,9 @@ TEST(PlanKeyedRestore, Errors) {
   overlap.snapshots[1].key_group_first = 60;
   auto o = PlanKeyedRestore(overlap, "agg", 2);
   ASSERT_FALSE(o.ok());
-  EXPECT_NE(o.status().message().find("key group 60 of agg is in the snapshots of subtasks 0 and 1"),
-            std::string::npos)
+  EXPECT_NE(
+      o.status().message().find("key group 60 of agg is in the snapshots of subtasks 0 and 1"),
+      std::string::npos)
       << o.status().message();
 }
 

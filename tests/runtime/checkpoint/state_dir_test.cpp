@@ -84,7 +84,8 @@ TEST(StateDirectory, ClaimingADirectoryWithUnrecordedCheckpointsSaysSo) {
     auto d = StateDirectory::Open(path);
     ASSERT_TRUE(d.ok());
     ASSERT_TRUE((*d)->Claim("job").ok());
-    EXPECT_FALSE((*d)->claimed_unrecorded_checkpoints()) << "chk-5 has no metadata, chk-4 neither yet";
+    EXPECT_FALSE((*d)->claimed_unrecorded_checkpoints())
+        << "chk-5 has no metadata, chk-4 neither yet";
   }
   fs::remove(fs::path(path) / "_job");
   std::ofstream(fs::path(path) / "chk-4" / "_metadata") << "x";

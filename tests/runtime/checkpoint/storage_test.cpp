@@ -133,7 +133,8 @@ TEST(CheckpointMetadata, EveryTruncationAndEveryFlippedByteIsCorruption) {
     EXPECT_EQ(d.status().code(), StatusCode::kCorruption);
   }
   auto d = DecodeCheckpointMetadata(bytes.substr(0, 9));
-  EXPECT_NE(d.status().message().find("truncated: 9 bytes"), std::string::npos) << d.status().message();
+  EXPECT_NE(d.status().message().find("truncated: 9 bytes"), std::string::npos)
+      << d.status().message();
 }
 
 TEST(CheckpointMetadata, HugeCountsAreRejectedBeforeAllocating) {
@@ -199,15 +200,19 @@ TEST(CheckpointStorage, RejectsBadNamesAndOptions) {
   TempDir dir;
   auto storage = test::OpenStorage(dir.path());
   ASSERT_TRUE(storage);
-  EXPECT_EQ(storage->WriteSnapshotFile(1, "../escape", "x").status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(storage->WriteSnapshotFile(1, "_metadata", "x").status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(storage->WriteSnapshotFile(1, "../escape", "x").status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(storage->WriteSnapshotFile(1, "_metadata", "x").status().code(),
+            StatusCode::kInvalidArgument);
   EXPECT_EQ(storage->WriteSharedFile("a/b", "x").status().code(), StatusCode::kInvalidArgument);
   CheckpointStorageOptions o;
   o.state_dir = "";
-  EXPECT_NE(CheckpointStorage::Open(o, test::TestJob()).status().message().find("--state-dir"), std::string::npos);
+  EXPECT_NE(CheckpointStorage::Open(o, test::TestJob()).status().message().find("--state-dir"),
+            std::string::npos);
   o.state_dir = dir.path();
   o.retained = 0;
-  EXPECT_NE(CheckpointStorage::Open(o, test::TestJob()).status().message().find("retained"), std::string::npos);
+  EXPECT_NE(CheckpointStorage::Open(o, test::TestJob()).status().message().find("retained"),
+            std::string::npos);
   o.retained = 1;
   test::WriteAll(dir / "plainfile", "x");
   o.state_dir = dir / "plainfile/sub";

@@ -5,17 +5,22 @@
 namespace flow::rt {
 namespace {
 
-Status FailsWith(StatusCode code) { return Status(code, "boom"); }
+Status FailsWith(StatusCode code) {
+  return Status(code, "boom");
+}
 
 Status Chain(bool fail) {
   FLOW_RETURN_IF_ERROR(fail ? FailsWith(StatusCode::kIoError) : Status::Ok());
   return Status::Aborted("reached the end");
 }
 
-TEST(StatusTest, OkStatusPrintsOk) { EXPECT_EQ(Status::Ok().ToString(), "OK"); }
+TEST(StatusTest, OkStatusPrintsOk) {
+  EXPECT_EQ(Status::Ok().ToString(), "OK");
+}
 
 TEST(StatusTest, ErrorNamesCodeAndMessage) {
-  EXPECT_EQ(Status::Corruption("bad checksum in 'x'").ToString(), "Corruption: bad checksum in 'x'");
+  EXPECT_EQ(Status::Corruption("bad checksum in 'x'").ToString(),
+            "Corruption: bad checksum in 'x'");
 }
 
 TEST(StatusTest, ReturnIfErrorStopsAtFirstError) {

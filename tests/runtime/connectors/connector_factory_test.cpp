@@ -42,8 +42,8 @@ TEST(ConnectorFactory, BuildsWorkingFileSourceAndSink) {
   EXPECT_EQ(recs[0].payload, "\"a\nb\"");
   EXPECT_EQ(recs[1].payload, "c");
 
-  auto sink = MakeRawSink("file", {{"directory", dir.File("out")}, {"suffix", ".csv"},
-                                   {"roll_bytes", "1MiB"}});
+  auto sink = MakeRawSink(
+      "file", {{"directory", dir.File("out")}, {"suffix", ".csv"}, {"roll_bytes", "1MiB"}});
   ASSERT_TRUE(sink.ok()) << sink.status().ToString();
   ASSERT_TRUE((*sink)->Open(1, 2).ok());
   ASSERT_TRUE((*sink)->Write("", "x", 0).ok());
@@ -53,14 +53,19 @@ TEST(ConnectorFactory, BuildsWorkingFileSourceAndSink) {
 
 TEST(ConnectorFactory, EveryKindIsKnown) {
   EXPECT_TRUE(MakeRawSource("stdin", {}).ok());
-  EXPECT_TRUE(MakeRawSource("kafka", {{"brokers", "b:1"}, {"topic", "t"}, {"start", "latest"},
-                                      {"metadata_timeout", "5s"}, {"kafka.fetch.max.bytes", "1"}})
+  EXPECT_TRUE(MakeRawSource("kafka", {{"brokers", "b:1"},
+                                      {"topic", "t"},
+                                      {"start", "latest"},
+                                      {"metadata_timeout", "5s"},
+                                      {"kafka.fetch.max.bytes", "1"}})
                   .ok());
   EXPECT_TRUE(MakeRawSink("stdout", {}).ok());
   EXPECT_TRUE(MakeRawSink("blackhole", {}).ok());
-  EXPECT_TRUE(MakeRawSink("kafka", {{"brokers", "b:1"}, {"topic", "t"},
-                                    {"partitioner", "explicit"}, {"partition", "3"}})
-                  .ok());
+  EXPECT_TRUE(
+      MakeRawSink(
+          "kafka",
+          {{"brokers", "b:1"}, {"topic", "t"}, {"partitioner", "explicit"}, {"partition", "3"}})
+          .ok());
 }
 
 TEST(ConnectorFactory, ErrorsNameConnectorAndOption) {
@@ -71,15 +76,17 @@ TEST(ConnectorFactory, ErrorsNameConnectorAndOption) {
   EXPECT_EQ(SourceError("file", {{"path", "x"}, {"paht", "y"}}),
             "file source: unknown option `paht` (known: header_lines, max_line_bytes, path, "
             "quoted_newlines, read_chunk_bytes, replay_first_line_on_restore, skip_empty_lines)");
-  EXPECT_EQ(SourceError("file", {{"path", "x"}, {"max_line_bytes", "lots"}}),
-            "file source: option `max_line_bytes` must be a positive size like 16MiB, not \"lots\"");
+  EXPECT_EQ(
+      SourceError("file", {{"path", "x"}, {"max_line_bytes", "lots"}}),
+      "file source: option `max_line_bytes` must be a positive size like 16MiB, not \"lots\"");
   EXPECT_EQ(SourceError("kafka", {{"brokers", "b"}, {"topic", "t"}, {"start", "first"}}),
             "kafka source: option `start` must be one of earliest|latest|committed, not \"first\"");
   EXPECT_EQ(SourceError("kafka", {{"brokers", "b"}, {"topic", "t"}, {"metadata_timeout", "-1"}}),
             "kafka source: option `metadata_timeout` must be a positive duration like 10s, not "
             "\"-1\"");
   EXPECT_EQ(SinkError("kafka", {{"topic", "t"}}), "kafka sink: option `brokers` is required");
-  EXPECT_EQ(SinkError("blackhole", {{"x", "1"}}), "blackhole sink: unknown option `x` (known: none)");
+  EXPECT_EQ(SinkError("blackhole", {{"x", "1"}}),
+            "blackhole sink: unknown option `x` (known: none)");
   EXPECT_EQ(SourceError("stdin", {{"skip_empty_lines", "yes"}}),
             "stdin source: option `skip_empty_lines` must be true or false, not \"yes\"");
 }
@@ -87,8 +94,8 @@ TEST(ConnectorFactory, ErrorsNameConnectorAndOption) {
 TEST(ConnectorFactory, KafkaPassthroughReachesLibrdkafka) {
   // A rejected librdkafka key shows that "kafka.<key>" options are handed through (Open fails
   // while building the configuration, before any connection attempt).
-  auto src = MakeRawSource("kafka", {{"brokers", "127.0.0.1:1"}, {"topic", "t"},
-                                     {"kafka.no.such.key", "1"}});
+  auto src = MakeRawSource(
+      "kafka", {{"brokers", "127.0.0.1:1"}, {"topic", "t"}, {"kafka.no.such.key", "1"}});
   ASSERT_TRUE(src.ok());
   Status s = (*src)->Open(0, 1);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);

@@ -159,9 +159,8 @@ TEST(FileSource, LineEndsEmptyLinesGlobAndHeader) {
   ASSERT_TRUE(src.Open(0, 1).ok());
   EXPECT_EQ(src.all_files().size(), 2u);
   std::vector<Line> got = Drain(&src, 10);
-  std::vector<Line> want = {{dir.File("1.csv"), 2, "a,b"},
-                            {dir.File("1.csv"), 4, "c,d"},
-                            {dir.File("2.csv"), 2, "e,f"}};
+  std::vector<Line> want = {
+      {dir.File("1.csv"), 2, "a,b"}, {dir.File("1.csv"), 4, "c,d"}, {dir.File("2.csv"), 2, "e,f"}};
   EXPECT_EQ(got, want);
   EXPECT_EQ(src.header_lines(), std::vector<std::string>{"h1,h2"});
 
@@ -177,7 +176,9 @@ TEST(FileSource, QuotedNewlinesKeepCsvRecordsWhole) {
   TempDir dir;
   dir.Write("q.csv", "id,text\n1,\"two\nlines\"\r\n2,\"a \"\"q\"\"\nb\nc\"\n3,plain\n");
   for (size_t chunk : {size_t{3}, size_t{4096}}) {
-    FileSource src({.path = dir.File("q.csv"), .read_chunk_bytes = chunk, .quoted_newlines = true,
+    FileSource src({.path = dir.File("q.csv"),
+                    .read_chunk_bytes = chunk,
+                    .quoted_newlines = true,
                     .header_lines = 1});
     ASSERT_TRUE(src.Open(0, 1).ok());
     std::vector<Line> want = {{dir.File("q.csv"), 2, "1,\"two\nlines\""},

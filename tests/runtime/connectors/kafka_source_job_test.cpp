@@ -86,9 +86,11 @@ class KafkaSourceJobTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // `count` records "<prefix>-<i>", record i into partition first + i % partitions.
-  void Produce(const std::string& topic, const std::string& prefix, int count, int partitions, int first = 0) {
+  void Produce(const std::string& topic, const std::string& prefix, int count, int partitions,
+               int first = 0) {
     std::vector<KafkaRecord> records;
-    for (int i = 0; i < count; ++i) records.push_back({first + i % partitions, "", fmt::format("{}-{}", prefix, i), -1});
+    for (int i = 0; i < count; ++i)
+      records.push_back({first + i % partitions, "", fmt::format("{}-{}", prefix, i), -1});
     Status s = env_.Produce(topic, records);
     ASSERT_TRUE(s.ok()) << s.ToString();
   }
@@ -110,8 +112,10 @@ TEST_F(KafkaSourceJobTest, PartitionsAddedWhileRunningAreReadExactlyOnce) {
   ASSERT_TRUE(topic.ok()) << topic.status().ToString();
   Produce(*topic, "before", 40, 2);
   RunningJob run;
-  run.Start(Options(), {.brokers = env_.brokers(), .topic = *topic, .partition_discovery_interval_ms = 300});
-  ASSERT_TRUE(run.WaitFor([](const auto& r) { return r.size() >= 40; })) << run.out->size() << " of 40 before";
+  run.Start(Options(),
+            {.brokers = env_.brokers(), .topic = *topic, .partition_discovery_interval_ms = 300});
+  ASSERT_TRUE(run.WaitFor([](const auto& r) { return r.size() >= 40; }))
+      << run.out->size() << " of 40 before";
   // Two new partitions (one for each subtask) while the job runs, then records in all four.
   Status grown = env_.AddPartitions(*topic, 4);
   ASSERT_TRUE(grown.ok()) << grown.ToString();
@@ -122,8 +126,10 @@ TEST_F(KafkaSourceJobTest, PartitionsAddedWhileRunningAreReadExactlyOnce) {
   ASSERT_TRUE(st.ok()) << st.ToString();
   std::map<std::string, int> got = CountOf(run.out->Records());
   EXPECT_TRUE(complete) << "read " << run.out->size() << " of 140 records";
-  for (const auto& [prefix, n] : std::map<std::string, int>{{"before", 40}, {"old-partitions", 40}, {"new-partitions", 60}}) {
-    for (int i = 0; i < n; ++i) EXPECT_EQ(got[fmt::format("{}-{}", prefix, i)], 1) << prefix << "-" << i;
+  for (const auto& [prefix, n] :
+       std::map<std::string, int>{{"before", 40}, {"old-partitions", 40}, {"new-partitions", 60}}) {
+    for (int i = 0; i < n; ++i)
+      EXPECT_EQ(got[fmt::format("{}-{}", prefix, i)], 1) << prefix << "-" << i;
   }
   EXPECT_EQ(got.size(), 140u);
 }
@@ -139,7 +145,8 @@ TEST_F(KafkaSourceJobTest, LatestStartIsKeptAcrossACrashBeforeTheFirstCheckpoint
   o.checkpoint.state_dir = (dir_ / "state").string();
   o.checkpoint.interval_ms = 3600000;  // no checkpoint completes in either run
   o.checkpoint.options.interval_ms = 3600000;
-  const KafkaSourceOptions source{.brokers = env_.brokers(), .topic = *topic, .start = KafkaStart::kLatest};
+  const KafkaSourceOptions source{
+      .brokers = env_.brokers(), .topic = *topic, .start = KafkaStart::kLatest};
 
   pid_t pid = ::fork();
   ASSERT_GE(pid, 0);
@@ -149,7 +156,8 @@ TEST_F(KafkaSourceJobTest, LatestStartIsKeptAcrossACrashBeforeTheFirstCheckpoint
     // Probes until the job reads one: its source has resolved `latest` by then.
     bool reading = false;
     for (int round = 0; round < 300 && !reading; ++round) {
-      std::vector<KafkaRecord> probe{{0, "", fmt::format("probe-{}-0", round), -1}, {1, "", fmt::format("probe-{}-1", round), -1}};
+      std::vector<KafkaRecord> probe{{0, "", fmt::format("probe-{}-0", round), -1},
+                                     {1, "", fmt::format("probe-{}-1", round), -1}};
       if (!env_.Produce(*topic, probe).ok()) ::_exit(71);
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       reading = run.out->size() > 0;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -11,7 +12,6 @@
 #include <optional>
 #include <string>
 #include <thread>
-#include <unistd.h>
 
 #include "flow/runtime/checkpoint/recovery.h"
 #include "flow/runtime/engine/job.h"

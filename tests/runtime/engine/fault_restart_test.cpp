@@ -65,11 +65,14 @@ TEST_F(FaultConfig, BadErrorEntriesNameTheEntryAndTheReason) {
 TEST_F(FaultConfig, AnErrorEntryFailsItsNthHitOnce) {
   ASSERT_TRUE(ConfigureFaults("error:before-batch:count:1:2").ok());
   EXPECT_TRUE(FaultPointStatus("before-batch", "count", 1).ok());
-  EXPECT_TRUE(FaultPointStatus("before-batch", "other", 1).ok()) << "another operator does not count";
-  EXPECT_TRUE(FaultPointStatus("before-batch", "count", 0).ok()) << "another subtask does not count";
+  EXPECT_TRUE(FaultPointStatus("before-batch", "other", 1).ok())
+      << "another operator does not count";
+  EXPECT_TRUE(FaultPointStatus("before-batch", "count", 0).ok())
+      << "another subtask does not count";
   Status s = FaultPointStatus("before-batch", "count", 1);
   EXPECT_EQ(s.code(), StatusCode::kUnavailable);
-  EXPECT_NE(s.message().find("fault injection: error at before-batch:count:1 (hit 2)"), std::string::npos)
+  EXPECT_NE(s.message().find("fault injection: error at before-batch:count:1 (hit 2)"),
+            std::string::npos)
       << s.ToString();
   for (int i = 0; i < 5; ++i) EXPECT_TRUE(FaultPointStatus("before-batch", "count", 1).ok());
 }
@@ -114,10 +117,12 @@ class FaultRestartTest : public ::testing::Test {
   }
   static void Build(Job& job, Results* results, const std::atomic<bool>* hold = nullptr) {
     // With `hold`: stops at half of each split (idle) until the flag is cleared.
-    const SourceOptions source{.sleep_every = 2, .hold_at = hold != nullptr ? kPerSplit / 2 : 0, .hold = hold};
-    job.Source<int64_t>("splits",
-                        [source](uint32_t s, uint32_t p) { return std::make_unique<SplitSource>(s, p, source); },
-                        WatermarkSpec{.mode = TimeMode::kNone})
+    const SourceOptions source{
+        .sleep_every = 2, .hold_at = hold != nullptr ? kPerSplit / 2 : 0, .hold = hold};
+    job.Source<int64_t>(
+           "splits",
+           [source](uint32_t s, uint32_t p) { return std::make_unique<SplitSource>(s, p, source); },
+           WatermarkSpec{.mode = TimeMode::kNone})
         .KeyBy("key", [](const int64_t& v) { return KeyHash(v); })
         .Then<int64_t>("count", [results] { return std::make_unique<KeyedCount>(results); })
         .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()), 1);
@@ -166,14 +171,16 @@ TEST_F(FaultRestartTest, InjectedErrorRestartsFromTheLastCheckpointWithExactResu
   stop.store(true);
   arm.join();
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(job.metrics().Sum(kMetricRestarts), 1) << "the injected error happened once and was retried";
+  EXPECT_EQ(job.metrics().Sum(kMetricRestarts), 1)
+      << "the injected error happened once and was retried";
   EXPECT_EQ(results.counts, Reference());
   // Counters accumulate over both attempts: what the restored attempt replays is counted again,
   // so they reach at least the input size (a reset would lose the half the restore skipped).
   EXPECT_GE(total(kMetricRecordsIn), kTotal);
   EXPECT_GE(total(kMetricRecordsOut), total(kMetricRecordsIn));
   std::string text = job.metrics().RenderPrometheus();
-  EXPECT_NE(text.find("# HELP flow_records_in_total Records received by an operator subtask"), std::string::npos)
+  EXPECT_NE(text.find("# HELP flow_records_in_total Records received by an operator subtask"),
+            std::string::npos)
       << text;
 }
 
@@ -211,7 +218,8 @@ TEST_F(FaultRestartTest, InjectedErrorWithoutStateDirIsFinal) {
   Build(job, &results);
   Status s = testing::ExecuteWithWatchdog(job);
   EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s.ToString();
-  EXPECT_NE(s.message().find("fault injection: error at before-batch:count:*"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("fault injection: error at before-batch:count:*"), std::string::npos)
+      << s.ToString();
   EXPECT_EQ(job.metrics().Sum(kMetricRestarts), 0);
 }
 
@@ -220,10 +228,13 @@ TEST_F(FaultRestartTest, InjectedErrorWithoutStateDirIsFinal) {
 TEST(MetricsCallbacks, CounterCallbacksRenderAsCounters) {
   MetricsRegistry registry;
   int64_t v = 5;
-  registry.AddCallback("x_total", "a computed counter", {{"operator", "a"}}, [&v] { return v; }, MetricType::kCounter);
+  registry.AddCallback(
+      "x_total", "a computed counter", {{"operator", "a"}}, [&v] { return v; },
+      MetricType::kCounter);
   registry.AddCallback("y", "a computed gauge", {}, [] { return int64_t{1}; });
   std::string text = registry.RenderPrometheus();
-  EXPECT_NE(text.find("# TYPE x_total counter\nx_total{operator=\"a\"} 5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# TYPE x_total counter\nx_total{operator=\"a\"} 5\n"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("# TYPE y gauge\ny 1\n"), std::string::npos) << text;
   registry.ClearCallbacks();
   EXPECT_EQ(registry.RenderPrometheus(), "");

@@ -66,7 +66,9 @@ TEST_P(FailureTest, FailingOperatorCancelsTheWholeJob) {
   Status s = testing::ExecuteWithWatchdog(job);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("operator 'failing' subtask"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find(throws ? "boom from user code" : "record 1234 is bad"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(throws ? "boom from user code" : "record 1234 is bad"),
+            std::string::npos)
+      << s.message();
   EXPECT_EQ(s.code(), throws ? StatusCode::kInternal : StatusCode::kInvalidArgument);
 }
 
@@ -113,9 +115,9 @@ TEST(TaskFailureTest, FailingSinkWithUnboundedUpstreamDoesNotHang) {
   options.parallelism = 2;
   options.channel_capacity = 2;
   Job job(options);
-  job.Source<int64_t>("gen", Endless(&produced))
-      .Rebalance()
-      .Sink("sink", [](uint32_t, uint32_t) { return std::make_unique<FailingSink>(); });
+  job.Source<int64_t>("gen", Endless(&produced)).Rebalance().Sink("sink", [](uint32_t, uint32_t) {
+    return std::make_unique<FailingSink>();
+  });
   Status s = testing::ExecuteWithWatchdog(job);
   EXPECT_EQ(s.code(), StatusCode::kUnavailable);
   EXPECT_NE(s.message().find("operator 'sink'"), std::string::npos) << s.message();
@@ -124,9 +126,10 @@ TEST(TaskFailureTest, FailingSinkWithUnboundedUpstreamDoesNotHang) {
 TEST(TaskFailureTest, ThrowingFactoryIsAnErrorNotACrash) {
   Job job(JobOptions{});
   job.Source<int64_t>("src", VectorSourceFactory(std::vector<int64_t>{1}))
-      .Then<int64_t>("op", []() -> std::unique_ptr<OneInputOperator<int64_t, int64_t>> {
-        throw std::runtime_error("no memory for you");
-      })
+      .Then<int64_t>("op",
+                     []() -> std::unique_ptr<OneInputOperator<int64_t, int64_t>> {
+                       throw std::runtime_error("no memory for you");
+                     })
       .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()));
   Status s = testing::ExecuteWithWatchdog(job);
   EXPECT_EQ(s.code(), StatusCode::kInternal);
@@ -145,7 +148,8 @@ class SlowSink final : public SinkFunction<int64_t> {
   explicit SlowSink(Flow* f) : f_(f) {}
   Status Write(const Batch<int64_t>& b) override {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    int64_t consumed = f_->consumed.fetch_add(static_cast<int64_t>(b.size())) + static_cast<int64_t>(b.size());
+    int64_t consumed =
+        f_->consumed.fetch_add(static_cast<int64_t>(b.size())) + static_cast<int64_t>(b.size());
     int64_t in_flight = f_->produced.load() - consumed;
     int64_t prev = f_->max_in_flight.load();
     while (in_flight > prev && !f_->max_in_flight.compare_exchange_weak(prev, in_flight)) {
@@ -224,9 +228,7 @@ class CountingSink final : public SinkFunction<int64_t> {
     flushed_ = true;
     return Status::Ok();
   }
-  void Close() override {
-    std::fprintf(stderr, "sink closed flushed=%d\n", flushed_ ? 1 : 0);
-  }
+  void Close() override { std::fprintf(stderr, "sink closed flushed=%d\n", flushed_ ? 1 : 0); }
 
  private:
   SignalState* s_;
@@ -243,10 +245,12 @@ int RunSignalledJob() {
                           return true;
                         }))
         .Rebalance()
-        .Sink("count", [](uint32_t, uint32_t) { return std::make_unique<CountingSink>(&state); }, 1);
+        .Sink(
+            "count", [](uint32_t, uint32_t) { return std::make_unique<CountingSink>(&state); }, 1);
     return Status::Ok();
   });
-  std::fprintf(stderr, "drained=%s\n", state.produced.load() == state.written.load() ? "yes" : "no");
+  std::fprintf(stderr, "drained=%s\n",
+               state.produced.load() == state.written.load() ? "yes" : "no");
   return rc;
 }
 

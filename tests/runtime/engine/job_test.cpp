@@ -30,7 +30,9 @@ struct Count {
   KeyGroupRange groups;
 };
 
-uint64_t UserHash(const Click& c) { return StableHash(c.user); }
+uint64_t UserHash(const Click& c) {
+  return StableHash(c.user);
+}
 
 // A keyed running count: emits (user, count so far, sum so far) for every input record.
 class RunningCount final : public OneInputOperator<Click, Count> {
@@ -104,7 +106,8 @@ TEST_P(KeyedCountTest, MatchesReferencePerKey) {
   EXPECT_EQ(got, want);
   for (auto& [user, seen] : counts_seen) {
     std::sort(seen.begin(), seen.end());
-    for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], static_cast<int64_t>(i + 1)) << "user " << user;
+    for (size_t i = 0; i < seen.size(); ++i)
+      ASSERT_EQ(seen[i], static_cast<int64_t>(i + 1)) << "user " << user;
   }
 }
 
@@ -155,8 +158,12 @@ TEST(JobTest, FanOutFeedsEveryConsumer) {
   auto evens = std::make_shared<Collected<int64_t>>();
   auto rebalanced = std::make_shared<Collected<int64_t>>();
   auto s = job.Source<int64_t>("nums", VectorSourceFactory(in));
-  s.Map<int64_t>("double", [](const int64_t& v) { return v * 2; }).Sink("d", CollectingSinkFactory(doubled));
-  s.Filter("even", [](const int64_t& v) { return v % 2 == 0; }).Sink("e", CollectingSinkFactory(evens));
+  s.Map<int64_t>("double", [](const int64_t& v) {
+     return v * 2;
+   }).Sink("d", CollectingSinkFactory(doubled));
+  s.Filter("even", [](const int64_t& v) {
+     return v % 2 == 0;
+   }).Sink("e", CollectingSinkFactory(evens));
   s.Rebalance().Sink("r", CollectingSinkFactory(rebalanced), 3);
   ASSERT_TRUE(testing::ExecuteWithWatchdog(job).ok());
   std::vector<int64_t> want_d, want_e;
@@ -207,12 +214,14 @@ TEST(JobTest, ChainFunctionAndFlatMap) {
   std::vector<TimestampMs> ts = {10, 20, 30, 40};
   auto out = std::make_shared<Collected<int64_t>>();
   job.Source<int64_t>("nums", VectorSourceFactory(in, ts))
-      .FlatMap<int64_t>("explode", [](const int64_t& v, auto& emit) {
-        for (int64_t k = 0; k < v; ++k) emit(v * 10 + k);
-      })
-      .Chain<int64_t>("fused", [](const int64_t& v, TimestampMs t, Output<int64_t>& o) {
-        if (v % 10 != 1) o.Emit(v + t * 1000, t);
-      })
+      .FlatMap<int64_t>("explode",
+                        [](const int64_t& v, auto& emit) {
+                          for (int64_t k = 0; k < v; ++k) emit(v * 10 + k);
+                        })
+      .Chain<int64_t>("fused",
+                      [](const int64_t& v, TimestampMs t, Output<int64_t>& o) {
+                        if (v % 10 != 1) o.Emit(v + t * 1000, t);
+                      })
       .Sink("collect", CollectingSinkFactory(out));
   ASSERT_TRUE(testing::ExecuteWithWatchdog(job).ok());
   std::vector<std::pair<int64_t, TimestampMs>> got, want;
@@ -258,7 +267,9 @@ TEST(JobTest, ConnectedKeyedStreamsJoin) {
   auto out = std::make_shared<Collected<int64_t>>();
   auto l = job.Source<Click>("left", VectorSourceFactory(left)).KeyBy("user", UserHash);
   auto r = job.Source<Click>("right", VectorSourceFactory(right), {}, 2).KeyBy("user", UserHash);
-  Connect(l, r).Then<int64_t>("join", [] { return std::make_unique<PairJoin>(); }).Sink("collect", CollectingSinkFactory(out));
+  Connect(l, r)
+      .Then<int64_t>("join", [] { return std::make_unique<PairJoin>(); })
+      .Sink("collect", CollectingSinkFactory(out));
   ASSERT_TRUE(testing::ExecuteWithWatchdog(job).ok());
   std::vector<int64_t> want;
   for (const Click& a : left) {

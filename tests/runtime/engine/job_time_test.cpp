@@ -35,7 +35,8 @@ std::string Tag(char kind, int64_t v) {
 // Emits one record per poll from `timestamps`, then reports kIdle until `until` holds, then ends.
 class ScriptedSource final : public SourceFunction<int64_t> {
  public:
-  ScriptedSource(std::vector<TimestampMs> timestamps, std::function<bool()> until, std::function<void()> on_end)
+  ScriptedSource(std::vector<TimestampMs> timestamps, std::function<bool()> until,
+                 std::function<void()> on_end)
       : ts_(std::move(timestamps)), until_(std::move(until)), on_end_(std::move(on_end)) {}
   Result<PollResult> PollBatch(Batch<int64_t>& out, size_t) override {
     if (next_ < ts_.size()) {
@@ -55,7 +56,8 @@ class ScriptedSource final : public SourceFunction<int64_t> {
   std::function<bool()> until_;
   std::function<void()> on_end_;
   size_t next_ = 0;
-  std::chrono::steady_clock::time_point give_up_ = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::chrono::steady_clock::time_point give_up_ =
+      std::chrono::steady_clock::now() + std::chrono::seconds(20);
 };
 
 class RecordWatermarks final : public OneInputOperator<int64_t, int64_t> {
@@ -86,24 +88,29 @@ TEST(JobTimeTest, OperatorSeesMinimumOfChannelWatermarks) {
   JobOptions options;
   options.parallelism = 2;
   Job job(options);
-  SourceFactory<int64_t> factory = [&script](uint32_t subtask, uint32_t) -> std::unique_ptr<SourceFunction<int64_t>> {
+  SourceFactory<int64_t> factory = [&script](uint32_t subtask,
+                                             uint32_t) -> std::unique_ptr<SourceFunction<int64_t>> {
     if (subtask == 0) {
-      return std::make_unique<ScriptedSource>(std::vector<TimestampMs>{100, 200, 300},
-                                              [&script] { return script.observed.load() >= 299; },
-                                              [&script] { script.sub0_open = false; });
+      return std::make_unique<ScriptedSource>(
+          std::vector<TimestampMs>{100, 200, 300},
+          [&script] { return script.observed.load() >= 299; },
+          [&script] { script.sub0_open = false; });
     }
-    return std::make_unique<ScriptedSource>(std::vector<TimestampMs>{1000, 2000, 3000},
-                                            [&script] { return script.observed.load() >= 2999; }, nullptr);
+    return std::make_unique<ScriptedSource>(
+        std::vector<TimestampMs>{1000, 2000, 3000},
+        [&script] { return script.observed.load() >= 2999; }, nullptr);
   };
   job.Source<int64_t>("src", factory, EveryBatch())
       .Rebalance()
-      .Then<int64_t>("record", [&script] { return std::make_unique<RecordWatermarks>(&script); }, 1)
+      .Then<int64_t>(
+          "record", [&script] { return std::make_unique<RecordWatermarks>(&script); }, 1)
       .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()), 1);
   ASSERT_TRUE(testing::ExecuteWithWatchdog(job).ok());
 
   std::vector<TimestampMs> wms = script.watermarks;
   ASSERT_GE(wms.size(), 3u);
-  for (size_t i = 1; i < wms.size(); ++i) EXPECT_LT(wms[i - 1], wms[i]) << "watermarks must increase";
+  for (size_t i = 1; i < wms.size(); ++i)
+    EXPECT_LT(wms[i - 1], wms[i]) << "watermarks must increase";
   // While subtask 0 (max event time 300) was open, no watermark passed 299.
   for (size_t i = 0; i < wms.size(); ++i) {
     if (script.sub0_open_at[i]) {
@@ -120,19 +127,22 @@ TEST(JobTimeTest, IdleSourceSubtaskDoesNotHoldBackWatermark) {
   JobOptions options;
   options.parallelism = 2;
   Job job(options);
-  SourceFactory<int64_t> factory = [&script](uint32_t subtask, uint32_t) -> std::unique_ptr<SourceFunction<int64_t>> {
+  SourceFactory<int64_t> factory = [&script](uint32_t subtask,
+                                             uint32_t) -> std::unique_ptr<SourceFunction<int64_t>> {
     if (subtask == 0) {
       // One early record, then silence until the others' watermark got through.
-      return std::make_unique<ScriptedSource>(std::vector<TimestampMs>{100},
-                                              [&script] { return script.observed.load() >= 4999; },
-                                              [&script] { script.sub0_open = false; });
+      return std::make_unique<ScriptedSource>(
+          std::vector<TimestampMs>{100}, [&script] { return script.observed.load() >= 4999; },
+          [&script] { script.sub0_open = false; });
     }
-    return std::make_unique<ScriptedSource>(std::vector<TimestampMs>{1000, 2000, 3000, 4000, 5000},
-                                            [&script] { return script.observed.load() >= 4999; }, nullptr);
+    return std::make_unique<ScriptedSource>(
+        std::vector<TimestampMs>{1000, 2000, 3000, 4000, 5000},
+        [&script] { return script.observed.load() >= 4999; }, nullptr);
   };
   job.Source<int64_t>("src", factory, EveryBatch(/*idle_timeout=*/20))
       .Rebalance()
-      .Then<int64_t>("record", [&script] { return std::make_unique<RecordWatermarks>(&script); }, 1)
+      .Then<int64_t>(
+          "record", [&script] { return std::make_unique<RecordWatermarks>(&script); }, 1)
       .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()), 1);
   ASSERT_TRUE(testing::ExecuteWithWatchdog(job).ok());
   auto it = std::find(script.watermarks.begin(), script.watermarks.end(), 4999);

@@ -54,8 +54,10 @@ TEST(MetricsServerTest, AnswersMetricsAndHealth) {
   std::string ok = HttpRequest(server.port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << ok;
   EXPECT_NE(ok.find("text/plain; version=0.0.4"), std::string::npos);
-  EXPECT_NE(ok.find("\r\n\r\n# HELP flow_test_total t\n# TYPE flow_test_total counter\nflow_test_total 3\n"),
-            std::string::npos)
+  EXPECT_NE(
+      ok.find(
+          "\r\n\r\n# HELP flow_test_total t\n# TYPE flow_test_total counter\nflow_test_total 3\n"),
+      std::string::npos)
       << ok;
   EXPECT_EQ(HttpRequest(server.port(), "GET / HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404", 0), 0u);
   EXPECT_EQ(HttpRequest(server.port(), "GET /healthz HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 200", 0),
@@ -109,7 +111,8 @@ TEST(JobMetricsTest, RunningJobServesItsMetrics) {
   auto out = std::make_shared<Collected<int64_t>>();
   job.Source<int64_t>("gen", GeneratorSourceFactory<int64_t>([&produced](uint64_t i, int64_t* v) {
                         *v = static_cast<int64_t>(i);
-                        return produced.fetch_add(1) < 1000000;  // ends eventually even if the test breaks
+                        return produced.fetch_add(1) <
+                               1000000;  // ends eventually even if the test breaks
                       }))
       .Map<int64_t>("ident", [](const int64_t& v) { return v; })
       .Sink("collect", CollectingSinkFactory(out));

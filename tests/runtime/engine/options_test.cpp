@@ -196,8 +196,8 @@ TEST(RunMainTest, BuildErrorFromBadParameterValueExits2) {
 }
 
 TEST(OptionsTest, ForwardsCheckpointFlags) {
-  auto r = Parse({"--state-dir", "/tmp/flow-state", "--checkpoint-interval=250ms", "--restore", "none",
-                  "--parallelism", "2", "--retained-checkpoints", "5"});
+  auto r = Parse({"--state-dir", "/tmp/flow-state", "--checkpoint-interval=250ms", "--restore",
+                  "none", "--parallelism", "2", "--retained-checkpoints", "5"});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   const CheckpointFlags& c = r->options.checkpoint;
   EXPECT_EQ(c.state_dir, "/tmp/flow-state");
@@ -233,13 +233,15 @@ TEST(OptionsTest, UsageListsCheckpointFlags) {
 }
 
 TEST(LogTest, LineFormat) {
-  std::string line = FormatLogLine(LogLevel::kWarn, "engine", "task failed",
-                                   {{"task", "window"}, {"subtask", "2"}, {"error", "bad \"x\" here"}});
+  std::string line =
+      FormatLogLine(LogLevel::kWarn, "engine", "task failed",
+                    {{"task", "window"}, {"subtask", "2"}, {"error", "bad \"x\" here"}});
   // "<ts> WARN engine task failed task=window subtask=2 error=\"bad \\\"x\\\" here\""
   ASSERT_GT(line.size(), 25u);
   EXPECT_EQ(line[4], '-');
   EXPECT_EQ(line[23], 'Z');
-  EXPECT_EQ(line.substr(25), "WARN engine task failed task=window subtask=2 error=\"bad \\\"x\\\" here\"");
+  EXPECT_EQ(line.substr(25),
+            "WARN engine task failed task=window subtask=2 error=\"bad \\\"x\\\" here\"");
 }
 
 // One JSON object per line, for log collectors; written out by hand from RFC 8259's escapes.

@@ -147,7 +147,8 @@ struct Row {
   int64_t count = 0;
   int64_t sum = 0;
   bool operator<(const Row& o) const {
-    return std::tie(user, start, end, count, sum) < std::tie(o.user, o.start, o.end, o.count, o.sum);
+    return std::tie(user, start, end, count, sum) <
+           std::tie(o.user, o.start, o.end, o.count, o.sum);
   }
   bool operator==(const Row& o) const = default;
 };
@@ -179,7 +180,9 @@ struct CountSum {
   }
 };
 
-std::string UserOf(const Event& e) { return e.user; }
+std::string UserOf(const Event& e) {
+  return e.user;
+}
 
 // Records the test hands to a running source, which stays open (idle) until Close().
 class Feed {
@@ -248,11 +251,13 @@ void BuildWindowJob(Job& job, std::shared_ptr<Feed> feed, std::shared_ptr<Collec
   config.processing_time = true;
   using Tumbling = exec::WindowAggregateAdapter<std::string, Event, CountSum, Row>;
   using Session = exec::SessionWindowAdapter<std::string, Event, CountSum, Row>;
-  auto make_row = [](const std::string& user, TimestampMs start, TimestampMs end, const CountSum& acc) {
+  auto make_row = [](const std::string& user, TimestampMs start, TimestampMs end,
+                     const CountSum& acc) {
     return Row{user, start, end, acc.count, acc.sum};
   };
-  job.Source<Event>("feed", [feed](uint32_t, uint32_t) { return std::make_unique<FeedSource>(feed); },
-                    WatermarkSpec{.mode = TimeMode::kNone}, 1)
+  job.Source<Event>(
+         "feed", [feed](uint32_t, uint32_t) { return std::make_unique<FeedSource>(feed); },
+         WatermarkSpec{.mode = TimeMode::kNone}, 1)
       .KeyBy("user", exec::KeyHashOf<std::string>(&UserOf))
       .Then<Row>("window",
                  [config, make_row, session]() -> std::unique_ptr<OneInputOperator<Event, Row>> {
@@ -273,7 +278,8 @@ JobOptions ClockOptions(uint32_t parallelism, std::shared_ptr<ManualClock> clock
 // watch `rows`; Wait after closing the feed or requesting a stop. `queued`: records in the feed
 // before the job starts (a restored source skips what it had already taken).
 struct RunningWindowJob {
-  explicit RunningWindowJob(const JobOptions& options, bool session = false, std::vector<Event> queued = {})
+  explicit RunningWindowJob(const JobOptions& options, bool session = false,
+                            std::vector<Event> queued = {})
       : job(options) {
     feed->Push(std::move(queued));
     BuildWindowJob(job, feed, rows, session);
@@ -301,7 +307,10 @@ struct RunningWindowJob {
 int64_t WindowRecordsIn(Job& job, uint32_t parallelism) {
   int64_t n = 0;
   for (uint32_t i = 0; i < parallelism; ++i) {
-    n += job.metrics().Counter(kMetricRecordsIn, "", {{"operator", "window"}, {"subtask", std::to_string(i)}})->value();
+    n +=
+        job.metrics()
+            .Counter(kMetricRecordsIn, "", {{"operator", "window"}, {"subtask", std::to_string(i)}})
+            ->value();
   }
   return n;
 }
@@ -318,7 +327,8 @@ std::vector<Row> RowsOf(const Collected<Row>& c) {
 }
 
 // Random events over `keys` users; adds the window [start, start + kSize) they fall in to `want`.
-std::vector<Event> MakeEvents(std::mt19937& rng, int n, int keys, TimestampMs start, std::vector<Row>* want) {
+std::vector<Event> MakeEvents(std::mt19937& rng, int n, int keys, TimestampMs start,
+                              std::vector<Row>* want) {
   std::map<std::string, Row> per_user;
   std::vector<Event> events;
   for (int i = 0; i < n; ++i) {
@@ -356,7 +366,8 @@ TEST_P(ProcessingTimeJob, WindowsFireWhenTheClockPassesTheirEndWithoutFurtherInp
 
   // No record and no watermark follows: only the clock moves past the end.
   clock->Set(kStart + kSize);
-  ASSERT_TRUE(WaitFor([&] { return rows->Items().size() == want.size(); }, "the first window to fire"));
+  ASSERT_TRUE(
+      WaitFor([&] { return rows->Items().size() == want.size(); }, "the first window to fire"));
   EXPECT_EQ(RowsOf(*rows), Sorted(want));
 
   // A second window, fed while the first is done, fires the same way.
@@ -364,12 +375,14 @@ TEST_P(ProcessingTimeJob, WindowsFireWhenTheClockPassesTheirEndWithoutFurtherInp
   feed->Push(MakeEvents(rng, 400, 11, kStart + kSize, &want));
   ASSERT_TRUE(WaitFor([&] { return g_added.load() == 1000; }, "the window to take 1000 records"));
   clock->Advance(500);
-  ASSERT_TRUE(WaitFor([&] { return rows->Items().size() == want.size(); }, "the second window to fire"));
+  ASSERT_TRUE(
+      WaitFor([&] { return rows->Items().size() == want.size(); }, "the second window to fire"));
   EXPECT_EQ(RowsOf(*rows), Sorted(want));
 
   Status s = run.CloseAndWait();
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(RowsOf(*rows), Sorted(want)) << "each window fires once, nothing is left at end of input";
+  EXPECT_EQ(RowsOf(*rows), Sorted(want))
+      << "each window fires once, nothing is left at end of input";
 }
 
 // At clock c records stamped c may still arrive, so a window ending at e fires at clock e, not
@@ -421,7 +434,8 @@ TEST_P(ProcessingTimeJob, SessionsCloseWhenTheClockPassesTheGap) {
   ASSERT_TRUE(WaitFor([&] { return g_added.load() == 300; }, "the sessions to take 300 records"));
   EXPECT_TRUE(rows->Items().empty());
   clock->Set(t0 + kSize);
-  ASSERT_TRUE(WaitFor([&] { return rows->Items().size() == want.size(); }, "the sessions to close"));
+  ASSERT_TRUE(
+      WaitFor([&] { return rows->Items().size() == want.size(); }, "the sessions to close"));
   EXPECT_EQ(RowsOf(*rows), Sorted(want));
   Status s = run.CloseAndWait();
   ASSERT_TRUE(s.ok()) << s.ToString();
@@ -466,12 +480,13 @@ TEST_F(ProcessingTimeRestore, RestoredWindowsWhoseEndPassedFirePromptly) {
     options.checkpoint.options.interval_ms = 20;
     RunningWindowJob run(options);
     run.feed->Push(events);
-    ASSERT_TRUE(
-        WaitFor([&] { return WindowRecordsIn(run.job, kParallelism) == 500; }, "the window to take the records"));
+    ASSERT_TRUE(WaitFor([&] { return WindowRecordsIn(run.job, kParallelism) == 500; },
+                        "the window to take the records"));
     // At most one checkpoint is in flight, so the one after it was triggered after the records
     // reached the window: its snapshot holds the open window.
     const int64_t after = MaxCheckpoint(false) + 2;
-    ASSERT_TRUE(WaitFor([&] { return MaxCheckpoint(true) >= after; }, "a checkpoint holding the window"));
+    ASSERT_TRUE(
+        WaitFor([&] { return MaxCheckpoint(true) >= after; }, "a checkpoint holding the window"));
     run.job.RequestStop();  // not drained: the window does not fire
     Status s = run.Wait();
     ASSERT_TRUE(s.ok()) << s.ToString();
@@ -483,7 +498,8 @@ TEST_F(ProcessingTimeRestore, RestoredWindowsWhoseEndPassedFirePromptly) {
   options.checkpoint.state_dir = dir_.string();
   RunningWindowJob run(options, /*session=*/false, events);  // the restored position skips them all
   auto& rows = run.rows;
-  ASSERT_TRUE(WaitFor([&] { return rows->Items().size() >= want.size(); }, "the restored window to fire"));
+  ASSERT_TRUE(
+      WaitFor([&] { return rows->Items().size() >= want.size(); }, "the restored window to fire"));
   EXPECT_EQ(WindowRecordsIn(run.job, kParallelism), 0) << "the window fired without input";
   EXPECT_EQ(RowsOf(*rows), Sorted(want));
   Status s = run.CloseAndWait();

@@ -18,7 +18,8 @@ class LinesSource final : public RawSource {
   explicit LinesSource(std::vector<std::string> lines) : lines_(std::move(lines)) {}
   Status Open(uint32_t, uint32_t) override { return Status::Ok(); }
   Result<PollResult> Poll(std::vector<RawRecord>* out, size_t max_records, int) override {
-    for (size_t n = 0; n < std::min<size_t>(max_records, 2) && next_ < lines_.size(); ++n, ++next_) {
+    for (size_t n = 0; n < std::min<size_t>(max_records, 2) && next_ < lines_.size();
+         ++n, ++next_) {
       RawRecord r;
       r.payload = lines_[next_];
       r.offset = static_cast<int64_t>(next_ + 1);
@@ -64,8 +65,10 @@ TEST(RawSourceAdapterTest, FailPolicyNamesTheLocation) {
       .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()));
   Status s = testing::ExecuteWithWatchdog(job);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("operator 'numbers' subtask 0: cannot decode file test.txt line 3: not an integer: 'x3'"),
-            std::string::npos)
+  EXPECT_NE(
+      s.message().find(
+          "operator 'numbers' subtask 0: cannot decode file test.txt line 3: not an integer: 'x3'"),
+      std::string::npos)
       << s.message();
 }
 
@@ -82,7 +85,8 @@ TEST(RawSourceAdapterTest, SkipPolicyDropsAndCounts) {
   std::vector<std::pair<int64_t, TimestampMs>> got;
   for (const auto& i : out->Items()) got.emplace_back(i.record, i.ts);
   // The raw timestamp travels with each record.
-  EXPECT_EQ(got, (std::vector<std::pair<int64_t, TimestampMs>>{{1, 1000}, {2, 1001}, {4, 1003}, {5, 1004}}));
+  EXPECT_EQ(got, (std::vector<std::pair<int64_t, TimestampMs>>{
+                     {1, 1000}, {2, 1001}, {4, 1003}, {5, 1004}}));
   EXPECT_EQ(job.metrics().Sum("flow_decode_errors_total"), 1);
   EXPECT_EQ(job.metrics().Sum("flow_bytes_in_total"), 1 + 1 + 2 + 1 + 1);
 }
@@ -144,12 +148,13 @@ TEST(RawSinkAdapterTest, EncodesEveryRecordAndFlushesAtEnd) {
   Job job(options);
   Written w;
   job.Source<int64_t>("nums", VectorSourceFactory(std::vector<int64_t>{1, 2, 3}, {10, 20, 30}))
-      .Sink("out", RawSinkAdapter<int64_t>([&w] { return std::make_unique<MemorySink>(&w); },
-                                           [](const int64_t& v, std::string* key, std::string* payload) {
-                                             *key = 'k';
-                                             *key += std::to_string(v);
-                                             *payload = std::to_string(v * v);
-                                           }));
+      .Sink("out",
+            RawSinkAdapter<int64_t>([&w] { return std::make_unique<MemorySink>(&w); },
+                                    [](const int64_t& v, std::string* key, std::string* payload) {
+                                      *key = 'k';
+                                      *key += std::to_string(v);
+                                      *payload = std::to_string(v * v);
+                                    }));
   ASSERT_TRUE(testing::ExecuteWithWatchdog(job).ok());
   std::sort(w.rows.begin(), w.rows.end());
   EXPECT_EQ(w.rows, (std::vector<std::string>{"k1=1@10", "k2=4@20", "k3=9@30"}));

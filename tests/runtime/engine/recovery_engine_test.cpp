@@ -42,21 +42,25 @@ struct RunSpec {
 };
 
 // Runs split source -> key by -> KeyedCount; fills *results from Finish; *restarts from metrics.
-Status RunKeyedJob(const RunSpec& spec, Results* results, int64_t* restarts, Job** running = nullptr) {
+Status RunKeyedJob(const RunSpec& spec, Results* results, int64_t* restarts,
+                   Job** running = nullptr) {
   JobOptions options;
   options.parallelism = spec.parallelism;
   options.checkpoint = spec.flags;
   Job job(options);
   if (running != nullptr) *running = &job;
   const SourceOptions source{.sleep_every = spec.sleep_every, .hold_at = spec.hold_at};
-  job.Source<int64_t>("splits",
-                      [source](uint32_t s, uint32_t p) { return std::make_unique<SplitSource>(s, p, source); },
-                      WatermarkSpec{.mode = TimeMode::kNone})
+  job.Source<int64_t>(
+         "splits",
+         [source](uint32_t s, uint32_t p) { return std::make_unique<SplitSource>(s, p, source); },
+         WatermarkSpec{.mode = TimeMode::kNone})
       .KeyBy("key", [](const int64_t& v) { return KeyHash(v); })
       .Then<int64_t>("count",
                      [results, spec] {
-                       return std::make_unique<KeyedCount>(
-                           results, FailSpec{.budget = spec.fail_budget, .status = spec.fail, .after = spec.fail_after});
+                       return std::make_unique<KeyedCount>(results,
+                                                           FailSpec{.budget = spec.fail_budget,
+                                                                    .status = spec.fail,
+                                                                    .after = spec.fail_after});
                      })
       .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()), 1);
   Status s = testing::ExecuteWithWatchdog(job);
@@ -205,7 +209,8 @@ TEST_P(RescaleTest, RestoresKeyedStateAndSplitsAtAnotherParallelism) {
   Results results;
   s = RunKeyedJob(second, &results, nullptr);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(results.counts, Reference()) << "restored " << checkpoint << " at parallelism " << GetParam();
+  EXPECT_EQ(results.counts, Reference())
+      << "restored " << checkpoint << " at parallelism " << GetParam();
 }
 
 INSTANTIATE_TEST_SUITE_P(Parallelism, RescaleTest, ::testing::Values(2u, 8u, 4u));
@@ -255,7 +260,8 @@ TEST_F(EngineRecoveryTest, SourceThatCannotRescaleGivesAClearError) {
       *out = static_cast<int64_t>(i);
       return true;
     };
-    job.Source<int64_t>("numbers", GeneratorSourceFactory<int64_t>(gen), WatermarkSpec{.mode = TimeMode::kNone})
+    job.Source<int64_t>("numbers", GeneratorSourceFactory<int64_t>(gen),
+                        WatermarkSpec{.mode = TimeMode::kNone})
         .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()));
     std::thread stopper([&] {
       for (int i = 0; i < 2000 && !fs::exists(dir_ / "chk-2" / "_metadata"); ++i) {
@@ -276,11 +282,13 @@ TEST_F(EngineRecoveryTest, SourceThatCannotRescaleGivesAClearError) {
     *out = static_cast<int64_t>(i);
     return i < 4000;
   };
-  job.Source<int64_t>("numbers", GeneratorSourceFactory<int64_t>(gen), WatermarkSpec{.mode = TimeMode::kNone})
+  job.Source<int64_t>("numbers", GeneratorSourceFactory<int64_t>(gen),
+                      WatermarkSpec{.mode = TimeMode::kNone})
       .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()));
   Status s = testing::ExecuteWithWatchdog(job);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
-  EXPECT_NE(s.message().find("cannot restore positions taken at parallelism 2"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("cannot restore positions taken at parallelism 2"), std::string::npos)
+      << s.ToString();
   EXPECT_NE(s.message().find("--parallelism 2"), std::string::npos) << s.ToString();
 }
 

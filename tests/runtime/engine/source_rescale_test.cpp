@@ -64,8 +64,8 @@ class FileSourceRescaleTest : public ::testing::Test {
 
   // Runs `parallelism` subtasks from `old` (empty: fresh), polling each `polls` times (-1: to
   // the end); returns their positions.
-  std::vector<OldSourcePosition> Run(const std::vector<OldSourcePosition>& old, uint32_t old_p, uint32_t p,
-                                     std::vector<int> polls) {
+  std::vector<OldSourcePosition> Run(const std::vector<OldSourcePosition>& old, uint32_t old_p,
+                                     uint32_t p, std::vector<int> polls) {
     std::vector<OldSourcePosition> next(p);
     for (uint32_t s = 0; s < p; ++s) {
       auto src = Open(s, p);

@@ -25,9 +25,13 @@ constexpr int64_t kKeys = 53;
 constexpr int64_t kTotal = kSplits * kPerSplit;
 
 // The value of record `i` of split `s` (its key is value % kKeys).
-inline int64_t ValueOf(uint32_t s, int64_t i) { return static_cast<int64_t>(s) * 1000003 + i * 7; }
+inline int64_t ValueOf(uint32_t s, int64_t i) {
+  return static_cast<int64_t>(s) * 1000003 + i * 7;
+}
 
-inline uint64_t KeyHash(int64_t v) { return StableHash(v % kKeys); }
+inline uint64_t KeyHash(int64_t v) {
+  return StableHash(v % kKeys);
+}
 
 struct SourceOptions {
   int sleep_every = 2;  // sleep 1 ms every this many polls (0: never), so runs last a while
@@ -87,7 +91,8 @@ class SplitSource final : public SourceFunction<int64_t> {
     }
     return Status::Ok();
   }
-  Status RestoreRescaled(const std::vector<OldSourcePosition>& old, uint32_t old_parallelism) override {
+  Status RestoreRescaled(const std::vector<OldSourcePosition>& old,
+                         uint32_t old_parallelism) override {
     for (const OldSourcePosition& o : old) {
       if (o.finished) {
         for (uint32_t s = o.subtask; s < kSplits; s += old_parallelism) {
@@ -123,7 +128,8 @@ struct FailSpec {
 // Keyed running count; the map is its state. RestoreState keeps only the owned key groups.
 class KeyedCount final : public OneInputOperator<int64_t, int64_t> {
  public:
-  explicit KeyedCount(Results* results, FailSpec fail = {}) : results_(results), fail_(std::move(fail)) {}
+  explicit KeyedCount(Results* results, FailSpec fail = {})
+      : results_(results), fail_(std::move(fail)) {}
   Status Open(OperatorContext& ctx) override {
     ctx_ = &ctx;
     return Status::Ok();
@@ -152,7 +158,8 @@ class KeyedCount final : public OneInputOperator<int64_t, int64_t> {
       int64_t k = 0, c = 0;
       FLOW_RETURN_IF_ERROR(in->GetI64(&k));
       FLOW_RETURN_IF_ERROR(in->GetI64(&c));
-      if (ctx_->key_groups.Contains(KeyGroupForHash(StableHash(k), ctx_->max_parallelism))) counts_[k] += c;
+      if (ctx_->key_groups.Contains(KeyGroupForHash(StableHash(k), ctx_->max_parallelism)))
+        counts_[k] += c;
     }
     return Status::Ok();
   }

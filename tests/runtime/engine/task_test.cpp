@@ -58,7 +58,8 @@ struct Element1 {
 };
 
 // Builds an input task over channels pre-filled with `script[i]`, runs it to the end.
-std::vector<std::string> RunScript(const std::vector<std::vector<Element1>>& script, Status* status = nullptr) {
+std::vector<std::string> RunScript(const std::vector<std::vector<Element1>>& script,
+                                   Status* status = nullptr) {
   auto gate = std::make_unique<InputGate>();
   std::vector<std::unique_ptr<Channel<int>>> channels;
   Recorder rec;
@@ -102,7 +103,8 @@ TEST(InputTaskTest, BarrierAlignmentHoldsBackChannelsThatDeliveredIt) {
       {{B, 10}, {B, 11}, {B, 12}, {Bar, 5}, {B, 13}, {End, 1}},
   });
   size_t barrier = IndexOf(ev, "b5");
-  for (const char* before : {"r1", "r10", "r11", "r12"}) EXPECT_LT(IndexOf(ev, before), barrier) << before;
+  for (const char* before : {"r1", "r10", "r11", "r12"})
+    EXPECT_LT(IndexOf(ev, before), barrier) << before;
   for (const char* after : {"r2", "r3", "r13"}) EXPECT_GT(IndexOf(ev, after), barrier) << after;
   EXPECT_EQ(std::count(ev.begin(), ev.end(), "b5"), 1);
   ASSERT_GE(ev.size(), 2u);
@@ -131,7 +133,9 @@ TEST(InputTaskTest, WatermarksAreMinCombinedAndIncreasing) {
   for (size_t i = 1; i < wms.size(); ++i) EXPECT_LT(wms[i - 1], wms[i]);
   // Every emitted value is a channel watermark and never above what both channels had reached:
   // 600 and 500 can only come after channel 0 ended.
-  for (int64_t w : wms) EXPECT_TRUE(w == 100 || w == 200 || w == 250 || w == 300 || w == 400 || w == 500 || w == 600) << w;
+  for (int64_t w : wms)
+    EXPECT_TRUE(w == 100 || w == 200 || w == 250 || w == 300 || w == 400 || w == 500 || w == 600)
+        << w;
   EXPECT_EQ(ev.back(), "e1");
 }
 

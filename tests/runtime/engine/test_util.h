@@ -20,7 +20,8 @@ inline Status ExecuteWithWatchdog(Job& job) {
   if (fut.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
     ADD_FAILURE() << "job did not finish within 60 s";
     job.RequestStop();
-    if (fut.wait_for(std::chrono::seconds(10)) != std::future_status::ready) std::abort();  // a hang: stop here
+    if (fut.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
+      std::abort();  // a hang: stop here
   }
   return fut.get();
 }

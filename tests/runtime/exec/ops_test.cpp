@@ -24,8 +24,12 @@ int KOr(int a, int b) {
   if (a == 0 && b == 0) return 0;
   return -1;
 }
-OB ToOpt(int v) { return v < 0 ? OB() : OB(v == 1); }
-int FromOpt(const OB& v) { return v ? (*v ? 1 : 0) : -1; }
+OB ToOpt(int v) {
+  return v < 0 ? OB() : OB(v == 1);
+}
+int FromOpt(const OB& v) {
+  return v ? (*v ? 1 : 0) : -1;
+}
 
 TEST(OpsTest, ThreeValuedLogicMatchesKleeneTable) {
   for (int a = -1; a <= 1; ++a) {
@@ -87,7 +91,8 @@ TEST(CastTest, FollowsTheLanguageRules) {
   EXPECT_FALSE((Cast<K::kFloat, K::kInt>(std::nan(""))).has_value());
   EXPECT_EQ((Cast<K::kInt, K::kString>(int64_t{-5})), std::optional<std::string>("-5"));
   EXPECT_EQ((Cast<K::kString, K::kBool>(std::string("TRUE"))), std::optional<bool>(true));
-  EXPECT_EQ((Cast<K::kTimestamp, K::kString>(int64_t{0})), std::optional<std::string>("1970-01-01T00:00:00.000Z"));
+  EXPECT_EQ((Cast<K::kTimestamp, K::kString>(int64_t{0})),
+            std::optional<std::string>("1970-01-01T00:00:00.000Z"));
   EXPECT_FALSE((Cast<K::kInt, K::kFloat>(std::optional<int64_t>())).has_value());
 }
 

@@ -30,7 +30,9 @@ struct Row {
   int64_t end = 0;
   int64_t count = 0;
   int64_t sum = 0;
-  bool operator<(const Row& o) const { return std::tie(user, start, count, sum) < std::tie(o.user, o.start, o.count, o.sum); }
+  bool operator<(const Row& o) const {
+    return std::tie(user, start, count, sum) < std::tie(o.user, o.start, o.count, o.sum);
+  }
   bool operator==(const Row& o) const = default;
 };
 
@@ -57,8 +59,12 @@ struct CountSum {
   }
 };
 
-std::string KeyOf(const Event& e) { return e.user; }
-Row MakeRow(const std::string& k, rt::TimestampMs s, rt::TimestampMs e, const CountSum& a) { return Row{k, s, e, a.count, a.sum}; }
+std::string KeyOf(const Event& e) {
+  return e.user;
+}
+Row MakeRow(const std::string& k, rt::TimestampMs s, rt::TimestampMs e, const CountSum& a) {
+  return Row{k, s, e, a.count, a.sum};
+}
 
 struct Input {
   std::vector<Event> events;
@@ -98,7 +104,8 @@ std::vector<Row> Reference(const Input& in, int64_t size, int64_t slide) {
   return out;
 }
 
-std::vector<Row> RunWindowJob(const Input& in, WindowConfig cfg, uint32_t parallelism, int64_t out_of_order) {
+std::vector<Row> RunWindowJob(const Input& in, WindowConfig cfg, uint32_t parallelism,
+                              int64_t out_of_order) {
   rt::JobOptions options;
   options.parallelism = parallelism;
   rt::Job job(options);
@@ -107,7 +114,8 @@ std::vector<Row> RunWindowJob(const Input& in, WindowConfig cfg, uint32_t parall
   spec.interval = 0;
   auto src = job.Source<Event>("events", rt::VectorSourceFactory(in.events, in.ts, 16), spec);
   auto windows = src.KeyBy("user", KeyHashOf<std::string>(&KeyOf)).Then<Row>("window", [cfg] {
-    return std::make_unique<WindowAggregateAdapter<std::string, Event, CountSum, Row>>(cfg, &KeyOf, &MakeRow);
+    return std::make_unique<WindowAggregateAdapter<std::string, Event, CountSum, Row>>(cfg, &KeyOf,
+                                                                                       &MakeRow);
   });
   auto collected = std::make_shared<rt::Collected<Row>>();
   windows.Sink("collect", rt::CollectingSinkFactory(collected));
@@ -141,7 +149,8 @@ TEST(WindowAggregateAdapterTest, InvalidWindowFailsTheJobWithAMessage) {
   auto src = job.Source<Event>("events", rt::VectorSourceFactory(in.events, in.ts));
   WindowConfig bad{0, 0, 0};
   auto windows = src.KeyBy("user", KeyHashOf<std::string>(&KeyOf)).Then<Row>("bad_window", [bad] {
-    return std::make_unique<WindowAggregateAdapter<std::string, Event, CountSum, Row>>(bad, &KeyOf, &MakeRow);
+    return std::make_unique<WindowAggregateAdapter<std::string, Event, CountSum, Row>>(bad, &KeyOf,
+                                                                                       &MakeRow);
   });
   windows.Sink("collect", rt::CollectingSinkFactory(std::make_shared<rt::Collected<Row>>()));
   rt::Status s = job.Execute();
@@ -153,7 +162,9 @@ struct Running {
   std::string user;
   int64_t count = 0;
 };
-Running MakeRunning(const std::string& k, const CountSum& a) { return Running{k, a.count}; }
+Running MakeRunning(const std::string& k, const CountSum& a) {
+  return Running{k, a.count};
+}
 
 TEST(RunningAggregateAdapterTest, EmitsEveryUpdatedCountPerKey) {
   Input in = MakeInput(500, 0, 3);
@@ -163,7 +174,8 @@ TEST(RunningAggregateAdapterTest, EmitsEveryUpdatedCountPerKey) {
     rt::Job job(options);
     auto src = job.Source<Event>("events", rt::VectorSourceFactory(in.events, in.ts, 8));
     auto counts = src.KeyBy("user", KeyHashOf<std::string>(&KeyOf)).Then<Running>("running", [] {
-      return std::make_unique<RunningAggregateAdapter<std::string, Event, CountSum, Running>>(&KeyOf, &MakeRunning);
+      return std::make_unique<RunningAggregateAdapter<std::string, Event, CountSum, Running>>(
+          &KeyOf, &MakeRunning);
     });
     auto collected = std::make_shared<rt::Collected<Running>>();
     counts.Sink("collect", rt::CollectingSinkFactory(collected));
@@ -176,7 +188,8 @@ TEST(RunningAggregateAdapterTest, EmitsEveryUpdatedCountPerKey) {
     ASSERT_EQ(seen.size(), totals.size());
     for (const auto& [user, counts_seen] : seen) {
       ASSERT_EQ(static_cast<int64_t>(counts_seen.size()), totals[user]) << user;
-      for (size_t i = 0; i < counts_seen.size(); ++i) EXPECT_EQ(counts_seen[i], static_cast<int64_t>(i + 1)) << user;
+      for (size_t i = 0; i < counts_seen.size(); ++i)
+        EXPECT_EQ(counts_seen[i], static_cast<int64_t>(i + 1)) << user;
     }
   }
 }
@@ -185,12 +198,13 @@ TEST(StatusChainTest, AnExpressionErrorFailsTheJobNamingTheSite) {
   Input in = MakeInput(5, 0, 2);
   rt::Job job;
   auto src = job.Source<Event>("events", rt::VectorSourceFactory(in.events, in.ts));
-  auto divided = AddChain<Event>(src, "divide", [](const Event& e, rt::TimestampMs ts, rt::Output<Event>& out) {
-    Event copy = e;
-    copy.bytes = ops::Div(e.bytes, int64_t{0}, "job.flow:3:9");
-    out.Emit(std::move(copy), ts);
-    return rt::Status::Ok();
-  });
+  auto divided = AddChain<Event>(src, "divide",
+                                 [](const Event& e, rt::TimestampMs ts, rt::Output<Event>& out) {
+                                   Event copy = e;
+                                   copy.bytes = ops::Div(e.bytes, int64_t{0}, "job.flow:3:9");
+                                   out.Emit(std::move(copy), ts);
+                                   return rt::Status::Ok();
+                                 });
   divided.Sink("collect", rt::CollectingSinkFactory(std::make_shared<rt::Collected<Event>>()));
   rt::Status s = job.Execute();
   ASSERT_FALSE(s.ok());

@@ -161,9 +161,9 @@ TEST(CsvRoundTrip, RandomRowsSurvive) {
   CsvDecoder d;
   d.BindPositions(kNames);
   for (int i = 0; i < 2000; ++i) {
-    Row in{text(), static_cast<int64_t>(rng()), std::nullopt,
-           std::uniform_real_distribution<double>(-1e9, 1e9)(rng), rng() % 2 == 0,
-           static_cast<int64_t>(rng() % 253402300799999ULL)};
+    Row in{text(),         static_cast<int64_t>(rng()),
+           std::nullopt,   std::uniform_real_distribution<double>(-1e9, 1e9)(rng),
+           rng() % 2 == 0, static_cast<int64_t>(rng() % 253402300799999ULL)};
     if (rng() % 2) in.ref = text();
     EncodeRow(in, &e);
     Row out;

@@ -34,9 +34,18 @@ Status DecodeClickJson(JsonDecoder& d, std::string_view payload, Click* out) {
   std::string_view key;
   while (d.NextField(&key)) {
     switch (kClickFields.Find(key)) {
-      case 0: FLOW_RETURN_IF_ERROR(d.Read<JsonString>("user", &out->user)); seen.set(0); break;
-      case 1: FLOW_RETURN_IF_ERROR(d.Read<JsonString>("url", &out->url)); seen.set(1); break;
-      case 2: FLOW_RETURN_IF_ERROR(d.Read<JsonInt>("bytes", &out->bytes)); seen.set(2); break;
+      case 0:
+        FLOW_RETURN_IF_ERROR(d.Read<JsonString>("user", &out->user));
+        seen.set(0);
+        break;
+      case 1:
+        FLOW_RETURN_IF_ERROR(d.Read<JsonString>("url", &out->url));
+        seen.set(1);
+        break;
+      case 2:
+        FLOW_RETURN_IF_ERROR(d.Read<JsonInt>("bytes", &out->bytes));
+        seen.set(2);
+        break;
       case 3:
         FLOW_RETURN_IF_ERROR(d.Read<JsonList<JsonString>>("tags", &out->tags));
         seen.set(3);
@@ -45,8 +54,12 @@ Status DecodeClickJson(JsonDecoder& d, std::string_view payload, Click* out) {
         FLOW_RETURN_IF_ERROR(d.Read<JsonNullable<JsonString>>("ref", &out->ref));
         seen.set(4);
         break;
-      case 5: FLOW_RETURN_IF_ERROR(d.Read<JsonTimestamp>("ts", &out->ts)); seen.set(5); break;
-      default: break;
+      case 5:
+        FLOW_RETURN_IF_ERROR(d.Read<JsonTimestamp>("ts", &out->ts));
+        seen.set(5);
+        break;
+      default:
+        break;
     }
   }
   FLOW_RETURN_IF_ERROR(d.End());
@@ -77,9 +90,9 @@ TEST_F(JsonDecodeTest, DecodesAllFieldsInSchemaOrder) {
 }
 
 TEST_F(JsonDecodeTest, AnyOrderAndUnknownFieldsSkipped) {
-  Status s = Decode(
-      R"({"extra":{"deep":[1,{"a":[true,null]}]},"ts":1764427275123,"tags":[],"bytes":-7,)"
-      R"("noise":"\u00e9\n","url":"/b","user":"b\"ob","more":[[],[]]})");
+  Status s =
+      Decode(R"({"extra":{"deep":[1,{"a":[true,null]}]},"ts":1764427275123,"tags":[],"bytes":-7,)"
+             R"("noise":"\u00e9\n","url":"/b","user":"b\"ob","more":[[],[]]})");
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(click_.user, "b\"ob");
   EXPECT_EQ(click_.url, "/b");
@@ -132,8 +145,7 @@ TEST_F(JsonDecodeTest, ErrorsNameFieldAndProblem) {
        "field `bytes`: expected int, found string"},
       {R"({"user":"u","url":"/","bytes":1.5,"tags":[],"ts":0})",
        "field `bytes`: expected int, found float"},
-      {R"({"user":"u","url":"/","bytes":99999999999999999999,"tags":[],"ts":0})",
-       "field `bytes`:"},
+      {R"({"user":"u","url":"/","bytes":99999999999999999999,"tags":[],"ts":0})", "field `bytes`:"},
       {R"({"user":"u","url":"/","bytes":1,"tags":["a",2],"ts":0})",
        "field `tags`: element 1: expected string, found int"},
       {R"({"user":"u","url":"/","bytes":1,"tags":"a","ts":0})",
@@ -246,13 +258,20 @@ struct JsonGeo {
     std::string_view key;
     while (r.NextField(&key)) {
       switch (kGeoFields.Find(key)) {
-        case 0: FLOW_RETURN_IF_ERROR(r.Read<JsonFloat>("lat", &out->lat)); seen.set(0); break;
-        case 1: FLOW_RETURN_IF_ERROR(r.Read<JsonFloat>("lon", &out->lon)); seen.set(1); break;
+        case 0:
+          FLOW_RETURN_IF_ERROR(r.Read<JsonFloat>("lat", &out->lat));
+          seen.set(0);
+          break;
+        case 1:
+          FLOW_RETURN_IF_ERROR(r.Read<JsonFloat>("lon", &out->lon));
+          seen.set(1);
+          break;
         case 2:
           FLOW_RETURN_IF_ERROR(r.Read<JsonNullable<JsonString>>("city", &out->city));
           seen.set(2);
           break;
-        default: break;
+        default:
+          break;
       }
     }
     FLOW_RETURN_IF_ERROR(r.End());

@@ -37,8 +37,12 @@ TEST(JsonEncoder, Utf8PassesThroughInvalidBytesReplaced) {
   e.String("h\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");  // é € 😀
   EXPECT_EQ(e.view(), "\"h\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80\"");
   e.Clear();
-  e.String("a\xFF" "b\xC3");  // stray byte, truncated sequence
-  EXPECT_EQ(e.view(), "\"a\xEF\xBF\xBD" "b\xEF\xBF\xBD\"");
+  e.String(
+      "a\xFF"
+      "b\xC3");  // stray byte, truncated sequence
+  EXPECT_EQ(e.view(),
+            "\"a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD\"");
   e.Clear();
   e.String("\xED\xA0\x80");  // an encoded surrogate is not valid UTF-8
   EXPECT_EQ(e.view(), "\"\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
@@ -58,16 +62,21 @@ TEST(JsonEncoder, NumbersTimestampsAndStructure) {
       "l", std::vector<std::optional<bool>>{true, std::nullopt, false});
   e.Field<JsonList<JsonInt>>("empty", std::vector<int64_t>{});
   e.EndObject();
-  EXPECT_EQ(e.view(),
-            R"({"i":-9223372036854775808,"f":0.1,"nan":null,"inf":null,)"
-            R"("ts":"1970-01-01T00:00:01.500Z","d":90000,"b":"aGk/",)"
-            R"("l":[true,null,false],"empty":[]})");
+  EXPECT_EQ(e.view(), R"({"i":-9223372036854775808,"f":0.1,"nan":null,"inf":null,)"
+                      R"("ts":"1970-01-01T00:00:01.500Z","d":90000,"b":"aGk/",)"
+                      R"("l":[true,null,false],"empty":[]})");
 }
 
 TEST(ValueText, FastTimestampMatchesFormatTimestamp) {
   std::mt19937_64 rng(3);
-  std::vector<TimestampMs> values = {0, -1, 1, 86399999, -62135596800000LL, 253402300799999LL,
-                                     -62135596800001LL, 253402300800000LL};
+  std::vector<TimestampMs> values = {0,
+                                     -1,
+                                     1,
+                                     86399999,
+                                     -62135596800000LL,
+                                     253402300799999LL,
+                                     -62135596800001LL,
+                                     253402300800000LL};
   for (int i = 0; i < 20000; ++i) {
     values.push_back(static_cast<int64_t>(rng() % 800000000000000ULL) - 400000000000000LL);
   }
@@ -138,19 +147,38 @@ Status Decode(JsonDecoder& d, std::string_view json, Rec* r) {
   while (d.NextField(&key)) {
     int idx = kRecFields.Find(key);
     switch (idx) {
-      case 0: FLOW_RETURN_IF_ERROR(d.Read<JsonString>("s", &r->s)); break;
-      case 1: FLOW_RETURN_IF_ERROR(d.Read<JsonBytes>("b", &r->b)); break;
-      case 2: FLOW_RETURN_IF_ERROR(d.Read<JsonInt>("i", &r->i)); break;
-      case 3: FLOW_RETURN_IF_ERROR(d.Read<JsonFloat>("f", &r->f)); break;
-      case 4: FLOW_RETURN_IF_ERROR(d.Read<JsonBool>("flag", &r->flag)); break;
-      case 5: FLOW_RETURN_IF_ERROR(d.Read<JsonTimestamp>("ts", &r->ts)); break;
-      case 6: FLOW_RETURN_IF_ERROR(d.Read<JsonDuration>("d", &r->d)); break;
-      case 7: FLOW_RETURN_IF_ERROR(d.Read<JsonList<JsonString>>("list", &r->list)); break;
-      case 8: FLOW_RETURN_IF_ERROR(d.Read<JsonNullable<JsonString>>("opt", &r->opt)); break;
+      case 0:
+        FLOW_RETURN_IF_ERROR(d.Read<JsonString>("s", &r->s));
+        break;
+      case 1:
+        FLOW_RETURN_IF_ERROR(d.Read<JsonBytes>("b", &r->b));
+        break;
+      case 2:
+        FLOW_RETURN_IF_ERROR(d.Read<JsonInt>("i", &r->i));
+        break;
+      case 3:
+        FLOW_RETURN_IF_ERROR(d.Read<JsonFloat>("f", &r->f));
+        break;
+      case 4:
+        FLOW_RETURN_IF_ERROR(d.Read<JsonBool>("flag", &r->flag));
+        break;
+      case 5:
+        FLOW_RETURN_IF_ERROR(d.Read<JsonTimestamp>("ts", &r->ts));
+        break;
+      case 6:
+        FLOW_RETURN_IF_ERROR(d.Read<JsonDuration>("d", &r->d));
+        break;
+      case 7:
+        FLOW_RETURN_IF_ERROR(d.Read<JsonList<JsonString>>("list", &r->list));
+        break;
+      case 8:
+        FLOW_RETURN_IF_ERROR(d.Read<JsonNullable<JsonString>>("opt", &r->opt));
+        break;
       case 9:
         FLOW_RETURN_IF_ERROR(d.Read<JsonList<JsonNullable<JsonFloat>>>("floats", &r->floats));
         break;
-      default: break;
+      default:
+        break;
     }
     if (idx >= 0) seen.set(static_cast<size_t>(idx));
   }
@@ -161,9 +189,24 @@ Status Decode(JsonDecoder& d, std::string_view json, Rec* r) {
 
 // Random valid UTF-8 heavy in characters that need escaping or multibyte encoding.
 std::string NastyString(std::mt19937_64& rng) {
-  static const std::vector<std::string> pieces = {
-      "\"", "\\", "/", "\x7f", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xEF\xBF\xBF",
-      "\xF4\x8F\xBF\xBF", "\\u0000", "a", "Z", " ", "{", "}", "[", ":", ","};
+  static const std::vector<std::string> pieces = {"\"",
+                                                  "\\",
+                                                  "/",
+                                                  "\x7f",
+                                                  "\xC3\xA9",
+                                                  "\xE2\x82\xAC",
+                                                  "\xF0\x9F\x98\x80",
+                                                  "\xEF\xBF\xBF",
+                                                  "\xF4\x8F\xBF\xBF",
+                                                  "\\u0000",
+                                                  "a",
+                                                  "Z",
+                                                  " ",
+                                                  "{",
+                                                  "}",
+                                                  "[",
+                                                  ":",
+                                                  ","};
   std::string s;
   size_t n = rng() % 24;
   for (size_t i = 0; i < n; ++i) {
@@ -178,16 +221,20 @@ std::string NastyString(std::mt19937_64& rng) {
 
 double RandomDouble(std::mt19937_64& rng) {
   switch (rng() % 5) {
-    case 0: return static_cast<double>(static_cast<int64_t>(rng() % 2000) - 1000);
+    case 0:
+      return static_cast<double>(static_cast<int64_t>(rng() % 2000) - 1000);
     case 1: {
       double v;
       uint64_t bits = rng();
       std::memcpy(&v, &bits, sizeof v);
       return std::isfinite(v) ? v : 0.5;
     }
-    case 2: return std::numeric_limits<double>::denorm_min();
-    case 3: return std::numeric_limits<double>::max();
-    default: return std::uniform_real_distribution<double>(-1e6, 1e6)(rng);
+    case 2:
+      return std::numeric_limits<double>::denorm_min();
+    case 3:
+      return std::numeric_limits<double>::max();
+    default:
+      return std::uniform_real_distribution<double>(-1e6, 1e6)(rng);
   }
 }
 

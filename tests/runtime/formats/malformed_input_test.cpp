@@ -19,10 +19,18 @@ std::string Mutate(std::string s, std::mt19937_64& rng) {
   for (size_t i = 0, n = 1 + rng() % 4; i < n && !s.empty(); ++i) {
     size_t pos = rng() % s.size();
     switch (rng() % 4) {
-      case 0: s[pos] = kBytes[rng() % kBytes.size()]; break;
-      case 1: s.erase(pos, 1 + rng() % 3); break;
-      case 2: s.insert(pos, 1, kBytes[rng() % kBytes.size()]); break;
-      default: s.resize(pos); break;
+      case 0:
+        s[pos] = kBytes[rng() % kBytes.size()];
+        break;
+      case 1:
+        s.erase(pos, 1 + rng() % 3);
+        break;
+      case 2:
+        s.insert(pos, 1, kBytes[rng() % kBytes.size()]);
+        break;
+      default:
+        s.resize(pos);
+        break;
     }
   }
   return s;
@@ -50,12 +58,28 @@ TEST(MalformedJson, MutationsAreDecodedOrRejected) {
     std::string_view key;
     while (s.ok() && d.NextField(&key)) {
       switch (kFields.Find(key)) {
-        case 0: s = d.Read<JsonString>("user", &user); seen.set(0); break;
-        case 1: s = d.Read<JsonInt>("bytes", &bytes); seen.set(1); break;
-        case 2: s = d.Read<JsonList<JsonString>>("tags", &tags); seen.set(2); break;
-        case 3: s = d.Read<JsonNullable<JsonString>>("ref", &ref); seen.set(3); break;
-        case 4: s = d.Read<JsonTimestamp>("ts", &ts); seen.set(4); break;
-        default: break;
+        case 0:
+          s = d.Read<JsonString>("user", &user);
+          seen.set(0);
+          break;
+        case 1:
+          s = d.Read<JsonInt>("bytes", &bytes);
+          seen.set(1);
+          break;
+        case 2:
+          s = d.Read<JsonList<JsonString>>("tags", &tags);
+          seen.set(2);
+          break;
+        case 3:
+          s = d.Read<JsonNullable<JsonString>>("ref", &ref);
+          seen.set(3);
+          break;
+        case 4:
+          s = d.Read<JsonTimestamp>("ts", &ts);
+          seen.set(4);
+          break;
+        default:
+          break;
       }
     }
     if (s.ok()) s = d.End();

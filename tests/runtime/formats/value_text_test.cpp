@@ -10,9 +10,13 @@ namespace {
 
 TEST(Base64, Rfc4648TestVectors) {
   // RFC 4648 section 10.
-  const std::pair<std::string, std::string> vectors[] = {
-      {"", ""},         {"f", "Zg=="},         {"fo", "Zm8="},        {"foo", "Zm9v"},
-      {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+  const std::pair<std::string, std::string> vectors[] = {{"", ""},
+                                                         {"f", "Zg=="},
+                                                         {"fo", "Zm8="},
+                                                         {"foo", "Zm9v"},
+                                                         {"foob", "Zm9vYg=="},
+                                                         {"fooba", "Zm9vYmE="},
+                                                         {"foobar", "Zm9vYmFy"}};
   for (const auto& [plain, encoded] : vectors) {
     std::string out;
     AppendBase64(plain, &out);
@@ -44,8 +48,8 @@ TEST(Base64, RandomBytesRoundTrip) {
 
 TEST(Duration, ParseAndFormat) {
   const std::pair<const char*, DurationMs> cases[] = {
-      {"250ms", 250},   {"10s", 10000},     {"1h30m", 5400000}, {"2d", 172800000},
-      {"1m1ms", 60001}, {"-5s", -5000},     {"0ms", 0},         {"1h1m1s1ms", 3661001}};
+      {"250ms", 250},   {"10s", 10000}, {"1h30m", 5400000}, {"2d", 172800000},
+      {"1m1ms", 60001}, {"-5s", -5000}, {"0ms", 0},         {"1h1m1s1ms", 3661001}};
   for (const auto& [text, ms] : cases) {
     DurationMs d = -1;
     ASSERT_TRUE(ParseDuration(text, &d)) << text;

@@ -105,7 +105,7 @@ TEST(DatagenTest, ValuesStayInRangeAndCoverIt) {
     colors[r.code.substr(7)]++;
     flags += r.flag ? 1 : 0;
   }
-  EXPECT_EQ(ints.size(), 101u);  // both ends included
+  EXPECT_EQ(ints.size(), 101u);   // both ends included
   EXPECT_EQ(users.size(), 100u);  // default cardinality
   for (const auto& u : users) EXPECT_TRUE(u.starts_with("user-")) << u;
   ASSERT_EQ(colors.size(), 3u);

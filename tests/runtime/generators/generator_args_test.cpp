@@ -81,7 +81,8 @@ TEST(GeneratorArgsTest, BadArgumentsAreNamed) {
 
 TEST(GeneratorArgsTest, SpecTablesListEveryParsedArgumentOnce) {
   std::set<std::string> names;
-  for (const auto& spec : NexmarkArgSpecs()) EXPECT_TRUE(names.insert(std::string(spec.name)).second);
+  for (const auto& spec : NexmarkArgSpecs())
+    EXPECT_TRUE(names.insert(std::string(spec.name)).second);
   // Every listed name is accepted by the parser (with a valid value for its type).
   for (const auto& spec : NexmarkArgSpecs()) {
     std::map<std::string, std::string> args = {{"kind", "bid"}};
@@ -92,10 +93,10 @@ TEST(GeneratorArgsTest, SpecTablesListEveryParsedArgumentOnce) {
   names.clear();
   for (const auto& spec : DatagenArgSpecs()) {
     EXPECT_TRUE(names.insert(std::string(spec.name)).second);
-    const char* value = spec.type == GeneratorArgType::kTimestamp ? "2026-01-01T00:00:00Z"
+    const char* value = spec.type == GeneratorArgType::kTimestamp  ? "2026-01-01T00:00:00Z"
                         : spec.type == GeneratorArgType::kDuration ? "1s"
-                        : spec.name == "nulls"                      ? "0.5"
-                                                                    : "3";
+                        : spec.name == "nulls"                     ? "0.5"
+                                                                   : "3";
     EXPECT_TRUE(ParseDatagenArgs({{std::string(spec.name), value}}).ok()) << spec.name;
   }
 }

@@ -44,7 +44,8 @@ std::vector<std::pair<T, TimestampMs>> PollAll(SourceFunction<T>& source, size_t
     Batch<T> batch;
     auto r = source.PollBatch(batch, max);
     EXPECT_TRUE(r.ok());
-    for (size_t i = 0; i < batch.size(); ++i) out.emplace_back(batch.records[i], batch.timestamps[i]);
+    for (size_t i = 0; i < batch.size(); ++i)
+      out.emplace_back(batch.records[i], batch.timestamps[i]);
     if (r.value() == PollResult::kEnd) return out;
   }
   ADD_FAILURE() << "source never ended";

@@ -29,9 +29,9 @@ TEST(JavaRandomTest, BoundedNextIntMatchesJava) {
   // A power of two takes Java's multiply-shift path.
   EXPECT_EQ(Draw(-1, 16, 4), (std::vector<int32_t>{4, 7, 0, 8}));
   // A bound above 2^30 makes Java's rejection loop (with its int overflow test) matter.
-  EXPECT_EQ(Draw(123456789, 1500000000, 6),
-            (std::vector<int32_t>{1426010965, 981296483, 547328344, 838606290, 465137554,
-                                  913732807}));
+  EXPECT_EQ(
+      Draw(123456789, 1500000000, 6),
+      (std::vector<int32_t>{1426010965, 981296483, 547328344, 838606290, 465137554, 913732807}));
   EXPECT_EQ(Draw(int64_t{1} << 40, 2147483647, 2), (std::vector<int32_t>{336615984, 518826140}));
 }
 

@@ -28,7 +28,9 @@ TEST(NexmarkReferenceTest, PersonsMatchTheReferenceModel) {
   EXPECT_EQ(p.city, "Portland");
   EXPECT_EQ(p.state, "WY");
   EXPECT_EQ(p.dateTime, 1436918400000);
-  EXPECT_EQ(p.extra, R"(WN_HS_bnpkkiwhwana_L^`KZjdgsid`K]MLU[aaOH`ztxbulvlxtkn_ZZ^T\mqgdjzvlkymsmfrhkfVYSXK_OY[aVYVKa\X^]RO]OYguwiduWJNQLLaMLHOTaHY_J[YKWaUOSJN_VHWXZ]`SgbnjqeVVQ\[[)");
+  EXPECT_EQ(
+      p.extra,
+      R"(WN_HS_bnpkkiwhwana_L^`KZjdgsid`K]MLU[aaOH`ztxbulvlxtkn_ZZ^T\mqgdjzvlkymsmfrhkfVYSXK_OY[aVYVKa\X^]RO]OYguwiduWJNQLLaMLHOTaHY_J[YKWaUOSJN_VHWXZ]`SgbnjqeVVQ\[[)");
   ASSERT_EQ(gen.KindAt(50), NexmarkKind::kPerson);
   gen.GeneratePerson(50, &p);
   EXPECT_EQ(p.id, 1001);
@@ -38,7 +40,9 @@ TEST(NexmarkReferenceTest, PersonsMatchTheReferenceModel) {
   EXPECT_EQ(p.city, "Los Angeles");
   EXPECT_EQ(p.state, "ID");
   EXPECT_EQ(p.dateTime, 1436918400005);
-  EXPECT_EQ(p.extra, R"(`RT]WInnxtneWPLPHOywusizasixbmVVHKO_Y_MOYPmoftdguqtxkyXPO_ZNYMaKVQ\``OOXTNOWIKUOLIaWQN\H[_cihasyNLOMHLVHKVRIznfdmdeqqvumRMZYKKNRJ[K^IIN`RJM`H[^^vbqrxduih)");
+  EXPECT_EQ(
+      p.extra,
+      R"(`RT]WInnxtneWPLPHOywusizasixbmVVHKO_Y_MOYPmoftdguqtxkyXPO_ZNYMaKVQ\``OOXTNOWIKUOLIaWQN\H[_cihasyNLOMHLVHKVRIznfdmdeqqvumRMZYKKNRJ[K^IIN`RJM`H[^^vbqrxduih)");
   ASSERT_EQ(gen.KindAt(1234550), NexmarkKind::kPerson);
   gen.GeneratePerson(1234550, &p);
   EXPECT_EQ(p.id, 25691);
@@ -48,7 +52,9 @@ TEST(NexmarkReferenceTest, PersonsMatchTheReferenceModel) {
   EXPECT_EQ(p.city, "Redmond");
   EXPECT_EQ(p.state, "CA");
   EXPECT_EQ(p.dateTime, 1436918523455);
-  EXPECT_EQ(p.extra, R"(ecvuveayihilpgjlzscsapjsqqehnxuvwpmxY_PMQVgyjyeu^[^UKatxjhpemfhrobYaVOSXticuqwnutgnammbgxiklxcfzclnocvJaRJM`ypgdwfXR\T^MXVL]JYJOWQKYaHJN]_ghmvya)");
+  EXPECT_EQ(
+      p.extra,
+      R"(ecvuveayihilpgjlzscsapjsqqehnxuvwpmxY_PMQVgyjyeu^[^UKatxjhpemfhrobYaVOSXticuqwnutgnammbgxiklxcfzclnocvJaRJM`ypgdwfXR\T^MXVL]JYJOWQKYaHJN]_ghmvya)");
 }
 
 TEST(NexmarkReferenceTest, AuctionsMatchTheReferenceModel) {
@@ -65,7 +71,9 @@ TEST(NexmarkReferenceTest, AuctionsMatchTheReferenceModel) {
   EXPECT_EQ(a.expires, 1436918400011);
   EXPECT_EQ(a.seller, 1000);
   EXPECT_EQ(a.category, 13);
-  EXPECT_EQ(a.extra, R"(zcurskufssowmihzpmZHWQM^fnleramznyyqimoheaRSWV^OjtfjhgXRa`[PVHUOMTbrqqzjyztfwnhstxbu]\V_XPldnjuo^^PJQMnwhlsenoniir^aNZI__IP[QLYPROSNW]HYP\L]W^PTkfnbtwuqucwreikflftlgtebaurwml^RMRIPqevmpqsnxmcblfvpfeajfopsHS^U[Jzxwajo_W`RXa[XWI[`VXZOR^lghgmwHITMP[dbwdgtPQJYHLjnubcsjgszqvyzeoeqjcbaazmrqamxoxgrjh`L`]_Y^OQM]ItjxtuwZJS[RTmrkpofsnuysxuvwbuzrqkrkkqpiz)");
+  EXPECT_EQ(
+      a.extra,
+      R"(zcurskufssowmihzpmZHWQM^fnleramznyyqimoheaRSWV^OjtfjhgXRa`[PVHUOMTbrqqzjyztfwnhstxbu]\V_XPldnjuo^^PJQMnwhlsenoniir^aNZI__IP[QLYPROSNW]HYP\L]W^PTkfnbtwuqucwreikflftlgtebaurwml^RMRIPqevmpqsnxmcblfvpfeajfopsHS^U[Jzxwajo_W`RXa[XWI[`VXZOR^lghgmwHITMP[dbwdgtPQJYHLjnubcsjgszqvyzeoeqjcbaazmrqamxoxgrjh`L`]_Y^OQM]ItjxtuwZJS[RTmrkpofsnuysxuvwbuzrqkrkkqpiz)");
   ASSERT_EQ(gen.KindAt(3), NexmarkKind::kAuction);
   gen.GenerateAuction(3, &a);
   EXPECT_EQ(a.id, 1002);
@@ -77,7 +85,9 @@ TEST(NexmarkReferenceTest, AuctionsMatchTheReferenceModel) {
   EXPECT_EQ(a.expires, 1436918400001);
   EXPECT_EQ(a.seller, 1000);
   EXPECT_EQ(a.category, 10);
-  EXPECT_EQ(a.extra, R"(JKSLMTmulfbwHKXUXSztthwgwcilixpeyzjs^`RK^RutzkvkSILV]Srsjtomlebedl_HQ_\S]I[`H]ywaawvTWIPI\[aKRR\_H\VONnznhbyUIaP^V\NSJ\XznlkqxadbnbdXKZPTVdpaxvmeuptpyrgetseedsfgaKT\JPYdxwjsgpdvnmxampjcr]\`^KYfxuiihlzdqdtglvgflZWSXVXeypjmxJUT_ONerzgyecnattpwjdmszkkwcucgmxpov`\[WUYUTaWNQNIM^SWWVXK_IuskbngavgqooxvfbobmkwsxrtmwtyycvbwjpVHPQIT]LNXSLQL^]KLRPU`LVjkyjlrhlcdctlrnulpSS[aWTQ^QTMVSPVSKOpdhxcwOK[YMLiasswo]K_WURbnvmp)");
+  EXPECT_EQ(
+      a.extra,
+      R"(JKSLMTmulfbwHKXUXSztthwgwcilixpeyzjs^`RK^RutzkvkSILV]Srsjtomlebedl_HQ_\S]I[`H]ywaawvTWIPI\[aKRR\_H\VONnznhbyUIaP^V\NSJ\XznlkqxadbnbdXKZPTVdpaxvmeuptpyrgetseedsfgaKT\JPYdxwjsgpdvnmxampjcr]\`^KYfxuiihlzdqdtglvgflZWSXVXeypjmxJUT_ONerzgyecnattpwjdmszkkwcucgmxpov`\[WUYUTaWNQNIM^SWWVXK_IuskbngavgqooxvfbobmkwsxrtmwtyycvbwjpVHPQIT]LNXSLQL^]KLRPU`LVjkyjlrhlcdctlrnulpSS[aWTQ^QTMVSPVSKOpdhxcwOK[YMLiasswo]K_WURbnvmp)");
   ASSERT_EQ(gen.KindAt(1234552), NexmarkKind::kAuction);
   gen.GenerateAuction(1234552, &a);
   EXPECT_EQ(a.id, 75074);
@@ -89,7 +99,9 @@ TEST(NexmarkReferenceTest, AuctionsMatchTheReferenceModel) {
   EXPECT_EQ(a.expires, 1436918523687);
   EXPECT_EQ(a.seller, 24902);
   EXPECT_EQ(a.category, 13);
-  EXPECT_EQ(a.extra, R"(ztqcoovyagfdxnrpodwtsybfkmmzoy[J^^]JHMSVNQ_\ZZWK[ZO[IKnlfxtbncnwgkHKKWSLU`SWJTIaOT]_cndypd[IUSQ\nfyfndtsmqcwnfiwrr_HRXH]vqkuroRPUHOObrvwgurszhpp[ZOJUMfivuzw^]XZORoapgcjsmdbxeaVOWKSedkgez]aHIRM[OV`Q__OOU`RvmzzrhcgqqgfvtjfwhPOML^NHLQUaInrdlrs[Na\LPvdflmsqrxtgkUIQ^V^dcsabdYRHH\KXZ`JJNWSHLaPglqovwJNZMIXnfqdyoucuwibxigeolrckjodavjefiXSLMJ_^TQK^abkaoemLTSNYHqvejbmM[\Ra\XLQWNZSI\TL`YSVWYQ^\ONNWNN_M`Ixxkrsjehvoroag)");
+  EXPECT_EQ(
+      a.extra,
+      R"(ztqcoovyagfdxnrpodwtsybfkmmzoy[J^^]JHMSVNQ_\ZZWK[ZO[IKnlfxtbncnwgkHKKWSLU`SWJTIaOT]_cndypd[IUSQ\nfyfndtsmqcwnfiwrr_HRXH]vqkuroRPUHOObrvwgurszhpp[ZOJUMfivuzw^]XZORoapgcjsmdbxeaVOWKSedkgez]aHIRM[OV`Q__OOU`RvmzzrhcgqqgfvtjfwhPOML^NHLQUaInrdlrs[Na\LPvdflmsqrxtgkUIQ^V^dcsabdYRHH\KXZ`JJNWSHLaPglqovwJNZMIXnfqdyoucuwibxigeolrckjodavjefiXSLMJ_^TQK^abkaoemLTSNYHqvejbmM[\Ra\XLQWNZSI\TL`YSVWYQ^\ONNWNN_M`Ixxkrsjehvoroag)");
 }
 
 TEST(NexmarkReferenceTest, BidsMatchTheReferenceModel) {

@@ -29,9 +29,12 @@ NexmarkConfig Bounded(int64_t events) {
 bool SameEvent(const NexmarkEvent& a, const NexmarkEvent& b) {
   if (a.kind != b.kind || a.index != b.index || a.timestamp != b.timestamp) return false;
   switch (a.kind) {
-    case NexmarkKind::kPerson: return a.person == b.person;
-    case NexmarkKind::kAuction: return a.auction == b.auction;
-    case NexmarkKind::kBid: return a.bid == b.bid;
+    case NexmarkKind::kPerson:
+      return a.person == b.person;
+    case NexmarkKind::kAuction:
+      return a.auction == b.auction;
+    case NexmarkKind::kBid:
+      return a.bid == b.bid;
   }
   return false;
 }
@@ -135,14 +138,15 @@ TEST(NexmarkSequenceTest, TimestampsAdvanceAtTheConfiguredRate) {
                                                                     : e.bid.dateTime;
     ASSERT_EQ(data_time, e.timestamp);
   }
-  for (size_t i = 1; i < events.size(); ++i) ASSERT_LE(events[i - 1].timestamp, events[i].timestamp);
+  for (size_t i = 1; i < events.size(); ++i)
+    ASSERT_LE(events[i - 1].timestamp, events[i].timestamp);
 }
 
 TEST(NexmarkSequenceTest, FieldsStayInTheirDomains) {
   const std::set<std::string> states = {"AZ", "CA", "ID", "OR", "WA", "WY"};
-  const std::set<std::string> cities = {"Phoenix", "Los Angeles", "San Francisco", "Boise",
-                                        "Portland", "Bend", "Redmond", "Seattle", "Kent",
-                                        "Cheyenne"};
+  const std::set<std::string> cities = {"Phoenix",  "Los Angeles", "San Francisco", "Boise",
+                                        "Portland", "Bend",        "Redmond",       "Seattle",
+                                        "Kent",     "Cheyenne"};
   const std::set<std::string> hot = {"Google", "Facebook", "Baidu", "Apple"};
   int64_t bid_extra_total = 0;
   int64_t bid_count = 0;

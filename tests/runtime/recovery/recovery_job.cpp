@@ -40,7 +40,9 @@ struct Count {
   int64_t count = 0;
 };
 
-uint64_t KeyHash(int64_t key) { return flow::rt::StableHash(key); }
+uint64_t KeyHash(int64_t key) {
+  return flow::rt::StableHash(key);
+}
 
 class RunningCount final : public flow::rt::OneInputOperator<Event, Count> {
  public:
@@ -131,13 +133,15 @@ int main(int argc, char** argv) {
         auto keys = job.params().GetInt("keys");
         auto pause_every = job.params().GetInt("pause_every");
         if (!out.ok() || out->empty()) return Status::InvalidArgument("--set out=FILE is required");
-        if (!records.ok() || !keys.ok() || !pause_every.ok()) return Status::InvalidArgument("bad parameter");
+        if (!records.ok() || !keys.ok() || !pause_every.ok())
+          return Status::InvalidArgument("bad parameter");
         const uint64_t n = static_cast<uint64_t>(*records), k = static_cast<uint64_t>(*keys);
         const uint64_t p = job.options().parallelism, pause = static_cast<uint64_t>(*pause_every);
         // Subtask s generates s, s+p, ...: (index / p) counts that subtask's events.
         auto gen = [n, k, p, pause](uint64_t index, Event* e) {
           if (index >= n) return false;
-          if (pause > 0 && (index / p) % pause == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+          if (pause > 0 && (index / p) % pause == 0)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
           e->key = static_cast<int64_t>(index % k);
           return true;
         };
@@ -146,7 +150,9 @@ int main(int argc, char** argv) {
                           flow::rt::WatermarkSpec{.mode = flow::rt::TimeMode::kNone})
             .KeyBy("key", [](const Event& e) { return KeyHash(e.key); })
             .Then<Count>("count", [] { return std::make_unique<RunningCount>(); })
-            .Sink("out", [path](uint32_t, uint32_t) { return std::make_unique<AppendFileSink>(path); }, 1);
+            .Sink(
+                "out",
+                [path](uint32_t, uint32_t) { return std::make_unique<AppendFileSink>(path); }, 1);
         return Status::Ok();
       });
 }

@@ -64,11 +64,11 @@ class RecoveryTest : public ::testing::Test {
       }
       std::string out = "out=" + (dir_ / "out.csv").string();
       std::string state = (dir_ / "state").string();
-      ::execl(FLOW_RECOVERY_JOB, FLOW_RECOVERY_JOB, "--parallelism", parallelism, "--state-dir", state.c_str(),
-              "--checkpoint-interval", "100ms", "--progress-interval", "0", "--set", out.c_str(), "--set",
-              ("records=" + std::to_string(kRecords)).c_str(), "--set", ("keys=" + std::to_string(kKeys)).c_str(),
-              "--set", ("pause_every=" + std::to_string(kPauseEvery)).c_str(),
-              static_cast<char*>(nullptr));
+      ::execl(FLOW_RECOVERY_JOB, FLOW_RECOVERY_JOB, "--parallelism", parallelism, "--state-dir",
+              state.c_str(), "--checkpoint-interval", "100ms", "--progress-interval", "0", "--set",
+              out.c_str(), "--set", ("records=" + std::to_string(kRecords)).c_str(), "--set",
+              ("keys=" + std::to_string(kKeys)).c_str(), "--set",
+              ("pause_every=" + std::to_string(kPauseEvery)).c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
     }
     RunResult r;
@@ -77,7 +77,8 @@ class RecoveryTest : public ::testing::Test {
     while (true) {
       pid_t done = ::waitpid(pid, &status, kill_after_ms > 0 ? WNOHANG : 0);
       if (done == pid) break;
-      if (kill_after_ms > 0 && std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(kill_after_ms)) {
+      if (kill_after_ms > 0 &&
+          std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(kill_after_ms)) {
         ::kill(pid, SIGKILL);
         ::waitpid(pid, &status, 0);
         break;
@@ -119,7 +120,8 @@ class RecoveryTest : public ::testing::Test {
     RunResult r = RunOnce("", 0);
     ASSERT_EQ(r.exit_code, 0) << r.log;
     EXPECT_NE(r.log.find("restoring"), std::string::npos) << r.log;
-    EXPECT_LT(OutputLines() - before, static_cast<size_t>(kRecords)) << "the restarted run started from scratch";
+    EXPECT_LT(OutputLines() - before, static_cast<size_t>(kRecords))
+        << "the restarted run started from scratch";
   }
 
   // The output against a reference computed from the input (key i % kKeys for i < kRecords).
@@ -154,7 +156,8 @@ class RecoveryTest : public ::testing::Test {
 TEST_F(RecoveryTest, WithoutFailuresEveryCountAppearsOnce) {
   RunResult r = RunOnce("", 0);
   ASSERT_EQ(r.exit_code, 0) << r.log;
-  EXPECT_NE(r.log.find("result=completed"), std::string::npos) << "no checkpoint completed: " << r.log;
+  EXPECT_NE(r.log.find("result=completed"), std::string::npos)
+      << "no checkpoint completed: " << r.log;
   CheckOutput();
   // Exactly one line per input record when nothing failed.
   EXPECT_EQ(OutputLines(), static_cast<size_t>(kRecords));
@@ -180,7 +183,8 @@ TEST_F(RecoveryTest, SurvivesKillsAtRandomMoments) {
     finished = true;
     if (kills > 0 && restorable) {
       EXPECT_NE(r.log.find("restoring"), std::string::npos) << r.log;
-      EXPECT_LT(OutputLines() - before, static_cast<size_t>(kRecords)) << "the last run started from scratch";
+      EXPECT_LT(OutputLines() - before, static_cast<size_t>(kRecords))
+          << "the last run started from scratch";
     }
   }
   ASSERT_TRUE(finished);
@@ -196,7 +200,8 @@ TEST_F(RecoveryTest, RefusesToRescaleAGeneratorSource) {
   size_t before = OutputLines();
   RunResult other = RunOnce("", 0, "3");
   EXPECT_EQ(other.exit_code, 1) << other.log;
-  EXPECT_NE(other.log.find("cannot restore positions taken at parallelism 2"), std::string::npos) << other.log;
+  EXPECT_NE(other.log.find("cannot restore positions taken at parallelism 2"), std::string::npos)
+      << other.log;
   EXPECT_EQ(OutputLines(), before) << "the refused run processed data";
   // The original parallelism still recovers.
   RunToCompletionFromCheckpoint();
@@ -207,7 +212,8 @@ class FaultRecoveryTest : public RecoveryTest, public ::testing::WithParamInterf
 
 TEST_P(FaultRecoveryTest, SurvivesKillAtCheckpointStep) {
   RunResult first = RunOnce(GetParam(), 0);
-  ASSERT_TRUE(first.killed) << "the fault point was not hit: exit " << first.exit_code << " " << first.log;
+  ASSERT_TRUE(first.killed) << "the fault point was not hit: exit " << first.exit_code << " "
+                            << first.log;
   // Checkpoint 1 completed before the fault in every case, so the restart restores.
   RunToCompletionFromCheckpoint();
   CheckOutput();

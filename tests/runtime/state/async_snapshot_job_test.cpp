@@ -9,8 +9,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <future>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -33,7 +33,9 @@ namespace fs = std::filesystem;
 // in, each checkpoint adds little new state.
 constexpr uint64_t kDistinct = 20000;
 constexpr int64_t kHot = 10;
-int64_t KeyOf(uint64_t i) { return i < kDistinct ? static_cast<int64_t>(i) : static_cast<int64_t>(i % kHot); }
+int64_t KeyOf(uint64_t i) {
+  return i < kDistinct ? static_cast<int64_t>(i) : static_cast<int64_t>(i % kHot);
+}
 
 std::map<int64_t, int64_t> ExpectedCounts(uint64_t n) {
   std::map<int64_t, int64_t> m;
@@ -48,7 +50,8 @@ class KeyedCounter final : public OneInputOperator<int64_t, int64_t> {
       : out_(out), processed_(processed) {}
   Status Open(OperatorContext&) override {
     backend_ = std::make_unique<KeyedStateBackend>(KeyGroupSpan::All());
-    if (backend_->kind() != StateBackendKind::kRocksDb) return Status::Internal("expected the rocksdb backend");
+    if (backend_->kind() != StateBackendKind::kRocksDb)
+      return Status::Internal("expected the rocksdb backend");
     counts_ = backend_->CreateValueState<int64_t, int64_t>("counts");
     return Status::Ok();
   }
@@ -88,9 +91,12 @@ Status RunJob(const CheckpointFlags& flags, uint64_t records, std::map<int64_t, 
     *out = KeyOf(i);
     return true;
   };
-  job.Source<int64_t>("numbers", GeneratorSourceFactory<int64_t>(gen), WatermarkSpec{.mode = TimeMode::kNone})
+  job.Source<int64_t>("numbers", GeneratorSourceFactory<int64_t>(gen),
+                      WatermarkSpec{.mode = TimeMode::kNone})
       .Rebalance()
-      .Then<int64_t>("count", [counts, processed] { return std::make_unique<KeyedCounter>(counts, processed); })
+      .Then<int64_t>(
+          "count",
+          [counts, processed] { return std::make_unique<KeyedCounter>(counts, processed); })
       .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()));
   return testing::ExecuteWithWatchdog(job);
 }
@@ -110,9 +116,12 @@ Status RunUntilCheckpoints(const CheckpointFlags& flags, size_t min_complete, ui
     *out = KeyOf(i);
     return true;
   };
-  job.Source<int64_t>("numbers", GeneratorSourceFactory<int64_t>(gen), WatermarkSpec{.mode = TimeMode::kNone})
+  job.Source<int64_t>("numbers", GeneratorSourceFactory<int64_t>(gen),
+                      WatermarkSpec{.mode = TimeMode::kNone})
       .Rebalance()
-      .Then<int64_t>("count", [counts, &processed] { return std::make_unique<KeyedCounter>(counts, &processed); })
+      .Then<int64_t>(
+          "count",
+          [counts, &processed] { return std::make_unique<KeyedCounter>(counts, &processed); })
       .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()));
   auto run = std::async(std::launch::async, [&job] { return job.Execute(); });
   const fs::path dir(flags.state_dir);
@@ -132,7 +141,8 @@ Status RunUntilCheckpoints(const CheckpointFlags& flags, size_t min_complete, ui
       if (fs::exists(e.path() / "_metadata")) newest = std::max(newest, id);
     }
     if (id_at_position < 0 && processed.load() > min_position) id_at_position = newest_any;
-    if (id_at_position >= 0 && newest >= std::max<int64_t>(static_cast<int64_t>(min_complete), id_at_position + 3)) {
+    if (id_at_position >= 0 &&
+        newest >= std::max<int64_t>(static_cast<int64_t>(min_complete), id_at_position + 3)) {
       break;
     }
   }
@@ -165,7 +175,8 @@ std::vector<Checkpoint> CompleteCheckpoints(const fs::path& dir) {
     c.point = std::move(point).value();
     out.push_back(std::move(c));
   }
-  std::sort(out.begin(), out.end(), [](const Checkpoint& a, const Checkpoint& b) { return a.id < b.id; });
+  std::sort(out.begin(), out.end(),
+            [](const Checkpoint& a, const Checkpoint& b) { return a.id < b.id; });
   return out;
 }
 
@@ -177,8 +188,9 @@ const OperatorSnapshot* CountSnapshot(const CheckpointMetadata& m) {
 class AsyncSnapshotJobTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("flow_async_snapshot_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("flow_async_snapshot_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     flags_.state_dir = dir_.string();
     flags_.options.interval_ms = 20;
@@ -233,16 +245,19 @@ TEST_F(AsyncSnapshotJobTest, RecordsKeepFlowingWhileASnapshotIsWritten) {
   }
   job.join();
   ASSERT_TRUE(result.ok()) << result.ToString();
-  EXPECT_TRUE(advanced) << "records stopped flowing while the snapshot was written (" << processed.load()
-                        << " processed, " << processed_when_held << " when the write began)";
-  EXPECT_FALSE(completed_while_held) << "checkpoint " << held_id << " completed before its write finished";
+  EXPECT_TRUE(advanced) << "records stopped flowing while the snapshot was written ("
+                        << processed.load() << " processed, " << processed_when_held
+                        << " when the write began)";
+  EXPECT_FALSE(completed_while_held)
+      << "checkpoint " << held_id << " completed before its write finished";
   EXPECT_EQ(counts, ExpectedCounts(kRecords));
   // Once released, the held checkpoint completes and its state is that of its source position.
   std::optional<Checkpoint> held;
   for (Checkpoint& c : CompleteCheckpoints(dir_)) {
     if (c.id == held_id) held = std::move(c);
   }
-  ASSERT_TRUE(held.has_value()) << "checkpoint " << held_id << " did not complete after its write was released";
+  ASSERT_TRUE(held.has_value()) << "checkpoint " << held_id
+                                << " did not complete after its write was released";
   ASSERT_GT(held->position, 0u);
   CheckpointFlags restore;
   restore.restore = held->path;
@@ -292,8 +307,8 @@ TEST_F(AsyncSnapshotJobTest, LaterCheckpointsReuseSharedFilesAndRestoreFromTheCh
       total_bytes = total;
     }
   }
-  ASSERT_TRUE(found.has_value()) << "no checkpoint reused the SST files of the one before it (" << chks.size()
-                                 << " complete checkpoints)";
+  ASSERT_TRUE(found.has_value()) << "no checkpoint reused the SST files of the one before it ("
+                                 << chks.size() << " complete checkpoints)";
   EXPECT_GT(total_bytes, 0u);
   EXPECT_LT(new_bytes * 4, total_bytes);
 
@@ -326,7 +341,8 @@ TEST_F(AsyncSnapshotJobTest, RetentionKeepsExactlyTheSharedFilesStillReferenced)
     }
   }
   std::set<std::string> stored;
-  for (const auto& e : fs::directory_iterator(dir_ / "shared")) stored.insert(e.path().filename().string());
+  for (const auto& e : fs::directory_iterator(dir_ / "shared"))
+    stored.insert(e.path().filename().string());
   // Every reference resolves (VerifyCheckpoint checked sizes and checksums too) and nothing
   // unreferenced stays behind.
   ASSERT_FALSE(referenced.empty());

@@ -65,7 +65,8 @@ struct Reference {
 };
 
 struct States {
-  States(StateBackendKind kind, KeyGroupSpan range, size_t cache = 64) : backend(MakeBackend(kind, range, cache)) {
+  States(StateBackendKind kind, KeyGroupSpan range, size_t cache = 64)
+      : backend(MakeBackend(kind, range, cache)) {
     v = backend->CreateValueState<int64_t, int64_t>("v");
     l = backend->CreateListState<int64_t, int64_t>("l");
     m = backend->CreateMapState<int64_t, int64_t, std::string>("m");
@@ -237,10 +238,12 @@ TEST_P(BackendTest, RescaleMovesEveryKeyToItsOwner) {
         ref.lists[k] = xs;
       }
       for (const auto& [kk, x] : all.maps) {
-        if (s.backend->Owns(s.backend->KeyGroupFor(kk.first))) s.m->Put(kk.first, kk.second, x), ref.maps[kk] = x;
+        if (s.backend->Owns(s.backend->KeyGroupFor(kk.first)))
+          s.m->Put(kk.first, kk.second, x), ref.maps[kk] = x;
       }
       for (const auto& [ts, k] : all.timers) {
-        if (s.backend->Owns(s.backend->KeyGroupFor(k))) s.t->Register(k, ts), ref.timers.insert({ts, k});
+        if (s.backend->Owns(s.backend->KeyGroupFor(k)))
+          s.t->Register(k, ts), ref.timers.insert({ts, k});
       }
       auto w = test::SnapshotNow(s.backend.get(), 1, "op-" + std::to_string(sub), &files);
       ASSERT_FALSE(w.empty());
@@ -321,7 +324,9 @@ TEST_P(BackendTest, TimersFireInOrderAndSurviveSnapshots) {
   States r(GetParam(), KeyGroupSpan::All());
   ASSERT_TRUE(r.backend->RestoreFrom(w[0], &files).ok());
   std::vector<std::pair<int64_t, int64_t>> fired;
-  r.t->Advance(500, [&](const int64_t& k, const VoidNamespace&, TimestampMs ts) { fired.push_back({ts, k}); });
+  r.t->Advance(500, [&](const int64_t& k, const VoidNamespace&, TimestampMs ts) {
+    fired.push_back({ts, k});
+  });
   std::vector<std::pair<int64_t, int64_t>> expected;
   for (const auto& e : ref.timers) {
     if (e.first <= 500) expected.push_back(e);
@@ -340,7 +345,8 @@ TEST_P(BackendTest, ClearDropsEverything) {
   EXPECT_EQ(s.v->Get(ref.values.begin()->first), nullptr);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, BackendTest, ::testing::Values(StateBackendKind::kHeap, StateBackendKind::kRocksDb),
+INSTANTIATE_TEST_SUITE_P(Kinds, BackendTest,
+                         ::testing::Values(StateBackendKind::kHeap, StateBackendKind::kRocksDb),
                          test::KindName);
 
 TEST(StateBackendOptionsTest, ParsesKinds) {

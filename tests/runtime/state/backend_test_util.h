@@ -19,9 +19,9 @@ inline std::string TestTmpDir() {
   return t != nullptr && *t != '\0' ? t : "/tmp";
 }
 
-inline std::unique_ptr<KeyedStateBackend> MakeBackend(StateBackendKind kind, KeyGroupSpan range,
-                                                      size_t cache_entries = 64, ProcessingClock clock = nullptr,
-                                                      uint32_t max_parallelism = kDefaultMaxParallelism) {
+inline std::unique_ptr<KeyedStateBackend> MakeBackend(
+    StateBackendKind kind, KeyGroupSpan range, size_t cache_entries = 64,
+    ProcessingClock clock = nullptr, uint32_t max_parallelism = kDefaultMaxParallelism) {
   StateBackendOptions o;
   o.kind = kind;
   o.local_dir = TestTmpDir();
@@ -78,8 +78,8 @@ class MemoryFiles final : public SnapshotFileSink, public SnapshotFileSource {
 };
 
 // The synchronous and asynchronous parts in one go; the first file is the snapshot's own.
-inline std::vector<StoredFile> SnapshotNow(KeyedStateBackend* b, int64_t id, const std::string& name,
-                                           SnapshotFileSink* sink) {
+inline std::vector<StoredFile> SnapshotNow(KeyedStateBackend* b, int64_t id,
+                                           const std::string& name, SnapshotFileSink* sink) {
   auto pending = b->SnapshotAsync(id, name);
   EXPECT_TRUE(pending.ok()) << pending.status().ToString();
   if (!pending.ok()) return {};

@@ -18,7 +18,8 @@ using test::MakeBackend;
 
 struct TempDir {
   TempDir() {
-    path = test::TestTmpDir() + "/flow-state-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+    path = test::TestTmpDir() + "/flow-state-test-" + std::to_string(getpid()) + "-" +
+           std::to_string(counter++);
     fs::remove_all(path);
     fs::create_directories(path);
   }
@@ -142,8 +143,8 @@ TEST(RocksDbBackendTest, SecondCheckpointCopiesOnlyNewSstFiles) {
   for (const std::string& n : shared2) {
     if (!shared1.contains(n)) fresh.insert(n);
   }
-  EXPECT_FALSE(fresh.empty());                 // the change is in a new SST
-  EXPECT_EQ(sink2.written, fresh);              // ... and only new SSTs were copied
+  EXPECT_FALSE(fresh.empty());                      // the change is in a new SST
+  EXPECT_EQ(sink2.written, fresh);                  // ... and only new SSTs were copied
   EXPECT_LT(sink2.written.size(), shared2.size());  // the old ones are referenced again
 
   // retained = 1: chk-1 is gone, every file chk-2 lists is still there.
@@ -262,7 +263,8 @@ TEST(RocksDbBackendTest, CorruptSstOrSnapshotFileIsAClearError) {
 // A sink that blocks every write until released, and can fail the snapshot's own file.
 class SlowSink final : public SnapshotFileSink {
  public:
-  explicit SlowSink(test::MemoryFiles* inner) : inner_(inner), gate_(release_.get_future().share()) {}
+  explicit SlowSink(test::MemoryFiles* inner)
+      : inner_(inner), gate_(release_.get_future().share()) {}
   Result<StoredFile> WriteOwn(std::string_view n, std::string_view b) override {
     Wait();
     return fail_ ? Result<StoredFile>(Status::IoError("disk full writing " + std::string(n)))
@@ -343,14 +345,17 @@ TEST_P(AsyncSnapshotTest, AFailingWriterFailsThatSnapshotWithAReason) {
   AsyncSnapshotWriter writer;
   std::promise<Status> done;
   writer.Submit(std::move(b->SnapshotAsync(1, "op-0.snap")).value(), &sink,
-                [&done](Result<std::vector<StoredFile>> r) { done.set_value(r.ok() ? Status::Ok() : r.status()); });
+                [&done](Result<std::vector<StoredFile>> r) {
+                  done.set_value(r.ok() ? Status::Ok() : r.status());
+                });
   Status s = done.get_future().get();
   EXPECT_EQ(s.code(), StatusCode::kIoError);
   EXPECT_NE(s.message().find("disk full writing op-0.snap"), std::string::npos) << s.ToString();
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, AsyncSnapshotTest,
-                         ::testing::Values(StateBackendKind::kHeap, StateBackendKind::kRocksDb), test::KindName);
+                         ::testing::Values(StateBackendKind::kHeap, StateBackendKind::kRocksDb),
+                         test::KindName);
 
 }  // namespace
 }  // namespace flow::rt

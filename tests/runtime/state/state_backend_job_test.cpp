@@ -30,7 +30,8 @@ Result<ParsedArgs> Parse(std::vector<const char*> args) {
 }
 
 TEST(StateBackendFlagsTest, ParsesAndRejectsWithTheFlagName) {
-  auto r = Parse({"--state-backend", "rocksdb", "--state-local-dir=/var/tmp", "--state-cache-entries", "500"});
+  auto r = Parse(
+      {"--state-backend", "rocksdb", "--state-local-dir=/var/tmp", "--state-cache-entries", "500"});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->options.state_backend, "rocksdb");
   EXPECT_EQ(r->options.state_local_dir, "/var/tmp");
@@ -84,7 +85,8 @@ class KeyedCounter final : public OneInputOperator<int64_t, int64_t> {
   StateBackendKind* kind_;
 };
 
-Status RunJob(const CheckpointFlags& flags, std::map<int64_t, int64_t>* counts, StateBackendKind* kind) {
+Status RunJob(const CheckpointFlags& flags, std::map<int64_t, int64_t>* counts,
+              StateBackendKind* kind) {
   JobOptions options;
   options.checkpoint = flags;
   options.state_backend = "rocksdb";
@@ -96,15 +98,18 @@ Status RunJob(const CheckpointFlags& flags, std::map<int64_t, int64_t>* counts, 
     *out = static_cast<int64_t>(i);
     return true;
   };
-  job.Source<int64_t>("numbers", GeneratorSourceFactory<int64_t>(gen), WatermarkSpec{.mode = TimeMode::kNone})
+  job.Source<int64_t>("numbers", GeneratorSourceFactory<int64_t>(gen),
+                      WatermarkSpec{.mode = TimeMode::kNone})
       .Rebalance()
-      .Then<int64_t>("count", [counts, kind] { return std::make_unique<KeyedCounter>(counts, kind); })
+      .Then<int64_t>("count",
+                     [counts, kind] { return std::make_unique<KeyedCounter>(counts, kind); })
       .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()));
   return testing::ExecuteWithWatchdog(job);
 }
 
 TEST(StateBackendJobTest, RocksDbStateRestoresFromAMidRunCheckpoint) {
-  fs::path dir = fs::temp_directory_path() / ("flow_state_backend_job_" + std::to_string(::getpid()));
+  fs::path dir =
+      fs::temp_directory_path() / ("flow_state_backend_job_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   CheckpointFlags flags;
   flags.state_dir = dir.string();

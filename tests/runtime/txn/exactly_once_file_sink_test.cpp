@@ -170,11 +170,11 @@ TEST(ExactlyOnceFileSinkTest, RolledFilesOfAnEpochAreCommittedTogether) {
 
 // Where the simulated crash happens in epoch 3 (checkpoints 1 and 2 completed and committed).
 enum class CrashAt {
-  kAfterWrite,                 // epoch 3 partly written
-  kAfterPreCommit,             // barrier 3 passed every sink, checkpoint 3 not complete
-  kAfterCheckpointComplete,    // checkpoint 3 durable, no sink committed
-  kBetweenSubtaskCommits,      // subtask 0 committed 3, subtask 1 did not
-  kAfterCommitBeforeCleanup,   // both committed 3
+  kAfterWrite,                // epoch 3 partly written
+  kAfterPreCommit,            // barrier 3 passed every sink, checkpoint 3 not complete
+  kAfterCheckpointComplete,   // checkpoint 3 durable, no sink committed
+  kBetweenSubtaskCommits,     // subtask 0 committed 3, subtask 1 did not
+  kAfterCommitBeforeCleanup,  // both committed 3
 };
 
 class FileSinkCrashTest : public ::testing::TestWithParam<CrashAt> {};
@@ -208,7 +208,8 @@ TEST_P(FileSinkCrashTest, RecoverShowsExactlyTheCommittedEpochsAndContinues) {
   }
   auto sinks = StartSinks(dir.path(), restored);
   EXPECT_EQ(VisibleLines(dir.path()), Expected(restored, kPer));
-  EXPECT_TRUE(HiddenFiles(dir.path()).empty()) << "orphans left: " << HiddenFiles(dir.path()).size();
+  EXPECT_TRUE(HiddenFiles(dir.path()).empty())
+      << "orphans left: " << HiddenFiles(dir.path()).size();
   // The job replays from the restored checkpoint: the next epochs appear once each.
   for (int64_t e = restored + 1; e <= 4; ++e) {
     for (uint32_t s = 0; s < kParallelism; ++s) WriteEpoch(*sinks[s], s, e, kPer);
@@ -327,13 +328,14 @@ TEST_P(FileSinkKillTest, SigkillAtFaultPointThenRecoverGivesCommittedEpochsOnly)
 
 // after-precommit hits twice per epoch (two subtasks); during-commit and
 // after-commit-before-cleanup once per subtask commit.
-INSTANTIATE_TEST_SUITE_P(
-    FaultPoints, FileSinkKillTest,
-    ::testing::Values(KillCase{"after-precommit:1", 0}, KillCase{"after-precommit:4", 1},
-                      KillCase{"during-commit:1", 1}, KillCase{"during-commit:4", 2},
-                      KillCase{"after-commit-before-cleanup:3", 2},
-                      KillCase{"after-commit-before-cleanup:6", 3}),
-    KillCaseName);
+INSTANTIATE_TEST_SUITE_P(FaultPoints, FileSinkKillTest,
+                         ::testing::Values(KillCase{"after-precommit:1", 0},
+                                           KillCase{"after-precommit:4", 1},
+                                           KillCase{"during-commit:1", 1},
+                                           KillCase{"during-commit:4", 2},
+                                           KillCase{"after-commit-before-cleanup:3", 2},
+                                           KillCase{"after-commit-before-cleanup:6", 3}),
+                         KillCaseName);
 
 }  // namespace
 }  // namespace flow::rt

@@ -28,9 +28,10 @@ void WriteCopyJob(const std::string& dir, const std::string& name, int n) {
   std::string input;
   for (int i = 0; i < n; ++i) input += "{\"x\": " + std::to_string(i) + "}\n";
   WriteText(dir + "/a.jsonl", input);
-  WriteText(dir + "/" + name + ".flow",
-            "schema A { x: int }\nfrom file(path: \"" + dir + "/a.jsonl\") format json as A\n"
-            "  | into file(path: \"" + dir + "/out\") format json exactly_once\n");
+  WriteText(dir + "/" + name + ".flow", "schema A { x: int }\nfrom file(path: \"" + dir +
+                                            "/a.jsonl\") format json as A\n"
+                                            "  | into file(path: \"" +
+                                            dir + "/out\") format json exactly_once\n");
 }
 
 // How often each x is in the committed files of dir/out; *hidden counts uncommitted files.
@@ -59,8 +60,9 @@ TEST(FlowcExactlyOnce, FileSinkKilledAtPreCommitThenRerunIsExact) {
   WriteCopyJob(dir, "job", n);
   Ran built = BuildJob(dir + "/job.flow", dir + "/job");
   ASSERT_EQ(built.exit_code, 0) << built.err;
-  std::vector<std::string> run = {dir + "/job", "--parallelism", "2", "--state-dir", dir + "/state",
-                                  "--checkpoint-interval", "20ms", "--progress-interval", "0"};
+  std::vector<std::string> run = {dir + "/job",  "--parallelism",       "2",
+                                  "--state-dir", dir + "/state",        "--checkpoint-interval",
+                                  "20ms",        "--progress-interval", "0"};
   // Two sink subtasks pre-commit at least at the final checkpoint: the second pre-commit is hit.
   ::setenv("FLOW_FAULT", "after-precommit:2", 1);
   Ran killed = RunCmd(run);
@@ -86,8 +88,9 @@ TEST(FlowcExactlyOnce, RenamedBinaryIsTheSameJobAndAnotherJobIdIsRefused) {
   Ran built = BuildJob(dir + "/clicks.flow", dir + "/job-v1");
   ASSERT_EQ(built.exit_code, 0) << built.err;
   auto run = [&](const std::string& binary, std::vector<std::string> extra = {}) {
-    std::vector<std::string> argv = {binary, "--parallelism", "2", "--state-dir", dir + "/state",
-                                     "--checkpoint-interval", "20ms", "--progress-interval", "0"};
+    std::vector<std::string> argv = {binary,        "--parallelism",       "2",
+                                     "--state-dir", dir + "/state",        "--checkpoint-interval",
+                                     "20ms",        "--progress-interval", "0"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return RunCmd(argv);
   };
@@ -97,7 +100,8 @@ TEST(FlowcExactlyOnce, RenamedBinaryIsTheSameJobAndAnotherJobIdIsRefused) {
   fs::rename(dir + "/job-v1", dir + "/job-v2");
   Ran renamed = run(dir + "/job-v2");
   EXPECT_EQ(renamed.exit_code, 0) << renamed.err;
-  EXPECT_NE(renamed.err.find("restoring"), std::string::npos) << "the renamed binary did not go on: " << renamed.err;
+  EXPECT_NE(renamed.err.find("restoring"), std::string::npos)
+      << "the renamed binary did not go on: " << renamed.err;
   Ran other = run(dir + "/job-v2", {"--job-id", "clicks-v2"});
   EXPECT_EQ(other.exit_code, 1) << other.err;
   EXPECT_NE(other.err.find("belongs to job `clicks`"), std::string::npos) << other.err;

@@ -11,14 +11,14 @@
 #include <array>
 #include <atomic>
 #include <cctype>
-#include <mutex>
-#include <thread>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "flow/runtime/checkpoint/fault_injection.h"
@@ -83,7 +83,8 @@ class KafkaExactlyOnceSinkTest : public ::testing::Test {
   }
 
   // One sink per subtask, subtask s writing to partition s; recovered from `restored`.
-  std::vector<std::unique_ptr<KafkaExactlyOnceSink>> Sinks(KafkaTransactionGroup* group, int64_t restored) {
+  std::vector<std::unique_ptr<KafkaExactlyOnceSink>> Sinks(KafkaTransactionGroup* group,
+                                                           int64_t restored) {
     std::vector<std::unique_ptr<KafkaExactlyOnceSink>> sinks;
     for (uint32_t s = 0; s < kParallelism; ++s) {
       KafkaExactlyOnceSinkOptions o;
@@ -242,7 +243,8 @@ TEST_F(KafkaExactlyOnceSinkTest, ConcurrentSubtasksCommitEachEpochExactlyOnce) {
 TEST_F(KafkaExactlyOnceSinkTest, CorruptProgressRecordIsCorruptionNotACrash) {
   const std::string progress = "__flow_progress_" + job_;
   ASSERT_TRUE(kafka_.CreateTopic(progress, 1, {{"cleanup.policy", "compact"}}).ok());
-  ASSERT_TRUE(kafka_.Produce(progress, {test::KafkaRecord{0, job_, "not a progress record", -1}}).ok());
+  ASSERT_TRUE(
+      kafka_.Produce(progress, {test::KafkaRecord{0, job_, "not a progress record", -1}}).ok());
   auto read = ReadCommittedProgress(kafka_.brokers(), progress, job_, 20000);
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.status().code(), StatusCode::kCorruption) << read.status().ToString();
@@ -310,10 +312,12 @@ TEST_F(KafkaExactlyOnceSinkTest, SecondInstanceFencesTheFirst) {
   }
   if (st.ok()) st = sinks[0]->Commit(2);
   EXPECT_EQ(st.code(), StatusCode::kFenced) << st.ToString();
-  EXPECT_NE(st.message().find("another instance of job `" + job_ + "` took over"), std::string::npos)
+  EXPECT_NE(st.message().find("another instance of job `" + job_ + "` took over"),
+            std::string::npos)
       << st.message();
   EXPECT_NE(st.message().find("flow-" + job_), std::string::npos) << st.message();
-  EXPECT_EQ(sinks[1]->Write("", "late", kNoTimestamp).code(), StatusCode::kFenced) << "fencing is sticky";
+  EXPECT_EQ(sinks[1]->Write("", "late", kNoTimestamp).code(), StatusCode::kFenced)
+      << "fencing is sticky";
   EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(1));
 }
 
@@ -349,7 +353,8 @@ TEST_F(KafkaExactlyOnceSinkTest, StartValidatesTheTimeoutAgainstTheBroker) {
   o.transaction_timeout_ms = 15000;  // shorter than 1 s interval + 20 s checkpoint timeout
   group = KafkaTransactionGroup::Start(o, 1);
   ASSERT_FALSE(group.ok());
-  EXPECT_NE(group.status().message().find("too short"), std::string::npos) << group.status().message();
+  EXPECT_NE(group.status().message().find("too short"), std::string::npos)
+      << group.status().message();
   o.transaction_timeout_ms = 0;  // default: the broker's maximum
   group = KafkaTransactionGroup::Start(o, 1);
   ASSERT_TRUE(group.ok()) << group.status().ToString();
@@ -364,7 +369,8 @@ TEST_F(KafkaExactlyOnceSinkTest, UnreachableBrokerIsUnavailableWithinTheBound) {
   auto group = KafkaTransactionGroup::Start(o, 1);
   ASSERT_FALSE(group.ok());
   EXPECT_EQ(group.status().code(), StatusCode::kUnavailable) << group.status().ToString();
-  EXPECT_NE(group.status().message().find("127.0.0.1:1"), std::string::npos) << group.status().message();
+  EXPECT_NE(group.status().message().find("127.0.0.1:1"), std::string::npos)
+      << group.status().message();
 }
 
 // ---- SIGKILL during a commit. The child commits checkpoints 1..3; `chk-N` stands for the

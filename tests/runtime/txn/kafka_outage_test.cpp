@@ -39,7 +39,8 @@ int64_t MsSince(Clock::time_point t) {
 }
 
 TimestampMs RecentMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
 
@@ -49,9 +50,10 @@ int Port() {
 }
 
 int KafkaScript(const std::string& cmd) {
-  return std::system(fmt::format("FLOW_KAFKA_PORT={} {}/scripts/kafka {} >> {}/outage-kafka.log 2>&1", Port(),
-                                 FLOW_SOURCE_DIR, cmd, fs::temp_directory_path().string())
-                         .c_str());
+  return std::system(
+      fmt::format("FLOW_KAFKA_PORT={} {}/scripts/kafka {} >> {}/outage-kafka.log 2>&1", Port(),
+                  FLOW_SOURCE_DIR, cmd, fs::temp_directory_path().string())
+          .c_str());
 }
 
 class KafkaOutageTest : public ::testing::Test {
@@ -118,7 +120,8 @@ TEST_F(KafkaOutageTest, GroupWaitsEndWithinTheirBoundWhileTheClusterIsDown) {
   Status s = writer->WriteBatch(0, *topic, -1, records, &written);
   const int64_t write_ms = MsSince(t0);
   ASSERT_FALSE(s.ok()) << "200 records into a queue of 20 with the cluster down were taken";
-  EXPECT_TRUE(s.code() == StatusCode::kAborted || s.code() == StatusCode::kUnavailable) << s.ToString();
+  EXPECT_TRUE(s.code() == StatusCode::kAborted || s.code() == StatusCode::kUnavailable)
+      << s.ToString();
   EXPECT_NE(s.message().find("still full"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find(env_.brokers()), std::string::npos) << s.message();
   // retry_timeout 4 s, then the abort: a flush of at most 3 s and an abort of at most 3 s.
@@ -134,8 +137,10 @@ TEST_F(KafkaOutageTest, GroupWaitsEndWithinTheirBoundWhileTheClusterIsDown) {
   const int64_t commit_ms = MsSince(t0);
   canceller.join();
   EXPECT_EQ(s.code(), StatusCode::kCancelled) << s.ToString();
-  EXPECT_LT(commit_ms, 1500 + 2000) << "a cancelled commit must not wait out retry_timeout (60 s): " << s.ToString();
-  EXPECT_EQ(committer->Commit(1).code(), StatusCode::kCancelled) << "a cancelled group stays failed";
+  EXPECT_LT(commit_ms, 1500 + 2000)
+      << "a cancelled commit must not wait out retry_timeout (60 s): " << s.ToString();
+  EXPECT_EQ(committer->Commit(1).code(), StatusCode::kCancelled)
+      << "a cancelled group stays failed";
   writer.reset();
   t0 = Clock::now();
   committer.reset();
@@ -150,7 +155,8 @@ class ScriptedSource final : public SourceFunction<std::string> {
     if (fail_->load()) return Status::InvalidArgument("injected source failure");
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     if (!emit_) return PollResult::kIdle;
-    for (size_t i = 0; i < std::min<size_t>(max, 50); ++i) out.Add(fmt::format("v{}", next_++), RecentMs());
+    for (size_t i = 0; i < std::min<size_t>(max, 50); ++i)
+      out.Add(fmt::format("v{}", next_++), RecentMs());
     return PollResult::kRecords;
   }
 
@@ -175,14 +181,20 @@ TEST_F(KafkaOutageTest, AtLeastOnceSinkDoesNotHoldAFailedJob) {
   // second pipeline of the same job, as a failure elsewhere in a real job would.
   std::atomic<bool> never{false};
   auto src = job.Source<std::string>(
-      "gen", [&never](uint32_t, uint32_t) { return std::make_unique<ScriptedSource>(true, &never); },
+      "gen",
+      [&never](uint32_t, uint32_t) { return std::make_unique<ScriptedSource>(true, &never); },
       WatermarkSpec{.mode = TimeMode::kNone});
-  KafkaSinkOptions sink{.brokers = env_.brokers(), .topic = *topic, .delivery_timeout_ms = 120000,
-                        .flush_timeout_ms = 120000, .properties = {{"queue.buffering.max.messages", "100"}}};
+  KafkaSinkOptions sink{.brokers = env_.brokers(),
+                        .topic = *topic,
+                        .delivery_timeout_ms = 120000,
+                        .flush_timeout_ms = 120000,
+                        .properties = {{"queue.buffering.max.messages", "100"}}};
   src.Sink("out", RawSinkAdapter<std::string>([sink] { return std::make_unique<KafkaSink>(sink); },
-                                              [](const std::string& v, std::string*, std::string* payload) { *payload = v; }));
+                                              [](const std::string& v, std::string*,
+                                                 std::string* payload) { *payload = v; }));
   auto trigger = job.Source<std::string>(
-      "trigger", [&fail](uint32_t, uint32_t) { return std::make_unique<ScriptedSource>(false, &fail); },
+      "trigger",
+      [&fail](uint32_t, uint32_t) { return std::make_unique<ScriptedSource>(false, &fail); },
       WatermarkSpec{.mode = TimeMode::kNone});
   trigger.Sink("collect", CollectingSinkFactory(std::make_shared<Collected<std::string>>()));
   Status result;
@@ -197,11 +209,13 @@ TEST_F(KafkaOutageTest, AtLeastOnceSinkDoesNotHoldAFailedJob) {
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   const auto t0 = Clock::now();
   fail.store(true);
-  while (!done.load() && MsSince(t0) < 150000) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  while (!done.load() && MsSince(t0) < 150000)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   const int64_t end_ms = MsSince(t0);
   runner.join();
   EXPECT_EQ(result.code(), StatusCode::kInvalidArgument) << result.ToString();
-  EXPECT_NE(result.message().find("injected source failure"), std::string::npos) << result.ToString();
+  EXPECT_NE(result.message().find("injected source failure"), std::string::npos)
+      << result.ToString();
   EXPECT_LT(end_ms, 5000) << "the failed job waited for its Kafka sink";
 }
 
@@ -225,21 +239,24 @@ TEST_F(KafkaOutageTest, ExactlyOnceJobRestartsAndCompletesExactlyOnceAfterTheClu
   Job job(o);
   auto gen = [](uint64_t index, int64_t* r) {
     if (static_cast<int64_t>(index) >= kRecords) return false;
-    if (index % 20 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // about 3 s per subtask
+    if (index % 20 == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // about 3 s per subtask
     *r = static_cast<int64_t>(index);
     return true;
   };
-  auto s = job.Source<int64_t>("gen", GeneratorSourceFactory<int64_t>(gen), WatermarkSpec{.mode = TimeMode::kNone});
+  auto s = job.Source<int64_t>("gen", GeneratorSourceFactory<int64_t>(gen),
+                               WatermarkSpec{.mode = TimeMode::kNone});
   auto spec = TxnSinkSpecFor("kafka", {{"brokers", env_.brokers()},
                                        {"topic", *topic},
                                        {"retry_timeout", "3s"},
                                        {"transaction_timeout", "5m"},
                                        {"kafka.queue.buffering.max.messages", "50"}});
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
-  ExactlyOnceSink<int64_t>(s, job, "out", *spec, [](const int64_t& v, std::string*, std::string* payload) {
-    *payload = std::to_string(v);
-  });
-  Metric* restarts = job.metrics().Counter(kMetricRestarts, "In-process restarts of the job after a failure", {});
+  ExactlyOnceSink<int64_t>(
+      s, job, "out", *spec,
+      [](const int64_t& v, std::string*, std::string* payload) { *payload = std::to_string(v); });
+  Metric* restarts =
+      job.metrics().Counter(kMetricRestarts, "In-process restarts of the job after a failure", {});
   Status result;
   std::atomic<bool> done{false};
   std::thread runner([&] {
@@ -267,7 +284,8 @@ TEST_F(KafkaOutageTest, ExactlyOnceJobRestartsAndCompletesExactlyOnceAfterTheClu
   // timeout) at most; far less in practice.
   EXPECT_LT(failed_ms, 3000 + 200 + 5000 + 30000 + 5000);
   ASSERT_EQ(KafkaScript("start"), 0);
-  while (!done.load() && MsSince(t0) < 240000) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  while (!done.load() && MsSince(t0) < 240000)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   if (!done.load()) job.RequestStop();
   runner.join();
   ASSERT_TRUE(result.ok()) << result.ToString();
@@ -277,8 +295,8 @@ TEST_F(KafkaOutageTest, ExactlyOnceJobRestartsAndCompletesExactlyOnceAfterTheClu
   for (const auto& r : *got) ++counts[r.value];
   EXPECT_EQ(counts.size(), static_cast<size_t>(kRecords));
   for (int64_t i = 0; i < kRecords; ++i) ASSERT_EQ(counts[std::to_string(i)], 1) << "record " << i;
-  std::printf("attempt failed %lld ms after the kill; %lld restarts\n", static_cast<long long>(failed_ms),
-              static_cast<long long>(restarts->value()));
+  std::printf("attempt failed %lld ms after the kill; %lld restarts\n",
+              static_cast<long long>(failed_ms), static_cast<long long>(restarts->value()));
 }
 
 }  // namespace

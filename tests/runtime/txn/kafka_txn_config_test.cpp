@@ -8,7 +8,8 @@
 namespace flow::rt {
 namespace {
 
-CheckpointOptions Checkpoints(int64_t interval, int64_t timeout, uint32_t tolerable = 0, int64_t pause = 0) {
+CheckpointOptions Checkpoints(int64_t interval, int64_t timeout, uint32_t tolerable = 0,
+                              int64_t pause = 0) {
   CheckpointOptions o;
   o.interval_ms = interval;
   o.timeout_ms = timeout;
@@ -24,7 +25,8 @@ TEST(KafkaTxnConfigTest, TransactionalIdComesFromTheJobId) {
   EXPECT_EQ(TransactionalIdForJob("").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(TransactionalIdForJob("a b").status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(TransactionalIdForJob("a/b").status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(TransactionalIdForJob(std::string(201, 'x')).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(TransactionalIdForJob(std::string(201, 'x')).status().code(),
+            StatusCode::kInvalidArgument);
   EXPECT_TRUE(TransactionalIdForJob(std::string(200, 'x')).ok());
 }
 
@@ -36,15 +38,19 @@ TEST(KafkaTxnConfigTest, TimeoutMustOutliveTheLongestGapBetweenCommits) {
   EXPECT_NE(s.message().find("too short"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("--checkpoint-timeout"), std::string::npos) << s.message();
   // Each tolerated failure adds one more interval + timeout; the min pause adds once.
-  EXPECT_FALSE(ValidateTransactionTimeout(30000, 900000, Checkpoints(1000, 10000, 2, 500), 0, "j").ok());
-  EXPECT_TRUE(ValidateTransactionTimeout(33501, 900000, Checkpoints(1000, 10000, 2, 500), 0, "j").ok());
-  EXPECT_FALSE(ValidateTransactionTimeout(33500, 900000, Checkpoints(1000, 10000, 2, 500), 0, "j").ok());
+  EXPECT_FALSE(
+      ValidateTransactionTimeout(30000, 900000, Checkpoints(1000, 10000, 2, 500), 0, "j").ok());
+  EXPECT_TRUE(
+      ValidateTransactionTimeout(33501, 900000, Checkpoints(1000, 10000, 2, 500), 0, "j").ok());
+  EXPECT_FALSE(
+      ValidateTransactionTimeout(33500, 900000, Checkpoints(1000, 10000, 2, 500), 0, "j").ok());
 }
 
 TEST(KafkaTxnConfigTest, TimeoutAboveTheBrokerMaximumIsRefusedWithItsName) {
   Status s = ValidateTransactionTimeout(900001, 900000, Checkpoints(1000, 10000), 0, "job7");
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("transaction.max.timeout.ms 900000"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("transaction.max.timeout.ms 900000"), std::string::npos)
+      << s.message();
   EXPECT_NE(s.message().find("job7"), std::string::npos) << s.message();
 }
 
@@ -69,12 +75,15 @@ TEST(KafkaTxnConfigTest, TimeoutAccountsForTheCommitBound) {
   const int64_t bound = CommitBoundMs(o);
   EXPECT_EQ(bound, 20000 + kTxnWaitSliceMs);
   // 1 s interval + 10 s checkpoint timeout + the commit's bound.
-  EXPECT_TRUE(ValidateTransactionTimeout(11001 + bound, 900000, Checkpoints(1000, 10000), bound, "j").ok());
-  Status s = ValidateTransactionTimeout(11000 + bound, 900000, Checkpoints(1000, 10000), bound, "j");
+  EXPECT_TRUE(
+      ValidateTransactionTimeout(11001 + bound, 900000, Checkpoints(1000, 10000), bound, "j").ok());
+  Status s =
+      ValidateTransactionTimeout(11000 + bound, 900000, Checkpoints(1000, 10000), bound, "j");
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("retry_timeout"), std::string::npos) << s.message();
   // Enough for the checkpoints alone is not enough any more.
-  EXPECT_FALSE(ValidateTransactionTimeout(11001, 900000, Checkpoints(1000, 10000), bound, "j").ok());
+  EXPECT_FALSE(
+      ValidateTransactionTimeout(11001, 900000, Checkpoints(1000, 10000), bound, "j").ok());
 }
 
 }  // namespace

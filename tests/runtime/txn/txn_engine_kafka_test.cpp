@@ -17,10 +17,10 @@
 
 #include <gtest/gtest.h>
 
+#include "../engine/test_util.h"
 #include "flow/runtime/checkpoint/fault_injection.h"
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/txn_sink.h"
-#include "../engine/test_util.h"
 #include "kafka/kafka_test_env.h"
 
 namespace flow::rt {
@@ -61,11 +61,13 @@ class TxnEngineKafkaTest : public ::testing::Test {
     Job job(o);
     auto gen = [n, pause_ms](uint64_t index, Rec* r) {
       if (static_cast<int64_t>(index) >= n) return false;
-      if (pause_ms > 0 && index % 100 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+      if (pause_ms > 0 && index % 100 == 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
       r->i = static_cast<int64_t>(index);
       return true;
     };
-    auto s = job.Source<Rec>("gen", GeneratorSourceFactory<Rec>(gen), WatermarkSpec{.mode = TimeMode::kNone});
+    auto s = job.Source<Rec>("gen", GeneratorSourceFactory<Rec>(gen),
+                             WatermarkSpec{.mode = TimeMode::kNone});
     ExactlyOnceSink<Rec>(s, job, "out", KafkaTxnSink(env_.brokers(), {.topic = topic_}),
                          [](const Rec& r, std::string* key, std::string* payload) {
                            *key = std::to_string(r.i % 7);
@@ -110,7 +112,8 @@ TEST_F(TxnEngineKafkaTest, BoundedJobIsVisibleExactlyOnceAfterItsFinalCheckpoint
 
 // One job, a Kafka and a file exactly-once sink on the same stream, killed (forked child) during
 // the Kafka commit and right after it: after a rerun both outputs hold every record once.
-class TxnEngineMixedKillTest : public TxnEngineKafkaTest, public ::testing::WithParamInterface<const char*> {};
+class TxnEngineMixedKillTest : public TxnEngineKafkaTest,
+                               public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(TxnEngineMixedKillTest, BothOutputsExactAfterAKillAndARerun) {
   const int64_t n = 4000;
@@ -130,10 +133,14 @@ TEST_P(TxnEngineMixedKillTest, BothOutputsExactAfterAKillAndARerun) {
       r->i = static_cast<int64_t>(index);
       return true;
     };
-    auto s = job.Source<Rec>("gen", GeneratorSourceFactory<Rec>(gen), WatermarkSpec{.mode = TimeMode::kNone});
-    auto encode = [](const Rec& r, std::string*, std::string* payload) { *payload = std::to_string(r.i); };
+    auto s = job.Source<Rec>("gen", GeneratorSourceFactory<Rec>(gen),
+                             WatermarkSpec{.mode = TimeMode::kNone});
+    auto encode = [](const Rec& r, std::string*, std::string* payload) {
+      *payload = std::to_string(r.i);
+    };
     ExactlyOnceSink<Rec>(s, job, "kafka", KafkaTxnSink(env_.brokers(), {.topic = topic_}), encode);
-    ExactlyOnceSink<Rec>(s, job, "files", FileTxnSink({.directory = (dir_ / "out").string()}), encode);
+    ExactlyOnceSink<Rec>(s, job, "files", FileTxnSink({.directory = (dir_ / "out").string()}),
+                         encode);
     return job.Execute();
   };
   pid_t pid = ::fork();
@@ -144,7 +151,8 @@ TEST_P(TxnEngineMixedKillTest, BothOutputsExactAfterAKillAndARerun) {
   }
   int status = 0;
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << GetParam() << " not reached, status " << status;
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+      << GetParam() << " not reached, status " << status;
   Status st = run();
   ASSERT_TRUE(st.ok()) << st.ToString();
   auto kafka = Committed();
@@ -164,7 +172,8 @@ TEST_P(TxnEngineMixedKillTest, BothOutputsExactAfterAKillAndARerun) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, TxnEngineMixedKillTest,
-                         ::testing::Values("during-commit:2", "after-commit-before-cleanup:2", "after-metadata:2"));
+                         ::testing::Values("during-commit:2", "after-commit-before-cleanup:2",
+                                           "after-metadata:2"));
 
 // A state dir from a version that did not record job ids (complete checkpoints, no `_job`), and
 // no progress in Kafka under this job id: the job most likely ran under another id. It must be
@@ -200,7 +209,8 @@ TEST_F(TxnEngineKafkaTest, AnotherInstanceFencesTheRunningJob) {
   Status result;
   std::thread t([&] { result = Run(1000000, 5, &running); });
   // Let it start and commit a few checkpoints, then start a second producer with the same job id.
-  for (int i = 0; i < 100 && running.load() == nullptr; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 100 && running.load() == nullptr; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   std::this_thread::sleep_for(std::chrono::seconds(3));
   KafkaTransactionOptions o;
   o.brokers = env_.brokers();
@@ -236,8 +246,9 @@ TEST_F(TxnEngineKafkaTest, RestoreOfAnotherCheckpointThanKafkasIsRefused) {
   o.checkpoint.state_dir = (dir_ / "state").string();
   o.checkpoint.restore = "none";
   Job job(o);
-  auto s = job.Source<Rec>("gen", GeneratorSourceFactory<Rec>([](uint64_t i, Rec*) { return i < 1; }),
-                           WatermarkSpec{.mode = TimeMode::kNone});
+  auto s =
+      job.Source<Rec>("gen", GeneratorSourceFactory<Rec>([](uint64_t i, Rec*) { return i < 1; }),
+                      WatermarkSpec{.mode = TimeMode::kNone});
   ExactlyOnceSink<Rec>(s, job, "out", KafkaTxnSink(env_.brokers(), {.topic = topic_}),
                        [](const Rec&, std::string*, std::string*) {});
   Status st = job.Execute();

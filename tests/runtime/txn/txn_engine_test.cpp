@@ -79,8 +79,9 @@ class TailHoldingSource final : public SourceFunction<Rec> {
 class TxnEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("flow-txn-engine-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("flow-txn-engine-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -156,7 +157,9 @@ class TxnEngineTest : public ::testing::Test {
       if (!expected(i)) continue;
       auto it = lines.find(i);
       if (it == lines.end()) return ::testing::AssertionFailure() << "record " << i << " missing";
-      if (it->second != 1) return ::testing::AssertionFailure() << "record " << i << " visible " << it->second << " times";
+      if (it->second != 1)
+        return ::testing::AssertionFailure()
+               << "record " << i << " visible " << it->second << " times";
     }
     return ::testing::AssertionSuccess();
   }
@@ -193,8 +196,9 @@ TEST_F(TxnEngineTest, KafkaSinkWithoutJobIdIsRefusedBeforeAnythingRuns) {
   JobOptions o;
   o.checkpoint.state_dir = (dir_ / "state").string();
   Job job(o);
-  auto s = job.Source<Rec>("gen", GeneratorSourceFactory<Rec>([](uint64_t i, Rec* r) { return i < 1; }),
-                           WatermarkSpec{.mode = TimeMode::kNone});
+  auto s =
+      job.Source<Rec>("gen", GeneratorSourceFactory<Rec>([](uint64_t i, Rec* r) { return i < 1; }),
+                      WatermarkSpec{.mode = TimeMode::kNone});
   ExactlyOnceSink<Rec>(s, job, "kafka", KafkaTxnSink("127.0.0.1:1", {.topic = "t"}),
                        [](const Rec&, std::string*, std::string*) {});
   Status st = job.Execute();
@@ -204,7 +208,8 @@ TEST_F(TxnEngineTest, KafkaSinkWithoutJobIdIsRefusedBeforeAnythingRuns) {
 
 // A child process runs the job with FLOW_FAULT-style `fault` and dies there; the parent then
 // runs the same job to the end: every record is visible exactly once.
-class TxnEngineCrashTest : public TxnEngineTest, public ::testing::WithParamInterface<const char*> {};
+class TxnEngineCrashTest : public TxnEngineTest,
+                           public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(TxnEngineCrashTest, KilledAtAProtocolStepThenRerunIsExact) {
   const int64_t n = 20000;
@@ -269,8 +274,9 @@ TEST_F(TxnEngineTest, SinkSubtaskThatEndedBeforeOthersKeepsItsRecordsAcrossACras
 }
 
 INSTANTIATE_TEST_SUITE_P(Faults, TxnEngineCrashTest,
-                         ::testing::Values("after-precommit:5", "after-metadata:3", "during-commit:3",
-                                           "after-commit-before-cleanup:3", "after-barrier:4:*:1"));
+                         ::testing::Values("after-precommit:5", "after-metadata:3",
+                                           "during-commit:3", "after-commit-before-cleanup:3",
+                                           "after-barrier:4:*:1"));
 
 }  // namespace
 }  // namespace flow::rt
@@ -288,9 +294,9 @@ TEST_F(TxnEngineTest, SinkFromScriptOptionsCommitsAtTheEnd) {
                              return i < 500;
                            }),
                            WatermarkSpec{.mode = TimeMode::kNone});
-  Status added = AddExactlyOnceSink<Rec>(job, s, "files", "file",
-                                         {{"directory", (dir_ / "out").string()}, {"suffix", ".txt"}},
-                                         [](const Rec& r, std::string*, std::string* p) { *p = std::to_string(r.i); });
+  Status added = AddExactlyOnceSink<Rec>(
+      job, s, "files", "file", {{"directory", (dir_ / "out").string()}, {"suffix", ".txt"}},
+      [](const Rec& r, std::string*, std::string* p) { *p = std::to_string(r.i); });
   ASSERT_TRUE(added.ok()) << added.ToString();
   Status st = job.Execute();
   ASSERT_TRUE(st.ok()) << st.ToString();
@@ -298,9 +304,12 @@ TEST_F(TxnEngineTest, SinkFromScriptOptionsCommitsAtTheEnd) {
 }
 
 TEST(TxnSinkSpecTest, OptionsAreCheckedAndNamed) {
-  const std::map<std::string, std::string> options = {{"brokers", "b:1"},  {"topic", "t"},
-                                                      {"partitioner", "explicit"}, {"partition", "3"},
-                                                      {"transaction_timeout", "2m"}, {"kafka.linger.ms", "5"}};
+  const std::map<std::string, std::string> options = {{"brokers", "b:1"},
+                                                      {"topic", "t"},
+                                                      {"partitioner", "explicit"},
+                                                      {"partition", "3"},
+                                                      {"transaction_timeout", "2m"},
+                                                      {"kafka.linger.ms", "5"}};
   auto k = KafkaTxnSinkConfigFor(options);
   ASSERT_TRUE(k.ok()) << k.status().ToString();
   EXPECT_EQ(k->brokers, "b:1");
@@ -318,13 +327,18 @@ TEST(TxnSinkSpecTest, OptionsAreCheckedAndNamed) {
 
   auto missing = TxnSinkSpecFor("kafka", {{"brokers", "b:1"}});
   EXPECT_EQ(missing.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(missing.status().message().find("`topic`"), std::string::npos) << missing.status().message();
+  EXPECT_NE(missing.status().message().find("`topic`"), std::string::npos)
+      << missing.status().message();
   auto unknown = TxnSinkSpecFor("kafka", {{"brokers", "b:1"}, {"topic", "t"}, {"acks", "1"}});
-  EXPECT_NE(unknown.status().message().find("unknown option `acks`"), std::string::npos) << unknown.status().message();
-  auto bad = TxnSinkSpecFor("kafka", {{"brokers", "b:1"}, {"topic", "t"}, {"transaction_timeout", "soon"}});
-  EXPECT_NE(bad.status().message().find("transaction_timeout"), std::string::npos) << bad.status().message();
+  EXPECT_NE(unknown.status().message().find("unknown option `acks`"), std::string::npos)
+      << unknown.status().message();
+  auto bad = TxnSinkSpecFor("kafka",
+                            {{"brokers", "b:1"}, {"topic", "t"}, {"transaction_timeout", "soon"}});
+  EXPECT_NE(bad.status().message().find("transaction_timeout"), std::string::npos)
+      << bad.status().message();
   auto other = TxnSinkSpecFor("stdout", {});
-  EXPECT_NE(other.status().message().find("kafka and file"), std::string::npos) << other.status().message();
+  EXPECT_NE(other.status().message().find("kafka and file"), std::string::npos)
+      << other.status().message();
   auto hidden = TxnSinkSpecFor("file", {{"directory", "/tmp/x"}, {"prefix", ".p"}});
   EXPECT_EQ(hidden.status().code(), StatusCode::kInvalidArgument);
   auto file = TxnSinkSpecFor("file", {{"directory", "/tmp/x"}, {"roll_bytes", "4096"}});

@@ -15,9 +15,9 @@
 
 #include <gtest/gtest.h>
 
+#include "../engine/test_util.h"
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/txn_sink.h"
-#include "../engine/test_util.h"
 
 namespace flow::rt {
 namespace {

@@ -19,11 +19,11 @@
 #include <tuple>
 #include <vector>
 
+#include "../engine/test_util.h"
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/source.h"
 #include "flow/runtime/engine/txn_sink.h"
 #include "flow/runtime/exec/window_aggregate_adapter.h"
-#include "../engine/test_util.h"
 
 namespace flow::exec {
 namespace {

@@ -64,10 +64,10 @@ const char* AlignmentPhaseName(AlignmentPhase p);
 
 struct AlignAction {
   AlignActionKind kind = AlignActionKind::kProcess;
-  size_t channel = 0;         // kBlock: the channel to block; kProcess/kIgnore: the input channel
-  int64_t checkpoint = 0;     // kTrigger, kAbort
+  size_t channel = 0;      // kBlock: the channel to block; kProcess/kIgnore: the input channel
+  int64_t checkpoint = 0;  // kTrigger, kAbort
   AlignAbortCause cause = AlignAbortCause::kNone;  // kAbort
-  bool unaligned = false;     // kTrigger: snapshot now, in-flight data follows (kProcessAndRecord)
+  bool unaligned = false;  // kTrigger: snapshot now, in-flight data follows (kProcessAndRecord)
   bool operator==(const AlignAction&) const = default;
 };
 
@@ -78,10 +78,14 @@ class BarrierAligner;
 class AlignmentState {
  public:
   virtual ~AlignmentState() = default;
-  virtual AlignmentPhase OnData(BarrierAligner& a, size_t ch, std::vector<AlignAction>* out) const = 0;
-  virtual AlignmentPhase OnBarrier(BarrierAligner& a, size_t ch, int64_t id, std::vector<AlignAction>* out) const = 0;
-  virtual AlignmentPhase OnCancel(BarrierAligner& a, size_t ch, int64_t id, std::vector<AlignAction>* out) const = 0;
-  virtual AlignmentPhase OnEnd(BarrierAligner& a, size_t ch, std::vector<AlignAction>* out) const = 0;
+  virtual AlignmentPhase OnData(BarrierAligner& a, size_t ch,
+                                std::vector<AlignAction>* out) const = 0;
+  virtual AlignmentPhase OnBarrier(BarrierAligner& a, size_t ch, int64_t id,
+                                   std::vector<AlignAction>* out) const = 0;
+  virtual AlignmentPhase OnCancel(BarrierAligner& a, size_t ch, int64_t id,
+                                  std::vector<AlignAction>* out) const = 0;
+  virtual AlignmentPhase OnEnd(BarrierAligner& a, size_t ch,
+                               std::vector<AlignAction>* out) const = 0;
 };
 
 class BarrierAligner {
@@ -91,7 +95,8 @@ class BarrierAligner {
 
   // Clears *out and appends the actions for one element read from `channel`. `value` is the
   // checkpoint id for kBarrier/kCancel, ignored otherwise.
-  [[nodiscard]] Status OnElement(size_t channel, AlignEvent event, int64_t value, std::vector<AlignAction>* out);
+  [[nodiscard]] Status OnElement(size_t channel, AlignEvent event, int64_t value,
+                                 std::vector<AlignAction>* out);
   // The engine measured that the current alignment took longer than its alignment timeout:
   // switches to an unaligned checkpoint (kTrigger unaligned, kUnblockAll, then
   // kProcessAndRecord for the channels still owing the barrier). No actions unless aligning.

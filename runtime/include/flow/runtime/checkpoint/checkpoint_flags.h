@@ -31,7 +31,7 @@ namespace flow::rt {
 
 struct CheckpointFlags {
   std::string state_dir;
-  std::string restore;  // "" = automatic selection
+  std::string restore;                    // "" = automatic selection
   std::optional<DurationMs> interval_ms;  // unset = the job's default (ForJob)
   CheckpointOptions options;
   bool timeout_given = false;  // --checkpoint-timeout was on the command line
@@ -41,7 +41,8 @@ struct CheckpointFlags {
 
 // If `name` (with the leading "--") is one of the flags above, parses `value` into *flags and
 // returns true; returns false for other flags. InvalidArgument for a bad value.
-Result<bool> ParseCheckpointFlag(std::string_view name, std::string_view value, CheckpointFlags* flags);
+Result<bool> ParseCheckpointFlag(std::string_view name, std::string_view value,
+                                 CheckpointFlags* flags);
 
 // Applies the job-dependent defaults (interval 1 s with an exactly-once sink unless given) and
 // validates the combination: options and restart policy valid, a --state-dir when checkpoints

@@ -40,17 +40,18 @@ struct CheckpointStorageOptions {
   std::function<int64_t()> wall_clock;
 };
 
-std::string CheckpointDirName(int64_t checkpoint_id);   // "chk-7"
-int64_t ParseCheckpointDir(std::string_view name);      // "chk-7" -> 7; anything else -> -1
-std::string SavepointDirName(std::string_view name);     // "sp-<name>"
-bool IsValidSavepointName(std::string_view name);        // [A-Za-z0-9_.-]+, not starting with '.'
+std::string CheckpointDirName(int64_t checkpoint_id);  // "chk-7"
+int64_t ParseCheckpointDir(std::string_view name);     // "chk-7" -> 7; anything else -> -1
+std::string SavepointDirName(std::string_view name);   // "sp-<name>"
+bool IsValidSavepointName(std::string_view name);      // [A-Za-z0-9_.-]+, not starting with '.'
 // "<operator>-<subtask>.snap" with characters other than [A-Za-z0-9_.-] replaced by '_'.
 std::string SnapshotFileName(std::string_view operator_name, uint32_t subtask);
 
 class CheckpointStorage final : public CheckpointFinalizer {
  public:
   // InvalidArgument: empty state_dir, retained == 0, max_parallelism == 0. IoError: cannot create.
-  static Result<std::unique_ptr<CheckpointStorage>> Open(CheckpointStorageOptions options, JobCheckpointInfo job);
+  static Result<std::unique_ptr<CheckpointStorage>> Open(CheckpointStorageOptions options,
+                                                         JobCheckpointInfo job);
 
   const std::string& state_dir() const { return options_.state_dir; }
   std::string CheckpointPath(int64_t checkpoint_id) const;
@@ -58,7 +59,8 @@ class CheckpointStorage final : public CheckpointFinalizer {
   // Writes `bytes` as chk-<id>/<file_name> (created with the directory), fsynced. Returns the
   // handle (size + CRC-32C) the task puts into its OperatorSnapshot. Fault point:
   // during-snapshot-write (half the bytes written).
-  Result<SnapshotFile> WriteSnapshotFile(int64_t checkpoint_id, std::string_view file_name, std::string_view bytes);
+  Result<SnapshotFile> WriteSnapshotFile(int64_t checkpoint_id, std::string_view file_name,
+                                         std::string_view bytes);
   // Writes shared/<name> atomically unless it already exists with the same bytes; returns a
   // handle with shared = true. Names must be unique per content (e.g. "<run id>-<SST number>"):
   // an existing file with other bytes is an InvalidArgument error, never overwritten.

@@ -59,10 +59,10 @@ struct OperatorSnapshot {
 };
 
 struct TaskCheckpointStats {
-  uint64_t bytes = 0;             // bytes written for this task's snapshot files
-  DurationMs alignment_ms = 0;    // first barrier received -> all barriers received
-  DurationMs sync_ms = 0;         // synchronous part of the snapshot (task thread paused)
-  DurationMs async_ms = 0;        // asynchronous write of the snapshot files
+  uint64_t bytes = 0;           // bytes written for this task's snapshot files
+  DurationMs alignment_ms = 0;  // first barrier received -> all barriers received
+  DurationMs sync_ms = 0;       // synchronous part of the snapshot (task thread paused)
+  DurationMs async_ms = 0;      // asynchronous write of the snapshot files
 };
 
 // A task's acknowledgement of checkpoint `checkpoint_id`. `task` is the task's index in the list
@@ -79,9 +79,9 @@ struct CheckpointReport {
   int64_t checkpoint_id = 0;
   bool completed = false;
   CheckpointFailureReason reason = CheckpointFailureReason::kTimeout;  // when !completed
-  std::string message;           // details of a failure
-  DurationMs duration_ms = 0;    // trigger -> completion/abort
-  uint64_t bytes = 0;            // sum over acknowledged tasks
+  std::string message;                                                 // details of a failure
+  DurationMs duration_ms = 0;  // trigger -> completion/abort
+  uint64_t bytes = 0;          // sum over acknowledged tasks
   DurationMs max_alignment_ms = 0;
   size_t acked_tasks = 0;
   size_t total_tasks = 0;

@@ -72,7 +72,8 @@ class CheckpointFinalizer {
   virtual ~CheckpointFinalizer() = default;
   // Writes the metadata of checkpoint `checkpoint_id` atomically. An error aborts the checkpoint
   // with kStorageIoError.
-  [[nodiscard]] virtual Status Finalize(int64_t checkpoint_id, const std::vector<TaskAck>& acks) = 0;
+  [[nodiscard]] virtual Status Finalize(int64_t checkpoint_id,
+                                        const std::vector<TaskAck>& acks) = 0;
   // Removes what an aborted checkpoint left behind (best effort).
   virtual void Discard(int64_t checkpoint_id) = 0;
 };
@@ -88,8 +89,8 @@ class CheckpointCoordinator {
   // checkpoint completes on the last ack). `first_id`: the id of the first checkpoint (after a
   // restore: restored id + 1). Options must be valid (Validate()); asserted.
   CheckpointCoordinator(CheckpointOptions options, std::vector<std::string> task_names,
-                        CheckpointFinalizer* finalizer, MonotonicClockMs clock, int64_t first_id = 1,
-                        CheckpointReportSink report_sink = nullptr);
+                        CheckpointFinalizer* finalizer, MonotonicClockMs clock,
+                        int64_t first_id = 1, CheckpointReportSink report_sink = nullptr);
 
   void AddListener(CheckpointListener* listener);
 
@@ -146,7 +147,8 @@ class CheckpointCoordinator {
   int64_t TriggerLocked(int64_t now);
   void AckFinishedLocked(Pending& p, size_t task);
   void MaybeCompleteLocked(int64_t id, int64_t now);
-  void AbortLocked(int64_t id, CheckpointFailureReason reason, const std::string& message, int64_t now);
+  void AbortLocked(int64_t id, CheckpointFailureReason reason, const std::string& message,
+                   int64_t now);
   void ReportLocked(const Pending& p, bool completed, CheckpointFailureReason reason,
                     const std::string& message, int64_t now);
   void Deliver();

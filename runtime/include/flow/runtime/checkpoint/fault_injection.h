@@ -21,7 +21,8 @@
 //   after-precommit                         a 2PC sink pre-committed (later: Kafka sink)
 //   during-commit                           a 2PC sink is committing (later: Kafka sink)
 //   after-commit-before-cleanup             a 2PC sink committed, bookkeeping not yet done
-//   before-batch:<operator>:<subtask>  [error]  an operator or sink subtask is about to take a batch
+//   before-batch:<operator>:<subtask>  [error]  an operator or sink subtask is about to take a
+//   batch
 // `random:<seed>` picks one checkpoint-path point (every point above before-batch; arguments `*`)
 // and an nth in 1..3 from the seed, so a crash test can explore points reproducibly;
 // DescribeFaults() tells which was chosen.
@@ -46,7 +47,9 @@ void Hit(std::string_view point, int64_t checkpoint, std::string_view op);
 Status HitStatus(std::string_view point, std::string_view arg1, std::string_view arg2);
 }  // namespace fault_detail
 
-inline bool FaultsArmed() { return fault_detail::g_armed.load(std::memory_order_relaxed); }
+inline bool FaultsArmed() {
+  return fault_detail::g_armed.load(std::memory_order_relaxed);
+}
 
 // Marks a fault point; dies here when a configured entry matches for the nth time.
 inline void FaultPoint(std::string_view point) {
@@ -58,7 +61,8 @@ inline void FaultPoint(std::string_view point, int64_t checkpoint, std::string_v
 
 // Points that accept `error:` are hit through FaultPointStatus: dies for a kill entry, returns the
 // injected error for an error entry, Ok otherwise.
-[[nodiscard]] inline Status FaultPointStatus(std::string_view point, std::string_view op, uint32_t subtask) {
+[[nodiscard]] inline Status FaultPointStatus(std::string_view point, std::string_view op,
+                                             uint32_t subtask) {
   if (!FaultsArmed()) return Status::Ok();
   return fault_detail::HitStatus(point, op, std::to_string(subtask));
 }
@@ -77,7 +81,8 @@ const std::vector<FaultPointInfo>& KnownFaultPoints();
 // ConfigureFaults(getenv("FLOW_FAULT")); unset or empty disarms.
 [[nodiscard]] Status ConfigureFaultsFromEnv();
 void DisarmFaults();
-// The active entries, normalised ("after-metadata:1,error:before-batch:window:*:2"); "" when disarmed.
+// The active entries, normalised ("after-metadata:1,error:before-batch:window:*:2"); "" when
+// disarmed.
 std::string DescribeFaults();
 
 }  // namespace flow::rt

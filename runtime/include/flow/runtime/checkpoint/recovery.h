@@ -27,7 +27,7 @@
 namespace flow::rt {
 
 struct RestorePoint {
-  std::string path;     // the checkpoint or savepoint directory
+  std::string path;        // the checkpoint or savepoint directory
   std::string shared_dir;  // where its shared files live (<state-dir>/shared)
   CheckpointMetadata metadata;
 };
@@ -48,7 +48,8 @@ Result<RestorePoint> VerifyCheckpoint(const std::string& dir);
                                      std::string_view where);
 
 // Newest verifying chk-<N> under state_dir (a missing state_dir means nothing to restore).
-Result<RestoreSelection> SelectRestoreCheckpoint(const std::string& state_dir, const JobCheckpointInfo& job);
+Result<RestoreSelection> SelectRestoreCheckpoint(const std::string& state_dir,
+                                                 const JobCheckpointInfo& job);
 
 // restore_flag: "" = SelectRestoreCheckpoint; "none" = fresh start; else a directory path.
 Result<RestoreSelection> ResolveRestore(const std::string& state_dir, std::string_view restore_flag,
@@ -60,8 +61,8 @@ struct RestorePiece {
   uint32_t old_subtask = 0;
   uint32_t key_group = 0;
   bool operator==(const RestorePiece& o) const {
-    return file.name == o.file.name && file.shared == o.file.shared && old_subtask == o.old_subtask &&
-           key_group == o.key_group;
+    return file.name == o.file.name && file.shared == o.file.shared &&
+           old_subtask == o.old_subtask && key_group == o.key_group;
   }
 };
 
@@ -76,7 +77,8 @@ Result<std::vector<std::vector<RestorePiece>>> PlanKeyedRestore(const Checkpoint
                                                                 uint32_t new_parallelism);
 
 // The snapshots of one operator, ordered by old subtask (source positions, finished flags).
-std::vector<const OperatorSnapshot*> SnapshotsOf(const CheckpointMetadata& m, std::string_view operator_name);
+std::vector<const OperatorSnapshot*> SnapshotsOf(const CheckpointMetadata& m,
+                                                 std::string_view operator_name);
 
 // Reads one file of a restore point and checks size and CRC-32C (Corruption naming the file on
 // mismatch). Fault point: during-restore.

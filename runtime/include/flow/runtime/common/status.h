@@ -1,7 +1,7 @@
 #pragma once
 // Status and Result<T>: how runtime code reports errors. Every fallible call returns one of these;
-// they are [[nodiscard]], so ignoring an error has to be written out (`.IgnoreError()`), which keeps
-// swallowed errors searchable. Exceptions are not used for expected failures.
+// they are [[nodiscard]], so ignoring an error has to be written out (`.IgnoreError()`), which
+// keeps swallowed errors searchable. Exceptions are not used for expected failures.
 
 #include <cassert>
 #include <optional>
@@ -39,7 +39,9 @@ class [[nodiscard]] Status {
   Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
 
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
+  static Status InvalidArgument(std::string m) {
+    return {StatusCode::kInvalidArgument, std::move(m)};
+  }
   static Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
   static Status IoError(std::string m) { return {StatusCode::kIoError, std::move(m)}; }
   static Status Corruption(std::string m) { return {StatusCode::kCorruption, std::move(m)}; }
@@ -71,7 +73,7 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
     assert(!status_.ok() && "Result constructed from an ok Status without a value");
   }

@@ -44,7 +44,9 @@ inline TimestampMs SaturatingAdd(TimestampMs t, DurationMs d) {
 }
 
 // Start of the epoch-aligned window of length `size` that contains `ts`.
-inline TimestampMs AlignedStart(TimestampMs ts, DurationMs size) { return FloorDiv(ts, size) * size; }
+inline TimestampMs AlignedStart(TimestampMs ts, DurationMs size) {
+  return FloorDiv(ts, size) * size;
+}
 
 // Durations as text: one or more <integer><unit> groups with unit ms, s, m, h or d ("250ms",
 // "10s", "1h30m"), an optional leading '-'. False on anything else (a bare number has no unit)

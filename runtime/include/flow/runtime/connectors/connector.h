@@ -48,13 +48,13 @@ struct OutMeta {
 };
 
 struct RawRecord {
-  std::string_view payload;  // valid until the next Poll() on the same source
-  std::string_view key;      // empty when the record has none
-  bool has_key = false;      // Kafka: the message has a key (possibly empty)
+  std::string_view payload;              // valid until the next Poll() on the same source
+  std::string_view key;                  // empty when the record has none
+  bool has_key = false;                  // Kafka: the message has a key (possibly empty)
   const RawHeaders* headers = nullptr;   // Kafka: the message's headers, if any
   TimestampMs timestamp = kNoTimestamp;  // the broker's/log's timestamp, if any
-  int32_t partition = -1;    // Kafka partition, or -1
-  int64_t offset = -1;       // Kafka offset, file line number (1-based), or -1
+  int32_t partition = -1;                // Kafka partition, or -1
+  int64_t offset = -1;                   // Kafka offset, file line number (1-based), or -1
 };
 
 enum class PollResult {

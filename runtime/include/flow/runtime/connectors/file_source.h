@@ -64,12 +64,12 @@ class FileSource final : public RawSource {
   // Keeps the instance name: instances of a job (--instance) cannot share this input.
   void Bind(const ConnectorContext& context) override { instance_ = context.instance; }
   Status Open(uint32_t subtask, uint32_t parallelism) override;
-  Result<PollResult> Poll(std::vector<RawRecord>* out, size_t max_records,
-                          int timeout_ms) override;
+  Result<PollResult> Poll(std::vector<RawRecord>* out, size_t max_records, int timeout_ms) override;
   std::string Locate(const RawRecord& record) const override;
   Status SnapshotPosition(BinaryWriter* out) const override;
   Status RestorePosition(BinaryReader* in) override;
-  Status RestoreRescaled(const std::vector<OldSourcePosition>& old, uint32_t old_parallelism) override;
+  Status RestoreRescaled(const std::vector<OldSourcePosition>& old,
+                         uint32_t old_parallelism) override;
   Status Close() override;
 
   // All files matched by the path (sorted), and those assigned to this subtask. After Open.

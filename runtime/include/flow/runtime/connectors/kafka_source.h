@@ -96,12 +96,12 @@ class KafkaSource final : public RawSource {
 
   void Bind(const ConnectorContext& context) override { context_ = context; }
   Status Open(uint32_t subtask, uint32_t parallelism) override;
-  Result<PollResult> Poll(std::vector<RawRecord>* out, size_t max_records,
-                          int timeout_ms) override;
+  Result<PollResult> Poll(std::vector<RawRecord>* out, size_t max_records, int timeout_ms) override;
   std::string Locate(const RawRecord& record) const override;
   Status SnapshotPosition(BinaryWriter* out) const override;
   Status RestorePosition(BinaryReader* in) override;
-  Status RestoreRescaled(const std::vector<OldSourcePosition>& old, uint32_t old_parallelism) override;
+  Status RestoreRescaled(const std::vector<OldSourcePosition>& old,
+                         uint32_t old_parallelism) override;
   // A partition is pending from its assignment until its first record or end-of-partition event.
   bool SplitsPending() const override {
     return !unheard_.empty() || (!assigned_ && !next_offsets_.empty());
@@ -129,7 +129,8 @@ class KafkaSource final : public RawSource {
   Status ResolveStartOffsets(int32_t partitions);
   // Concrete offsets of `partitions` as `start` says, retrying transient errors until
   // metadata_timeout_ms.
-  Result<std::map<int32_t, int64_t>> QueryOffsets(const std::vector<int32_t>& partitions, KafkaStart start);
+  Result<std::map<int32_t, int64_t>> QueryOffsets(const std::vector<int32_t>& partitions,
+                                                  KafkaStart start);
   // Assigns owned partitions added to the topic since the last look, at their earliest offsets.
   void DiscoverPartitions();
   // Sets flow_kafka_consumer_lag of each owned partition: its high watermark (as librdkafka last
@@ -158,8 +159,8 @@ class KafkaSource final : public RawSource {
   // which are never delivered as records), and its lag gauge.
   std::map<int32_t, int64_t> end_offsets_;
   std::map<int32_t, Metric*> lag_;
-  int64_t next_lag_ms_ = 0;                  // monotonic ms of the next UpdateLag
-  std::vector<rd_kafka_message_s*> batch_;   // messages backing the last Poll's payloads
+  int64_t next_lag_ms_ = 0;                 // monotonic ms of the next UpdateLag
+  std::vector<rd_kafka_message_s*> batch_;  // messages backing the last Poll's payloads
   // Their headers, one per message of batch_ (RawRecord::headers points here).
   class MessageHeaders final : public RawHeaders {
    public:
@@ -173,7 +174,7 @@ class KafkaSource final : public RawSource {
   uint32_t parallelism_ = 1;
   int32_t known_partitions_ = 0;   // the topic's partition count at the last look
   int64_t next_discovery_ms_ = 0;  // monotonic ms of the next look
-  int64_t down_since_ms_ = -1;  // monotonic ms when "all brokers down" was first seen
+  int64_t down_since_ms_ = -1;     // monotonic ms when "all brokers down" was first seen
   std::string down_reason_;
   int security_err_ = 0;  // first refused login / untrusted certificate (KafkaSecurityFailure)
   std::string security_reason_;

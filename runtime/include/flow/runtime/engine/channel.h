@@ -47,12 +47,14 @@ class ChannelBase {
 
  protected:
   friend class InputGate;
-  ChannelBase(InputGate* gate, size_t capacity) : gate_(gate), capacity_(std::max<size_t>(1, capacity)) {}
+  ChannelBase(InputGate* gate, size_t capacity)
+      : gate_(gate), capacity_(std::max<size_t>(1, capacity)) {}
   // Waits (with the gate mutex held in `lock`) until there is room; false when cancelled.
   bool WaitForRoom(std::unique_lock<std::mutex>& lock);
   void NoteDepth(size_t depth) {
     depth_.store(depth, std::memory_order_relaxed);
-    if (depth > max_depth_.load(std::memory_order_relaxed)) max_depth_.store(depth, std::memory_order_relaxed);
+    if (depth > max_depth_.load(std::memory_order_relaxed))
+      max_depth_.store(depth, std::memory_order_relaxed);
   }
   virtual bool HasElements() const = 0;  // gate mutex held
 

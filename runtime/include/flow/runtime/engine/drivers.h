@@ -24,11 +24,14 @@ Status CallUser(const OperatorContext& ctx, F&& f) {
   try {
     Status s = f();
     if (s.ok() || s.code() == StatusCode::kCancelled) return s;
-    return Status(s.code(), fmt::format("operator '{}' subtask {}: {}", ctx.name, ctx.subtask, s.message()));
+    return Status(s.code(),
+                  fmt::format("operator '{}' subtask {}: {}", ctx.name, ctx.subtask, s.message()));
   } catch (const std::exception& e) {
-    return Status::Internal(fmt::format("operator '{}' subtask {}: exception: {}", ctx.name, ctx.subtask, e.what()));
+    return Status::Internal(
+        fmt::format("operator '{}' subtask {}: exception: {}", ctx.name, ctx.subtask, e.what()));
   } catch (...) {
-    return Status::Internal(fmt::format("operator '{}' subtask {}: unknown exception", ctx.name, ctx.subtask));
+    return Status::Internal(
+        fmt::format("operator '{}' subtask {}: unknown exception", ctx.name, ctx.subtask));
   }
 }
 }  // namespace engine_detail
@@ -36,26 +39,30 @@ Status CallUser(const OperatorContext& ctx, F&& f) {
 template <typename In, typename Out>
 class OneInputDriver final : public BatchConsumer<In> {
  public:
-  OneInputDriver(std::unique_ptr<OneInputOperator<In, Out>> op, OperatorContext ctx, BatchConsumer<Out>* next,
-                 size_t batch_size)
+  OneInputDriver(std::unique_ptr<OneInputOperator<In, Out>> op, OperatorContext ctx,
+                 BatchConsumer<Out>* next, size_t batch_size)
       : op_(std::move(op)), ctx_(std::move(ctx)), next_(next), batch_size_(batch_size) {}
 
   Status Open() override {
     records_in_ = ctx_.metrics.Counter(kMetricRecordsIn, "Records received by an operator subtask");
     watermark_ = ctx_.metrics.Gauge(kMetricWatermark, "Current input watermark (ms since epoch)");
     watermark_->Set(kMinWatermark);
-    out_ = Output<Out>(next_, batch_size_, ctx_.metrics.Counter(kMetricRecordsOut, "Records emitted by an operator subtask"));
+    out_ = Output<Out>(
+        next_, batch_size_,
+        ctx_.metrics.Counter(kMetricRecordsOut, "Records emitted by an operator subtask"));
     opened_ = true;
     return engine_detail::CallUser(ctx_, [&] { return op_->Open(ctx_); });
   }
   Status ConsumeView(const Batch<In>& batch) override {
     FLOW_RETURN_IF_ERROR(FaultPointStatus("before-batch", ctx_.name, ctx_.subtask));
     records_in_->Add(static_cast<int64_t>(batch.size()));
-    FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return op_->ProcessBatch(batch, out_); }));
+    FLOW_RETURN_IF_ERROR(
+        engine_detail::CallUser(ctx_, [&] { return op_->ProcessBatch(batch, out_); }));
     return FlushOut();
   }
   Status OnProcessingTime(TimestampMs now) override {
-    FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return op_->OnProcessingTime(now, out_); }));
+    FLOW_RETURN_IF_ERROR(
+        engine_detail::CallUser(ctx_, [&] { return op_->OnProcessingTime(now, out_); }));
     return FlushOut();
   }
   Status OnWatermark(TimestampMs wm) override {
@@ -66,7 +73,9 @@ class OneInputDriver final : public BatchConsumer<In> {
   }
   Status OnIdle(bool idle) override { return next_ ? next_->OnIdle(idle) : Status::Ok(); }
   Status OnBarrier(int64_t id) override { return next_ ? next_->OnBarrier(id) : Status::Ok(); }
-  Status OnCancelCheckpoint(int64_t id) override { return next_ ? next_->OnCancelCheckpoint(id) : Status::Ok(); }
+  Status OnCancelCheckpoint(int64_t id) override {
+    return next_ ? next_->OnCancelCheckpoint(id) : Status::Ok();
+  }
   Status OnEnd(bool drained) override {
     FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return op_->Finish(out_); }));
     FLOW_RETURN_IF_ERROR(FlushOut());
@@ -82,7 +91,10 @@ class OneInputDriver final : public BatchConsumer<In> {
   void Close() override {
     if (!opened_) return;
     opened_ = false;
-    engine_detail::CallUser(ctx_, [&] { op_->Close(); return Status::Ok(); }).IgnoreError();  // nothing to report to
+    engine_detail::CallUser(ctx_, [&] {
+      op_->Close();
+      return Status::Ok();
+    }).IgnoreError();  // nothing to report to
   }
 
  private:
@@ -105,9 +117,13 @@ class OneInputDriver final : public BatchConsumer<In> {
 template <typename In1, typename In2, typename Out>
 class TwoInputDriver final : public BatchConsumer<In1> {
  public:
-  TwoInputDriver(std::unique_ptr<TwoInputOperator<In1, In2, Out>> op, OperatorContext ctx, BatchConsumer<Out>* next,
-                 size_t batch_size)
-      : op_(std::move(op)), ctx_(std::move(ctx)), next_(next), batch_size_(batch_size), second_(this) {}
+  TwoInputDriver(std::unique_ptr<TwoInputOperator<In1, In2, Out>> op, OperatorContext ctx,
+                 BatchConsumer<Out>* next, size_t batch_size)
+      : op_(std::move(op)),
+        ctx_(std::move(ctx)),
+        next_(next),
+        batch_size_(batch_size),
+        second_(this) {}
 
   BatchConsumer<In2>* input2() { return &second_; }
 
@@ -115,24 +131,29 @@ class TwoInputDriver final : public BatchConsumer<In1> {
     records_in_ = ctx_.metrics.Counter(kMetricRecordsIn, "Records received by an operator subtask");
     watermark_ = ctx_.metrics.Gauge(kMetricWatermark, "Current input watermark (ms since epoch)");
     watermark_->Set(kMinWatermark);
-    out_ = Output<Out>(next_, batch_size_, ctx_.metrics.Counter(kMetricRecordsOut, "Records emitted by an operator subtask"));
+    out_ = Output<Out>(
+        next_, batch_size_,
+        ctx_.metrics.Counter(kMetricRecordsOut, "Records emitted by an operator subtask"));
     opened_ = true;
     return engine_detail::CallUser(ctx_, [&] { return op_->Open(ctx_); });
   }
   Status ConsumeView(const Batch<In1>& batch) override {
     FLOW_RETURN_IF_ERROR(FaultPointStatus("before-batch", ctx_.name, ctx_.subtask));
     records_in_->Add(static_cast<int64_t>(batch.size()));
-    FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return op_->ProcessBatch1(batch, out_); }));
+    FLOW_RETURN_IF_ERROR(
+        engine_detail::CallUser(ctx_, [&] { return op_->ProcessBatch1(batch, out_); }));
     return FlushOut();
   }
   Status ConsumeView2(const Batch<In2>& batch) {
     FLOW_RETURN_IF_ERROR(FaultPointStatus("before-batch", ctx_.name, ctx_.subtask));
     records_in_->Add(static_cast<int64_t>(batch.size()));
-    FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return op_->ProcessBatch2(batch, out_); }));
+    FLOW_RETURN_IF_ERROR(
+        engine_detail::CallUser(ctx_, [&] { return op_->ProcessBatch2(batch, out_); }));
     return FlushOut();
   }
   Status OnProcessingTime(TimestampMs now) override {
-    FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return op_->OnProcessingTime(now, out_); }));
+    FLOW_RETURN_IF_ERROR(
+        engine_detail::CallUser(ctx_, [&] { return op_->OnProcessingTime(now, out_); }));
     return FlushOut();
   }
   Status OnWatermark(TimestampMs wm) override {
@@ -143,7 +164,9 @@ class TwoInputDriver final : public BatchConsumer<In1> {
   }
   Status OnIdle(bool idle) override { return next_ ? next_->OnIdle(idle) : Status::Ok(); }
   Status OnBarrier(int64_t id) override { return next_ ? next_->OnBarrier(id) : Status::Ok(); }
-  Status OnCancelCheckpoint(int64_t id) override { return next_ ? next_->OnCancelCheckpoint(id) : Status::Ok(); }
+  Status OnCancelCheckpoint(int64_t id) override {
+    return next_ ? next_->OnCancelCheckpoint(id) : Status::Ok();
+  }
   Status OnEnd(bool drained) override {
     FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return op_->Finish(out_); }));
     FLOW_RETURN_IF_ERROR(FlushOut());
@@ -159,7 +182,10 @@ class TwoInputDriver final : public BatchConsumer<In1> {
   void Close() override {
     if (!opened_) return;
     opened_ = false;
-    engine_detail::CallUser(ctx_, [&] { op_->Close(); return Status::Ok(); }).IgnoreError();  // nothing to report to
+    engine_detail::CallUser(ctx_, [&] {
+      op_->Close();
+      return Status::Ok();
+    }).IgnoreError();  // nothing to report to
   }
 
  private:
@@ -168,9 +194,13 @@ class TwoInputDriver final : public BatchConsumer<In1> {
     explicit Second(TwoInputDriver* d) : d_(d) {}
     Status ConsumeView(const Batch<In2>& batch) override { return d_->ConsumeView2(batch); }
     // Control reaches the driver directly; the task never sends it here.
-    Status OnWatermark(TimestampMs) override { return Status::Internal("control element on input 2 adapter"); }
+    Status OnWatermark(TimestampMs) override {
+      return Status::Internal("control element on input 2 adapter");
+    }
     Status OnIdle(bool) override { return Status::Internal("control element on input 2 adapter"); }
-    Status OnBarrier(int64_t) override { return Status::Internal("control element on input 2 adapter"); }
+    Status OnBarrier(int64_t) override {
+      return Status::Internal("control element on input 2 adapter");
+    }
     Status OnEnd(bool) override { return Status::Internal("control element on input 2 adapter"); }
 
    private:
@@ -195,7 +225,8 @@ class TwoInputDriver final : public BatchConsumer<In1> {
 template <typename T>
 class SinkDriver final : public BatchConsumer<T> {
  public:
-  SinkDriver(std::unique_ptr<SinkFunction<T>> sink, OperatorContext ctx) : sink_(std::move(sink)), ctx_(std::move(ctx)) {}
+  SinkDriver(std::unique_ptr<SinkFunction<T>> sink, OperatorContext ctx)
+      : sink_(std::move(sink)), ctx_(std::move(ctx)) {}
 
   Status Open() override {
     records_in_ = ctx_.metrics.Counter(kMetricRecordsIn, "Records received by an operator subtask");
@@ -236,7 +267,10 @@ class SinkDriver final : public BatchConsumer<T> {
   void Close() override {
     if (!opened_) return;
     opened_ = false;
-    engine_detail::CallUser(ctx_, [&] { sink_->Close(); return Status::Ok(); }).IgnoreError();  // nothing to report to
+    engine_detail::CallUser(ctx_, [&] {
+      sink_->Close();
+      return Status::Ok();
+    }).IgnoreError();  // nothing to report to
   }
 
  private:

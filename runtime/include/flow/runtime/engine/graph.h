@@ -32,16 +32,18 @@ struct NodeBase {
   virtual ~NodeBase() = default;
   // The consumer that takes this node's output: the targets as one (typed on the output).
   virtual std::unique_ptr<Consumer> MakeOutput(std::vector<Consumer*> targets) = 0;
-  // Non-sources: the driver of one subtask; `next` is the consumer of its output (may be null for sinks).
-  virtual std::unique_ptr<Consumer> MakeDriver(OperatorContext ctx, Consumer* next, size_t batch_size) = 0;
+  // Non-sources: the driver of one subtask; `next` is the consumer of its output (may be null for
+  // sinks).
+  virtual std::unique_ptr<Consumer> MakeDriver(OperatorContext ctx, Consumer* next,
+                                               size_t batch_size) = 0;
   // Where input `index` (0 or 1) of a driver made by MakeDriver is delivered.
   virtual Consumer* InputOf(Consumer* driver, int index) { return driver; }
   // True when the node's operator keeps no state (OneInputOperator::stateless); sources and sinks
   // count as stateless here (their positions and transactions follow the partitions).
   virtual bool Stateless() const { return is_source || is_sink; }
   // Sources: the task of one subtask.
-  virtual std::unique_ptr<Task> MakeSourceTask(OperatorContext ctx, Consumer* next, size_t batch_size,
-                                               const JobControl* control) {
+  virtual std::unique_ptr<Task> MakeSourceTask(OperatorContext ctx, Consumer* next,
+                                               size_t batch_size, const JobControl* control) {
     return nullptr;
   }
 };
@@ -61,12 +63,15 @@ struct SourceNode final : TypedNode<T> {
   SourceFactory<T> factory;
   WatermarkSpec spec;
   TsFn ts_fn;
-  std::unique_ptr<Consumer> MakeDriver(OperatorContext, Consumer*, size_t) override { return nullptr; }
+  std::unique_ptr<Consumer> MakeDriver(OperatorContext, Consumer*, size_t) override {
+    return nullptr;
+  }
   std::unique_ptr<Task> MakeSourceTask(OperatorContext ctx, Consumer* next, size_t batch_size,
                                        const JobControl* control) override {
     auto fn = factory(ctx.subtask, ctx.parallelism);
     return std::make_unique<SourceTask<T, TsFn>>(std::move(fn), std::move(ctx), spec, ts_fn,
-                                                 static_cast<BatchConsumer<T>*>(next), batch_size, control);
+                                                 static_cast<BatchConsumer<T>*>(next), batch_size,
+                                                 control);
   }
 };
 
@@ -77,18 +82,20 @@ struct OneInputNode final : TypedNode<Out> {
     auto op = factory();
     return op != nullptr && op->stateless();
   }
-  std::unique_ptr<Consumer> MakeDriver(OperatorContext ctx, Consumer* next, size_t batch_size) override {
-    return std::make_unique<OneInputDriver<In, Out>>(factory(), std::move(ctx), static_cast<BatchConsumer<Out>*>(next),
-                                                     batch_size);
+  std::unique_ptr<Consumer> MakeDriver(OperatorContext ctx, Consumer* next,
+                                       size_t batch_size) override {
+    return std::make_unique<OneInputDriver<In, Out>>(
+        factory(), std::move(ctx), static_cast<BatchConsumer<Out>*>(next), batch_size);
   }
 };
 
 template <typename In1, typename In2, typename Out>
 struct TwoInputNode final : TypedNode<Out> {
   std::function<std::unique_ptr<TwoInputOperator<In1, In2, Out>>()> factory;
-  std::unique_ptr<Consumer> MakeDriver(OperatorContext ctx, Consumer* next, size_t batch_size) override {
-    return std::make_unique<TwoInputDriver<In1, In2, Out>>(factory(), std::move(ctx),
-                                                           static_cast<BatchConsumer<Out>*>(next), batch_size);
+  std::unique_ptr<Consumer> MakeDriver(OperatorContext ctx, Consumer* next,
+                                       size_t batch_size) override {
+    return std::make_unique<TwoInputDriver<In1, In2, Out>>(
+        factory(), std::move(ctx), static_cast<BatchConsumer<Out>*>(next), batch_size);
   }
   Consumer* InputOf(Consumer* driver, int index) override {
     auto* d = static_cast<TwoInputDriver<In1, In2, Out>*>(static_cast<BatchConsumer<In1>*>(driver));
@@ -116,14 +123,16 @@ struct EdgeBase {
   virtual ~EdgeBase() = default;
   virtual std::unique_ptr<ChannelBase> MakeChannel(InputGate* gate, size_t capacity) = 0;
   // channels[j] leads to downstream subtask j (a single channel for forward edges).
-  virtual std::unique_ptr<Consumer> MakeWriter(const std::vector<ChannelBase*>& channels, uint32_t up_subtask,
-                                               uint32_t max_parallelism, size_t batch_size) = 0;
-  virtual std::unique_ptr<ChannelBindingBase> MakeBinding(ChannelBase* channel, Consumer* target) = 0;
+  virtual std::unique_ptr<Consumer> MakeWriter(const std::vector<ChannelBase*>& channels,
+                                               uint32_t up_subtask, uint32_t max_parallelism,
+                                               size_t batch_size) = 0;
+  virtual std::unique_ptr<ChannelBindingBase> MakeBinding(ChannelBase* channel,
+                                                          Consumer* target) = 0;
 };
 
 template <typename T>
-using HashWriterFactory =
-    std::function<std::unique_ptr<BatchConsumer<T>>(std::vector<Channel<T>*>, uint32_t max_parallelism, size_t batch_size)>;
+using HashWriterFactory = std::function<std::unique_ptr<BatchConsumer<T>>(
+    std::vector<Channel<T>*>, uint32_t max_parallelism, size_t batch_size)>;
 
 template <typename T>
 struct Edge final : EdgeBase {
@@ -132,8 +141,9 @@ struct Edge final : EdgeBase {
   std::unique_ptr<ChannelBase> MakeChannel(InputGate* gate, size_t capacity) override {
     return std::make_unique<Channel<T>>(gate, capacity);
   }
-  std::unique_ptr<Consumer> MakeWriter(const std::vector<ChannelBase*>& channels, uint32_t up_subtask,
-                                       uint32_t max_parallelism, size_t batch_size) override {
+  std::unique_ptr<Consumer> MakeWriter(const std::vector<ChannelBase*>& channels,
+                                       uint32_t up_subtask, uint32_t max_parallelism,
+                                       size_t batch_size) override {
     std::vector<Channel<T>*> typed;
     for (ChannelBase* c : channels) typed.push_back(static_cast<Channel<T>*>(c));
     switch (kind) {
@@ -146,7 +156,8 @@ struct Edge final : EdgeBase {
     }
   }
   std::unique_ptr<ChannelBindingBase> MakeBinding(ChannelBase* channel, Consumer* target) override {
-    return std::make_unique<ChannelBinding<T>>(static_cast<Channel<T>*>(channel), static_cast<BatchConsumer<T>*>(target));
+    return std::make_unique<ChannelBinding<T>>(static_cast<Channel<T>*>(channel),
+                                               static_cast<BatchConsumer<T>*>(target));
   }
 };
 

@@ -47,22 +47,29 @@ class Stream {
   // fn: void(const T&, TimestampMs, Output<Out>&) — a fused chain of stateless steps.
   template <typename Out, typename Fn>
   Stream<Out> Chain(std::string name, Fn fn, uint32_t parallelism = 0) const {
-    return Then<Out>(std::move(name), [fn] { return std::make_unique<ChainOperator<T, Out, Fn>>(fn); }, parallelism);
+    return Then<Out>(
+        std::move(name), [fn] { return std::make_unique<ChainOperator<T, Out, Fn>>(fn); },
+        parallelism);
   }
   // fn: Out(const T&).
   template <typename Out, typename Fn>
   Stream<Out> Map(std::string name, Fn fn, uint32_t parallelism = 0) const {
-    return Then<Out>(std::move(name), [fn] { return std::make_unique<MapOperator<T, Out, Fn>>(fn); }, parallelism);
+    return Then<Out>(
+        std::move(name), [fn] { return std::make_unique<MapOperator<T, Out, Fn>>(fn); },
+        parallelism);
   }
   // fn: bool(const T&).
   template <typename Fn>
   Stream<T> Filter(std::string name, Fn fn, uint32_t parallelism = 0) const {
-    return Then<T>(std::move(name), [fn] { return std::make_unique<FilterOperator<T, Fn>>(fn); }, parallelism);
+    return Then<T>(
+        std::move(name), [fn] { return std::make_unique<FilterOperator<T, Fn>>(fn); }, parallelism);
   }
   // fn: void(const T&, Emit&) with emit(Out&&).
   template <typename Out, typename Fn>
   Stream<Out> FlatMap(std::string name, Fn fn, uint32_t parallelism = 0) const {
-    return Then<Out>(std::move(name), [fn] { return std::make_unique<FlatMapOperator<T, Out, Fn>>(fn); }, parallelism);
+    return Then<Out>(
+        std::move(name), [fn] { return std::make_unique<FlatMapOperator<T, Out, Fn>>(fn); },
+        parallelism);
   }
 
   // Partitions the next edge by key group of key_hash(record) (uint64_t(const T&), a StableHash).
@@ -72,9 +79,10 @@ class Stream {
     Stream<T> s = *this;
     s.partitioning_ = Partitioning::kHash;
     s.key_name_ = std::move(key_name);
-    s.hash_writer_ = [key_hash](std::vector<Channel<T>*> channels, uint32_t max_parallelism, size_t batch_size)
-        -> std::unique_ptr<BatchConsumer<T>> {
-      return std::make_unique<HashWriter<T, KeyHash>>(std::move(channels), key_hash, max_parallelism, batch_size);
+    s.hash_writer_ = [key_hash](std::vector<Channel<T>*> channels, uint32_t max_parallelism,
+                                size_t batch_size) -> std::unique_ptr<BatchConsumer<T>> {
+      return std::make_unique<HashWriter<T, KeyHash>>(std::move(channels), key_hash,
+                                                      max_parallelism, batch_size);
     };
     return s;
   }
@@ -83,7 +91,8 @@ class Stream {
   Stream<T> Forward() const { return WithPartitioning(Partitioning::kForward); }
 
   // Merges this stream with `others` (same record type) into one stream.
-  Stream<T> Union(std::string name, const std::vector<Stream<T>>& others, uint32_t parallelism = 0) const;
+  Stream<T> Union(std::string name, const std::vector<Stream<T>>& others,
+                  uint32_t parallelism = 0) const;
 
   void Sink(std::string name, SinkFactory<T> factory, uint32_t parallelism = 0) const;
 
@@ -158,8 +167,8 @@ class Job {
   // A source; parallelism 0 = job default (use 1 for non-parallel inputs such as stdin).
   // ts_fn: TimestampMs(const T&) extracts event time; by default the source's timestamps are used.
   template <typename T, typename TsFn = SourceTimestamps>
-  Stream<T> Source(std::string name, SourceFactory<T> factory, WatermarkSpec spec = {}, uint32_t parallelism = 0,
-                   TsFn ts_fn = {}) {
+  Stream<T> Source(std::string name, SourceFactory<T> factory, WatermarkSpec spec = {},
+                   uint32_t parallelism = 0, TsFn ts_fn = {}) {
     auto node = std::make_unique<engine_detail::SourceNode<T, TsFn>>();
     node->factory = std::move(factory);
     node->spec = spec;
@@ -216,7 +225,8 @@ class Job {
   void SetStateSchema(const std::string& name, std::vector<std::string> parts);
 
   // Graph building (used by Stream; not needed by generated code).
-  int AddNode(std::unique_ptr<engine_detail::NodeBase> node, std::string name, uint32_t parallelism);
+  int AddNode(std::unique_ptr<engine_detail::NodeBase> node, std::string name,
+              uint32_t parallelism);
   template <typename T>
   void AddEdge(const Stream<T>& from, int to, int input_index) {
     auto e = std::make_unique<engine_detail::Edge<T>>();
@@ -281,7 +291,8 @@ Stream<Out> Stream<T>::Then(std::string name, Factory factory, uint32_t parallel
 }
 
 template <typename T>
-Stream<T> Stream<T>::Union(std::string name, const std::vector<Stream<T>>& others, uint32_t parallelism) const {
+Stream<T> Stream<T>::Union(std::string name, const std::vector<Stream<T>>& others,
+                           uint32_t parallelism) const {
   auto node = std::make_unique<engine_detail::OneInputNode<T, T>>();
   node->factory = [] { return std::make_unique<IdentityOperator<T>>(); };
   int id = job_->AddNode(std::move(node), std::move(name), parallelism);
@@ -300,7 +311,8 @@ void Stream<T>::Sink(std::string name, SinkFactory<T> factory, uint32_t parallel
 
 template <typename A, typename B>
 template <typename Out, typename Factory>
-Stream<Out> ConnectedStreams<A, B>::Then(std::string name, Factory factory, uint32_t parallelism) const {
+Stream<Out> ConnectedStreams<A, B>::Then(std::string name, Factory factory,
+                                         uint32_t parallelism) const {
   Job* job = a_.job_;
   auto node = std::make_unique<engine_detail::TwoInputNode<A, B, Out>>();
   node->factory = [factory]() -> std::unique_ptr<TwoInputOperator<A, B, Out>> { return factory(); };

@@ -121,9 +121,13 @@ class OneInputOperator {
   [[nodiscard]] virtual Status ProcessBatch(const Batch<In>& batch, Output<Out>& out) = 0;
   // The combined input watermark advanced to `wm`; the engine forwards it downstream after this
   // returns, so records emitted here are ahead of the watermark.
-  [[nodiscard]] virtual Status OnWatermark(TimestampMs wm, Output<Out>& out) { return Status::Ok(); }
+  [[nodiscard]] virtual Status OnWatermark(TimestampMs wm, Output<Out>& out) {
+    return Status::Ok();
+  }
   // A processing-time timer registered through OperatorContext::timers is due; `now` is the clock.
-  [[nodiscard]] virtual Status OnProcessingTime(TimestampMs now, Output<Out>& out) { return Status::Ok(); }
+  [[nodiscard]] virtual Status OnProcessingTime(TimestampMs now, Output<Out>& out) {
+    return Status::Ok();
+  }
   [[nodiscard]] virtual Status SnapshotState(BinaryWriter* out) { return Status::Ok(); }
   [[nodiscard]] virtual Status RestoreState(BinaryReader* in) { return Status::Ok(); }
   // End of input (after the kMaxWatermark OnWatermark when the input was drained).
@@ -139,8 +143,12 @@ class TwoInputOperator {
   [[nodiscard]] virtual Status ProcessBatch1(const Batch<In1>& batch, Output<Out>& out) = 0;
   [[nodiscard]] virtual Status ProcessBatch2(const Batch<In2>& batch, Output<Out>& out) = 0;
   // Called with the minimum over both inputs' watermarks when it advances.
-  [[nodiscard]] virtual Status OnWatermark(TimestampMs wm, Output<Out>& out) { return Status::Ok(); }
-  [[nodiscard]] virtual Status OnProcessingTime(TimestampMs now, Output<Out>& out) { return Status::Ok(); }
+  [[nodiscard]] virtual Status OnWatermark(TimestampMs wm, Output<Out>& out) {
+    return Status::Ok();
+  }
+  [[nodiscard]] virtual Status OnProcessingTime(TimestampMs now, Output<Out>& out) {
+    return Status::Ok();
+  }
   [[nodiscard]] virtual Status SnapshotState(BinaryWriter* out) { return Status::Ok(); }
   [[nodiscard]] virtual Status RestoreState(BinaryReader* in) { return Status::Ok(); }
   [[nodiscard]] virtual Status Finish(Output<Out>& out) { return Status::Ok(); }

@@ -32,16 +32,25 @@ class FanOut final : public BatchConsumer<T> {
     return Status::Ok();
   }
   Status Consume(Batch<T>& batch) override {
-    for (size_t i = 0; i + 1 < targets_.size(); ++i) FLOW_RETURN_IF_ERROR(targets_[i]->ConsumeView(batch));
+    for (size_t i = 0; i + 1 < targets_.size(); ++i)
+      FLOW_RETURN_IF_ERROR(targets_[i]->ConsumeView(batch));
     return targets_.back()->Consume(batch);
   }
-  Status OnWatermark(TimestampMs wm) override { return All([&](Consumer* c) { return c->OnWatermark(wm); }); }
-  Status OnIdle(bool idle) override { return All([&](Consumer* c) { return c->OnIdle(idle); }); }
-  Status OnBarrier(int64_t id) override { return All([&](Consumer* c) { return c->OnBarrier(id); }); }
+  Status OnWatermark(TimestampMs wm) override {
+    return All([&](Consumer* c) { return c->OnWatermark(wm); });
+  }
+  Status OnIdle(bool idle) override {
+    return All([&](Consumer* c) { return c->OnIdle(idle); });
+  }
+  Status OnBarrier(int64_t id) override {
+    return All([&](Consumer* c) { return c->OnBarrier(id); });
+  }
   Status OnCancelCheckpoint(int64_t id) override {
     return All([&](Consumer* c) { return c->OnCancelCheckpoint(id); });
   }
-  Status OnEnd(bool drained) override { return All([&](Consumer* c) { return c->OnEnd(drained); }); }
+  Status OnEnd(bool drained) override {
+    return All([&](Consumer* c) { return c->OnEnd(drained); });
+  }
 
  private:
   template <typename F>
@@ -69,9 +78,13 @@ class ChannelWriter : public BatchConsumer<T> {
  public:
   explicit ChannelWriter(std::vector<Channel<T>*> channels) : channels_(std::move(channels)) {}
   Status OnWatermark(TimestampMs wm) override { return Control(ElementKind::kWatermark, wm); }
-  Status OnIdle(bool idle) override { return Control(idle ? ElementKind::kIdle : ElementKind::kActive, 0); }
+  Status OnIdle(bool idle) override {
+    return Control(idle ? ElementKind::kIdle : ElementKind::kActive, 0);
+  }
   Status OnBarrier(int64_t id) override { return Control(ElementKind::kBarrier, id); }
-  Status OnCancelCheckpoint(int64_t id) override { return Control(ElementKind::kCancelCheckpoint, id); }
+  Status OnCancelCheckpoint(int64_t id) override {
+    return Control(ElementKind::kCancelCheckpoint, id);
+  }
   Status OnEnd(bool drained) override { return Control(ElementKind::kEnd, drained ? 1 : 0); }
 
  protected:
@@ -127,9 +140,13 @@ class BroadcastWriter final : public ChannelWriter<T> {
 template <typename T, typename KeyHash>
 class HashWriter final : public ChannelWriter<T> {
  public:
-  HashWriter(std::vector<Channel<T>*> channels, KeyHash key_hash, uint32_t max_parallelism, size_t batch_size)
-      : ChannelWriter<T>(std::move(channels)), key_hash_(std::move(key_hash)),
-        max_parallelism_(max_parallelism), batch_size_(batch_size), pending_(this->channels_.size()) {}
+  HashWriter(std::vector<Channel<T>*> channels, KeyHash key_hash, uint32_t max_parallelism,
+             size_t batch_size)
+      : ChannelWriter<T>(std::move(channels)),
+        key_hash_(std::move(key_hash)),
+        max_parallelism_(max_parallelism),
+        batch_size_(batch_size),
+        pending_(this->channels_.size()) {}
 
   Status ConsumeView(const Batch<T>& batch) override {
     const uint32_t p = static_cast<uint32_t>(this->channels_.size());

@@ -21,15 +21,16 @@
 namespace flow::rt {
 
 enum class DecodeErrorPolicy {
-  kFail,        // the job fails with a message naming the record's location (default)
-  kSkip,        // the record is dropped and counted (flow_decode_errors_total); first few are logged
+  kFail,  // the job fails with a message naming the record's location (default)
+  kSkip,  // the record is dropped and counted (flow_decode_errors_total); first few are logged
   kDeadLetter,  // the record is dropped, counted and handed to `dead_letter`
 };
 
 struct DecodeErrorHandling {
   DecodeErrorPolicy policy = DecodeErrorPolicy::kFail;
   // Called on the source task's thread with the raw record, the decode error and its location.
-  std::function<void(const RawRecord& record, const Status& error, const std::string& location)> dead_letter;
+  std::function<void(const RawRecord& record, const Status& error, const std::string& location)>
+      dead_letter;
 };
 
 // What a connector of the operator `ctx` gets from the engine: the job's cancellation flag and,
@@ -46,8 +47,8 @@ inline ConnectorContext ConnectorContextOf(const OperatorContext& ctx) {
   if (!ctx.state_dir.empty()) {
     std::string name = ctx.name;
     for (char& ch : name) {
-      const bool keep = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-                        ch == '.' || ch == '_' || ch == '-';
+      const bool keep = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                        (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-';
       if (!keep) ch = '_';
     }
     c.durable_dir = ctx.state_dir + "/connectors/" + (name.empty() ? std::string("source") : name);
@@ -100,13 +101,16 @@ class RawSourceFunction final : public SourceFunction<T> {
     return *r;
   }
 
-  const std::vector<int32_t>* LastSplits() const override { return splits_.empty() ? nullptr : &splits_; }
+  const std::vector<int32_t>* LastSplits() const override {
+    return splits_.empty() ? nullptr : &splits_;
+  }
   bool SplitsPending() const override { return raw_->SplitsPending(); }
   Status SnapshotPosition(BinaryWriter* out) const override { return raw_->SnapshotPosition(out); }
   Status RestorePosition(BinaryReader* in) override { return raw_->RestorePosition(in); }
   Status OnCheckpoint(int64_t id) override { return raw_->OnCheckpoint(id); }
   Status OnCheckpointComplete(int64_t id) override { return raw_->OnCheckpointComplete(id); }
-  Status RestoreRescaled(const std::vector<OldSourcePosition>& old, uint32_t old_parallelism) override {
+  Status RestoreRescaled(const std::vector<OldSourcePosition>& old,
+                         uint32_t old_parallelism) override {
     return raw_->RestoreRescaled(old, old_parallelism);
   }
   Status Close() override { return raw_->Close(); }
@@ -147,7 +151,8 @@ class RawSourceFunction final : public SourceFunction<T> {
 };
 
 template <typename T, typename Decode>
-SourceFactory<T> RawSourceAdapter(RawSourceFactory make_raw, Decode decode, DecodeErrorHandling errors = {}) {
+SourceFactory<T> RawSourceAdapter(RawSourceFactory make_raw, Decode decode,
+                                  DecodeErrorHandling errors = {}) {
   return [make_raw, decode, errors](uint32_t, uint32_t) -> std::unique_ptr<SourceFunction<T>> {
     return std::make_unique<RawSourceFunction<T, Decode>>(make_raw(), decode, errors);
   };
@@ -158,7 +163,8 @@ SourceFactory<T> RawSourceAdapter(RawSourceFactory make_raw, Decode decode, Deco
 template <typename T, typename Encode>
 class RawSinkFunction final : public SinkFunction<T> {
  public:
-  RawSinkFunction(std::unique_ptr<RawSink> raw, Encode encode) : raw_(std::move(raw)), encode_(std::move(encode)) {}
+  RawSinkFunction(std::unique_ptr<RawSink> raw, Encode encode)
+      : raw_(std::move(raw)), encode_(std::move(encode)) {}
 
   Status Open(OperatorContext& ctx) override {
     name_ = ctx.name;
@@ -195,7 +201,8 @@ class RawSinkFunction final : public SinkFunction<T> {
     if (!opened_) return;
     opened_ = false;
     Status s = raw_->Close();
-    if (!s.ok()) Log(LogLevel::kError, "sink", "close failed", {{"sink", name_}, {"error", s.ToString()}});
+    if (!s.ok())
+      Log(LogLevel::kError, "sink", "close failed", {{"sink", name_}, {"error", s.ToString()}});
   }
 
  private:

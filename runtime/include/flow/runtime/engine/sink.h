@@ -35,7 +35,8 @@ class SinkFunction {
 };
 
 template <typename T>
-using SinkFactory = std::function<std::unique_ptr<SinkFunction<T>>(uint32_t subtask, uint32_t parallelism)>;
+using SinkFactory =
+    std::function<std::unique_ptr<SinkFunction<T>>(uint32_t subtask, uint32_t parallelism)>;
 
 // A byte-level sink's encoder: void(const T&, std::string* key, std::string* payload), or with a
 // fourth `OutMeta*` (a kafka sink's `metadata:`): the timestamp it sets replaces the record's
@@ -65,7 +66,8 @@ class Collected {
   };
   void Add(const Batch<T>& b, uint32_t subtask) {
     std::lock_guard<std::mutex> lock(mu_);
-    for (size_t i = 0; i < b.size(); ++i) items_.push_back(Item{b.records[i], b.timestamps[i], subtask});
+    for (size_t i = 0; i < b.size(); ++i)
+      items_.push_back(Item{b.records[i], b.timestamps[i], subtask});
   }
   void AddFlush() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -99,7 +101,8 @@ class Collected {
 template <typename T>
 class CollectingSink final : public SinkFunction<T> {
  public:
-  CollectingSink(std::shared_ptr<Collected<T>> out, uint32_t subtask) : out_(std::move(out)), subtask_(subtask) {}
+  CollectingSink(std::shared_ptr<Collected<T>> out, uint32_t subtask)
+      : out_(std::move(out)), subtask_(subtask) {}
   Status Write(const Batch<T>& batch) override {
     out_->Add(batch, subtask_);
     return Status::Ok();
@@ -118,7 +121,9 @@ class CollectingSink final : public SinkFunction<T> {
 
 template <typename T>
 SinkFactory<T> CollectingSinkFactory(std::shared_ptr<Collected<T>> out) {
-  return [out](uint32_t subtask, uint32_t) { return std::make_unique<CollectingSink<T>>(out, subtask); };
+  return [out](uint32_t subtask, uint32_t) {
+    return std::make_unique<CollectingSink<T>>(out, subtask);
+  };
 }
 
 }  // namespace flow::rt

@@ -47,7 +47,8 @@ class SourceFunction {
   // subtask's position; the source takes the splits it owns now, so that across all new subtasks
   // every split position is restored exactly once. Called after Open, before the first poll.
   // Default: InvalidArgument (the source cannot be rescaled).
-  [[nodiscard]] virtual Status RestoreRescaled(const std::vector<OldSourcePosition>& old, uint32_t old_parallelism) {
+  [[nodiscard]] virtual Status RestoreRescaled(const std::vector<OldSourcePosition>& old,
+                                               uint32_t old_parallelism) {
     return Status::InvalidArgument("this source cannot restore positions taken at parallelism " +
                                    std::to_string(old_parallelism) + " into another parallelism");
   }
@@ -55,7 +56,8 @@ class SourceFunction {
 };
 
 template <typename T>
-using SourceFactory = std::function<std::unique_ptr<SourceFunction<T>>(uint32_t subtask, uint32_t parallelism)>;
+using SourceFactory =
+    std::function<std::unique_ptr<SourceFunction<T>>(uint32_t subtask, uint32_t parallelism)>;
 
 // Emits a fixed list of records. Subtask s of p emits the records whose index i has i % p == s,
 // in order; `max_per_poll` limits batch sizes (handy to interleave with watermarks in tests).
@@ -65,8 +67,11 @@ class VectorSource final : public SourceFunction<T> {
   VectorSource(std::shared_ptr<const std::vector<T>> records,
                std::shared_ptr<const std::vector<TimestampMs>> timestamps, uint32_t subtask,
                uint32_t parallelism, size_t max_per_poll)
-      : records_(std::move(records)), timestamps_(std::move(timestamps)), next_(subtask),
-        step_(parallelism), max_per_poll_(max_per_poll) {}
+      : records_(std::move(records)),
+        timestamps_(std::move(timestamps)),
+        next_(subtask),
+        step_(parallelism),
+        max_per_poll_(max_per_poll) {}
 
   Result<PollResult> PollBatch(Batch<T>& out, size_t max) override {
     size_t limit = std::min(max, max_per_poll_);
@@ -96,19 +101,21 @@ class VectorSource final : public SourceFunction<T> {
 
 // timestamps may be empty (records then have kNoEventTime) or one per record.
 template <typename T>
-SourceFactory<T> VectorSourceFactory(std::vector<T> records, std::vector<TimestampMs> timestamps = {},
+SourceFactory<T> VectorSourceFactory(std::vector<T> records,
+                                     std::vector<TimestampMs> timestamps = {},
                                      size_t max_per_poll = SIZE_MAX) {
   auto r = std::make_shared<const std::vector<T>>(std::move(records));
   std::shared_ptr<const std::vector<TimestampMs>> ts;
-  if (!timestamps.empty()) ts = std::make_shared<const std::vector<TimestampMs>>(std::move(timestamps));
+  if (!timestamps.empty())
+    ts = std::make_shared<const std::vector<TimestampMs>>(std::move(timestamps));
   return [r, ts, max_per_poll](uint32_t subtask, uint32_t parallelism) {
     return std::make_unique<VectorSource<T>>(r, ts, subtask, parallelism, max_per_poll);
   };
 }
 
-// gen: bool(uint64_t index, T* out) or bool(uint64_t index, T* out, TimestampMs* ts). Subtask s of p generates indices s, s+p,
-// s+2p, ...; gen returns false when the stream ends at that index (bounded) — it must then return
-// false for every larger index too. *ts defaults to kNoEventTime.
+// gen: bool(uint64_t index, T* out) or bool(uint64_t index, T* out, TimestampMs* ts). Subtask s of
+// p generates indices s, s+p, s+2p, ...; gen returns false when the stream ends at that index
+// (bounded) — it must then return false for every larger index too. *ts defaults to kNoEventTime.
 template <typename T, typename Gen>
 class GeneratorSource final : public SourceFunction<T> {
  public:

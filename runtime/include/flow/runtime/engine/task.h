@@ -51,7 +51,8 @@ struct TaskCheckpointing {
 // Tests: runs on a task's snapshot writer thread before it writes its files of checkpoint
 // `checkpoint_id` (e.g. to hold the write back, or to break the storage). Process-wide; an empty
 // function clears it.
-void SetSnapshotWriteHookForTest(std::function<void(int64_t checkpoint_id, const std::string& task)> hook);
+void SetSnapshotWriteHookForTest(
+    std::function<void(int64_t checkpoint_id, const std::string& task)> hook);
 
 class SnapshotWriterThread;  // task.cpp
 
@@ -121,7 +122,8 @@ class Task {
   // The parallelism `op` had in the restored checkpoint; 0 when unknown or nothing is restored.
   uint32_t RestoredParallelism(const std::string& op) const;
   // Sources restored at another parallelism: every old subtask's position, by old subtask.
-  std::vector<OldSourcePosition> RestoredSourcePositions(const std::string& op, uint32_t old_parallelism) const;
+  std::vector<OldSourcePosition> RestoredSourcePositions(const std::string& op,
+                                                         uint32_t old_parallelism) const;
   // Sources restored at another parallelism: the lowest watermark any old subtask that had not
   // finished had reached (kMinWatermark when none is recorded). Every new subtask may emit it at
   // once: no old subtask was behind it at the checkpoint.
@@ -132,7 +134,9 @@ class Task {
   // Null when no chained operator can register processing-time timers.
   TaskTimers* timers() const { return timers_.get(); }
   // Fires the chained operators' due processing-time timers (loops call it between elements).
-  [[nodiscard]] Status FireDueTimers() { return timers_ && !timers_->empty() ? timers_->FireDue() : Status::Ok(); }
+  [[nodiscard]] Status FireDueTimers() {
+    return timers_ && !timers_->empty() ? timers_->FireDue() : Status::Ok();
+  }
   // Tells every chain member that the input went quiet (sinks write out their buffers).
   [[nodiscard]] Status NotifyInputQuiet() {
     for (Consumer* m : members_) FLOW_RETURN_IF_ERROR(m->OnInputQuiet());
@@ -157,7 +161,7 @@ class Task {
   bool input_finished_ = false;
   std::atomic<bool> started_{false};
   Metric* restore_ms_ = nullptr;
-  std::unique_ptr<TaskTimers> timers_;  // processing-time timers; null: none
+  std::unique_ptr<TaskTimers> timers_;            // processing-time timers; null: none
   std::unique_ptr<SnapshotWriterThread> writer_;  // null until the first checkpoint
 };
 
@@ -172,9 +176,11 @@ class ChannelBindingBase {
 template <typename T>
 class ChannelBinding final : public ChannelBindingBase {
  public:
-  ChannelBinding(Channel<T>* channel, BatchConsumer<T>* target) : channel_(channel), target_(target) {}
+  ChannelBinding(Channel<T>* channel, BatchConsumer<T>* target)
+      : channel_(channel), target_(target) {}
   Status ReadOne(ElementKind* kind, int64_t* value) override {
-    if (!channel_->Pop(&e_)) return Status::Internal("input gate reported an empty channel as ready");
+    if (!channel_->Pop(&e_))
+      return Status::Internal("input gate reported an empty channel as ready");
     *kind = e_.kind;
     *value = e_.value;
     if (e_.kind != ElementKind::kBatch) return Status::Ok();
@@ -193,8 +199,12 @@ class ChannelBinding final : public ChannelBindingBase {
 class InputTask final : public Task {
  public:
   InputTask(std::string name, uint32_t subtask, std::unique_ptr<InputGate> gate,
-            std::vector<std::unique_ptr<ChannelBindingBase>> bindings, Consumer* head, Metric* watermark)
-      : Task(std::move(name), subtask), gate_(std::move(gate)), bindings_(std::move(bindings)), head_(head),
+            std::vector<std::unique_ptr<ChannelBindingBase>> bindings, Consumer* head,
+            Metric* watermark)
+      : Task(std::move(name), subtask),
+        gate_(std::move(gate)),
+        bindings_(std::move(bindings)),
+        head_(head),
         watermark_(watermark) {}
   InputGate* gate() { return gate_.get(); }
   // Gauge set to the duration of each completed alignment (ms); optional.
@@ -221,14 +231,21 @@ struct SourceTimestamps {};
 template <typename T, typename TsFn>
 class SourceTask final : public Task {
  public:
-  SourceTask(std::unique_ptr<SourceFunction<T>> source, OperatorContext ctx, WatermarkSpec spec, TsFn ts_fn,
-             BatchConsumer<T>* next, size_t batch_size, const JobControl* control)
-      : Task(ctx.name, ctx.subtask), source_(std::move(source)), ctx_(std::move(ctx)), spec_(spec),
-        ts_fn_(std::move(ts_fn)), next_(next), batch_size_(batch_size), control_(control) {}
+  SourceTask(std::unique_ptr<SourceFunction<T>> source, OperatorContext ctx, WatermarkSpec spec,
+             TsFn ts_fn, BatchConsumer<T>* next, size_t batch_size, const JobControl* control)
+      : Task(ctx.name, ctx.subtask),
+        source_(std::move(source)),
+        ctx_(std::move(ctx)),
+        spec_(spec),
+        ts_fn_(std::move(ts_fn)),
+        next_(next),
+        batch_size_(batch_size),
+        control_(control) {}
 
  protected:
   Status Loop() override {
-    records_out_ = ctx_.metrics.Counter(kMetricRecordsOut, "Records emitted by an operator subtask");
+    records_out_ =
+        ctx_.metrics.Counter(kMetricRecordsOut, "Records emitted by an operator subtask");
     watermark_ = ctx_.metrics.Gauge(kMetricWatermark, "Current input watermark (ms since epoch)");
     watermark_->Set(kMinWatermark);
     FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return source_->Open(ctx_); }));
@@ -240,13 +257,17 @@ class SourceTask final : public Task {
     if (restoring() && old_parallelism != 0 && old_parallelism != ctx_.parallelism) {
       // Rescaled: the source redistributes the old subtasks' splits by its own rules.
       std::vector<OldSourcePosition> old = RestoredSourcePositions(ctx_.name, old_parallelism);
-      finished_before = std::all_of(old.begin(), old.end(), [](const OldSourcePosition& p) { return p.finished; });
+      finished_before = std::all_of(old.begin(), old.end(),
+                                    [](const OldSourcePosition& p) { return p.finished; });
       if (!finished_before) {
-        Status s = engine_detail::CallUser(ctx_, [&] { return source_->RestoreRescaled(old, old_parallelism); });
+        Status s = engine_detail::CallUser(
+            ctx_, [&] { return source_->RestoreRescaled(old, old_parallelism); });
         if (!s.ok()) {
-          return Status(s.code(), fmt::format("restoring at parallelism {} a checkpoint taken at {}: {} (run with "
-                                              "--parallelism {}, or --restore none)",
-                                              ctx_.parallelism, old_parallelism, s.message(), old_parallelism));
+          return Status(
+              s.code(),
+              fmt::format("restoring at parallelism {} a checkpoint taken at {}: {} (run with "
+                          "--parallelism {}, or --restore none)",
+                          ctx_.parallelism, old_parallelism, s.message(), old_parallelism));
         }
         auto floor = RestoredWatermarkFloor(ctx_.name, old_parallelism);
         if (!floor.ok()) return floor.status();
@@ -258,7 +279,8 @@ class SourceTask final : public Task {
       finished_before = snap == nullptr;
       if (snap != nullptr && !snap->source_position.empty()) {
         BinaryReader reader(snap->source_position);
-        FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return source_->RestorePosition(&reader); }));
+        FLOW_RETURN_IF_ERROR(
+            engine_detail::CallUser(ctx_, [&] { return source_->RestorePosition(&reader); }));
       }
       if (snap != nullptr && !snap->source_watermark.empty()) {
         Status s = gen.Restore(snap->source_watermark, SteadyNowMs(), &restored_wm);
@@ -285,7 +307,8 @@ class SourceTask final : public Task {
     bool quiet_pending = false;  // records went out since the chain last heard the input was quiet
     int64_t last_records = SteadyNowMs();
     while (!drained) {
-      if (control_->cancel.load(std::memory_order_relaxed)) return Status::Cancelled("job cancelled");
+      if (control_->cancel.load(std::memory_order_relaxed))
+        return Status::Cancelled("job cancelled");
       if (control_->stop.load(std::memory_order_relaxed)) break;
       if (barrier_requested_.load(std::memory_order_acquire) > barrier_done_) {
         FLOW_RETURN_IF_ERROR(TakeRequestedCheckpoints(gen, emitted));
@@ -341,13 +364,15 @@ class SourceTask final : public Task {
       if (!batch_was_empty) {
         quiet_pending = true;
         last_records = now;
-      } else if (result == PollResult::kIdle && quiet_pending && now - last_records >= kInputQuietMs) {
+      } else if (result == PollResult::kIdle && quiet_pending &&
+                 now - last_records >= kInputQuietMs) {
         // The source has had nothing for a while: chained sinks write out what they buffered.
         quiet_pending = false;
         FLOW_RETURN_IF_ERROR(NotifyInputQuiet());
       }
       // A source that reports kIdle without waiting must not spin a core.
-      if (batch.empty() && result == PollResult::kIdle) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      if (batch.empty() && result == PollResult::kIdle)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     if (drained) {
       watermark_->Set(kMaxWatermark);
@@ -374,12 +399,13 @@ class SourceTask final : public Task {
   }
 
  protected:
-
   void CloseSource() override {
     if (!opened_) return;
     opened_ = false;
     Status s = engine_detail::CallUser(ctx_, [&] { return source_->Close(); });
-    if (!s.ok()) Log(LogLevel::kError, "engine", "source close failed", {{"task", ctx_.name}, {"error", s.ToString()}});
+    if (!s.ok())
+      Log(LogLevel::kError, "engine", "source close failed",
+          {{"task", ctx_.name}, {"error", s.ToString()}});
   }
 
  private:
@@ -403,7 +429,8 @@ class SourceTask final : public Task {
   Status TakeCheckpoint(int64_t id, const WatermarkGenerator& gen, TimestampMs emitted) {
     BinaryWriter position;
     FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return source_->OnCheckpoint(id); }));
-    FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return source_->SnapshotPosition(&position); }));
+    FLOW_RETURN_IF_ERROR(
+        engine_detail::CallUser(ctx_, [&] { return source_->SnapshotPosition(&position); }));
     SourceState state;
     state.position = position.Release();
     BinaryWriter watermark;
@@ -429,7 +456,9 @@ class SourceTask final : public Task {
   }
 
   // The job's processing clock (tests may run on a ManualClock).
-  TimestampMs ClockNowMs() const { return ctx_.clock != nullptr ? ctx_.clock->NowMs() : WallNowMs(); }
+  TimestampMs ClockNowMs() const {
+    return ctx_.clock != nullptr ? ctx_.clock->NowMs() : WallNowMs();
+  }
 
   void AssignTimestamps(Batch<T>& batch, WatermarkGenerator& gen, int64_t now) {
     const size_t n = batch.size();
@@ -466,7 +495,7 @@ class SourceTask final : public Task {
   int64_t barrier_done_ = 0;                   // task thread only
   std::atomic<int64_t> completed_{0};  // newest completed checkpoint (NotifyCheckpointComplete)
   int64_t completed_told_ = 0;         // the newest the source heard of; task thread only
-  int64_t pending_since_ = -1;                 // HoldingForSplits: since when; task thread only
+  int64_t pending_since_ = -1;         // HoldingForSplits: since when; task thread only
 };
 
 }  // namespace flow::rt

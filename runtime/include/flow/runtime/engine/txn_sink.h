@@ -42,7 +42,8 @@ namespace engine_detail {
 // One sink subtask's transactional state; the engine's TxnSinks drives it (txn_sinks.cpp).
 class TxnSinkSubtask {
  public:
-  TxnSinkSubtask(const TxnSinkSpec* spec, OperatorContext ctx) : spec_(spec), ctx_(std::move(ctx)) {}
+  TxnSinkSubtask(const TxnSinkSpec* spec, OperatorContext ctx)
+      : spec_(spec), ctx_(std::move(ctx)) {}
   const OperatorContext& ctx() const { return ctx_; }
   // A participant of the job's commit group (txn/commit_group.h), not a resumable sink.
   bool in_group() const { return spec_->group.has_value(); }
@@ -147,7 +148,9 @@ class TxnSinkDriver final : public BatchConsumer<T> {
     return Status::Ok();
   }
   Status OnIdle(bool) override { return Status::Ok(); }
-  Status OnBarrier(int64_t id) override { return CallUser(ctx_, [&] { return sub_.Barrier(id); }); }
+  Status OnBarrier(int64_t id) override {
+    return CallUser(ctx_, [&] { return sub_.Barrier(id); });
+  }
   Status OnEnd(bool drained) override {
     if (!drained) return Status::Ok();
     return CallUser(ctx_, [&] { return sub_.Finish(); });
@@ -167,8 +170,8 @@ class TxnSinkDriver final : public BatchConsumer<T> {
   };
   std::string key_, payload_;
   OutMeta meta_;
-  std::string encoded_;                            // the batch's keys and payloads, back to back
-  std::vector<std::pair<size_t, size_t>> ends_;    // per record: end of its key, end of its payload
+  std::string encoded_;                          // the batch's keys and payloads, back to back
+  std::vector<std::pair<size_t, size_t>> ends_;  // per record: end of its key, end of its payload
   std::vector<Meta> metas_;
   std::vector<OutHeader> headers_;  // the batch's headers, record after record
   std::vector<TxnRecord> records_;
@@ -194,8 +197,8 @@ struct TxnSinkNode final : TypedNode<T>, TxnSinkNodeBase {
 
 // Adds an exactly-once sink consuming `stream` (spec: txn/txn_sink_spec.h).
 template <typename T, typename Encode>
-void ExactlyOnceSink(const Stream<T>& stream, Job& job, std::string name, TxnSinkSpec spec, Encode encode,
-                     uint32_t parallelism = 0) {
+void ExactlyOnceSink(const Stream<T>& stream, Job& job, std::string name, TxnSinkSpec spec,
+                     Encode encode, uint32_t parallelism = 0) {
   auto node = std::make_unique<engine_detail::TxnSinkNode<T>>();
   node->spec = std::move(spec);
   node->encode = ToSinkEncode<T>(std::move(encode));
@@ -206,8 +209,10 @@ void ExactlyOnceSink(const Stream<T>& stream, Job& job, std::string name, TxnSin
 // For generated code: the sink of `kind` (one the connector catalog lists as exactly-once) with
 // the script's options.
 template <typename T, typename Encode>
-[[nodiscard]] Status AddExactlyOnceSink(Job& job, const Stream<T>& stream, std::string name, const std::string& kind,
-                                        const std::map<std::string, std::string>& options, Encode encode) {
+[[nodiscard]] Status AddExactlyOnceSink(Job& job, const Stream<T>& stream, std::string name,
+                                        const std::string& kind,
+                                        const std::map<std::string, std::string>& options,
+                                        Encode encode) {
   auto spec = TxnSinkSpecFor(kind, options);
   if (!spec.ok()) return spec.status();
   ExactlyOnceSink<T>(stream, job, std::move(name), std::move(spec).value(), std::move(encode));

@@ -41,7 +41,9 @@ class WatermarkGenerator {
   // One record with event time `ts` from `split`, seen at `now`.
   void OnRecord(TimestampMs ts, int32_t split, int64_t now);
   // The highest event time of a batch from one split (cheaper than per record).
-  void OnMaxOfBatch(TimestampMs max_ts, int32_t split, int64_t now) { OnRecord(max_ts, split, now); }
+  void OnMaxOfBatch(TimestampMs max_ts, int32_t split, int64_t now) {
+    OnRecord(max_ts, split, now);
+  }
 
   // The watermark the subtask may emit now (kMinWatermark when nothing is known). For
   // kProcessingTime this is `wall_now_ms - max_out_of_orderness - 1`.

@@ -26,13 +26,34 @@ namespace cast_detail {
 
 template <CastKind K>
 struct Repr;
-template <> struct Repr<CastKind::kBool> { using type = bool; };
-template <> struct Repr<CastKind::kInt> { using type = int64_t; };
-template <> struct Repr<CastKind::kTimestamp> { using type = int64_t; };
-template <> struct Repr<CastKind::kDuration> { using type = int64_t; };
-template <> struct Repr<CastKind::kFloat> { using type = double; };
-template <> struct Repr<CastKind::kString> { using type = std::string; };
-template <> struct Repr<CastKind::kBytes> { using type = std::string; };
+template <>
+struct Repr<CastKind::kBool> {
+  using type = bool;
+};
+template <>
+struct Repr<CastKind::kInt> {
+  using type = int64_t;
+};
+template <>
+struct Repr<CastKind::kTimestamp> {
+  using type = int64_t;
+};
+template <>
+struct Repr<CastKind::kDuration> {
+  using type = int64_t;
+};
+template <>
+struct Repr<CastKind::kFloat> {
+  using type = double;
+};
+template <>
+struct Repr<CastKind::kString> {
+  using type = std::string;
+};
+template <>
+struct Repr<CastKind::kBytes> {
+  using type = std::string;
+};
 
 inline std::optional<int64_t> ParseInt(std::string_view s) {
   int64_t v = 0;

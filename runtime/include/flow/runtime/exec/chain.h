@@ -26,7 +26,8 @@ class StatusChainOperator final : public rt::OneInputOperator<In, Out> {
     const size_t n = batch.size();
     for (size_t i = 0; i < n; ++i) {
       FLOW_RETURN_IF_ERROR(fn_(batch.records[i], batch.timestamps[i], out));
-      if (ops::HasError()) [[unlikely]] return ops::TakeError();
+      if (ops::HasError()) [[unlikely]]
+        return ops::TakeError();
     }
     return rt::Status::Ok();
   }
@@ -37,10 +38,11 @@ class StatusChainOperator final : public rt::OneInputOperator<In, Out> {
 
 // stream | chain: adds the operator to the job graph.
 template <typename Out, typename In, typename Fn>
-rt::Stream<Out> AddChain(const rt::Stream<In>& in, std::string name, Fn fn, uint32_t parallelism = 0) {
-  return in.template Then<Out>(std::move(name),
-                               [fn] { return std::make_unique<StatusChainOperator<In, Out, Fn>>(fn); },
-                               parallelism);
+rt::Stream<Out> AddChain(const rt::Stream<In>& in, std::string name, Fn fn,
+                         uint32_t parallelism = 0) {
+  return in.template Then<Out>(
+      std::move(name), [fn] { return std::make_unique<StatusChainOperator<In, Out, Fn>>(fn); },
+      parallelism);
 }
 
 }  // namespace flow::exec

@@ -1,7 +1,8 @@
 #pragma once
 // Helpers for the generated fill function of a `datagen` source (generators/datagen.h). The
 // generated code draws every schema field in schema order from the record's DatagenRng, one
-// expression per Flow type (docs/language.md, "datagen"); the types without a one-call draw are here.
+// expression per Flow type (docs/language.md, "datagen"); the types without a one-call draw are
+// here.
 
 #include <cstdint>
 #include <string>
@@ -19,6 +20,8 @@ inline std::string DatagenBytes(rt::DatagenRng& rng) {
 }
 
 // `duration`: uniform in [0, 60s), in milliseconds.
-inline int64_t DatagenDuration(rt::DatagenRng& rng) { return rng.NextInt(0, 59999); }
+inline int64_t DatagenDuration(rt::DatagenRng& rng) {
+  return rng.NextInt(0, 59999);
+}
 
 }  // namespace flow::exec

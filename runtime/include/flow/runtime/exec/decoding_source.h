@@ -55,21 +55,24 @@ inline constexpr std::string_view kMetricRecordsSkipped = "flow_records_skipped_
 inline constexpr std::string_view kMetricDeadLetters = "flow_dead_letters_total";
 
 // The dead-letter JSON object for one record.
-void EncodeDeadLetter(const std::string& source, const std::string& position, const rt::Status& error,
-                      std::string_view raw, rt::JsonEncoder* out);
+void EncodeDeadLetter(const std::string& source, const std::string& position,
+                      const rt::Status& error, std::string_view raw, rt::JsonEncoder* out);
 
 template <typename T, typename Decoder>
 class DecodingSource final : public rt::SourceFunction<T> {
  public:
-  DecodingSource(std::unique_ptr<rt::RawSource> raw, std::unique_ptr<Decoder> decoder, ErrorPolicy policy)
+  DecodingSource(std::unique_ptr<rt::RawSource> raw, std::unique_ptr<Decoder> decoder,
+                 ErrorPolicy policy)
       : raw_(std::move(raw)), decoder_(std::move(decoder)), policy_(std::move(policy)) {}
 
   rt::Status Open(rt::OperatorContext& ctx) override {
     name_ = policy_.source.empty() ? ctx.name : policy_.source;
     bytes_in_ = ctx.metrics.Counter(rt::kMetricBytesIn, "Bytes read by sources");
     errors_ = ctx.metrics.Counter(rt::kMetricDecodeErrors, "Records that failed to decode");
-    skipped_ = ctx.metrics.Counter(kMetricRecordsSkipped, "Undecodable records dropped (on error skip/dead_letter)");
-    dead_ = ctx.metrics.Counter(kMetricDeadLetters, "Undecodable records written to the dead-letter sink");
+    skipped_ = ctx.metrics.Counter(kMetricRecordsSkipped,
+                                   "Undecodable records dropped (on error skip/dead_letter)");
+    dead_ = ctx.metrics.Counter(kMetricDeadLetters,
+                                "Undecodable records written to the dead-letter sink");
     if (policy_.on_error == OnError::kDeadLetter) {
       dead_sink_ = policy_.dead_letter();
       if (dead_sink_ == nullptr) return rt::Status::Internal("dead-letter sink was not validated");
@@ -115,20 +118,27 @@ class DecodingSource final : public rt::SourceFunction<T> {
     return *r;
   }
 
-  const std::vector<int32_t>* LastSplits() const override { return splits_.empty() ? nullptr : &splits_; }
+  const std::vector<int32_t>* LastSplits() const override {
+    return splits_.empty() ? nullptr : &splits_;
+  }
   bool SplitsPending() const override { return raw_->SplitsPending(); }
-  rt::Status SnapshotPosition(rt::BinaryWriter* out) const override { return raw_->SnapshotPosition(out); }
+  rt::Status SnapshotPosition(rt::BinaryWriter* out) const override {
+    return raw_->SnapshotPosition(out);
+  }
   rt::Status RestorePosition(rt::BinaryReader* in) override { return raw_->RestorePosition(in); }
   rt::Status OnCheckpoint(int64_t id) override { return raw_->OnCheckpoint(id); }
   rt::Status OnCheckpointComplete(int64_t id) override { return raw_->OnCheckpointComplete(id); }
   // Restore at another parallelism: the connector redistributes its splits (files, partitions).
-  rt::Status RestoreRescaled(const std::vector<rt::OldSourcePosition>& old, uint32_t old_parallelism) override {
+  rt::Status RestoreRescaled(const std::vector<rt::OldSourcePosition>& old,
+                             uint32_t old_parallelism) override {
     return raw_->RestoreRescaled(old, old_parallelism);
   }
   rt::Status Close() override {
     if (skipped_count_ > 0) {
       rt::Log(rt::LogLevel::kInfo, "source", "source closed",
-              {{"source", name_}, {"skipped", std::to_string(skipped_count_)}, {"dead_letters", std::to_string(dead_count_)}});
+              {{"source", name_},
+               {"skipped", std::to_string(skipped_count_)},
+               {"dead_letters", std::to_string(dead_count_)}});
     }
     rt::Status s = raw_->Close();
     if (dead_sink_ != nullptr) {
@@ -147,8 +157,9 @@ class DecodingSource final : public rt::SourceFunction<T> {
     errors_->Add(1);
     std::string where = raw_->Locate(rec);
     if (policy_.on_error == OnError::kFail) {
-      return rt::Status(error.code() == rt::StatusCode::kOk ? rt::StatusCode::kInvalidArgument : error.code(),
-                        "cannot decode " + name_ + " " + where + ": " + error.message());
+      return rt::Status(
+          error.code() == rt::StatusCode::kOk ? rt::StatusCode::kInvalidArgument : error.code(),
+          "cannot decode " + name_ + " " + where + ": " + error.message());
     }
     if (policy_.on_error == OnError::kDeadLetter) {
       letter_.Clear();
@@ -186,25 +197,31 @@ class DecodingSource final : public rt::SourceFunction<T> {
 // from the connector (csv on file/stdin: quoted fields may span lines; csv with a header on a
 // file: each file's line 1 is delivered, also after a restore, and bound as its header).
 // kInvalidArgument for a csv header on a kafka source (messages have no header row).
-[[nodiscard]] rt::Result<rt::ConnectorOptions> SourceOptions(const std::string& kind, rt::ConnectorOptions script,
-                                                             const std::string& format, bool csv_header);
+[[nodiscard]] rt::Result<rt::ConnectorOptions> SourceOptions(const std::string& kind,
+                                                             rt::ConnectorOptions script,
+                                                             const std::string& format,
+                                                             bool csv_header);
 // The same for sinks (file: path -> directory).
 rt::ConnectorOptions SinkOptions(const std::string& kind, rt::ConnectorOptions script);
 
 // Checks the options now; the factory builds a source per subtask with a fresh decoder from
 // make_decoder() (a copyable callable returning a Decoder).
 template <typename T, typename MakeDecoder>
-[[nodiscard]] rt::Result<rt::SourceFactory<T>> MakeDecodingSource(std::string kind, rt::ConnectorOptions options,
-                                                                  MakeDecoder make_decoder, ErrorPolicy policy) {
+[[nodiscard]] rt::Result<rt::SourceFactory<T>> MakeDecodingSource(std::string kind,
+                                                                  rt::ConnectorOptions options,
+                                                                  MakeDecoder make_decoder,
+                                                                  ErrorPolicy policy) {
   auto raw = RawSourceFactoryFor(std::move(kind), std::move(options));
   if (!raw.ok()) return raw.status();
   if (policy.on_error == OnError::kDeadLetter && !policy.dead_letter) {
     return rt::Status::InvalidArgument("on error dead_letter: no dead-letter sink");
   }
   rt::RawSourceFactory make_raw = std::move(*raw);
-  return rt::SourceFactory<T>([make_raw, make_decoder, policy](uint32_t, uint32_t) -> std::unique_ptr<rt::SourceFunction<T>> {
+  return rt::SourceFactory<T>([make_raw, make_decoder, policy](
+                                  uint32_t, uint32_t) -> std::unique_ptr<rt::SourceFunction<T>> {
     using Decoder = decltype(make_decoder());
-    return std::make_unique<DecodingSource<T, Decoder>>(make_raw(), std::make_unique<Decoder>(make_decoder()), policy);
+    return std::make_unique<DecodingSource<T, Decoder>>(
+        make_raw(), std::make_unique<Decoder>(make_decoder()), policy);
   });
 }
 

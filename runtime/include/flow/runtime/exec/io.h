@@ -14,15 +14,23 @@
 namespace flow::exec {
 
 // The text of a connector option value (script arguments are literals or params).
-inline std::string OptionText(const std::string& v) { return v; }
-inline std::string OptionText(bool v) { return v ? "true" : "false"; }
-inline std::string OptionText(int64_t v) { return std::to_string(v); }
+inline std::string OptionText(const std::string& v) {
+  return v;
+}
+inline std::string OptionText(bool v) {
+  return v ? "true" : "false";
+}
+inline std::string OptionText(int64_t v) {
+  return std::to_string(v);
+}
 std::string OptionText(double v);
 // A list (kafka's `properties: ["key=value", ...]`): one entry per line.
 std::string OptionText(const std::vector<std::string>& v);
 
 // Checks `kind`/`options` now and returns a factory that builds one RawSource per call.
-[[nodiscard]] rt::Result<rt::RawSourceFactory> RawSourceFactoryFor(std::string kind, rt::ConnectorOptions options);
-[[nodiscard]] rt::Result<rt::RawSinkFactory> RawSinkFactoryFor(std::string kind, rt::ConnectorOptions options);
+[[nodiscard]] rt::Result<rt::RawSourceFactory> RawSourceFactoryFor(std::string kind,
+                                                                   rt::ConnectorOptions options);
+[[nodiscard]] rt::Result<rt::RawSinkFactory> RawSinkFactoryFor(std::string kind,
+                                                               rt::ConnectorOptions options);
 
 }  // namespace flow::exec

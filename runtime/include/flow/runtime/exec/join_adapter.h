@@ -31,13 +31,15 @@ class JoinAdapterBase : public rt::TwoInputOperator<L, R, Out> {
  public:
   rt::Status ProcessBatch1(const rt::Batch<L>& batch, rt::Output<Out>& out) override {
     collector_.Bind(&out);
-    for (size_t i = 0; i < batch.size(); ++i) op_->ProcessLeft(batch.records[i], batch.timestamps[i]);
+    for (size_t i = 0; i < batch.size(); ++i)
+      op_->ProcessLeft(batch.records[i], batch.timestamps[i]);
     late_.Report(op_->counters().late_records_dropped);
     return rt::Status::Ok();
   }
   rt::Status ProcessBatch2(const rt::Batch<R>& batch, rt::Output<Out>& out) override {
     collector_.Bind(&out);
-    for (size_t i = 0; i < batch.size(); ++i) op_->ProcessRight(batch.records[i], batch.timestamps[i]);
+    for (size_t i = 0; i < batch.size(); ++i)
+      op_->ProcessRight(batch.records[i], batch.timestamps[i]);
     late_.Report(op_->counters().late_records_dropped);
     return rt::Status::Ok();
   }
@@ -80,13 +82,15 @@ class WindowJoinAdapter final
   rt::Status Open(rt::OperatorContext& ctx) override {
     auto windows = SlidingWindowsOf(config_);
     if (!windows.ok()) {
-      return rt::Status::InvalidArgument(fmt::format("{}: {}", ctx.name, windows.status().message()));
+      return rt::Status::InvalidArgument(
+          fmt::format("{}: {}", ctx.name, windows.status().message()));
     }
     WindowConfig event_time = config_;
     event_time.processing_time = false;  // window joins are event-time only
     auto options = WindowOptions(event_time, ctx);
     if (!options.ok()) return options.status();
-    this->op_.emplace(*windows, left_key_, right_key_, join_, &this->collector_, std::move(*options));
+    this->op_.emplace(*windows, left_key_, right_key_, join_, &this->collector_,
+                      std::move(*options));
     this->late_.Open(ctx);
     return rt::Status::Ok();
   }
@@ -113,7 +117,8 @@ class IntervalJoinAdapter final
 
   rt::Status Open(rt::OperatorContext& ctx) override {
     rt::Status bound = Op::ValidateBound(bound_);
-    if (!bound.ok()) return rt::Status::InvalidArgument(fmt::format("{}: {}", ctx.name, bound.message()));
+    if (!bound.ok())
+      return rt::Status::InvalidArgument(fmt::format("{}: {}", ctx.name, bound.message()));
     auto options = WindowOptions(WindowConfig{}, ctx);
     if (!options.ok()) return options.status();
     this->op_.emplace(bound_, left_key_, right_key_, join_, &this->collector_, std::move(*options));

@@ -15,14 +15,17 @@ namespace flow::exec {
 class LateCounter {
  public:
   void Open(rt::OperatorContext& ctx, bool routed = false) {
-    metric_ = routed ? ctx.metrics.Counter("flow_late_records_routed_total",
-                                           "records sent to the late sink because their windows had fired")
-                     : ctx.metrics.Counter("flow_late_records_dropped_total", "records dropped because their windows had fired");
+    metric_ = routed ? ctx.metrics.Counter(
+                           "flow_late_records_routed_total",
+                           "records sent to the late sink because their windows had fired")
+                     : ctx.metrics.Counter("flow_late_records_dropped_total",
+                                           "records dropped because their windows had fired");
     reported_ = 0;
   }
   // `late`: the operator's running count; adds what is new since the last call.
   void Report(uint64_t late) {
-    if (metric_ != nullptr && late > reported_) metric_->Add(static_cast<int64_t>(late - reported_));
+    if (metric_ != nullptr && late > reported_)
+      metric_->Add(static_cast<int64_t>(late - reported_));
     reported_ = late;
   }
 

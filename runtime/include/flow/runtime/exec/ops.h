@@ -79,104 +79,123 @@ auto Lift(F f, const A&... a) {
 }
 
 namespace detail {
-inline int64_t WrapAdd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-inline int64_t WrapSub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
-inline int64_t WrapMul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+inline int64_t WrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline int64_t WrapSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+inline int64_t WrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
 template <typename A, typename B>
-inline constexpr bool kBothInt = std::is_integral_v<A> && std::is_integral_v<B> && !std::is_same_v<A, bool>;
+inline constexpr bool kBothInt =
+    std::is_integral_v<A>&& std::is_integral_v<B> && !std::is_same_v<A, bool>;
 }  // namespace detail
 
 template <typename A, typename B>
 auto Add(const A& a, const B& b) {
-  return Lift([](const auto& x, const auto& y) {
-    using X = std::remove_cvref_t<decltype(x)>;
-    using Y = std::remove_cvref_t<decltype(y)>;
-    if constexpr (std::is_same_v<X, std::string>) {
-      std::string s;
-      s.reserve(x.size() + y.size());
-      s.append(x).append(y);
-      return s;
-    } else if constexpr (detail::kBothInt<X, Y>) {
-      return detail::WrapAdd(x, y);
-    } else {
-      return static_cast<double>(x) + static_cast<double>(y);
-    }
-  }, a, b);
+  return Lift(
+      [](const auto& x, const auto& y) {
+        using X = std::remove_cvref_t<decltype(x)>;
+        using Y = std::remove_cvref_t<decltype(y)>;
+        if constexpr (std::is_same_v<X, std::string>) {
+          std::string s;
+          s.reserve(x.size() + y.size());
+          s.append(x).append(y);
+          return s;
+        } else if constexpr (detail::kBothInt<X, Y>) {
+          return detail::WrapAdd(x, y);
+        } else {
+          return static_cast<double>(x) + static_cast<double>(y);
+        }
+      },
+      a, b);
 }
 
 template <typename A, typename B>
 auto Sub(const A& a, const B& b) {
-  return Lift([](const auto& x, const auto& y) {
-    using X = std::remove_cvref_t<decltype(x)>;
-    using Y = std::remove_cvref_t<decltype(y)>;
-    if constexpr (detail::kBothInt<X, Y>) {
-      return detail::WrapSub(x, y);
-    } else {
-      return static_cast<double>(x) - static_cast<double>(y);
-    }
-  }, a, b);
+  return Lift(
+      [](const auto& x, const auto& y) {
+        using X = std::remove_cvref_t<decltype(x)>;
+        using Y = std::remove_cvref_t<decltype(y)>;
+        if constexpr (detail::kBothInt<X, Y>) {
+          return detail::WrapSub(x, y);
+        } else {
+          return static_cast<double>(x) - static_cast<double>(y);
+        }
+      },
+      a, b);
 }
 
 template <typename A, typename B>
 auto Mul(const A& a, const B& b) {
-  return Lift([](const auto& x, const auto& y) {
-    using X = std::remove_cvref_t<decltype(x)>;
-    using Y = std::remove_cvref_t<decltype(y)>;
-    if constexpr (detail::kBothInt<X, Y>) {
-      return detail::WrapMul(x, y);
-    } else {
-      return static_cast<double>(x) * static_cast<double>(y);
-    }
-  }, a, b);
+  return Lift(
+      [](const auto& x, const auto& y) {
+        using X = std::remove_cvref_t<decltype(x)>;
+        using Y = std::remove_cvref_t<decltype(y)>;
+        if constexpr (detail::kBothInt<X, Y>) {
+          return detail::WrapMul(x, y);
+        } else {
+          return static_cast<double>(x) * static_cast<double>(y);
+        }
+      },
+      a, b);
 }
 
 // `where` names the expression for the division-by-zero error.
 template <typename A, typename B>
 auto Div(const A& a, const B& b, const char* where) {
-  return Lift([where](const auto& x, const auto& y) {
-    using X = std::remove_cvref_t<decltype(x)>;
-    using Y = std::remove_cvref_t<decltype(y)>;
-    if constexpr (detail::kBothInt<X, Y>) {
-      if (y == 0) {
-        Fail(where, "integer division by zero");
-        return int64_t{0};
-      }
-      if (x == std::numeric_limits<int64_t>::min() && y == -1) return x;  // wraps
-      return static_cast<int64_t>(x / y);
-    } else {
-      return static_cast<double>(x) / static_cast<double>(y);
-    }
-  }, a, b);
+  return Lift(
+      [where](const auto& x, const auto& y) {
+        using X = std::remove_cvref_t<decltype(x)>;
+        using Y = std::remove_cvref_t<decltype(y)>;
+        if constexpr (detail::kBothInt<X, Y>) {
+          if (y == 0) {
+            Fail(where, "integer division by zero");
+            return int64_t{0};
+          }
+          if (x == std::numeric_limits<int64_t>::min() && y == -1) return x;  // wraps
+          return static_cast<int64_t>(x / y);
+        } else {
+          return static_cast<double>(x) / static_cast<double>(y);
+        }
+      },
+      a, b);
 }
 
 template <typename A, typename B>
 auto Mod(const A& a, const B& b, const char* where) {
-  return Lift([where](const auto& x, const auto& y) {
-    using X = std::remove_cvref_t<decltype(x)>;
-    using Y = std::remove_cvref_t<decltype(y)>;
-    if constexpr (detail::kBothInt<X, Y>) {
-      if (y == 0) {
-        Fail(where, "integer remainder by zero");
-        return int64_t{0};
-      }
-      if (y == -1) return int64_t{0};
-      return static_cast<int64_t>(x % y);
-    } else {
-      return std::fmod(static_cast<double>(x), static_cast<double>(y));
-    }
-  }, a, b);
+  return Lift(
+      [where](const auto& x, const auto& y) {
+        using X = std::remove_cvref_t<decltype(x)>;
+        using Y = std::remove_cvref_t<decltype(y)>;
+        if constexpr (detail::kBothInt<X, Y>) {
+          if (y == 0) {
+            Fail(where, "integer remainder by zero");
+            return int64_t{0};
+          }
+          if (y == -1) return int64_t{0};
+          return static_cast<int64_t>(x % y);
+        } else {
+          return std::fmod(static_cast<double>(x), static_cast<double>(y));
+        }
+      },
+      a, b);
 }
 
 template <typename A>
 auto Neg(const A& a) {
-  return Lift([](const auto& x) {
-    using X = std::remove_cvref_t<decltype(x)>;
-    if constexpr (std::is_integral_v<X>) {
-      return detail::WrapSub(0, x);
-    } else {
-      return -x;
-    }
-  }, a);
+  return Lift(
+      [](const auto& x) {
+        using X = std::remove_cvref_t<decltype(x)>;
+        if constexpr (std::is_integral_v<X>) {
+          return detail::WrapSub(0, x);
+        } else {
+          return -x;
+        }
+      },
+      a);
 }
 
 namespace detail {

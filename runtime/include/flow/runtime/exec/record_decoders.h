@@ -44,8 +44,8 @@ class JsonRecordDecoder {
 };
 
 struct CsvFormat {
-  bool header = false;    // Default: false (columns by position)
-  char delimiter = ',';   // Default: ','
+  bool header = false;   // Default: false (columns by position)
+  char delimiter = ',';  // Default: ','
 };
 
 // The delimiter argument of `format csv(delimiter: ...)`: exactly one byte that is not a quote,
@@ -55,7 +55,8 @@ struct CsvFormat {
 template <typename T, typename Fn>
 class CsvRecordDecoder {
  public:
-  CsvRecordDecoder(Fn fn, CsvFormat format, std::span<const std::string_view> names, std::span<const bool> required)
+  CsvRecordDecoder(Fn fn, CsvFormat format, std::span<const std::string_view> names,
+                   std::span<const bool> required)
       : fn_(std::move(fn)), header_(format.header), decoder_(format.delimiter) {
     if (header_) {
       decoder_.UseHeaderRows(names, required);

@@ -33,10 +33,11 @@ class RunningAggregateAdapter final : public rt::OneInputOperator<In, Out> {
     options.key_groups = {ctx.key_groups.first, ctx.key_groups.end};
     options.max_parallelism = ctx.max_parallelism;
     rt::Status valid = options.Validate();
-    if (!valid.ok()) return rt::Status::InvalidArgument(fmt::format("{}: {}", ctx.name, valid.message()));
+    if (!valid.ok())
+      return rt::Status::InvalidArgument(fmt::format("{}: {}", ctx.name, valid.message()));
     KeyFn key_of = key_of_;
-    op_.emplace([key_of](const Stamped<In>& s) { return key_of(*s.record); }, make_output_, &collector_,
-                std::move(options));
+    op_.emplace([key_of](const Stamped<In>& s) { return key_of(*s.record); }, make_output_,
+                &collector_, std::move(options));
     return rt::Status::Ok();
   }
   rt::Status ProcessBatch(const rt::Batch<In>& batch, rt::Output<Out>& out) override {

@@ -13,13 +13,29 @@
 
 namespace flow::rt {
 
-inline void WriteValue(BinaryWriter& w, const int64_t& v) { Serializer<int64_t>::Write(w, v); }
-inline void WriteValue(BinaryWriter& w, const double& v) { Serializer<double>::Write(w, v); }
-inline void WriteValue(BinaryWriter& w, const bool& v) { Serializer<bool>::Write(w, v); }
-inline void WriteValue(BinaryWriter& w, const std::string& v) { Serializer<std::string>::Write(w, v); }
-[[nodiscard]] inline Status ReadValue(BinaryReader& r, int64_t* v) { return Serializer<int64_t>::Read(r, v); }
-[[nodiscard]] inline Status ReadValue(BinaryReader& r, double* v) { return Serializer<double>::Read(r, v); }
-[[nodiscard]] inline Status ReadValue(BinaryReader& r, bool* v) { return Serializer<bool>::Read(r, v); }
-[[nodiscard]] inline Status ReadValue(BinaryReader& r, std::string* v) { return Serializer<std::string>::Read(r, v); }
+inline void WriteValue(BinaryWriter& w, const int64_t& v) {
+  Serializer<int64_t>::Write(w, v);
+}
+inline void WriteValue(BinaryWriter& w, const double& v) {
+  Serializer<double>::Write(w, v);
+}
+inline void WriteValue(BinaryWriter& w, const bool& v) {
+  Serializer<bool>::Write(w, v);
+}
+inline void WriteValue(BinaryWriter& w, const std::string& v) {
+  Serializer<std::string>::Write(w, v);
+}
+[[nodiscard]] inline Status ReadValue(BinaryReader& r, int64_t* v) {
+  return Serializer<int64_t>::Read(r, v);
+}
+[[nodiscard]] inline Status ReadValue(BinaryReader& r, double* v) {
+  return Serializer<double>::Read(r, v);
+}
+[[nodiscard]] inline Status ReadValue(BinaryReader& r, bool* v) {
+  return Serializer<bool>::Read(r, v);
+}
+[[nodiscard]] inline Status ReadValue(BinaryReader& r, std::string* v) {
+  return Serializer<std::string>::Read(r, v);
+}
 
 }  // namespace flow::rt

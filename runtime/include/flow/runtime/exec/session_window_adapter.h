@@ -19,6 +19,7 @@ inline rt::Result<rt::SessionWindows> SessionWindowsOf(const WindowConfig& confi
 
 template <typename Key, typename In, typename Acc, typename Out, typename Emitted = Out>
 using SessionWindowAdapter =
-    KeyedWindowAdapter<rt::SessionWindowOperator<Key, Stamped<In>, Acc, Out>, Key, In, Out, &SessionWindowsOf, Emitted>;
+    KeyedWindowAdapter<rt::SessionWindowOperator<Key, Stamped<In>, Acc, Out>, Key, In, Out,
+                       &SessionWindowsOf, Emitted>;
 
 }  // namespace flow::exec

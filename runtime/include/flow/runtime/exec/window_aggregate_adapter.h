@@ -10,11 +10,11 @@
 // Processing time (config.processing_time): records count at the job clock's time on arrival
 // (OperatorContext::clock); the adapter registers a processing-time timer for the earliest
 // pending window (engine/timers.h), so a window fires once the clock reaches end + lateness
-// (every record of the window is in) even when no further record or watermark arrives. Upstream watermarks also fire due windows (their value is
-// ignored, so an event-time watermark never fires a clock window); end of input (kMaxWatermark)
-// fires every open window. After RestoreState the timer is registered again: windows whose end
-// passed while the job was down fire promptly. Outside the engine (no timer service) due windows
-// fire after every batch and watermark instead.
+// (every record of the window is in) even when no further record or watermark arrives. Upstream
+// watermarks also fire due windows (their value is ignored, so an event-time watermark never fires
+// a clock window); end of input (kMaxWatermark) fires every open window. After RestoreState the
+// timer is registered again: windows whose end passed while the job was down fire promptly. Outside
+// the engine (no timer service) due windows fire after every batch and watermark instead.
 //
 // Late records (`window ... on late into <sink>`): with Emitted = WithLate<Out, In> the adapter
 // emits its results as index 0 and every late input record (with its own timestamp) as index 1,
@@ -68,9 +68,11 @@ inline rt::Result<rt::KeyedOperatorOptions> WindowOptions(const WindowConfig& co
   options.max_parallelism = ctx.max_parallelism;
   options.allowed_lateness = config.allowed_lateness;
   if (config.processing_time) options.time_domain = rt::TimeDomain::kProcessingTime;
-  if (rt::Clock* clock = ctx.clock; clock != nullptr) options.clock = [clock] { return clock->NowMs(); };
+  if (rt::Clock* clock = ctx.clock; clock != nullptr)
+    options.clock = [clock] { return clock->NowMs(); };
   rt::Status valid = options.Validate();
-  if (!valid.ok()) return rt::Status::InvalidArgument(fmt::format("{}: {}", ctx.name, valid.message()));
+  if (!valid.ok())
+    return rt::Status::InvalidArgument(fmt::format("{}: {}", ctx.name, valid.message()));
   return options;
 }
 
@@ -131,10 +133,12 @@ class WindowCollector final : public rt::Collector<Out> {
 // the operator at Open with the windows `kMakeWindows(config)` returns, feeds it Stamped records
 // and watermarks, and delegates snapshot/restore to it. Emitted: Out, or WithLate<Out, In> to
 // route late records (see the top of this file).
-template <typename Op, typename Key, typename In, typename Out, auto kMakeWindows, typename Emitted = Out>
+template <typename Op, typename Key, typename In, typename Out, auto kMakeWindows,
+          typename Emitted = Out>
 class KeyedWindowAdapter final : public rt::OneInputOperator<In, Emitted> {
   static constexpr bool kRoutesLate = !std::is_same_v<Emitted, Out>;
-  static_assert(!kRoutesLate || std::is_same_v<Emitted, WithLate<Out, In>>, "Emitted is Out or WithLate<Out, In>");
+  static_assert(!kRoutesLate || std::is_same_v<Emitted, WithLate<Out, In>>,
+                "Emitted is Out or WithLate<Out, In>");
 
  public:
   using KeyFn = Key (*)(const In&);
@@ -145,15 +149,18 @@ class KeyedWindowAdapter final : public rt::OneInputOperator<In, Emitted> {
   rt::Status Open(rt::OperatorContext& ctx) override {
     auto windows = kMakeWindows(config_);
     if (!windows.ok()) {
-      return rt::Status::InvalidArgument(fmt::format("{}: {}", ctx.name, windows.status().message()));
+      return rt::Status::InvalidArgument(
+          fmt::format("{}: {}", ctx.name, windows.status().message()));
     }
     auto options = WindowOptions(config_, ctx);
     if (!options.ok()) return options.status();
     KeyFn key_of = key_of_;
-    op_.emplace(*windows, [key_of](const Stamped<In>& s) { return key_of(*s.record); }, make_output_, &collector_,
-                std::move(*options));
+    op_.emplace(
+        *windows, [key_of](const Stamped<In>& s) { return key_of(*s.record); }, make_output_,
+        &collector_, std::move(*options));
     if constexpr (kRoutesLate) {
-      op_->SetLateRecordHandler([this](const Stamped<In>& s, rt::TimestampMs ts) { collector_.Late(*s.record, ts); });
+      op_->SetLateRecordHandler(
+          [this](const Stamped<In>& s, rt::TimestampMs ts) { collector_.Late(*s.record, ts); });
     }
     late_.Open(ctx, kRoutesLate);
     timers_ = config_.processing_time ? ctx.timers : nullptr;
@@ -211,7 +218,7 @@ class KeyedWindowAdapter final : public rt::OneInputOperator<In, Emitted> {
   WindowCollector<Out, Emitted> collector_;
   std::optional<Op> op_;
   LateCounter late_;  // flow_late_records_dropped_total, or _routed_total
-  rt::ProcessingTimeService* timers_ = nullptr;  // processing time in the engine only
+  rt::ProcessingTimeService* timers_ = nullptr;     // processing time in the engine only
   rt::TimestampMs registered_ = rt::kMaxWatermark;  // earliest timer asked for and not yet fired
 };
 
@@ -233,12 +240,14 @@ inline rt::Result<rt::SlidingWindows> SlidingWindowsOf(const WindowConfig& confi
 
 template <typename Key, typename In, typename Acc, typename Out, typename Emitted = Out>
 using WindowAggregateAdapter =
-    KeyedWindowAdapter<rt::WindowAggregateOperator<Key, Stamped<In>, Acc, Out>, Key, In, Out, &SlidingWindowsOf, Emitted>;
+    KeyedWindowAdapter<rt::WindowAggregateOperator<Key, Stamped<In>, Acc, Out>, Key, In, Out,
+                       &SlidingWindowsOf, Emitted>;
 
 // The results of a window that routes late records (index 0), at the window's parallelism so the
 // edge is forward (chained: no extra thread or copy across a channel).
 template <typename Out, typename In>
-rt::Stream<Out> WindowResults(const rt::Stream<WithLate<Out, In>>& s, std::string name, uint32_t parallelism) {
+rt::Stream<Out> WindowResults(const rt::Stream<WithLate<Out, In>>& s, std::string name,
+                              uint32_t parallelism) {
   return s.template Chain<Out>(
       std::move(name),
       [](const WithLate<Out, In>& v, rt::TimestampMs ts, rt::Output<Out>& out) {
@@ -249,7 +258,8 @@ rt::Stream<Out> WindowResults(const rt::Stream<WithLate<Out, In>>& s, std::strin
 
 // Its late input records (index 1), for the late sink.
 template <typename Out, typename In>
-rt::Stream<In> LateRecords(const rt::Stream<WithLate<Out, In>>& s, std::string name, uint32_t parallelism) {
+rt::Stream<In> LateRecords(const rt::Stream<WithLate<Out, In>>& s, std::string name,
+                           uint32_t parallelism) {
   return s.template Chain<In>(
       std::move(name),
       [](const WithLate<Out, In>& v, rt::TimestampMs ts, rt::Output<In>& out) {

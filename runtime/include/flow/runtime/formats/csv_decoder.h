@@ -65,7 +65,8 @@ class CsvDecoder {
   [[nodiscard]] Status Read(size_t field, V* out) {
     const Cell* cell = CellFor(field);
     Status s = Codec::Read(cell == nullptr ? Cell{} : *cell, out);
-    if (!s.ok()) [[unlikely]] return FieldError(field, s);
+    if (!s.ok()) [[unlikely]]
+      return FieldError(field, s);
     return s;
   }
 
@@ -114,7 +115,8 @@ Status CsvReadScalar(const CsvDecoder::Cell& c, Value* out, std::string_view exp
   if (!c.present || (c.text.empty() && !c.quoted)) [[unlikely]] {
     return csv_internal::MissingValue(expected);
   }
-  if (!p(c.text, out)) [[unlikely]] return csv_internal::TypeError(expected, c.text);
+  if (!p(c.text, out)) [[unlikely]]
+    return csv_internal::TypeError(expected, c.text);
   return Status::Ok();
 }
 

@@ -37,7 +37,8 @@ Status ReadBase64(std::string_view text, std::string* out);
 struct JsonInt {
   using Value = int64_t;
   static Status Read(JsonValue& v, int64_t* out) {
-    if (v.get_int64().get(*out)) [[unlikely]] return JsonTypeError("int", v);
+    if (v.get_int64().get(*out)) [[unlikely]]
+      return JsonTypeError("int", v);
     return Status::Ok();
   }
   static void Write(int64_t v, JsonEncoder* e) { e->Int(v); }
@@ -46,7 +47,8 @@ struct JsonInt {
 struct JsonFloat {
   using Value = double;
   static Status Read(JsonValue& v, double* out) {
-    if (v.get_double().get(*out)) [[unlikely]] return JsonTypeError("float", v);
+    if (v.get_double().get(*out)) [[unlikely]]
+      return JsonTypeError("float", v);
     return Status::Ok();
   }
   static void Write(double v, JsonEncoder* e) { e->Float(v); }
@@ -55,7 +57,8 @@ struct JsonFloat {
 struct JsonBool {
   using Value = bool;
   static Status Read(JsonValue& v, bool* out) {
-    if (v.get_bool().get(*out)) [[unlikely]] return JsonTypeError("bool", v);
+    if (v.get_bool().get(*out)) [[unlikely]]
+      return JsonTypeError("bool", v);
     return Status::Ok();
   }
   static void Write(bool v, JsonEncoder* e) { e->Bool(v); }
@@ -119,22 +122,26 @@ struct JsonList {
   using Value = std::vector<typename Elem::Value>;
   static Status Read(JsonValue& v, Value* out) {
     simdjson::ondemand::array array;
-    if (v.get_array().get(array)) [[unlikely]] return JsonTypeError("list", v);
+    if (v.get_array().get(array)) [[unlikely]]
+      return JsonTypeError("list", v);
     size_t n = 0;
     for (auto element : array) {
       JsonValue ev;
-      if (auto err = element.get(ev)) [[unlikely]] return JsonSyntaxError(err);
+      if (auto err = element.get(ev)) [[unlikely]]
+        return JsonSyntaxError(err);
       if constexpr (std::is_same_v<typename Elem::Value, bool>) {
         bool b = false;
         Status s = Elem::Read(ev, &b);
-        if (!s.ok()) [[unlikely]] return json_internal::ElementError(n, s);
+        if (!s.ok()) [[unlikely]]
+          return json_internal::ElementError(n, s);
         if (n == out->size()) out->emplace_back();
         (*out)[n] = b;
       } else {
         // Reuses existing elements (and their string capacity) from the previous record.
         if (n == out->size()) out->emplace_back();
         Status s = Elem::Read(ev, &(*out)[n]);
-        if (!s.ok()) [[unlikely]] return json_internal::ElementError(n, s);
+        if (!s.ok()) [[unlikely]]
+          return json_internal::ElementError(n, s);
       }
       ++n;
     }
@@ -153,7 +160,8 @@ struct JsonNullable {
   using Value = std::optional<typename Elem::Value>;
   static Status Read(JsonValue& v, Value* out) {
     bool is_null = false;
-    if (auto err = v.is_null().get(is_null)) [[unlikely]] return JsonSyntaxError(err);
+    if (auto err = v.is_null().get(is_null)) [[unlikely]]
+      return JsonSyntaxError(err);
     if (is_null) {
       out->reset();
       return Status::Ok();

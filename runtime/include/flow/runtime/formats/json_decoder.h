@@ -29,10 +29,10 @@
 // Malformed input never crashes. On-Demand parsing validates UTF-8 and structure of what is read;
 // values of skipped fields are only checked for balanced nesting, and an extra closing brace right
 // after the root object is not detected.
-// Padding: simdjson reads up to 64 bytes past the input; Begin() copies the payload into an internal
-// padded buffer (reused, so no allocation per record); BeginPadded() skips the copy when the caller
-// guarantees kJsonPadding readable bytes after the payload.
-// Threading: one decoder per thread (it owns a simdjson parser); reuse it for every record.
+// Padding: simdjson reads up to 64 bytes past the input; Begin() copies the payload into an
+// internal padded buffer (reused, so no allocation per record); BeginPadded() skips the copy when
+// the caller guarantees kJsonPadding readable bytes after the payload. Threading: one decoder per
+// thread (it owns a simdjson parser); reuse it for every record.
 
 #include <array>
 #include <bitset>
@@ -94,7 +94,8 @@ class JsonObjectReader {
   template <typename Codec, typename V>
   [[nodiscard]] Status Read(std::string_view field, V* out) {
     Status s = Codec::Read(value_, out);
-    if (!s.ok()) [[unlikely]] return FieldError(field, s);
+    if (!s.ok()) [[unlikely]]
+      return FieldError(field, s);
     return s;
   }
 
@@ -105,7 +106,8 @@ class JsonObjectReader {
   template <size_t N>
   [[nodiscard]] Status CheckRequired(const JsonFieldTable<N>& table, const std::bitset<N>& seen) {
     for (size_t i = 0; i < N; ++i) {
-      if (table.required[i] && !seen[i]) [[unlikely]] return MissingField(table.names[i]);
+      if (table.required[i] && !seen[i]) [[unlikely]]
+        return MissingField(table.names[i]);
     }
     return Status::Ok();
   }

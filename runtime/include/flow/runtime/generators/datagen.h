@@ -41,15 +41,15 @@ namespace flow::rt {
 inline constexpr TimestampMs kDatagenDefaultBaseTime = 1767225600000;
 
 struct DatagenConfig {
-  uint64_t seed = 0;                          // Default: 0
-  int64_t count = 0;                          // records; 0 = unbounded. Default: 0
-  double rate = 1000;                         // records per second of event time. Default: 1000
+  uint64_t seed = 0;   // Default: 0
+  int64_t count = 0;   // records; 0 = unbounded. Default: 0
+  double rate = 1000;  // records per second of event time. Default: 1000
   TimestampMs base_time = kDatagenDefaultBaseTime;
-  DurationMs disorder = 0;                    // max shift back of a timestamp. Default: 0
-  int64_t cardinality = 100;                  // distinct values per string field. Default: 100
-  int64_t max_int = 1000;                     // ints are uniform in [0, max_int). Default: 1000
-  double null_probability = 0.1;              // share of nulls in nullable fields. Default: 0.1
-  int64_t max_list_length = 3;                // lists have 0..max_list_length elements. Default: 3
+  DurationMs disorder = 0;        // max shift back of a timestamp. Default: 0
+  int64_t cardinality = 100;      // distinct values per string field. Default: 100
+  int64_t max_int = 1000;         // ints are uniform in [0, max_int). Default: 1000
+  double null_probability = 0.1;  // share of nulls in nullable fields. Default: 0.1
+  int64_t max_list_length = 3;    // lists have 0..max_list_length elements. Default: 3
 
   // InvalidArgument naming the first bad field, e.g. "datagen: rate must be > 0 (got 0)".
   [[nodiscard]] Status Validate() const;
@@ -82,8 +82,8 @@ class DatagenRng {
   }
 
   // The per-type defaults of the datagen source, from the config:
-  int64_t Int() { return NextInt(0, max_int_ - 1); }                     // [0, max_int)
-  std::string VocabString(std::string_view field);  // "<field>-<k>", k in [0, cardinality)
+  int64_t Int() { return NextInt(0, max_int_ - 1); }  // [0, max_int)
+  std::string VocabString(std::string_view field);    // "<field>-<k>", k in [0, cardinality)
   bool IsNull() { return NextBool(null_probability_); }
   int64_t ListLength() { return NextInt(0, max_list_length_); }
 

@@ -67,8 +67,7 @@ Result<SourceFactory<T>> NexmarkSourceFactory(const NexmarkConfig& config, Nexma
   SourceFactory<T> factory = [config, kind, convert](uint32_t subtask, uint32_t parallelism) {
     auto generator = NexmarkGenerator::Create(config, subtask, parallelism);
     assert(generator.ok() && "NexmarkSourceFactory: the engine passed a bad subtask");
-    return std::make_unique<NexmarkSource<T, Convert>>(std::move(generator).value(), kind,
-                                                       convert);
+    return std::make_unique<NexmarkSource<T, Convert>>(std::move(generator).value(), kind, convert);
   };
   return factory;
 }

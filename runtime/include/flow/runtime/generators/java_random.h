@@ -37,7 +37,8 @@ class JavaRandom {
     for (int32_t u = r;; u = Next(31)) {
       r = u % bound;
       // Java computes u - r + m in 32-bit int arithmetic and rejects when it wraps negative.
-      const auto sum = static_cast<int32_t>(static_cast<uint32_t>(u - r) + static_cast<uint32_t>(m));
+      const auto sum =
+          static_cast<int32_t>(static_cast<uint32_t>(u - r) + static_cast<uint32_t>(m));
       if (sum >= 0) return r;
     }
   }

@@ -114,7 +114,7 @@ struct NexmarkAuction {
   int64_t reserve = 0;     // cents
   TimestampMs dateTime = 0;
   TimestampMs expires = 0;
-  int64_t seller = 0;      // a person id
+  int64_t seller = 0;  // a person id
   int64_t category = 0;
   std::string extra;
   bool operator==(const NexmarkAuction&) const = default;

@@ -72,7 +72,7 @@ struct Frame {
   FrameKind kind = FrameKind::kRecord0;
   TimestampMs timestamp = kMinWatermark;  // records: the event time (kNoEventTime is this value)
   std::string_view record;                // records: the encoded record (a view into the value)
-  ProgressReport progress;  // progress only
+  ProgressReport progress;                // progress only
   int input() const { return kind == FrameKind::kRecord1 ? 1 : 0; }
 };
 

@@ -13,8 +13,12 @@
 
 namespace flow::rt {
 
-inline StoredFile ToStoredFile(const SnapshotFile& f) { return {f.name, f.size, f.crc32c, f.shared}; }
-inline SnapshotFile ToSnapshotFile(const StoredFile& f) { return {f.name, f.size, f.crc32c, f.shared}; }
+inline StoredFile ToStoredFile(const SnapshotFile& f) {
+  return {f.name, f.size, f.crc32c, f.shared};
+}
+inline SnapshotFile ToSnapshotFile(const StoredFile& f) {
+  return {f.name, f.size, f.crc32c, f.shared};
+}
 
 // Writes into checkpoint `checkpoint_id` of `storage`. Thread-safe as CheckpointStorage.
 class CheckpointStorageSink : public SnapshotFileSink {
@@ -32,7 +36,8 @@ class CheckpointStorageSink : public SnapshotFileSink {
     return ToStoredFile(*f);
   }
   bool HasShared(std::string_view name) override {
-    return checkpoint_fs::Exists((std::filesystem::path(storage_->state_dir()) / "shared" / name).string());
+    return checkpoint_fs::Exists(
+        (std::filesystem::path(storage_->state_dir()) / "shared" / name).string());
   }
 
  private:

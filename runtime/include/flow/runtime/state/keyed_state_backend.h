@@ -73,8 +73,10 @@ class KeyedStateBackend {
   explicit KeyedStateBackend(KeyGroupSpan range, uint32_t max_parallelism = kDefaultMaxParallelism,
                              ProcessingClock clock = nullptr);
   // IoError when the rocksdb database cannot be created.
-  static Result<std::unique_ptr<KeyedStateBackend>> Make(KeyGroupSpan range, uint32_t max_parallelism,
-                                                        ProcessingClock clock, StateBackendOptions options);
+  static Result<std::unique_ptr<KeyedStateBackend>> Make(KeyGroupSpan range,
+                                                         uint32_t max_parallelism,
+                                                         ProcessingClock clock,
+                                                         StateBackendOptions options);
   ~KeyedStateBackend();
   KeyedStateBackend(const KeyedStateBackend&) = delete;
   KeyedStateBackend& operator=(const KeyedStateBackend&) = delete;
@@ -145,7 +147,9 @@ class KeyedStateBackend {
   // rocksdb, incremental snapshots: shared files this backend wrote, by local SST name.
   std::map<std::string, StoredFile> UploadedFiles() const;
   // Test hook: runs before each file the asynchronous part writes (e.g. to slow it down).
-  void SetWriteHookForTest(std::function<void(const std::string& file)> hook) { write_hook_ = std::move(hook); }
+  void SetWriteHookForTest(std::function<void(const std::string& file)> hook) {
+    write_hook_ = std::move(hook);
+  }
 
  private:
   // Does not open the store (Make does, to return its error).
@@ -172,7 +176,8 @@ class KeyedStateBackend {
   [[nodiscard]] Status RestoreAsyncRef(BinaryReader* in);  // "FLKA", via SnapshotRestoreScope
   [[nodiscard]] Status OpenStore();
   [[nodiscard]] Status AttachTable(StateTable* table);
-  [[nodiscard]] Status RestoreRocksDb(std::string_view bytes, const std::string& what, SnapshotFileSource* source);
+  [[nodiscard]] Status RestoreRocksDb(std::string_view bytes, const std::string& what,
+                                      SnapshotFileSource* source);
   void SnapshotHeapTables(BinaryWriter* out) const;  // FLKS of the tables not in the store
   void SnapshotTables(BinaryWriter* out, bool heap_only) const;
   friend class RocksDbPendingSnapshot;
@@ -180,7 +185,7 @@ class KeyedStateBackend {
   StateContext ctx_;
   StateBackendOptions options_;
   std::unique_ptr<KvStore> store_;
-  Status store_status_;  // why the store is missing (rocksdb)
+  Status store_status_;      // why the store is missing (rocksdb)
   std::string instance_id_;  // unique per database: prefixes shared file names
   std::vector<std::unique_ptr<StateTable>> tables_;
   mutable std::mutex uploaded_mu_;

@@ -75,8 +75,8 @@ class KvStore {
   // Copies the keys of key groups [kg_first, kg_end) of every column family of the database in
   // `checkpoint_dir` (a checkpoint made by CheckpointTo) whose name is in `tables` into this
   // store. Corruption when the directory is not a readable database.
-  [[nodiscard]] Status ImportRange(const std::string& checkpoint_dir, uint32_t kg_first, uint32_t kg_end,
-                                   const std::vector<std::string>& tables);
+  [[nodiscard]] Status ImportRange(const std::string& checkpoint_dir, uint32_t kg_first,
+                                   uint32_t kg_end, const std::vector<std::string>& tables);
 
  private:
   struct Impl;

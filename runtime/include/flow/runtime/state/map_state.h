@@ -53,7 +53,8 @@ class MapState : public HeapTable<K, MapStateInner<UK, V>> {
   }
   void Put(const K& key, uint32_t key_group, const UK& user_key, V value) {
     this->FindOrCreate(this->Group(key_group), key, key_group)
-        .first->second.insert_or_assign(user_key, TtlEntry<V>{std::move(value), ttl_.ExpiryFromNow()});
+        .first->second.insert_or_assign(user_key,
+                                        TtlEntry<V>{std::move(value), ttl_.ExpiryFromNow()});
   }
 
   // The entry, default-constructed first when absent or expired (then *created is set, when

@@ -110,7 +110,9 @@ class StateTable {
 
   // rocksdb backend: keep at most `cache_entries` entries in memory and the rest in column
   // family `table` of `store`. Tables that stay on the heap (timers) keep the default.
-  virtual bool AttachStore(KvStore* /*store*/, uint32_t /*table*/, size_t /*cache_entries*/) { return false; }
+  virtual bool AttachStore(KvStore* /*store*/, uint32_t /*table*/, size_t /*cache_entries*/) {
+    return false;
+  }
   // Writes every cached entry back to the store (they stay cached). No-op on the heap.
   virtual void FlushCache() {}
   // Writes every cached entry back and empties the cache, so that the next flush writes only
@@ -235,7 +237,8 @@ class HeapTable : public StateTable {
     for (uint64_t i = 0; i < n; ++i) {
       K k{};
       S s{};
-      if (!ReadValue(r, &k).ok() || !ReadValue(r, &s).ok()) StateStoreCorrupt(name_, Status::Internal("re-encode"));
+      if (!ReadValue(r, &k).ok() || !ReadValue(r, &s).ok())
+        StateStoreCorrupt(name_, Status::Internal("re-encode"));
       WriteValue(*out, k);
       WriteValue(*out, s);
     }
@@ -399,7 +402,8 @@ class HeapTable : public StateTable {
     inserts_since_check_ = 0;
     loaded_since_evict_ = 0;
     size_t size = cached();
-    if (size > capacity_) EvictDown(size, capacity_ - capacity_ / 4, keep_group - ctx_->range.first, keep);
+    if (size > capacity_)
+      EvictDown(size, capacity_ - capacity_ / 4, keep_group - ctx_->range.first, keep);
   }
   // keep_index: index into groups_ of `keep`'s map, or groups_.size() for none.
   void EvictDown(size_t size, size_t target, size_t keep_index, Iterator keep) {

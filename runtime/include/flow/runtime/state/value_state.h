@@ -78,8 +78,9 @@ class ValueState : public HeapTable<K, TtlEntry<V>> {
     if (!ttl_.enabled()) return;
     if (this->spilled()) {
       using R = typename Base::Rewrite;
-      this->RewriteStored(
-          [&](const K&, TtlEntry<V>& e) { return ttl_.Expired(e.expires_at) ? R::kErase : R::kKeep; });
+      this->RewriteStored([&](const K&, TtlEntry<V>& e) {
+        return ttl_.Expired(e.expires_at) ? R::kErase : R::kKeep;
+      });
       return;
     }
     for (auto& m : this->groups())

@@ -30,9 +30,9 @@ namespace flow::rt {
 
 // What the engine tells a group when it starts it.
 struct CommitGroupContext {
-  std::string job_id;                       // JobOptions::job_id ("" when the job has none)
-  std::string instance;                     // JobOptions::instance ("" = one process)
-  CheckpointOptions checkpoints;            // for timeouts that must outlive a checkpoint
+  std::string job_id;                         // JobOptions::job_id ("" when the job has none)
+  std::string instance;                       // JobOptions::instance ("" = one process)
+  CheckpointOptions checkpoints;              // for timeouts that must outlive a checkpoint
   const std::atomic<bool>* cancel = nullptr;  // set when the job fails: stop waiting
   // JobOptions::kafka_properties: client settings the group's own properties override.
   const std::map<std::string, std::string>* kafka_properties = nullptr;
@@ -55,9 +55,12 @@ struct CommitGroupSpec {
   std::string key;
   // Starts the group for `participants` sink subtasks (fencing, aborting what an earlier process
   // left, reading last_committed). Errors end the job's start-up.
-  std::function<Result<std::unique_ptr<CommitGroup>>(const CommitGroupContext&, uint32_t participants)> start;
+  std::function<Result<std::unique_ptr<CommitGroup>>(const CommitGroupContext&,
+                                                     uint32_t participants)>
+      start;
   // The sink of `participant` on the started group (the group outlives it).
-  std::function<std::unique_ptr<TwoPhaseCommitSink>(CommitGroup* group, uint32_t participant)> participant;
+  std::function<std::unique_ptr<TwoPhaseCommitSink>(CommitGroup* group, uint32_t participant)>
+      participant;
 };
 
 }  // namespace flow::rt

@@ -79,7 +79,7 @@ class ExactlyOnceFileSink final : public TwoPhaseCommitSink {
   uint64_t next_part_ = 0;
   int64_t last_precommit_ = 0;
   int fd_ = -1;
-  std::string current_final_;             // final name of the file being written
+  std::string current_final_;  // final name of the file being written
   uint64_t file_bytes_ = 0;
   std::string buf_;
   std::vector<std::string> epoch_files_;  // closed in-progress files of the current epoch

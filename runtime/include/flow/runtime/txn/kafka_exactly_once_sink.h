@@ -198,7 +198,9 @@ class KafkaTransactionGroup final : public CommitGroup {
 
   // Tests: called by Commit(N) with N, after the flush and before commit_transaction, without
   // the state lock (writers may run). Set before any Commit.
-  void SetCommitHookForTest(std::function<void(int64_t checkpoint_id)> hook) { commit_hook_ = std::move(hook); }
+  void SetCommitHookForTest(std::function<void(int64_t checkpoint_id)> hook) {
+    commit_hook_ = std::move(hook);
+  }
 
  private:
   struct Buffered {
@@ -245,7 +247,9 @@ class KafkaTransactionGroup final : public CommitGroup {
   // rd_kafka_flush in slices until the queue is empty, `deadline_ms` passed or the job is
   // cancelled; true when everything was delivered.
   bool FlushUntil(int64_t deadline_ms);
-  bool Cancelled() const { return options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed); }
+  bool Cancelled() const {
+    return options_.cancel != nullptr && options_.cancel->load(std::memory_order_relaxed);
+  }
   void FlushBeforeAbortLocked();
 
   // Sends each source's offsets (instances) into the open transaction; runs without mu_.
@@ -264,7 +268,7 @@ class KafkaTransactionGroup final : public CommitGroup {
   std::mutex commit_mu_;  // one Commit or Abort at a time; taken before mu_
   mutable std::mutex mu_;
   std::vector<Slot> slots_;
-  std::set<std::string> leaders_ready_;  // topics WaitForLeaders confirmed
+  std::set<std::string> leaders_ready_;                           // topics WaitForLeaders confirmed
   std::map<std::string, rd_kafka_topic_s*, std::less<>> topics_;  // TopicLocked's handles
   int64_t committed_ = 0;
   size_t buffered_bytes_ = 0;

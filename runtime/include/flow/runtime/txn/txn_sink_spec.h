@@ -48,7 +48,8 @@ struct TxnSinkSpec {
   std::optional<CommitGroupSpec> group;
   // Other sinks (files, user sinks): one instance per subtask. Must be resumable
   // (CommitIsResumable): only a group's participants may be non-resumable.
-  std::function<std::unique_ptr<TwoPhaseCommitSink>(uint32_t subtask, uint32_t parallelism)> factory;
+  std::function<std::unique_ptr<TwoPhaseCommitSink>(uint32_t subtask, uint32_t parallelism)>
+      factory;
 };
 
 TxnSinkSpec KafkaTxnSink(KafkaTxnSinkConfig config);
@@ -57,7 +58,8 @@ TxnSinkSpec KafkaTxnSink(std::string brokers, KafkaExactlyOnceSinkOptions option
 TxnSinkSpec FileTxnSink(ExactlyOnceFileSinkOptions options);
 
 // A script's `kafka` options (above) as a KafkaTxnSinkConfig.
-[[nodiscard]] Result<KafkaTxnSinkConfig> KafkaTxnSinkConfigFor(const std::map<std::string, std::string>& options);
+[[nodiscard]] Result<KafkaTxnSinkConfig> KafkaTxnSinkConfigFor(
+    const std::map<std::string, std::string>& options);
 
 // `kind`, a sink the connector catalog lists as exactly-once (kafka, file), with the connector's
 // options (above). Other kinds: kInvalidArgument listing the catalog's exactly-once sinks.
