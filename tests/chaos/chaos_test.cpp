@@ -119,6 +119,11 @@ class ChaosTest : public OwnBrokerTest {
     // restores Kafka's last committed checkpoint.
     int long_outages = 0;
     int64_t retry_timeout_ms = 0;
+    // 'k' rounds kill a run only once it has completed a checkpoint of its own, 100-600 ms into
+    // the next interval, so that it has written output its source has not committed (the
+    // at-least-once control: on a loaded machine a run can take longer to start than a kill at
+    // a random 0.2-3 s allows, and a run killed before it wrote anything duplicates nothing).
+    bool kill_after_checkpoint = false;
   };
 
   // Runs the rounds of `plan` while the input is produced; returns the read_committed output
@@ -198,8 +203,19 @@ class ChaosTest : public OwnBrokerTest {
       const std::string& kind = rounds[r];
       std::ofstream(log, std::ios::app) << "=== round " << r << ": " << kind << "\n";
       if (kind == "k") {
+        const int64_t before = NewestCheckpoint(state);
         pid_t pid = Spawn(args, "", log);
-        int status = WaitFor(pid, Uniform(200, 3000));
+        int status = -1;
+        if (plan.kill_after_checkpoint) {
+          const auto by = Clock::now() + std::chrono::seconds(30);
+          while (NewestCheckpoint(state) <= before && Clock::now() < by &&
+                 (status = WaitFor(pid, 0)) == -1) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+          }
+          if (status == -1) status = WaitFor(pid, Uniform(100, 600));
+        } else {
+          status = WaitFor(pid, Uniform(200, 3000));
+        }
         if (status == -1) Kill(pid);
       } else if (kind[0] == 'f') {
         pid_t pid = Spawn(args, kind.substr(1), log);
@@ -468,6 +484,7 @@ TEST_F(ChaosTest, WindowExactlyOnceUnderKills) {
 // (and still nothing missing).
 TEST_F(ChaosTest, CheckerDetectsAtLeastOnceDuplicates) {
   Plan plan{"copy", "at_least_once", std::max<int64_t>(8, kills_ / 2), {}, 0, ""};
+  plan.kill_after_checkpoint = true;
   auto expected = CopyReference();
   int64_t rounds = 0;
   auto out = RunChaos(plan, records_ + kPartitions, &rounds);
