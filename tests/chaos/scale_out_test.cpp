@@ -20,6 +20,7 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -300,6 +301,30 @@ class ScaleOutTest : public OwnBrokerTest {
     }
     return false;
   }
+  // Per input partition, the metadata of the offset the job's consumer group committed last (""
+  // when none was committed); an error reads as an empty map.
+  std::map<int32_t, std::string> CommittedOffsetMetadata() const {
+    std::map<int32_t, std::string> out;
+    auto consumer = env_.MakeConsumer({{"group.id", "flow-" + job_id_ + ".input"}});
+    EXPECT_TRUE(consumer.ok()) << consumer.status().ToString();
+    if (!consumer.ok()) return out;
+    rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(kPartitions);
+    for (int32_t p = 0; p < kPartitions; ++p) {
+      rd_kafka_topic_partition_list_add(list, input_.c_str(), p);
+    }
+    rd_kafka_resp_err_t err = rd_kafka_committed(consumer->get(), list, 30000);
+    EXPECT_EQ(err, RD_KAFKA_RESP_ERR_NO_ERROR) << rd_kafka_err2str(err);
+    for (int i = 0; err == RD_KAFKA_RESP_ERR_NO_ERROR && i < list->cnt; ++i) {
+      const rd_kafka_topic_partition_t& tp = list->elems[i];
+      out[tp.partition] =
+          tp.offset < 0 || tp.metadata == nullptr
+              ? ""
+              : std::string(static_cast<const char*>(tp.metadata), tp.metadata_size);
+    }
+    rd_kafka_topic_partition_list_destroy(list);
+    return out;
+  }
+
   void PrintLogTails(size_t lines) const {
     for (const auto& [name, in] : instances_) {
       std::ifstream f(in.log);
@@ -335,6 +360,14 @@ TEST_F(ScaleOutTest, InstancesCopyExactlyOnceThroughKillsMembershipChangesAndABr
     EXPECT_TRUE(OwnedPartitions(instances_[name].log))
         << "instance " << name << " was never assigned a partition (see " << instances_[name].log
         << ")";
+  }
+  // Each committed offset names the snapshot of the state as of it, "<instance>/chk-<N>": whoever
+  // reads the partition next finds that partition's state there.
+  const std::regex owner("(a|b|c|d)/chk-[1-9][0-9]*");
+  const std::map<int32_t, std::string> metadata = CommittedOffsetMetadata();
+  EXPECT_EQ(metadata.size(), static_cast<size_t>(kPartitions));
+  for (const auto& [partition, m] : metadata) {
+    EXPECT_TRUE(std::regex_match(m, owner)) << "partition " << partition << ": `" << m << "`";
   }
   if (!v.exact() || HasFailure()) PrintLogTails(40);
   EXPECT_TRUE(v.exact()) << "missing " << v.missing << ", duplicates " << v.duplicates << ", wrong "

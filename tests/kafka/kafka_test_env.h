@@ -36,12 +36,17 @@ inline constexpr Millis kKafkaTimeout{30000};
 
 // A record as produced or read back. `partition` -1 when producing means "choose by key" (the
 // librdkafka default partitioner); an empty `key` is produced as no key (and a record without
-// a key reads back with an empty one); `offset` is filled in only for records read back.
+// a key reads back with an empty one); `offset` and `timestamp` are filled in only for records
+// read back.
 struct KafkaRecord {
   int32_t partition = -1;
   std::string key;
   std::string value;
   int64_t offset = -1;
+  // Read back only: the record's timestamp, and whether the broker stamped it on append
+  // (message.timestamp.type=LogAppendTime) rather than taking the producer's.
+  int64_t timestamp = -1;
+  bool log_append_time = false;
 };
 
 enum class Isolation { kReadCommitted, kReadUncommitted };

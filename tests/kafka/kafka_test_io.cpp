@@ -154,6 +154,9 @@ rt::Result<std::vector<KafkaRecord>> ReadTopic(const KafkaTestEnv& env, const st
     KafkaRecord record;
     record.partition = m->partition;
     record.offset = m->offset;
+    rd_kafka_timestamp_type_t ts_type = RD_KAFKA_TIMESTAMP_NOT_AVAILABLE;
+    record.timestamp = rd_kafka_message_timestamp(m.get(), &ts_type);
+    record.log_append_time = ts_type == RD_KAFKA_TIMESTAMP_LOG_APPEND_TIME;
     if (m->key != nullptr) record.key.assign(static_cast<const char*>(m->key), m->key_len);
     if (m->payload != nullptr) {
       record.value.assign(static_cast<const char*>(m->payload), m->len);

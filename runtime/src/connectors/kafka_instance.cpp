@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "flow/runtime/checkpoint/checkpoint_storage.h"
+
 namespace flow::rt {
 
 std::string KafkaInstanceGroupId(std::string_view job_id, std::string_view source) {
@@ -42,6 +44,23 @@ std::string KafkaInstanceProgressPrefix(std::string_view job_id) {
 std::string KafkaTransactionalId(std::string_view job_id, std::string_view instance) {
   if (instance.empty()) return fmt::format("flow-{}", job_id);
   return fmt::format("flow-{}@{}", job_id, instance);
+}
+
+std::string KafkaInstanceOffsetMetadata(std::string_view instance, int64_t checkpoint_id) {
+  return fmt::format("{}/{}", instance, CheckpointDirName(checkpoint_id));
+}
+
+Result<KafkaOffsetOwner> ParseKafkaInstanceOffsetMetadata(std::string_view metadata,
+                                                          std::string_view where) {
+  const size_t slash = metadata.rfind('/');
+  const int64_t id =
+      slash == std::string_view::npos ? -1 : ParseCheckpointDir(metadata.substr(slash + 1));
+  if (slash == 0 || id <= 0) {
+    return Status::Corruption(fmt::format(
+        "{}: the committed offset's metadata `{}` does not name a checkpoint (<instance>/chk-<N>)",
+        where, metadata));
+  }
+  return KafkaOffsetOwner{std::string(metadata.substr(0, slash)), id};
 }
 
 std::shared_ptr<KafkaInstanceOffsets> KafkaInstanceOffsets::ForJob(const std::string& job_id) {

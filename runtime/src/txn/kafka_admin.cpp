@@ -105,18 +105,22 @@ Result<int64_t> BrokerMaxTransactionTimeout(rd_kafka_t* rk, const std::string& b
       "kafka exactly-once: broker {} did not report transaction.max.timeout.ms", broker_id));
 }
 
-Status EnsureProgressTopic(rd_kafka_t* rk, const std::string& topic, int replication_factor,
-                           int timeout_ms) {
+Status CreateTopicIfMissing(rd_kafka_t* rk, const std::string& topic, int32_t partitions,
+                            int replication_factor,
+                            const std::map<std::string, std::string>& configs, int timeout_ms,
+                            std::string_view what) {
   char errstr[512];
   rd_kafka_NewTopic_t* nt =
-      rd_kafka_NewTopic_new(topic.c_str(), 1, replication_factor, errstr, sizeof errstr);
+      rd_kafka_NewTopic_new(topic.c_str(), partitions, replication_factor, errstr, sizeof errstr);
   if (nt == nullptr) {
-    return Status::InvalidArgument(
-        fmt::format("kafka exactly-once: progress topic `{}`: {}", topic, errstr));
+    return Status::InvalidArgument(fmt::format("kafka: {} `{}`: {}", what, topic, errstr));
   }
-  if (rd_kafka_NewTopic_set_config(nt, "cleanup.policy", "compact") != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    rd_kafka_NewTopic_destroy(nt);
-    return Status::Internal("kafka exactly-once: cannot set cleanup.policy on the progress topic");
+  for (const auto& [name, value] : configs) {
+    if (rd_kafka_NewTopic_set_config(nt, name.c_str(), value.c_str()) !=
+        RD_KAFKA_RESP_ERR_NO_ERROR) {
+      rd_kafka_NewTopic_destroy(nt);
+      return Status::Internal(fmt::format("kafka: cannot set {} on the {}", name, what));
+    }
   }
   QueuePtr queue(rd_kafka_queue_new(rk));
   rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS);
@@ -126,7 +130,7 @@ Status EnsureProgressTopic(rd_kafka_t* rk, const std::string& topic, int replica
   rd_kafka_AdminOptions_destroy(opts);
   rd_kafka_NewTopic_destroy(nt);
   Result<EventPtr> event =
-      WaitAdmin(queue.get(), timeout_ms, "creating the progress topic " + topic);
+      WaitAdmin(queue.get(), timeout_ms, fmt::format("creating the {} {}", what, topic));
   if (!event.ok()) return event.status();
   const rd_kafka_CreateTopics_result_t* result = rd_kafka_event_CreateTopics_result(event->get());
   size_t n = 0;
@@ -136,12 +140,17 @@ Status EnsureProgressTopic(rd_kafka_t* rk, const std::string& topic, int replica
     rd_kafka_resp_err_t err = rd_kafka_topic_result_error(topics[i]);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR_TOPIC_ALREADY_EXISTS) {
       const char* msg = rd_kafka_topic_result_error_string(topics[i]);
-      return Status::IoError(
-          fmt::format("kafka exactly-once: cannot create progress topic `{}`: {}", topic,
-                      msg != nullptr ? msg : rd_kafka_err2str(err)));
+      return Status::IoError(fmt::format("kafka: cannot create the {} `{}`: {}", what, topic,
+                                         msg != nullptr ? msg : rd_kafka_err2str(err)));
     }
   }
   return Status::Ok();
+}
+
+Status EnsureProgressTopic(rd_kafka_t* rk, const std::string& topic, int replication_factor,
+                           int timeout_ms) {
+  return CreateTopicIfMissing(rk, topic, 1, replication_factor, {{"cleanup.policy", "compact"}},
+                              timeout_ms, "progress topic");
 }
 
 Result<std::vector<std::string>> TopicsWithPrefix(rd_kafka_t* rk, std::string_view prefix,

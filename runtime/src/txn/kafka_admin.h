@@ -26,6 +26,13 @@ namespace flow::rt::txn_detail {
                                                           const std::string& brokers,
                                                           int timeout_ms);
 
+// Creates `topic` with `partitions` and topic-level `configs` unless it exists (an existing topic
+// is left as it is: callers check what they need of it). `what` names the topic's role in errors.
+[[nodiscard]] Status CreateTopicIfMissing(rd_kafka_t* rk, const std::string& topic,
+                                          int32_t partitions, int replication_factor,
+                                          const std::map<std::string, std::string>& configs,
+                                          int timeout_ms, std::string_view what);
+
 // Creates `topic` (1 partition, compacted) unless it exists.
 [[nodiscard]] Status EnsureProgressTopic(rd_kafka_t* rk, const std::string& topic,
                                          int replication_factor, int timeout_ms);

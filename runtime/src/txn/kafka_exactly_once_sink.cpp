@@ -122,18 +122,22 @@ Status KafkaExactlyOnceSink::Open(uint32_t subtask, uint32_t parallelism) {
   return Status::Ok();
 }
 
+Status CheckRestoredIsCommitted(const KafkaTransactionGroup& group,
+                                int64_t restored_checkpoint_id) {
+  // init_transactions (in the group's Start) already aborted what an earlier incarnation left.
+  int64_t committed = group.last_committed();
+  if (restored_checkpoint_id == committed) return Status::Ok();
+  return Status::InvalidArgument(fmt::format(
+      "kafka exactly-once sink (job `{}`): restored checkpoint {} but Kafka's last committed "
+      "checkpoint "
+      "is {}: restore exactly chk-{} ({} would {} output)",
+      group.job_id(), restored_checkpoint_id, committed, committed, restored_checkpoint_id,
+      restored_checkpoint_id < committed ? "duplicate" : "lose"));
+}
+
 Status KafkaExactlyOnceSink::Recover(int64_t restored_checkpoint_id) {
   if (!opened_) return Status::Internal("kafka exactly-once sink: Recover before Open");
-  // init_transactions (in the group's Start) already aborted what an earlier incarnation left.
-  int64_t committed = group_->last_committed();
-  if (restored_checkpoint_id != committed) {
-    return Status::InvalidArgument(fmt::format(
-        "kafka exactly-once sink (job `{}`): restored checkpoint {} but Kafka's last committed "
-        "checkpoint "
-        "is {}: restore exactly chk-{} ({} would {} output)",
-        group_->job_id(), restored_checkpoint_id, committed, committed, restored_checkpoint_id,
-        restored_checkpoint_id < committed ? "duplicate" : "lose"));
-  }
+  FLOW_RETURN_IF_ERROR(CheckRestoredIsCommitted(*group_, restored_checkpoint_id));
   recovered_ = true;
   return Status::Ok();
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include <fmt/format.h>
@@ -384,6 +386,15 @@ Result<int32_t> KafkaTransactionGroup::PartitionCount(const std::string& topic) 
   return count;
 }
 
+Status KafkaTransactionGroup::CreateTopicIfMissing(
+    const std::string& topic, int32_t partitions, const std::map<std::string, std::string>& configs,
+    int replication_factor, std::string_view what) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!failed_.ok()) return failed_;
+  return txn_detail::CreateTopicIfMissing(rk_, topic, partitions, replication_factor, configs,
+                                          options_.operation_timeout_ms, what);
+}
+
 Status KafkaTransactionGroup::ProduceLocked(rd_kafka_topic_t* rkt, const std::string& topic,
                                             int32_t partition, std::string_view key,
                                             std::string_view payload, int64_t timestamp,
@@ -481,7 +492,8 @@ Status KafkaTransactionGroup::WriteBatch(uint32_t participant, const std::string
     if (!rkt.ok()) return rkt.status();
     for (const TxnRecord& r : records) {
       const int64_t ts = r.timestamp == kNoTimestamp ? 0 : r.timestamp;
-      Status s = ProduceLocked(*rkt, topic, partition, r.key, r.payload, ts, r.headers);
+      const int32_t p = partition == kPartitionPerRecord ? r.partition : partition;
+      Status s = ProduceLocked(*rkt, topic, p, r.key, r.payload, ts, r.headers);
       if (!s.ok()) {
         return AbortIncompleteLocked(
             Status(s.code(), fmt::format("{} (record {} of a batch of {})", s.message(), *written,
@@ -504,12 +516,13 @@ Status KafkaTransactionGroup::WriteBatch(uint32_t participant, const std::string
                       options_.job_id, buffered_bytes_, committed_));
     }
     if (slot.segments.empty() || slot.segments.back().sealed_at != 0) slot.segments.emplace_back();
-    slot.segments.back().records.push_back(Buffered{topic,
-                                                    partition,
-                                                    std::string(r.key),
-                                                    std::string(r.payload),
-                                                    r.timestamp == kNoTimestamp ? 0 : r.timestamp,
-                                                    {r.headers.begin(), r.headers.end()}});
+    slot.segments.back().records.push_back(
+        Buffered{topic,
+                 partition == kPartitionPerRecord ? r.partition : partition,
+                 std::string(r.key),
+                 std::string(r.payload),
+                 r.timestamp == kNoTimestamp ? 0 : r.timestamp,
+                 {r.headers.begin(), r.headers.end()}});
     buffered_bytes_ += bytes;
     ++*written;
   }
@@ -696,8 +709,19 @@ Status KafkaTransactionGroup::SendOffsetsUnlocked(const std::vector<const KafkaR
     if (read->next_offsets.empty()) continue;
     rd_kafka_topic_partition_list_t* list =
         rd_kafka_topic_partition_list_new(static_cast<int>(read->next_offsets.size()));
+    // Each offset names the snapshot of the state as of it (restore on assignment, deploy.md).
+    const std::string metadata =
+        KafkaInstanceOffsetMetadata(options_.instance, read->checkpoint_id);
     for (const auto& [p, off] : read->next_offsets) {
-      rd_kafka_topic_partition_list_add(list, read->topic.c_str(), p)->offset = off;
+      rd_kafka_topic_partition_t* tp =
+          rd_kafka_topic_partition_list_add(list, read->topic.c_str(), p);
+      tp->offset = off;
+      // The list frees it (librdkafka's allocator is malloc's).
+      tp->metadata = std::malloc(metadata.size());
+      if (tp->metadata != nullptr) {
+        std::memcpy(tp->metadata, metadata.data(), metadata.size());
+        tp->metadata_size = metadata.size();
+      }
     }
     ErrorPtr error;
     int64_t delay = 100;

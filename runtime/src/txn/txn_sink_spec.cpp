@@ -12,7 +12,11 @@
 
 namespace flow::rt {
 
-TxnSinkSpec KafkaTxnSink(KafkaTxnSinkConfig config) {
+namespace {
+
+// The job's one Kafka transaction group on `config.brokers`: every exactly-once Kafka sink and
+// every repartition sink of a job share it, so they commit in one transaction.
+CommitGroupSpec KafkaGroupSpec(const KafkaTxnSinkConfig& config) {
   CommitGroupSpec g;
   g.key = "Kafka brokers `" + config.brokers + "`";
   g.start = [config](const CommitGroupContext& ctx,
@@ -42,10 +46,28 @@ TxnSinkSpec KafkaTxnSink(KafkaTxnSinkConfig config) {
     if (!group.ok()) return group.status();
     return std::unique_ptr<CommitGroup>(std::move(group).value());
   };
+  return g;
+}
+
+}  // namespace
+
+TxnSinkSpec KafkaTxnSink(KafkaTxnSinkConfig config) {
+  CommitGroupSpec g = KafkaGroupSpec(config);
   g.participant = [sink = config.sink](CommitGroup* group, uint32_t participant) {
     // Only the group this spec's `start` made is ever handed back here.
     return std::make_unique<KafkaExactlyOnceSink>(static_cast<KafkaTransactionGroup*>(group),
                                                   participant, sink);
+  };
+  TxnSinkSpec spec;
+  spec.group = std::move(g);
+  return spec;
+}
+
+TxnSinkSpec RepartitionTxnSink(KafkaTxnSinkConfig config, RepartitionSinkOptions options) {
+  CommitGroupSpec g = KafkaGroupSpec(config);
+  g.participant = [options](CommitGroup* group, uint32_t participant) {
+    return std::make_unique<RepartitionSink>(static_cast<KafkaTransactionGroup*>(group),
+                                             participant, options);
   };
   TxnSinkSpec spec;
   spec.group = std::move(g);

@@ -36,6 +36,24 @@ TEST(KafkaInstanceNames, MemberIdGivesBackItsInstance) {
   EXPECT_EQ(KafkaInstanceOfMember("plain-group", "a.b.in.put.x.1"), "");
 }
 
+// The snapshot an offset names must be found again by any instance, whatever the instance name.
+TEST(KafkaInstanceNames, OffsetMetadataNamesTheInstanceAndCheckpoint) {
+  EXPECT_EQ(KafkaInstanceOffsetMetadata("host-1", 42), "host-1/chk-42");
+  for (const std::string instance : {"a", "x.y", "a/b", "host-1"}) {
+    auto owner = ParseKafkaInstanceOffsetMetadata(KafkaInstanceOffsetMetadata(instance, 7), "p 0");
+    ASSERT_TRUE(owner.ok()) << owner.status().ToString();
+    EXPECT_EQ(owner->instance, instance);
+    EXPECT_EQ(owner->checkpoint_id, 7);
+  }
+  for (std::string_view bad : {"", "host-1", "/chk-3", "host-1/chk-", "host-1/chk-0",
+                               "host-1/chk-x", "host-1/savepoint-3", "chk-3"}) {
+    auto owner = ParseKafkaInstanceOffsetMetadata(bad, "topic t partition 4");
+    ASSERT_FALSE(owner.ok()) << bad;
+    EXPECT_EQ(owner.status().code(), StatusCode::kCorruption);
+    EXPECT_NE(owner.status().message().find("topic t partition 4"), std::string::npos);
+  }
+}
+
 TEST(KafkaInstanceOffsets, AssignedReachesTheListenerUntilDetach) {
   KafkaInstanceOffsets offsets;
   std::vector<std::string> heard;

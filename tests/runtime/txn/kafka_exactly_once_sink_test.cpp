@@ -25,6 +25,7 @@
 #include "flow/runtime/txn/exactly_once_file_sink.h"
 #include "flow/runtime/txn/kafka_exactly_once_sink.h"
 #include "kafka/kafka_test_env.h"
+#include "txn_test_options.h"
 
 namespace flow::rt {
 namespace {
@@ -65,15 +66,7 @@ class KafkaExactlyOnceSinkTest : public ::testing::Test {
   }
 
   KafkaTransactionOptions Options() const {
-    KafkaTransactionOptions o;
-    o.brokers = kafka_.brokers();
-    o.job_id = job_;
-    o.transaction_timeout_ms = 60000;
-    o.checkpoints.interval_ms = 1000;
-    o.checkpoints.timeout_ms = 20000;
-    o.operation_timeout_ms = 20000;
-    o.retry_timeout_ms = 20000;
-    return o;
+    return test_support::TestTransactionOptions(kafka_.brokers(), job_);
   }
 
   std::unique_ptr<KafkaTransactionGroup> StartGroup() {

@@ -20,6 +20,7 @@
 
 #include "flow/runtime/txn/kafka_exactly_once_sink.h"
 #include "kafka/kafka_test_env.h"
+#include "txn_test_options.h"
 
 namespace flow::rt {
 namespace {
@@ -46,14 +47,7 @@ class KafkaTxnWriteBatchTest : public ::testing::Test {
   std::unique_ptr<KafkaTransactionGroup> StartGroup(
       uint32_t participants, std::map<std::string, std::string> properties = {},
       size_t max_buffered_bytes = size_t{256} << 20) {
-    KafkaTransactionOptions o;
-    o.brokers = kafka_.brokers();
-    o.job_id = job_;
-    o.transaction_timeout_ms = 60000;
-    o.checkpoints.interval_ms = 1000;
-    o.checkpoints.timeout_ms = 20000;
-    o.operation_timeout_ms = 20000;
-    o.retry_timeout_ms = 20000;
+    KafkaTransactionOptions o = test_support::TestTransactionOptions(kafka_.brokers(), job_);
     o.properties = std::move(properties);
     o.max_buffered_bytes = max_buffered_bytes;
     auto group = KafkaTransactionGroup::Start(std::move(o), participants);

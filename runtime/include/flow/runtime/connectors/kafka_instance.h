@@ -52,6 +52,19 @@ std::string KafkaInstanceProgressPrefix(std::string_view job_id);
 // Transactional id: "flow-<job>@<instance>" (one process: "flow-<job>").
 std::string KafkaTransactionalId(std::string_view job_id, std::string_view instance);
 
+// The metadata an instance commits with each offset: "<instance>/chk-<N>", the checkpoint whose
+// snapshot holds the state as of that offset, under the checkpoint root every instance shares.
+// Whoever reads the partition next restores that partition's state from it (docs/deploy.md).
+std::string KafkaInstanceOffsetMetadata(std::string_view instance, int64_t checkpoint_id);
+struct KafkaOffsetOwner {
+  std::string instance;
+  int64_t checkpoint_id = 0;
+};
+// The inverse; kCorruption naming `where` for anything else (an offset committed by another tool
+// has none of it, and a partition's state is then unknown).
+[[nodiscard]] Result<KafkaOffsetOwner> ParseKafkaInstanceOffsetMetadata(std::string_view metadata,
+                                                                        std::string_view where);
+
 // What one source subtask had read when a barrier passed it.
 struct KafkaReadOffsets {
   int64_t checkpoint_id = 0;

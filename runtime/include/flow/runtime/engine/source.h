@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -18,6 +19,12 @@
 #include "flow/runtime/engine/operator.h"
 
 namespace flow::rt {
+
+// What a source that knows its own event time reports (SourceFunction::EventTime).
+struct SourceEventTime {
+  TimestampMs watermark = kMinWatermark;  // may only grow; the task never emits a lower one
+  bool idle = false;                      // nothing will arrive until further notice
+};
 
 // Threading: used by one task thread. Errors end the job (exit 1) unless the source handles them.
 template <typename T>
@@ -35,6 +42,11 @@ class SourceFunction {
   // True while a split has not been heard from since Open (RawSource::SplitsPending): the task
   // holds its event-time watermark meanwhile. Default: false.
   virtual bool SplitsPending() const { return false; }
+  // A source whose event time is not its records' (a repartition topic carries its writers'
+  // watermarks, engine/repartition.h) returns it here; the task then emits that watermark and
+  // idleness instead of its WatermarkSpec's, and restores none of its own (the source restores
+  // it with its position). Asked after each poll and at each checkpoint. Default: nullopt.
+  virtual std::optional<SourceEventTime> EventTime() const { return std::nullopt; }
   // Checkpoint `checkpoint_id` is taken at this point of the stream: called right before its
   // SnapshotPosition. Default: nothing.
   [[nodiscard]] virtual Status OnCheckpoint(int64_t checkpoint_id) { return Status::Ok(); }

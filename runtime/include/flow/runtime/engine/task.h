@@ -271,7 +271,7 @@ class SourceTask final : public Task {
         }
         auto floor = RestoredWatermarkFloor(ctx_.name, old_parallelism);
         if (!floor.ok()) return floor.status();
-        restored_wm = *floor;
+        if (!source_->EventTime()) restored_wm = *floor;
       }
     } else if (restoring()) {
       // No snapshot of this subtask: it had finished before the checkpoint, so it is not rerun.
@@ -282,7 +282,8 @@ class SourceTask final : public Task {
         FLOW_RETURN_IF_ERROR(
             engine_detail::CallUser(ctx_, [&] { return source_->RestorePosition(&reader); }));
       }
-      if (snap != nullptr && !snap->source_watermark.empty()) {
+      // A source that supplies its event time restores it with its position.
+      if (snap != nullptr && !snap->source_watermark.empty() && !source_->EventTime()) {
         Status s = gen.Restore(snap->source_watermark, SteadyNowMs(), &restored_wm);
         if (!s.ok()) {
           return Status(s.code(), fmt::format("source '{}' subtask {}: {}", ctx_.name, ctx_.subtask,
@@ -350,15 +351,19 @@ class SourceTask final : public Task {
       }
       if (spec_.interval <= 0 || now - last_emit >= spec_.interval) {
         last_emit = now;
-        TimestampMs wm = HoldingForSplits(now) ? kMinWatermark : gen.Current(now, ClockNowMs());
+        const std::optional<SourceEventTime> supplied = source_->EventTime();
+        TimestampMs wm = supplied                ? supplied->watermark
+                         : HoldingForSplits(now) ? kMinWatermark
+                                                 : gen.Current(now, ClockNowMs());
         if (wm > emitted) {
           emitted = wm;
           watermark_->Set(wm);
           FLOW_RETURN_IF_ERROR(next_->OnWatermark(wm));
         }
-        if (!idle && gen.IsIdle(now)) {
-          idle = true;
-          FLOW_RETURN_IF_ERROR(next_->OnIdle(true));
+        const bool now_idle = supplied ? supplied->idle : gen.IsIdle(now);
+        if (idle != now_idle && (now_idle || supplied)) {
+          idle = now_idle;
+          FLOW_RETURN_IF_ERROR(next_->OnIdle(idle));
         }
       }
       if (!batch_was_empty) {
@@ -437,7 +442,10 @@ class SourceTask final : public Task {
     const int64_t now = SteadyNowMs();
     // What the source would emit next counts as reached, unless a split it has not heard from
     // yet could still hold older records: then only what it did emit.
-    const TimestampMs next = HoldingForSplits(now) ? kMinWatermark : gen.Current(now, ClockNowMs());
+    const std::optional<SourceEventTime> supplied = source_->EventTime();
+    const TimestampMs next = supplied                ? supplied->watermark
+                             : HoldingForSplits(now) ? kMinWatermark
+                                                     : gen.Current(now, ClockNowMs());
     gen.Snapshot(std::max(emitted, next), now, &watermark);
     state.watermark = watermark.Release();
     return Checkpoint(id, &state, [&] { return next_->OnBarrier(id); });

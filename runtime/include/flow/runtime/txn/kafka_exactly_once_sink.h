@@ -174,10 +174,17 @@ class KafkaTransactionGroup final : public CommitGroup {
   // transactional producer can count a first batch that met "not leader" (right after topic
   // creation) as delivered when a later batch succeeds. kUnavailable after the retry bound.
   [[nodiscard]] Status WaitForLeaders(const std::string& topic, int32_t partitions);
+  // Creates `topic` with `partitions` and topic-level `configs` unless it exists (an existing
+  // topic is left as it is; PartitionCount tells what it has). `what` names its role in errors.
+  [[nodiscard]] Status CreateTopicIfMissing(const std::string& topic, int32_t partitions,
+                                            const std::map<std::string, std::string>& configs,
+                                            int replication_factor, std::string_view what);
   // One record of `participant`; partition RD_KAFKA_PARTITION_UA (-1) = murmur2 by key.
   // The same as WriteBatch with one record.
   [[nodiscard]] Status Write(uint32_t participant, const std::string& topic, int32_t partition,
                              std::string_view key, std::string_view payload, TimestampMs timestamp);
+  // A WriteBatch `partition` meaning "each record's TxnRecord::partition".
+  static constexpr int32_t kPartitionPerRecord = -2;
   // `records` of `participant` in order, under one lock acquisition: into the open transaction,
   // or held for the next one while the participant is ahead of it. `*written` = records taken
   // (all on OK). kUnavailable (memory for held records exhausted): records [written, end) were
@@ -274,6 +281,12 @@ class KafkaTransactionGroup final : public CommitGroup {
   size_t buffered_bytes_ = 0;
   Status failed_;
 };
+
+// A participant's Recover: the restored checkpoint must be the group's last committed one
+// (kInvalidArgument naming both otherwise: restoring an older one would duplicate output, a newer
+// one lose it).
+[[nodiscard]] Status CheckRestoredIsCommitted(const KafkaTransactionGroup& group,
+                                              int64_t restored_checkpoint_id);
 
 struct KafkaExactlyOnceSinkOptions {
   // Required.

@@ -71,6 +71,8 @@ struct TxnRecord {
   std::string_view payload;
   TimestampMs timestamp = kNoTimestamp;
   std::span<const OutHeader> headers = {};  // Kafka only (see RawSink::WriteWithHeaders)
+  // Kafka only: the record's own partition, for a batch written with kPartitionPerRecord.
+  int32_t partition = -1;
 };
 
 class TwoPhaseCommitSink {

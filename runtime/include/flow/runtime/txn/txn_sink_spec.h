@@ -25,6 +25,7 @@
 #include "flow/runtime/txn/commit_group.h"
 #include "flow/runtime/txn/exactly_once_file_sink.h"
 #include "flow/runtime/txn/kafka_exactly_once_sink.h"
+#include "flow/runtime/txn/repartition_sink.h"
 
 namespace flow::rt {
 
@@ -55,6 +56,9 @@ struct TxnSinkSpec {
 TxnSinkSpec KafkaTxnSink(KafkaTxnSinkConfig config);
 TxnSinkSpec KafkaTxnSink(std::string brokers, KafkaExactlyOnceSinkOptions options,
                          std::map<std::string, std::string> properties = {});
+// The writing half of a key-by between instances (txn/repartition_sink.h), a participant of the
+// same transaction group as the job's Kafka sinks on `config.brokers` (`config.sink` is unused).
+TxnSinkSpec RepartitionTxnSink(KafkaTxnSinkConfig config, RepartitionSinkOptions options);
 TxnSinkSpec FileTxnSink(ExactlyOnceFileSinkOptions options);
 
 // A script's `kafka` options (above) as a KafkaTxnSinkConfig.
