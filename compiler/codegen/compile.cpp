@@ -121,11 +121,8 @@ void PrunePch(const fs::path& root, const fs::path& in_use) {
     if (it->path() == in_use) continue;
     entries.emplace_back(fs::last_write_time(it->path(), ec), it->path());
   }
-  if (entries.size() < kKeptPchEntries) return;
-  std::sort(entries.begin(), entries.end(),
-            [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (size_t i = kKeptPchEntries - 1; i < entries.size(); ++i) {
-    const fs::path& dir = entries[i].second;
+  // `in_use` is one of the kept entries.
+  for (const fs::path& dir : EntriesBeyondNewest(std::move(entries), kKeptPchEntries - 1)) {
     int fd = ::open((dir / "lock").c_str(), O_RDWR | O_CLOEXEC);
     if (fd >= 0 && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       ::close(fd);
@@ -206,6 +203,16 @@ std::string FirstError(const std::string& log) {
 }
 
 }  // namespace
+
+std::vector<fs::path> EntriesBeyondNewest(
+    std::vector<std::pair<fs::file_time_type, fs::path>> entries, size_t keep) {
+  std::vector<fs::path> out;
+  if (entries.size() <= keep) return out;
+  std::sort(entries.begin(), entries.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t i = keep; i < entries.size(); ++i) out.push_back(std::move(entries[i].second));
+  return out;
+}
 
 std::string DefaultCacheDir() {
   const char* xdg = std::getenv("XDG_CACHE_HOME");

@@ -19,7 +19,9 @@
 // #line directives put it there, and keeps the full compiler output in a log file.
 // Threading: one call at a time per process is assumed (it spawns the compiler and waits).
 
+#include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/codegen.h"
@@ -65,6 +67,12 @@ CompileResult CompileJob(const std::string& cpp_path, const std::string& binary,
 
 // The default cache directory (${XDG_CACHE_HOME:-$HOME/.cache}/flow), or "" when neither is set.
 std::string DefaultCacheDir();
+
+// Entries of a cache directory as (last use, path): the ones beyond the `keep` used last. Both
+// caches (precompiled headers, flowc run's binaries) prune with it.
+std::vector<std::filesystem::path> EntriesBeyondNewest(
+    std::vector<std::pair<std::filesystem::file_time_type, std::filesystem::path>> entries,
+    size_t keep);
 
 // Runs argv[0] with arguments, stdout+stderr into *output; returns the exit status (-1 when it
 // could not be started or was killed by a signal).

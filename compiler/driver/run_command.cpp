@@ -74,10 +74,9 @@ void Prune(const fs::path& root, size_t keep) {
     }
   }
   for (const fs::path& p : stale) fs::remove_all(p, ec);
-  if (entries.size() <= keep) return;
-  std::sort(entries.begin(), entries.end(),
-            [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (size_t i = keep; i < entries.size(); ++i) fs::remove_all(entries[i].second, ec);
+  for (const fs::path& p : codegen::EntriesBeyondNewest(std::move(entries), keep)) {
+    fs::remove_all(p, ec);
+  }
 }
 
 // Builds `job` into `entry`/`name` through a private directory renamed into place, so concurrent

@@ -207,11 +207,7 @@ class ChaosTest : public OwnBrokerTest {
         pid_t pid = Spawn(args, "", log);
         int status = -1;
         if (plan.kill_after_checkpoint) {
-          const auto by = Clock::now() + std::chrono::seconds(30);
-          while (NewestCheckpoint(state) <= before && Clock::now() < by &&
-                 (status = WaitFor(pid, 0)) == -1) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-          }
+          status = WaitForOwnCheckpoint(pid, state, before);
           if (status == -1) status = WaitFor(pid, Uniform(100, 600));
         } else {
           status = WaitFor(pid, Uniform(200, 3000));
@@ -243,12 +239,8 @@ class ChaosTest : public OwnBrokerTest {
         // reaching the brokers), which the kills and 'b' rounds cover, and no commit is tried.
         const int64_t before = NewestCheckpoint(state);
         pid_t pid = Spawn(args, "", log);
-        const auto running_by = Clock::now() + std::chrono::seconds(30);
-        bool exited = false;  // reaped already: never wait for or signal its pid again
-        while (NewestCheckpoint(state) <= before && Clock::now() < running_by && !exited) {
-          exited = WaitFor(pid, 0) != -1;
-          std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
+        // Reaped already when it exited: never wait for or signal its pid again.
+        const bool exited = WaitForOwnCheckpoint(pid, state, before) != -1;
         std::this_thread::sleep_for(std::chrono::milliseconds(Uniform(0, 500)));
         const auto from = static_cast<std::streamoff>(fs::file_size(log));
         {
@@ -329,6 +321,18 @@ class ChaosTest : public OwnBrokerTest {
     output_ = output;
     log_ = log;
     return values;
+  }
+
+  // Waits (at most 30 s) until run `pid` has completed a checkpoint newer than `before` in state
+  // dir `state`, or has exited: its exit status then (it is reaped), -1 while it runs.
+  static int WaitForOwnCheckpoint(pid_t pid, const std::string& state, int64_t before) {
+    const auto by = Clock::now() + std::chrono::seconds(30);
+    int status = -1;
+    while (NewestCheckpoint(state) <= before && Clock::now() < by &&
+           (status = WaitFor(pid, 0)) == -1) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return status;
   }
 
   // The id of the newest complete checkpoint in state dir `dir` (chk-N with its _metadata), or 0.

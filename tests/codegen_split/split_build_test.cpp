@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <set>
@@ -26,6 +28,23 @@ int GroupWeight(const std::vector<std::string>& group, const std::vector<CodePar
     for (const CodePart& p : parts) w += p.macro == m ? p.weight : 0;
   }
   return w;
+}
+
+// Both caches (precompiled headers, flowc run) keep the entries used last.
+TEST(CachePruning, EntriesBeyondTheNewestAreTheOldest) {
+  namespace fs = std::filesystem;
+  const auto t0 = fs::file_time_type::clock::now();
+  std::vector<std::pair<fs::file_time_type, fs::path>> entries;
+  std::vector<int> ages{5, 1, 9, 3, 7};  // minutes before t0
+  for (int age : ages) {
+    entries.emplace_back(t0 - std::chrono::minutes(age), "e" + std::to_string(age));
+  }
+  auto gone = codegen::EntriesBeyondNewest(entries, 2);
+  std::sort(gone.begin(), gone.end());
+  EXPECT_EQ(gone, (std::vector<fs::path>{"e5", "e7", "e9"}));
+  EXPECT_TRUE(codegen::EntriesBeyondNewest(entries, 5).empty());
+  EXPECT_TRUE(codegen::EntriesBeyondNewest(entries, 9).empty());
+  EXPECT_EQ(codegen::EntriesBeyondNewest(entries, 0).size(), 5u);
 }
 
 TEST(PackParts, EveryPartLandsInExactlyOneUnit) {

@@ -16,6 +16,7 @@
 
 #include "flow/runtime/engine/metrics_server.h"
 #include "flow/runtime/log/log.h"
+#include "flow/runtime/state/keyed_state_backend.h"
 
 namespace flow::rt {
 namespace {
@@ -162,6 +163,16 @@ Status Job::Build(Runtime* rt) {
   if (options_.batch_size == 0) return Status::InvalidArgument("batch size must be at least 1");
   if (options_.max_parallelism == 0)
     return Status::InvalidArgument("max parallelism must be at least 1");
+  // Keyed operators build their backends with these when they open.
+  auto kind = ParseStateBackendKind(options_.state_backend);
+  if (!kind.ok())
+    return Status(kind.status().code(), "--state-backend: " + kind.status().message());
+  auto state_backend = std::make_shared<StateBackendOptions>();
+  state_backend->kind = *kind;
+  state_backend->local_dir = options_.state_local_dir;
+  if (options_.state_cache_entries > 0)
+    state_backend->cache_entries = static_cast<size_t>(options_.state_cache_entries);
+  state_backend_ = std::move(state_backend);
   const size_t n = nodes_.size();
   const uint32_t maxp = options_.max_parallelism;
   for (auto& e : edges_) {
@@ -252,6 +263,7 @@ Status Job::Build(Runtime* rt) {
     ctx.kafka_properties = &options_.kafka_properties;
     ctx.job_id = options_.job_id;
     ctx.instance = options_.instance;
+    ctx.state_backend = state_backend_.get();
     return ctx;
   };
   auto own = [&](std::unique_ptr<Consumer> c) {

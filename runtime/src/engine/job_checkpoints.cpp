@@ -62,17 +62,6 @@ class SourceNotifier final : public CheckpointListener {
 }  // namespace
 
 Status Job::PrepareCheckpoints(Runtime* rt) {
-  // Keyed operators build their backends with the state layer's defaults when they open (after
-  // this): --state-backend, --state-local-dir and --state-cache-entries become those defaults.
-  StateBackendOptions state;
-  auto kind = ParseStateBackendKind(options_.state_backend);
-  if (!kind.ok())
-    return Status(kind.status().code(), "--state-backend: " + kind.status().message());
-  state.kind = *kind;
-  state.local_dir = options_.state_local_dir;
-  if (options_.state_cache_entries > 0)
-    state.cache_entries = static_cast<size_t>(options_.state_cache_entries);
-  SetDefaultStateBackendOptions(std::move(state));
   rt->txn = TxnSinks::Find(nodes_);  // exactly-once sinks: txn_sinks.cpp
   if (rt->txn) FLOW_RETURN_IF_ERROR(rt->txn->ApplyDefaults(&options_.checkpoint));
   const CheckpointFlags& flags = options_.checkpoint;

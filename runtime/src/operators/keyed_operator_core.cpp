@@ -43,7 +43,9 @@ Status KeyedOperatorOptions::Validate() const {
 KeyedOperatorCore::KeyedOperatorCore(std::string kind, KeyedOperatorOptions options)
     : kind_(std::move(kind)),
       options_(WithClock(std::move(options))),
-      backend_(options_.key_groups, options_.max_parallelism, options_.clock) {
+      backend_(
+          options_.key_groups, options_.max_parallelism, options_.clock,
+          options_.state_backend ? *options_.state_backend : StateBackendOptionsFromEnvironment()) {
   assert(options_.Validate().ok() && "operator options must be validated before construction");
 }
 

@@ -21,14 +21,9 @@ constexpr uint32_t kMagic = 0x534B4C46;  // "FLKS" little-endian
 constexpr uint32_t kVersion = 1;
 constexpr uint32_t kAsyncRefMagic = 0x414B4C46;  // "FLKA" little-endian (state/snapshot_scope.h)
 constexpr uint32_t kAsyncRefVersion = 1;
+}  // namespace
 
-std::mutex g_default_mu;
-StateBackendOptions g_default_options;  // guarded by g_default_mu
-bool g_default_set = false;             // guarded by g_default_mu
-
-// The defaults from FLOW_STATE_BACKEND / FLOW_STATE_LOCAL_DIR / FLOW_STATE_CACHE_ENTRIES, for
-// tools and tests that do not call SetDefaultStateBackendOptions (the engine does).
-StateBackendOptions OptionsFromEnvironment() {
+StateBackendOptions StateBackendOptionsFromEnvironment() {
   StateBackendOptions o;
   if (const char* kind = std::getenv("FLOW_STATE_BACKEND"); kind != nullptr && *kind != '\0') {
     auto k = ParseStateBackendKind(kind);
@@ -51,6 +46,8 @@ StateBackendOptions OptionsFromEnvironment() {
   }
   return o;
 }
+
+namespace {
 
 // Removes flow-rocksdb-<pid>-... directories under `parent` whose process is gone: a job that
 // was killed, or exited without closing its operators, leaves its scratch databases behind.
@@ -92,20 +89,6 @@ const char* StateBackendKindName(StateBackendKind kind) {
   return kind == StateBackendKind::kRocksDb ? "rocksdb" : "heap";
 }
 
-void SetDefaultStateBackendOptions(StateBackendOptions options) {
-  std::lock_guard lock(g_default_mu);
-  g_default_options = std::move(options);
-  g_default_set = true;
-}
-
-StateBackendOptions DefaultStateBackendOptions() {
-  {
-    std::lock_guard lock(g_default_mu);
-    if (g_default_set) return g_default_options;
-  }
-  return OptionsFromEnvironment();
-}
-
 void StateStoreCorrupt(const std::string& table, const Status& status) {
   std::fprintf(stderr, "flow: rocksdb state backend, state '%s': %s\n", table.c_str(),
                status.ToString().c_str());
@@ -119,12 +102,14 @@ TimestampMs SystemClockMs() {
 }
 
 KeyedStateBackend::KeyedStateBackend(KeyGroupSpan range, uint32_t max_parallelism,
-                                     ProcessingClock clock) {
+                                     ProcessingClock clock)
+    : KeyedStateBackend(range, max_parallelism, std::move(clock),
+                        StateBackendOptionsFromEnvironment()) {}
+
+KeyedStateBackend::KeyedStateBackend(KeyGroupSpan range, uint32_t max_parallelism,
+                                     ProcessingClock clock, const StateBackendOptions& options)
+    : KeyedStateBackend(NoStore{}, range, max_parallelism, std::move(clock), options) {
   assert(range.end <= max_parallelism && "key-group range beyond max parallelism");
-  ctx_.range = range;
-  ctx_.max_parallelism = max_parallelism;
-  ctx_.clock = clock ? std::move(clock) : ProcessingClock(SystemClockMs);
-  options_ = DefaultStateBackendOptions();
   if (options_.kind == StateBackendKind::kRocksDb) {
     Status s = OpenStore();
     if (!s.ok()) {
@@ -151,12 +136,12 @@ Result<std::unique_ptr<KeyedStateBackend>> KeyedStateBackend::Make(KeyGroupSpan 
                                    " is above 32768 (the key-group prefix is 2 bytes)");
   }
   std::unique_ptr<KeyedStateBackend> b(
-      new KeyedStateBackend(range, max_parallelism, std::move(clock), options));
+      new KeyedStateBackend(NoStore{}, range, max_parallelism, std::move(clock), options));
   if (b->options_.kind == StateBackendKind::kRocksDb) FLOW_RETURN_IF_ERROR(b->OpenStore());
   return b;
 }
 
-KeyedStateBackend::KeyedStateBackend(KeyGroupSpan range, uint32_t max_parallelism,
+KeyedStateBackend::KeyedStateBackend(NoStore, KeyGroupSpan range, uint32_t max_parallelism,
                                      ProcessingClock clock, const StateBackendOptions& options)
     : options_(options) {
   ctx_.range = range;

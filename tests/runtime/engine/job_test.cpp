@@ -5,13 +5,16 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <random>
+#include <thread>
 #include <unordered_map>
 
 #include "flow/runtime/common/key_group.h"
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/sink.h"
 #include "flow/runtime/engine/source.h"
+#include "flow/runtime/state/keyed_state_backend.h"
 #include "test_util.h"
 
 namespace flow::rt {
@@ -293,6 +296,66 @@ TEST(JobTest, ForwardWithDifferentParallelismIsAnError) {
   Status s = job.Execute();
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("forward"), std::string::npos) << s.message();
+}
+
+// Remembers, at Open, the state backend options its context carries.
+class BackendProbe final : public OneInputOperator<int64_t, int64_t> {
+ public:
+  explicit BackendProbe(std::shared_ptr<std::vector<StateBackendOptions>> seen)
+      : seen_(std::move(seen)) {}
+  Status Open(OperatorContext& ctx) override {
+    if (ctx.state_backend == nullptr) return Status::Internal("no state backend options");
+    std::lock_guard<std::mutex> lock(mu_);
+    seen_->push_back(*ctx.state_backend);
+    return Status::Ok();
+  }
+  Status ProcessBatch(const Batch<int64_t>&, Output<int64_t>&) override { return Status::Ok(); }
+
+ private:
+  static inline std::mutex mu_;
+  std::shared_ptr<std::vector<StateBackendOptions>> seen_;
+};
+
+// The flags reach each job's operators through their context: two jobs running at once in one
+// process each see their own (there is no process-wide default to race on).
+TEST(JobStateBackend, EachJobHandsItsOwnOptionsToItsOperators) {
+  struct Run {
+    Run(std::string b, std::string d, int64_t c)
+        : backend(std::move(b)), dir(std::move(d)), cache(c) {}
+    std::string backend, dir;
+    int64_t cache;
+    std::shared_ptr<std::vector<StateBackendOptions>> seen =
+        std::make_shared<std::vector<StateBackendOptions>>();
+    Status result;
+  };
+  std::vector<Run> runs{{"rocksdb", "/tmp/flow-a", 7}, {"heap", "/tmp/flow-b", 9}};
+  std::vector<std::thread> threads;
+  for (Run& run : runs) {
+    threads.emplace_back([&run] {
+      JobOptions options;
+      options.parallelism = 2;
+      options.state_backend = run.backend;
+      options.state_local_dir = run.dir;
+      options.state_cache_entries = run.cache;
+      Job job(options);
+      auto seen = run.seen;
+      job.Source<int64_t>("nums", VectorSourceFactory(std::vector<int64_t>{1, 2, 3}))
+          .KeyBy("n", [](int64_t v) { return StableHash(v); })
+          .Then<int64_t>("probe", [seen] { return std::make_unique<BackendProbe>(seen); })
+          .Sink("discard", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()));
+      run.result = testing::ExecuteWithWatchdog(job);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const Run& run : runs) {
+    ASSERT_TRUE(run.result.ok()) << run.result.ToString();
+    ASSERT_EQ(run.seen->size(), 2u);
+    for (const StateBackendOptions& o : *run.seen) {
+      EXPECT_STREQ(StateBackendKindName(o.kind), run.backend.c_str());
+      EXPECT_EQ(o.local_dir, run.dir);
+      EXPECT_EQ(o.cache_entries, static_cast<size_t>(run.cache));
+    }
+  }
 }
 
 }  // namespace

@@ -48,8 +48,10 @@ class KeyedCounter final : public OneInputOperator<int64_t, int64_t> {
  public:
   KeyedCounter(std::map<int64_t, int64_t>* out, std::atomic<uint64_t>* processed)
       : out_(out), processed_(processed) {}
-  Status Open(OperatorContext&) override {
-    backend_ = std::make_unique<KeyedStateBackend>(KeyGroupSpan::All());
+  Status Open(OperatorContext& ctx) override {
+    if (ctx.state_backend == nullptr) return Status::Internal("no state backend options");
+    backend_ = std::make_unique<KeyedStateBackend>(KeyGroupSpan::All(), kDefaultMaxParallelism,
+                                                   nullptr, *ctx.state_backend);
     if (backend_->kind() != StateBackendKind::kRocksDb)
       return Status::Internal("expected the rocksdb backend");
     counts_ = backend_->CreateValueState<int64_t, int64_t>("counts");

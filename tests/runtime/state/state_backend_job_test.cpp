@@ -54,12 +54,15 @@ constexpr uint64_t kRecords = 3000;
 constexpr int64_t kKeys = 97;
 
 // Counts records per key in a ValueState of a backend built the way keyed operators build
-// theirs: default options, in Open (the exec adapters build the operator there).
+// theirs: with the job's options from the context, in Open (the exec adapters build the operator
+// there).
 class KeyedCounter final : public OneInputOperator<int64_t, int64_t> {
  public:
   KeyedCounter(std::map<int64_t, int64_t>* out, StateBackendKind* kind) : out_(out), kind_(kind) {}
-  Status Open(OperatorContext&) override {
-    backend_ = std::make_unique<KeyedStateBackend>(KeyGroupSpan::All());
+  Status Open(OperatorContext& ctx) override {
+    if (ctx.state_backend == nullptr) return Status::Internal("no state backend options");
+    backend_ = std::make_unique<KeyedStateBackend>(KeyGroupSpan::All(), kDefaultMaxParallelism,
+                                                   nullptr, *ctx.state_backend);
     counts_ = backend_->CreateValueState<int64_t, int64_t>("counts");
     *kind_ = backend_->kind();
     return Status::Ok();

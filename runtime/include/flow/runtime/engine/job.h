@@ -255,6 +255,10 @@ class Job {
   void Fail(Runtime* rt, const Status& s);
 
   JobOptions options_;
+  // --state-backend, --state-local-dir, --state-cache-entries, for every keyed operator
+  // (OperatorContext::state_backend); set by Build. A pointer: the state layer's header stays out
+  // of every job's includes.
+  std::shared_ptr<const StateBackendOptions> state_backend_;
   MetricsRegistry metrics_;
   std::unique_ptr<CheckpointMetrics> checkpoint_metrics_;  // job_metrics.h
   std::unique_ptr<OperatorRates> rates_;                   // job_metrics.h; sampled by Monitor

@@ -24,6 +24,8 @@
 
 namespace flow::rt {
 
+struct StateBackendOptions;  // state/keyed_state_backend.h
+
 // Key groups [first, end) owned by a subtask (contiguous; see common/key_group.h).
 struct KeyGroupRange {
   uint32_t first = 0;
@@ -62,6 +64,9 @@ struct OperatorContext {
   // JobOptions::job_id and ::instance ("" when not set).
   std::string job_id;
   std::string instance;
+  // How keyed operators keep their state (--state-backend, --state-local-dir,
+  // --state-cache-entries); null outside the engine: StateBackendOptionsFromEnvironment().
+  const StateBackendOptions* state_backend = nullptr;
 };
 
 class Consumer;

@@ -32,6 +32,7 @@ class RunningAggregateAdapter final : public rt::OneInputOperator<In, Out> {
     rt::KeyedOperatorOptions options;
     options.key_groups = {ctx.key_groups.first, ctx.key_groups.end};
     options.max_parallelism = ctx.max_parallelism;
+    if (ctx.state_backend != nullptr) options.state_backend = *ctx.state_backend;
     rt::Status valid = options.Validate();
     if (!valid.ok())
       return rt::Status::InvalidArgument(fmt::format("{}: {}", ctx.name, valid.message()));

@@ -66,6 +66,7 @@ inline rt::Result<rt::KeyedOperatorOptions> WindowOptions(const WindowConfig& co
   rt::KeyedOperatorOptions options;
   options.key_groups = {ctx.key_groups.first, ctx.key_groups.end};
   options.max_parallelism = ctx.max_parallelism;
+  if (ctx.state_backend != nullptr) options.state_backend = *ctx.state_backend;
   options.allowed_lateness = config.allowed_lateness;
   if (config.processing_time) options.time_domain = rt::TimeDomain::kProcessingTime;
   if (rt::Clock* clock = ctx.clock; clock != nullptr)

@@ -36,6 +36,9 @@ struct KeyedOperatorOptions {
   TimeDomain time_domain = TimeDomain::kEventTime;
   // Default: SystemClockMs. Processing-time windows and processing-time TTL read it.
   ProcessingClock clock;
+  // How the operator keeps its state. Default: StateBackendOptionsFromEnvironment() (the engine's
+  // adapters pass the job's, OperatorContext::state_backend).
+  std::optional<StateBackendOptions> state_backend;
 
   // InvalidArgument on a negative or oversized lateness or a range beyond max_parallelism.
   [[nodiscard]] Status Validate() const;

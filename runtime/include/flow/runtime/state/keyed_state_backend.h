@@ -57,21 +57,21 @@ struct StateBackendOptions {
 Result<StateBackendKind> ParseStateBackendKind(std::string_view text);
 const char* StateBackendKindName(StateBackendKind kind);
 
-// What backends built without explicit options use. The engine calls
-// SetDefaultStateBackendOptions with --state-backend, --state-local-dir and --state-cache-entries
-// before its operators open. Until it is called (tools, tests), read from the environment:
+// What backends built without explicit options use (tools, tests; the engine hands every keyed
+// operator the job's options through OperatorContext::state_backend): read from the environment,
 // FLOW_STATE_BACKEND (heap|rocksdb), FLOW_STATE_LOCAL_DIR, FLOW_STATE_CACHE_ENTRIES; a bad value
-// ends the process with exit code 2 and a message naming the variable. Thread-safe.
-void SetDefaultStateBackendOptions(StateBackendOptions options);
-StateBackendOptions DefaultStateBackendOptions();
+// ends the process with exit code 2 and a message naming the variable.
+StateBackendOptions StateBackendOptionsFromEnvironment();
 
 class KeyedStateBackend {
  public:
-  // clock Default: SystemClockMs (only TTL in processing time reads it). Uses
-  // DefaultStateBackendOptions(); a rocksdb backend that cannot open its database ends the
+  // clock Default: SystemClockMs (only TTL in processing time reads it). Uses `options`, or
+  // StateBackendOptionsFromEnvironment(); a rocksdb backend that cannot open its database ends the
   // process with a message naming the directory (use Make to get the error instead).
   explicit KeyedStateBackend(KeyGroupSpan range, uint32_t max_parallelism = kDefaultMaxParallelism,
                              ProcessingClock clock = nullptr);
+  KeyedStateBackend(KeyGroupSpan range, uint32_t max_parallelism, ProcessingClock clock,
+                    const StateBackendOptions& options);
   // IoError when the rocksdb database cannot be created.
   static Result<std::unique_ptr<KeyedStateBackend>> Make(KeyGroupSpan range,
                                                          uint32_t max_parallelism,
@@ -153,7 +153,8 @@ class KeyedStateBackend {
 
  private:
   // Does not open the store (Make does, to return its error).
-  KeyedStateBackend(KeyGroupSpan range, uint32_t max_parallelism, ProcessingClock clock,
+  struct NoStore {};
+  KeyedStateBackend(NoStore, KeyGroupSpan range, uint32_t max_parallelism, ProcessingClock clock,
                     const StateBackendOptions& options);
   template <typename T>
   T* Add(std::unique_ptr<T> table) {
