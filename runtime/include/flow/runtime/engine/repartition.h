@@ -170,21 +170,23 @@ class RepartitionSource final : public SourceFunction<T> {
     return it->second;
   }
 
+  // Where `rec` was read, for errors only (the hot path formats nothing).
+  std::string Where(const RawRecord& rec) const { return raw_->Locate(rec); }
+
   Status Accept(const RawRecord& rec, Batch<T>& out) {
-    const std::string where = raw_->Locate(rec);
     if (rec.partition < 0 || rec.partition >= spec_.partitions) {
       return Status::Corruption(
           fmt::format("{}: the topic has more partitions than the {} this "
                       "job was built for",
-                      where, spec_.partitions));
+                      Where(rec), spec_.partitions));
     }
-    auto frame = shuffle::DecodeFrame(rec.payload, where);
-    if (!frame.ok()) return frame.status();
+    auto frame = shuffle::DecodeFrame(rec.payload, spec_.topic);
+    if (!frame.ok()) return shuffle::DecodeFrame(rec.payload, Where(rec)).status();
     if (frame->kind == shuffle::FrameKind::kProgress) {
       auto applied = ProgressOf(rec.partition).Apply(frame->progress);
       if (!applied.ok()) {
         return Status(applied.status().code(),
-                      fmt::format("{}: progress of {}: {}", where, frame->progress.writer,
+                      fmt::format("{}: progress of {}: {}", Where(rec), frame->progress.writer,
                                   applied.status().message()));
       }
       return Status::Ok();
@@ -193,17 +195,17 @@ class RepartitionSource final : public SourceFunction<T> {
       return Status::Corruption(
           fmt::format("{}: a record of input {} where this operator reads "
                       "input {}",
-                      where, frame->input(), spec_.input));
+                      Where(rec), frame->input(), spec_.input));
     }
-    auto hash = shuffle::DecodeRepartitionKey(rec.key, where);
-    if (!hash.ok()) return hash.status();
+    auto hash = shuffle::DecodeRepartitionKey(rec.key, spec_.topic);
+    if (!hash.ok()) return shuffle::DecodeRepartitionKey(rec.key, Where(rec)).status();
     const uint32_t kg = KeyGroupForHash(*hash, spec_.max_parallelism);
     const int32_t owner = shuffle::PartitionOfKeyGroup(kg, spec_.max_parallelism, spec_.partitions);
     if (owner != rec.partition) {
       return Status::Corruption(fmt::format(
           "{}: a record of key group {} belongs in partition {} (written with another partition "
           "count or max parallelism?)",
-          where, kg, owner));
+          Where(rec), kg, owner));
     }
     T value{};
     BinaryReader reader(frame->record);
@@ -211,7 +213,7 @@ class RepartitionSource final : public SourceFunction<T> {
     if (s.ok() && !reader.AtEnd()) {
       s = Status::Corruption(fmt::format("{} bytes left after the record", reader.remaining()));
     }
-    if (!s.ok()) return Status::Corruption(fmt::format("{}: {}", where, s.message()));
+    if (!s.ok()) return Status::Corruption(fmt::format("{}: {}", Where(rec), s.message()));
     out.Add(std::move(value), frame->timestamp);
     splits_.push_back(rec.partition);
     return Status::Ok();
