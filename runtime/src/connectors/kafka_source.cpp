@@ -450,8 +450,8 @@ Status KafkaSource::SnapshotPosition(BinaryWriter* out) const {
 
 Status KafkaSource::RestorePosition(BinaryReader* in) {
   if (rk_ == nullptr) return Status::Internal("kafka source: RestorePosition before Open");
-  if (group_mode_) return Status::Ok();  // the group's committed offsets are the positions
-  if (assigned_) return Status::Internal("kafka source: RestorePosition after Poll");
+  if (!group_mode_ && assigned_)
+    return Status::Internal("kafka source: RestorePosition after Poll");
   uint8_t version;
   FLOW_RETURN_IF_ERROR(in->GetU8(&version));
   if (version != kPositionVersion) {
@@ -471,6 +471,9 @@ Status KafkaSource::RestorePosition(BinaryReader* in) {
     FLOW_RETURN_IF_ERROR(in->GetU32(&p));
     FLOW_RETURN_IF_ERROR(in->GetI64(&off));
     if (off < 0) return Status::Corruption("kafka source position: negative offset");
+    // In a group the committed offsets are the positions; the bytes are still read, so that a
+    // source wrapping this one (RepartitionSource) finds its own after them.
+    if (group_mode_) continue;
     auto it = next_offsets_.find(static_cast<int32_t>(p));
     if (it != next_offsets_.end()) it->second = off;
   }

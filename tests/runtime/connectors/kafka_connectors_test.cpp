@@ -213,6 +213,40 @@ TEST_F(KafkaConnectorsTest, RestoreFromSnapshotContinuesExactly) {
   EXPECT_EQ(all.size(), static_cast<size_t>(kRecords));
 }
 
+// In a consumer group (--instance) the group's committed offsets are the positions, but the
+// snapshot's bytes are still read: a source that wraps this one (the repartition source) keeps
+// its own position after them.
+TEST_F(KafkaConnectorsTest, InAGroupRestoreReadsTheSnapshotAndLeavesPositionsToTheGroup) {
+  ProduceWithHelper();
+  KafkaSource first(SourceOptions());
+  ASSERT_TRUE(first.Open(0, 1).ok());
+  ASSERT_EQ(ReadN(&first, 150, 50).size(), 150u);
+  BinaryWriter w;
+  ASSERT_TRUE(first.SnapshotPosition(&w).ok());
+  w.PutU32(0xC0FFEEu);  // what a wrapping source would write next
+
+  KafkaSource member(SourceOptions());
+  ConnectorContext context;
+  context.job_id = test::UniqueName("group-restore");
+  context.operator_name = "input";
+  context.instance = "a";
+  member.Bind(context);
+  ASSERT_TRUE(member.Open(0, 1).ok());
+  EXPECT_FALSE(member.AssignmentKnown()) << "the group has not assigned anything yet";
+  BinaryReader r(w.data());
+  Status s = member.RestorePosition(&r);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  uint32_t next = 0;
+  ASSERT_TRUE(r.GetU32(&next).ok());
+  EXPECT_EQ(next, 0xC0FFEEu);
+  EXPECT_TRUE(r.AtEnd());
+  // The group has no committed offsets: every record is read, from the start.
+  std::vector<Got> got = ReadN(&member, kRecords);
+  EXPECT_EQ(got.size(), static_cast<size_t>(kRecords));
+  EXPECT_TRUE(member.AssignmentKnown());
+  EXPECT_TRUE(member.Close().ok());
+}
+
 TEST_F(KafkaConnectorsTest, RestoreAtAnotherParallelismFromSeveralSnapshots) {
   ProduceWithHelper();
   // Two subtasks read part of their partitions and snapshot.

@@ -21,6 +21,8 @@
 // offset + 1). RestorePosition seeks to the snapshotted offsets; it may be called several times
 // (once per snapshot of an earlier run, e.g. at another parallelism) and takes the offsets of the
 // partitions this subtask owns, ignoring the others. Restore must follow Open and precede Poll.
+// In a consumer group (instances) the group's committed offsets are the positions: it reads the
+// snapshot and ignores it (consuming its bytes, for sources that wrap this one).
 // Defaults: isolation.level=read_committed, enable.auto.commit=false, auto.offset.reset=earliest
 // (when a restored offset is no longer retained). Offsets are committed to the group only by
 // CommitOffsets(), for lag monitoring; they are never used for exactly-once.
@@ -118,6 +120,10 @@ class KafkaSource final : public RawSource {
   [[nodiscard]] Status CommitOffsets();
   // The partitions this subtask reads and their next offsets. After Open.
   const std::map<int32_t, int64_t>& positions() const { return next_offsets_; }
+  // positions() holds this subtask's share: its partitions were chosen by subtask at the first
+  // Poll, or its consumer group gave it an assignment (which may be none). Before that, no
+  // partitions means "not known yet", not "none".
+  bool AssignmentKnown() const { return group_mode_ ? had_assignment_ : rk_ != nullptr; }
 
  private:
   static void OnError(rd_kafka_s* rk, int err, const char* reason, void* opaque);

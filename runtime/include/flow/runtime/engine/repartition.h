@@ -16,7 +16,8 @@
 // - progress reports feed one PartitionProgress per partition; the source supplies the task's
 //   event time (SourceFunction::EventTime): the minimum over the partitions it reads that are
 //   active, held at kMinWatermark while a partition has not been heard from or has no report yet;
-//   when all are idle, the highest of theirs; it never goes back.
+//   when all are idle, the highest of theirs; it never goes back. A subtask whose assignment is
+//   known and empty is idle.
 // - positions: the KafkaSource's, then each partition's PartitionProgress (Snapshot format:
 //   u32 version=1, u32 n, n x {i32 partition, string progress}).
 // Threading: one task thread.
@@ -102,7 +103,13 @@ class RepartitionSource final : public SourceFunction<T> {
 
   std::optional<SourceEventTime> EventTime() const override {
     SourceEventTime t{reached_, false};
-    if (raw_->SplitsPending() || raw_->positions().empty()) return t;
+    if (raw_->SplitsPending()) return t;
+    if (raw_->positions().empty()) {
+      // No partition of its own (more subtasks than partitions): idle, so that it holds no
+      // operator downstream back. Until the assignment is known, none may mean "not yet".
+      t.idle = raw_->AssignmentKnown();
+      return t;
+    }
     bool any_active = false, any_idle = false;
     TimestampMs active_min = kMaxWatermark, idle_max = kMinWatermark;
     for (const auto& [partition, next] : raw_->positions()) {
@@ -150,6 +157,12 @@ class RepartitionSource final : public SourceFunction<T> {
       std::string bytes;
       FLOW_RETURN_IF_ERROR(in->GetU32(&partition));
       FLOW_RETURN_IF_ERROR(in->GetString(&bytes));
+      if (partition >= static_cast<uint32_t>(spec_.partitions)) {
+        return Status::Corruption(fmt::format(
+            "repartition source of `{}`: the position has progress of partition {}, and the topic "
+            "has {} partitions",
+            spec_.topic, partition, spec_.partitions));
+      }
       FLOW_RETURN_IF_ERROR(ProgressOf(static_cast<int32_t>(partition)).Restore(bytes));
     }
     return Status::Ok();
