@@ -433,6 +433,14 @@ std::string KafkaSource::Locate(const RawRecord& record) const {
                      record.offset);
 }
 
+std::optional<std::pair<uint32_t, std::vector<int32_t>>> KafkaSource::OwnedSplits() const {
+  if (!AssignmentKnown()) return std::nullopt;
+  std::vector<int32_t> owned;
+  owned.reserve(next_offsets_.size());
+  for (const auto& [p, off] : next_offsets_) owned.push_back(p);
+  return std::make_pair(static_cast<uint32_t>(known_partitions_), std::move(owned));
+}
+
 Status KafkaSource::SnapshotPosition(BinaryWriter* out) const {
   out->PutU8(kPositionVersion);
   out->PutString(options_.topic);

@@ -264,6 +264,7 @@ Status Job::Build(Runtime* rt) {
     ctx.job_id = options_.job_id;
     ctx.instance = options_.instance;
     ctx.state_backend = state_backend_.get();
+    ctx.split_times = &rt->split_times;
     return ctx;
   };
   auto own = [&](std::unique_ptr<Consumer> c) {

@@ -56,6 +56,8 @@ struct Job::Runtime {
   std::mutex savepoint_mu;                              // one savepoint at a time
   std::unique_ptr<CheckpointCoordinator> coordinator;
   std::unique_ptr<CheckpointTimer> checkpoint_timer;
+  // Sources publish their splits' event times here for repartition writers (OperatorContext).
+  shuffle::SplitTimes split_times;
   // Exactly-once sinks (null when the job has none); destroyed first (txn_sinks.h).
   std::unique_ptr<TxnSinks> txn;
 };

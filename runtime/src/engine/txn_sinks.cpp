@@ -101,6 +101,13 @@ Status TxnSinkSubtask::WriteBatch(std::span<const TxnRecord> records) {
   return Status::Ok();
 }
 
+Status TxnSinkSubtask::EventTime(TimestampMs watermark, bool idle) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!sink_) return Status::Internal("exactly-once sink: event time before start-up");
+  if (finished_) return Status::Ok();  // its last epoch is sealed
+  return sink_->OnEventTime(watermark, idle, ctx_.split_times);
+}
+
 Status TxnSinkSubtask::Barrier(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!sink_) return Status::Internal("exactly-once sink: barrier before start-up");

@@ -47,9 +47,22 @@ TimestampMs WatermarkGenerator::Current(int64_t now, TimestampMs wall_now_ms) co
     any = true;
   }
   if (!any) return kMinWatermark;
+  return Lowered(low);
+}
+
+TimestampMs WatermarkGenerator::Lowered(TimestampMs max_ts) const {
   // Saturating: a record at the very bottom of the range must not wrap around.
-  if (low < kMinWatermark + spec_.max_out_of_orderness + 1) return kMinWatermark;
-  return low - spec_.max_out_of_orderness - 1;
+  if (max_ts < kMinWatermark + spec_.max_out_of_orderness + 1) return kMinWatermark;
+  return max_ts - spec_.max_out_of_orderness - 1;
+}
+
+std::optional<std::pair<TimestampMs, bool>> WatermarkGenerator::SplitWatermark(int32_t split,
+                                                                               int64_t now) const {
+  for (const Split& s : splits_) {
+    if (s.id != split) continue;
+    return std::make_pair(Lowered(s.max_ts), SplitIdle(s, now));
+  }
+  return std::nullopt;
 }
 
 bool WatermarkGenerator::IsIdle(int64_t now) const {

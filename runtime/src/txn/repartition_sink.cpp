@@ -1,5 +1,6 @@
 #include "flow/runtime/txn/repartition_sink.h"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -15,8 +16,9 @@ constexpr std::chrono::seconds kTopicVisibleBound{30};
 
 }  // namespace
 
-Status RepartitionSink::Open(uint32_t /*subtask*/, uint32_t /*parallelism*/) {
+Status RepartitionSink::Open(uint32_t subtask, uint32_t /*parallelism*/) {
   if (opened_) return Status::Internal("repartition sink: opened twice");
+  subtask_ = subtask;
   if (group_ == nullptr) return Status::Internal("repartition sink: no transaction group");
   if (options_.topic.empty()) return Status::InvalidArgument("repartition sink: `topic` is empty");
   FLOW_RETURN_IF_ERROR(
@@ -116,8 +118,51 @@ Status RepartitionSink::WriteProgress(const shuffle::ProgressReport& report) {
                             KafkaTransactionGroup::kPartitionPerRecord, routed_, &written);
 }
 
+Status RepartitionSink::OnEventTime(TimestampMs watermark, bool /*idle*/,
+                                    const shuffle::SplitTimes* upstream) {
+  FLOW_RETURN_IF_ERROR(CheckWritable("OnEventTime"));
+  watermark_ = watermark;
+  upstream_ = upstream;
+  const int64_t now = SteadyNowMs();
+  if (now - last_report_ms_ < options_.progress_interval_ms) return Status::Ok();
+  std::optional<shuffle::ProgressReport> report = OwnReport();
+  if (!report) return Status::Ok();
+  Status s = WriteProgress(*report);
+  // A full buffer skips one report: the next one, or the epoch's last (PreCommit), says more.
+  if (s.code() == StatusCode::kUnavailable) return Status::Ok();
+  if (s.ok()) last_report_ms_ = now;
+  return s;
+}
+
+std::optional<shuffle::ProgressReport> RepartitionSink::OwnReport() const {
+  if (upstream_ == nullptr || options_.upstream_sources.empty()) return std::nullopt;
+  shuffle::ProgressReport report;
+  report.writer =
+      fmt::format("{}/{}", group_->instance().empty() ? "-" : group_->instance(), subtask_);
+  for (const std::string& name : options_.upstream_sources) {
+    std::optional<shuffle::SourceSplits> splits = upstream_->Get(name, subtask_);
+    if (!splits) continue;
+    shuffle::SourceProgress& source = report.sources.emplace_back();
+    source.name = name;
+    source.partitions = splits->total;
+    for (const shuffle::SplitTime& t : splits->splits) {
+      // Every record below the input's watermark was written already; below the split's own,
+      // none of that split is still to come.
+      source.splits.push_back(
+          shuffle::SplitProgress{t.split, std::min(t.watermark, watermark_), t.idle, false});
+    }
+  }
+  if (report.sources.empty()) return std::nullopt;
+  return report;
+}
+
 Status RepartitionSink::PreCommit(int64_t checkpoint_id) {
   FLOW_RETURN_IF_ERROR(CheckWritable("PreCommit"));
+  // Each epoch ends with a report, so a reader's event time never waits for the next epoch.
+  if (std::optional<shuffle::ProgressReport> report = OwnReport()) {
+    FLOW_RETURN_IF_ERROR(WriteProgress(*report));
+    last_report_ms_ = SteadyNowMs();
+  }
   return group_->PreCommit(participant_, checkpoint_id);
 }
 

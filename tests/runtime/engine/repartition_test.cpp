@@ -21,8 +21,11 @@
 
 #include "flow/runtime/checkpoint/checkpoint_storage.h"
 #include "flow/runtime/engine/job.h"
+#include "flow/runtime/engine/raw_adapters.h"
+#include "flow/runtime/engine/txn_sink.h"
 #include "flow/runtime/shuffle/repartition_topic.h"
 #include "flow/runtime/txn/repartition_sink.h"
+#include "flow/runtime/txn/txn_sink_spec.h"
 #include "kafka/kafka_test_env.h"
 #include "runtime/txn/txn_test_options.h"
 
@@ -324,6 +327,87 @@ TEST_F(RepartitionTest, ProgressIsRestoredFromACheckpoint) {
   Stop(second.get());
   EXPECT_TRUE(second->result.ok()) << second->result.ToString();
   std::filesystem::remove_all(dir);
+}
+
+// The writing half's own reports: a job of --instance "a" reads an input topic of two
+// partitions in its consumer group and writes through a repartition sink chained to the source;
+// the reader's event time is then what one process reading both partitions would have: the lower
+// of the two partitions' highest event times (less 1 ms, no out-of-orderness), never more.
+TEST_F(RepartitionTest, TheSinksOwnReportsGiveTheReaderTheInputPartitionsEventTime) {
+  const TimestampMs t0 = NowMs() - 60000;
+  auto input = kafka_.CreateUniqueTopic("rpin", 2);
+  ASSERT_TRUE(input.ok()) << input.status().ToString();
+  std::vector<test::KafkaRecord> records;
+  std::map<std::pair<std::string, int64_t>, int> want;
+  for (int i = 0; i < 10; ++i) {
+    const int64_t ts = t0 + 1000 * i;
+    records.push_back({0, "", fmt::format("p0k{}:{}", i % 3, ts)});
+    ++want[{fmt::format("p0k{}", i % 3), ts}];
+    if (i < 5) {
+      records.push_back({1, "", fmt::format("p1k{}:{}", i % 2, ts)});
+      ++want[{fmt::format("p1k{}", i % 2), ts}];
+    }
+  }
+  ASSERT_TRUE(kafka_.Produce(*input, records).ok());
+
+  // The writer: event time from the record (Rec::n), one subtask per input partition.
+  const std::string state = fmt::format("/tmp/flow-repartition-writer-{}", job_);
+  std::filesystem::remove_all(state);
+  JobOptions wo;
+  wo.parallelism = 2;
+  wo.job_id = job_ + "-writer";
+  wo.instance = "a";
+  wo.checkpoint.state_dir = state;
+  wo.checkpoint.options.interval_ms = 200;
+  Job writer(wo);
+  KafkaSourceOptions in;
+  in.brokers = kafka_.brokers();
+  in.topic = *input;
+  auto decode = [](const RawRecord& rec, Rec* out) {
+    const std::string_view v = rec.payload;
+    const size_t colon = v.find(':');
+    if (colon == std::string_view::npos) return Status::InvalidArgument("no colon");
+    out->key = std::string(v.substr(0, colon));
+    out->n = std::stoll(std::string(v.substr(colon + 1)));
+    return Status::Ok();
+  };
+  WatermarkSpec ws;
+  ws.mode = TimeMode::kEventTime;
+  ws.interval = 50;
+  auto orders = writer.Source<Rec>(
+      "orders.source",
+      RawSourceAdapter<Rec>([in] { return std::make_unique<KafkaSource>(in); }, decode), ws, 0,
+      [](const Rec& r) { return r.n; });
+  KafkaTxnSinkConfig config;
+  config.brokers = kafka_.brokers();
+  RepartitionSinkOptions so;
+  so.topic = topic_;
+  so.partitions = kPartitions;
+  so.upstream_sources = {"orders.source"};
+  ExactlyOnceSink<Rec>(orders, writer, "orders.shuffle.write", RepartitionTxnSink(config, so),
+                       RepartitionEncode<Rec>(&KeyHash));
+  Status written;
+  std::thread writing([&] { written = writer.Execute(); });
+
+  auto run = Start();
+  const TimestampMs expected = t0 + 4000 - 1;  // partition 1's highest event time, less 1 ms
+  EXPECT_TRUE(WaitFor([&] { return run->watermark->load() >= expected; }, 60000))
+      << "watermark " << run->watermark->load();
+  EXPECT_TRUE(WaitFor([&] { return run->out->size() >= records.size(); }, 30000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  EXPECT_EQ(run->watermark->load(), expected) << "partition 1 has nothing later";
+  writer.RequestStop();
+  writing.join();
+  EXPECT_TRUE(written.ok()) << written.ToString();
+  Stop(run.get());
+  EXPECT_TRUE(run->result.ok()) << run->result.ToString();
+  std::map<std::pair<std::string, int64_t>, int> got;
+  for (const auto& item : run->out->Items()) {
+    ++got[{item.record.key, item.record.n}];
+    EXPECT_EQ(item.ts, item.record.n) << "the event time travels with the record";
+  }
+  EXPECT_EQ(got, want);
+  std::filesystem::remove_all(state);
 }
 
 }  // namespace

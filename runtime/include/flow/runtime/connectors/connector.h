@@ -11,9 +11,11 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "flow/runtime/common/metrics.h"
@@ -148,6 +150,12 @@ class RawSource {
   // split may hold records older than the others': the engine emits no event-time watermark
   // until it is heard from (or, with an idle timeout, until that passes). Default: false.
   virtual bool SplitsPending() const { return false; }
+  // The splits this subtask reads now and how many its input has (Kafka: the topic's partitions),
+  // for writers of repartition topics (shuffle/split_times.h); nullopt when not known (yet) or
+  // the source has no such splits. Default: nullopt.
+  virtual std::optional<std::pair<uint32_t, std::vector<int32_t>>> OwnedSplits() const {
+    return std::nullopt;
+  }
   [[nodiscard]] virtual Status Close() = 0;
 };
 

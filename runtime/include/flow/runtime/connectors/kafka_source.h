@@ -124,6 +124,7 @@ class KafkaSource final : public RawSource {
   // Poll, or its consumer group gave it an assignment (which may be none). Before that, no
   // partitions means "not known yet", not "none".
   bool AssignmentKnown() const { return group_mode_ ? had_assignment_ : rk_ != nullptr; }
+  std::optional<std::pair<uint32_t, std::vector<int32_t>>> OwnedSplits() const override;
 
  private:
   static void OnError(rd_kafka_s* rk, int err, const char* reason, void* opaque);

@@ -25,6 +25,9 @@
 namespace flow::rt {
 
 struct StateBackendOptions;  // state/keyed_state_backend.h
+namespace shuffle {
+class SplitTimes;  // shuffle/split_times.h
+}
 
 // Key groups [first, end) owned by a subtask (contiguous; see common/key_group.h).
 struct KeyGroupRange {
@@ -67,6 +70,9 @@ struct OperatorContext {
   // How keyed operators keep their state (--state-backend, --state-local-dir,
   // --state-cache-entries); null outside the engine: StateBackendOptionsFromEnvironment().
   const StateBackendOptions* state_backend = nullptr;
+  // Where source subtasks publish their splits' event times for writers of repartition topics
+  // (shuffle/split_times.h); one per run of the job. Null outside the engine.
+  shuffle::SplitTimes* split_times = nullptr;
 };
 
 class Consumer;

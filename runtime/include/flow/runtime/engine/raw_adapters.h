@@ -107,6 +107,9 @@ class RawSourceFunction final : public SourceFunction<T> {
   bool SplitsPending() const override { return raw_->SplitsPending(); }
   Status SnapshotPosition(BinaryWriter* out) const override { return raw_->SnapshotPosition(out); }
   Status RestorePosition(BinaryReader* in) override { return raw_->RestorePosition(in); }
+  std::optional<std::pair<uint32_t, std::vector<int32_t>>> OwnedSplits() const override {
+    return raw_->OwnedSplits();
+  }
   Status OnCheckpoint(int64_t id) override { return raw_->OnCheckpoint(id); }
   Status OnCheckpointComplete(int64_t id) override { return raw_->OnCheckpointComplete(id); }
   Status RestoreRescaled(const std::vector<OldSourcePosition>& old,

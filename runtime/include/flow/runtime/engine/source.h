@@ -47,6 +47,11 @@ class SourceFunction {
   // idleness instead of its WatermarkSpec's, and restores none of its own (the source restores
   // it with its position). Asked after each poll and at each checkpoint. Default: nullopt.
   virtual std::optional<SourceEventTime> EventTime() const { return std::nullopt; }
+  // RawSource::OwnedSplits: the splits this subtask reads and how many the input has. The task
+  // publishes their event times for writers of repartition topics. Default: nullopt.
+  virtual std::optional<std::pair<uint32_t, std::vector<int32_t>>> OwnedSplits() const {
+    return std::nullopt;
+  }
   // Checkpoint `checkpoint_id` is taken at this point of the stream: called right before its
   // SnapshotPosition. Default: nothing.
   [[nodiscard]] virtual Status OnCheckpoint(int64_t checkpoint_id) { return Status::Ok(); }

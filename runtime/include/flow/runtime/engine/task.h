@@ -28,6 +28,7 @@
 #include "flow/runtime/engine/timers.h"
 #include "flow/runtime/engine/watermark.h"
 #include "flow/runtime/log/log.h"
+#include "flow/runtime/shuffle/split_times.h"
 
 namespace flow::rt {
 
@@ -355,6 +356,8 @@ class SourceTask final : public Task {
         TimestampMs wm = supplied                ? supplied->watermark
                          : HoldingForSplits(now) ? kMinWatermark
                                                  : gen.Current(now, ClockNowMs());
+        // Before the watermark: a writer downstream reads them when it arrives.
+        if (!supplied) PublishSplitTimes(gen, now);
         if (wm > emitted) {
           emitted = wm;
           watermark_->Set(wm);
@@ -449,6 +452,25 @@ class SourceTask final : public Task {
     gen.Snapshot(std::max(emitted, next), now, &watermark);
     state.watermark = watermark.Release();
     return Checkpoint(id, &state, [&] { return next_->OnBarrier(id); });
+  }
+
+  // The event time of each split this subtask reads, for writers of repartition topics
+  // (shuffle/split_times.h). A split without a record yet is at kMinWatermark while splits are
+  // pending (it may hold old records), else idle: as in Current, a split that has had nothing
+  // holds nothing back.
+  void PublishSplitTimes(const WatermarkGenerator& gen, int64_t now) {
+    if (ctx_.split_times == nullptr || spec_.mode != TimeMode::kEventTime) return;
+    auto owned = source_->OwnedSplits();
+    if (!owned) return;
+    shuffle::SourceSplits s;
+    s.total = owned->first;
+    const bool pending = source_->SplitsPending();
+    for (int32_t split : owned->second) {
+      auto t = gen.SplitWatermark(split, now);
+      s.splits.push_back(t ? shuffle::SplitTime{split, t->first, t->second}
+                           : shuffle::SplitTime{split, kMinWatermark, !pending});
+    }
+    ctx_.split_times->Publish(ctx_.name, ctx_.subtask, std::move(s));
   }
 
   // Event time waits for splits not heard from yet (SourceFunction::SplitsPending): before a

@@ -57,6 +57,8 @@ class TxnSinkSubtask {
   // Task thread: records in order, one lock and one sink call per attempt (TwoPhaseCommitSink::
   // WriteBatch); on kUnavailable retries the records not taken yet, with backoff.
   [[nodiscard]] Status WriteBatch(std::span<const TxnRecord> records);
+  // Task thread: the input's event time moved (TwoPhaseCommitSink::OnEventTime).
+  [[nodiscard]] Status EventTime(TimestampMs watermark, bool idle);
   // Task thread: barrier `id` reached the subtask: PreCommit(id), then the next transaction.
   [[nodiscard]] Status Barrier(int64_t id);
   // Task thread: end of input, before the task reports itself finished to the coordinator (which
@@ -145,9 +147,13 @@ class TxnSinkDriver final : public BatchConsumer<T> {
   }
   Status OnWatermark(TimestampMs wm) override {
     watermark_->Set(wm);
-    return Status::Ok();
+    wm_ = wm;
+    return CallUser(ctx_, [&] { return sub_.EventTime(wm_, idle_); });
   }
-  Status OnIdle(bool) override { return Status::Ok(); }
+  Status OnIdle(bool idle) override {
+    idle_ = idle;
+    return CallUser(ctx_, [&] { return sub_.EventTime(wm_, idle_); });
+  }
   Status OnBarrier(int64_t id) override {
     return CallUser(ctx_, [&] { return sub_.Barrier(id); });
   }
@@ -178,6 +184,8 @@ class TxnSinkDriver final : public BatchConsumer<T> {
   Metric* records_in_ = nullptr;
   Metric* watermark_ = nullptr;
   HistogramMetric* latency_ = nullptr;
+  TimestampMs wm_ = kMinWatermark;  // of the input, with its idleness
+  bool idle_ = false;
 };
 
 template <typename T>

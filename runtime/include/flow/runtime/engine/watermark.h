@@ -5,6 +5,8 @@
 // Threading: both classes are used by one task thread; not thread-safe.
 
 #include <cstdint>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "flow/runtime/common/serde.h"
@@ -50,6 +52,10 @@ class WatermarkGenerator {
   TimestampMs Current(int64_t now, TimestampMs wall_now_ms) const;
   // True when every split is idle (or the subtask never got a record within idle_timeout).
   bool IsIdle(int64_t now) const;
+  // `split` alone: its watermark (its highest event time less the out-of-orderness) and whether
+  // it is idle; nullopt when it never had a record. For writers of repartition topics, which
+  // report event time per input partition (shuffle/split_times.h).
+  std::optional<std::pair<TimestampMs, bool>> SplitWatermark(int32_t split, int64_t now) const;
 
   // Checkpoints carry the generator (docs/checkpoints.md, "Event time across a restore"), so a
   // restored source reaches again the watermark it had reached, even when no record follows.
@@ -71,6 +77,8 @@ class WatermarkGenerator {
     int64_t last_active;
   };
   bool SplitIdle(const Split& s, int64_t now) const;
+  // max_ts less the out-of-orderness and 1 ms, saturating at kMinWatermark.
+  TimestampMs Lowered(TimestampMs max_ts) const;
 
   WatermarkSpec spec_;
   int64_t start_now_;

@@ -166,6 +166,7 @@ class KafkaTransactionGroup final : public CommitGroup {
   std::string Describe() const override { return "Kafka transactional id " + transactional_id_; }
   const std::string& transactional_id() const { return transactional_id_; }
   const std::string& job_id() const { return options_.job_id; }
+  const std::string& instance() const { return options_.instance; }  // "" = one process
   int64_t transaction_timeout_ms() const { return transaction_timeout_ms_; }
 
   // Partition count of `topic`: kNotFound when it does not exist.

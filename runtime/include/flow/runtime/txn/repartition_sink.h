@@ -17,10 +17,15 @@
 //   encoding (Serializer<T>); `timestamp` its event time (kNoEventTime when none). The sink writes
 //   the value AppendRecordHeader(options.input, timestamp) + payload.
 // - WriteProgress: one progress report to every partition (readers take event time from them).
+//   The sink writes its own (OnEventTime) at most every `progress_interval_ms` and at each
+//   PreCommit, so every committed epoch ends with one: for every split of each upstream source
+//   that the source subtask of the sink's own index reads (shuffle/split_times.h), the lower of
+//   the split's watermark and the sink's input watermark, and whether the split is idle.
 // - Recover, PreCommit, Commit and Abort are the group's, as for KafkaExactlyOnceSink.
 // Threading: one task thread; commits from the checkpoint thread, serialised by the engine.
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,6 +33,7 @@
 
 #include "flow/runtime/common/key_group.h"
 #include "flow/runtime/shuffle/repartition_frame.h"
+#include "flow/runtime/shuffle/split_times.h"
 #include "flow/runtime/txn/kafka_exactly_once_sink.h"
 
 namespace flow::rt {
@@ -42,6 +48,11 @@ struct RepartitionSinkOptions {
   int input = 0;
   // Replication factor when the topic is created. Default: -1 (the broker's default).
   int replication_factor = -1;
+  // The sources (operator names) whose splits feed this sink on its forward path; the readers'
+  // RepartitionSourceSpec::upstream_sources. Empty: the sink writes no progress of its own.
+  std::vector<std::string> upstream_sources{};
+  // How often OnEventTime may write a report; each PreCommit writes one too. Default: 200 ms.
+  int64_t progress_interval_ms = 200;
 };
 
 class RepartitionSink final : public TwoPhaseCommitSink {
@@ -56,6 +67,8 @@ class RepartitionSink final : public TwoPhaseCommitSink {
   Status Write(std::string_view key, std::string_view payload, TimestampMs timestamp) override;
   // One call of the group's WriteBatch, each record to the partition of its key.
   Status WriteBatch(std::span<const TxnRecord> records, size_t* written) override;
+  Status OnEventTime(TimestampMs watermark, bool idle,
+                     const shuffle::SplitTimes* upstream) override;
   Status PreCommit(int64_t checkpoint_id) override;
   Status Commit(int64_t checkpoint_id) override;
   Status Abort(int64_t checkpoint_id) override;
@@ -71,6 +84,8 @@ class RepartitionSink final : public TwoPhaseCommitSink {
 
  private:
   Status CheckWritable(std::string_view what) const;
+  // The report of what OnEventTime last heard (above); nullopt when there is nothing to say yet.
+  std::optional<shuffle::ProgressReport> OwnReport() const;
 
   KafkaTransactionGroup* group_;
   uint32_t participant_;
@@ -80,6 +95,11 @@ class RepartitionSink final : public TwoPhaseCommitSink {
   std::vector<size_t> ends_;       // where each value ends in values_
   bool opened_ = false;
   bool recovered_ = false;
+  uint32_t subtask_ = 0;
+  // The input's event time as OnEventTime last gave it, and the ledger it came with.
+  TimestampMs watermark_ = kMinWatermark;
+  const shuffle::SplitTimes* upstream_ = nullptr;
+  int64_t last_report_ms_ = 0;  // steady clock
 };
 
 }  // namespace flow::rt

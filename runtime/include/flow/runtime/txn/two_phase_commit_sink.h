@@ -40,6 +40,11 @@
 //   from R alone — the checkpoint stores no sink state (Kafka: the progress record; files: the
 //   id in each pending name) — so a rescaled restore needs nothing handed over. Idempotent:
 //   recovering twice from the same R gives the same result.
+// - OnEventTime(watermark, idle, upstream): the event time of the sink's input moved (a higher
+//   watermark, or idleness changed), between writes of the open transaction. `upstream`: the
+//   job's sources' split event times (shuffle/split_times.h; null outside the engine). A sink that
+//   carries event time to another job's readers (the repartition sink) writes it into the open
+//   transaction; others ignore it (the default).
 // - CommitIsResumable(): true when a transaction pre-committed by an earlier incarnation can
 //   still be committed by Recover (files). False for Kafka: a restart aborts what the previous
 //   process left open. A job commits its (at most one) non-resumable participant FIRST on
@@ -64,6 +69,10 @@
 #include "flow/runtime/connectors/connector.h"  // kNoTimestamp, OutHeader
 
 namespace flow::rt {
+
+namespace shuffle {
+class SplitTimes;  // shuffle/split_times.h
+}
 
 // One record of a WriteBatch: views the caller keeps valid for the duration of the call.
 struct TxnRecord {
@@ -91,6 +100,10 @@ class TwoPhaseCommitSink {
       FLOW_RETURN_IF_ERROR(Write(r.key, r.payload, r.timestamp));
       ++*written;
     }
+    return Status::Ok();
+  }
+  [[nodiscard]] virtual Status OnEventTime(TimestampMs /*watermark*/, bool /*idle*/,
+                                           const shuffle::SplitTimes* /*upstream*/) {
     return Status::Ok();
   }
   [[nodiscard]] virtual Status PreCommit(int64_t checkpoint_id) = 0;
