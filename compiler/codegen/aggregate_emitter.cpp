@@ -184,12 +184,20 @@ bool EmitAggregateFunctions(OpEmitContext& cx, const plan::Node& n, const plan::
   return true;
 }
 
-// The aggregate's input stream, hash-partitioned by its key (one key for a global aggregate).
-std::string Keyed(const plan::Node& n, const ast::KeyByOp* key) {
+// The aggregate's input stream, hash-partitioned by its key (one key for a global aggregate), as
+// `s<id>_keyed`: a plain key-by in one process, a cut through a repartition topic named after
+// `op` (the keyed operator's name literal) under --instance (engine/shuffle_key_by.h). Returns
+// the expression of the keyed stream.
+std::string Keyed(OpEmitContext& cx, const plan::Node& n, const ast::KeyByOp* key,
+                  const std::string& op) {
   std::string id = std::to_string(n.id);
-  return "s" + std::to_string(n.inputs[0]) + ".KeyBy(" +
-         CppStringLiteral(key ? Join(key->key_names) : "global") + ", ::flow::exec::KeyHashOf<Key" +
-         id + ">(&KeyOf" + id + "))";
+  std::string var = "s" + id + "_keyed";
+  cx.Build("auto " + var + " = ::flow::rt::KeyByAcrossInstances(job, s" +
+           std::to_string(n.inputs[0]) + ", " + op + ", " +
+           CppStringLiteral(key ? Join(key->key_names) : "global") +
+           ", ::flow::exec::KeyHashOf<Key" + id + ">(&KeyOf" + id + "));");
+  cx.Build("if (!" + var + ".ok()) return " + var + ".status();");
+  return "(*" + var + ")";
 }
 
 }  // namespace
@@ -202,6 +210,7 @@ void EmitWindowAggregate(OpEmitContext& cx, const plan::WindowAggregateNode& n,
                    (spec.processing_time ? " (processing time)" : ""));
   const plan::Node& input = *plan.Get(n.inputs[0]);
   if (!EmitAggregateFunctions(cx, n, input, n.key, n.aggregate, true)) return;
+  EmitSerializer(cx, input.output);  // a repartition topic carries the input (--instance)
   std::string id = std::to_string(n.id);
   std::string in = cx.Rec(input.output);
   std::string out = cx.Rec(n.output);
@@ -222,11 +231,11 @@ void EmitWindowAggregate(OpEmitContext& cx, const plan::WindowAggregateNode& n,
     // (s<id>) and its late records (s<id>_late, read by the late sink node).
     std::string with_late = "::flow::exec::WithLate<" + out + ", " + in + ">";
     std::string p = n.key ? "0" : "1";
-    cx.Build("auto s" + id + "_all = " + Keyed(n, n.key) + ".Then<" + with_late + ">(" +
-             cx.Name(n, session ? "session" : "window") + ", [" + cfg +
-             "] { return std::make_unique<::flow::exec::" + adapter + "<Key" + id + ", " + in +
-             ", Acc" + id + ", " + out + ", " + with_late + ">>(" + cfg + ", &KeyOf" + id +
-             ", &Output" + id + "); }" + parallelism + ");");
+    const std::string op = cx.Name(n, session ? "session" : "window");
+    cx.Build("auto s" + id + "_all = " + Keyed(cx, n, n.key, op) + ".Then<" + with_late + ">(" +
+             op + ", [" + cfg + "] { return std::make_unique<::flow::exec::" + adapter + "<Key" +
+             id + ", " + in + ", Acc" + id + ", " + out + ", " + with_late + ">>(" + cfg +
+             ", &KeyOf" + id + ", &Output" + id + "); }" + parallelism + ");");
     cx.Build("auto s" + id + " = ::flow::exec::WindowResults<" + out + ", " + in + ">(s" + id +
              "_all, " + cx.Name(n, session ? "session.results" : "window.results") + ", " + p +
              ");");
@@ -234,9 +243,9 @@ void EmitWindowAggregate(OpEmitContext& cx, const plan::WindowAggregateNode& n,
              "_all, " + cx.Name(n, session ? "session.late" : "window.late") + ", " + p + ");");
     return;
   }
-  cx.Build("auto s" + id + " = " + Keyed(n, n.key) + ".Then<" + out + ">(" +
-           cx.Name(n, session ? "session" : "window") + ", [" + cfg +
-           "] { return std::make_unique<::flow::exec::" + adapter + "<Key" + id + ", " + in +
+  const std::string op = cx.Name(n, session ? "session" : "window");
+  cx.Build("auto s" + id + " = " + Keyed(cx, n, n.key, op) + ".Then<" + out + ">(" + op + ", [" +
+           cfg + "] { return std::make_unique<::flow::exec::" + adapter + "<Key" + id + ", " + in +
            ", Acc" + id + ", " + out + ">>(" + cfg + ", &KeyOf" + id + ", &Output" + id + "); }" +
            parallelism + ");");
 }
@@ -246,12 +255,13 @@ void EmitRunningAggregate(OpEmitContext& cx, const plan::RunningAggregateNode& n
   cx.Header(n, "running aggregate");
   const plan::Node& input = *plan.Get(n.inputs[0]);
   if (!EmitAggregateFunctions(cx, n, input, n.key, n.aggregate, false)) return;
+  EmitSerializer(cx, input.output);  // a repartition topic carries the input (--instance)
   std::string id = std::to_string(n.id);
   std::string in = cx.Rec(input.output);
   std::string out = cx.Rec(n.output);
   std::string parallelism = n.key ? "" : ", 1";
-  cx.Build("auto s" + id + " = " + Keyed(n, n.key) + ".Then<" + out + ">(" +
-           cx.Name(n, "aggregate") +
+  const std::string op = cx.Name(n, "aggregate");
+  cx.Build("auto s" + id + " = " + Keyed(cx, n, n.key, op) + ".Then<" + out + ">(" + op +
            ", [] { return std::make_unique<::flow::exec::RunningAggregateAdapter<Key" + id + ", " +
            in + ", Acc" + id + ", " + out + ">>(&KeyOf" + id + ", &Output" + id + "); }" +
            parallelism + ");");

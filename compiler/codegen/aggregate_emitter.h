@@ -46,6 +46,9 @@ struct OpEmitContext {
   void Header(const plan::Node& n, const std::string& what);
 };
 
+// Serializer<rec::X> for a record type (and the records inside it), once per struct: what keyed
+// state snapshots and a repartition topic carry. Other types: nothing (they have one already).
+void EmitSerializer(OpEmitContext& cx, const types::Type& type);
 // `key by ... | window ... | aggregate ...` and `[key by ...] | aggregate ...`.
 void EmitWindowAggregate(OpEmitContext& cx, const plan::WindowAggregateNode& n,
                          const plan::Plan& plan);

@@ -15,39 +15,6 @@ std::string Join(const std::vector<std::string>& parts) {
   return s;
 }
 
-// Serializer<rec::X> for a record (and the records inside it), once per struct. The fields are
-// written in order with the runtime's serializers.
-void EmitSerializer(OpEmitContext& cx, const types::Type& type) {
-  if (type.kind() == types::Kind::kList) return EmitSerializer(cx, type.element());
-  if (type.kind() != types::Kind::kRecord) return;
-  std::string name = cx.records.Name(type);
-  if (!cx.serializers.insert(name).second) return;
-  for (const types::Field& f : type.fields()) EmitSerializer(cx, f.type);
-  Writer& w = cx.w;
-  std::string rec = "rec::" + name;
-  w.Line("struct Serde" + name + " {");
-  w.Line("  static void Write(::flow::rt::BinaryWriter& w, const " + rec + "& v) {");
-  if (type.fields().empty()) w.Line("    (void)w; (void)v;");
-  for (const types::Field& f : type.fields()) {
-    w.Line("    ::flow::rt::Serializer<" + cx.Rec(f.type) + ">::Write(w, v." + MangleIdent(f.name) +
-           ");");
-  }
-  w.Line("  }");
-  w.Line("  static ::flow::rt::Status Read(::flow::rt::BinaryReader& r, " + rec + "* v) {");
-  if (type.fields().empty()) w.Line("    (void)r; (void)v;");
-  for (const types::Field& f : type.fields()) {
-    w.Line("    FLOW_RETURN_IF_ERROR(::flow::rt::Serializer<" + cx.Rec(f.type) + ">::Read(r, &v->" +
-           MangleIdent(f.name) + "));");
-  }
-  w.Line("    return ::flow::rt::Status::Ok();");
-  w.Line("  }");
-  w.Line("};");
-  w.Line("}  // namespace flowjob");
-  w.Line("template <>");
-  w.Line("struct flow::rt::Serializer<flowjob::" + rec + "> : flowjob::Serde" + name + " {};");
-  w.Line("namespace flowjob {");
-}
-
 // `Key<id> <fn>(const <rec>& <var>)` from one side's key expressions; with `present`, also
 // `bool <fn>Present(...)`: false when a key is null.
 void EmitKeyFunction(OpEmitContext& cx, const plan::JoinNode& n,
@@ -88,6 +55,39 @@ void EmitKeyFunction(OpEmitContext& cx, const plan::JoinNode& n,
 }
 
 }  // namespace
+
+// Serializer<rec::X> for a record (and the records inside it), once per struct. The fields are
+// written in order with the runtime's serializers.
+void EmitSerializer(OpEmitContext& cx, const types::Type& type) {
+  if (type.kind() == types::Kind::kList) return EmitSerializer(cx, type.element());
+  if (type.kind() != types::Kind::kRecord) return;
+  std::string name = cx.records.Name(type);
+  if (!cx.serializers.insert(name).second) return;
+  for (const types::Field& f : type.fields()) EmitSerializer(cx, f.type);
+  Writer& w = cx.w;
+  std::string rec = "rec::" + name;
+  w.Line("struct Serde" + name + " {");
+  w.Line("  static void Write(::flow::rt::BinaryWriter& w, const " + rec + "& v) {");
+  if (type.fields().empty()) w.Line("    (void)w; (void)v;");
+  for (const types::Field& f : type.fields()) {
+    w.Line("    ::flow::rt::Serializer<" + cx.Rec(f.type) + ">::Write(w, v." + MangleIdent(f.name) +
+           ");");
+  }
+  w.Line("  }");
+  w.Line("  static ::flow::rt::Status Read(::flow::rt::BinaryReader& r, " + rec + "* v) {");
+  if (type.fields().empty()) w.Line("    (void)r; (void)v;");
+  for (const types::Field& f : type.fields()) {
+    w.Line("    FLOW_RETURN_IF_ERROR(::flow::rt::Serializer<" + cx.Rec(f.type) + ">::Read(r, &v->" +
+           MangleIdent(f.name) + "));");
+  }
+  w.Line("    return ::flow::rt::Status::Ok();");
+  w.Line("  }");
+  w.Line("};");
+  w.Line("}  // namespace flowjob");
+  w.Line("template <>");
+  w.Line("struct flow::rt::Serializer<flowjob::" + rec + "> : flowjob::Serde" + name + " {};");
+  w.Line("namespace flowjob {");
+}
 
 void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n, const plan::Plan& plan) {
   cx.Header(n, n.Describe());

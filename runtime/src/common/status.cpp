@@ -30,6 +30,8 @@ const char* StatusCodeName(StatusCode code) {
       return "Internal";
     case StatusCode::kPermissionDenied:
       return "PermissionDenied";
+    case StatusCode::kFailedPrecondition:
+      return "FailedPrecondition";
   }
   return "Unknown";
 }

@@ -4,7 +4,11 @@
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <map>
+#include <string>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -269,6 +273,44 @@ Status KafkaSource::OnCheckpointComplete(int64_t checkpoint_id) {
   }
   pending_commits_.erase(pending_commits_.begin(), std::next(newest));
   return Status::Ok();
+}
+
+Result<std::map<int32_t, std::string>> KafkaSource::CommittedMetadata(
+    const std::vector<int32_t>& partitions) {
+  if (!group_mode_ || rk_ == nullptr) {
+    return Status::FailedPrecondition(fmt::format(
+        "kafka source of `{}`: committed offsets are a consumer group's", options_.topic));
+  }
+  rd_kafka_topic_partition_list_t* list =
+      rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()));
+  for (int32_t p : partitions) rd_kafka_topic_partition_list_add(list, options_.topic.c_str(), p);
+  const int64_t deadline = SteadyNowMs() + options_.metadata_timeout_ms;
+  rd_kafka_resp_err_t err;
+  while (true) {
+    const int remaining = static_cast<int>(std::max<int64_t>(deadline - SteadyNowMs(), 1));
+    err = rd_kafka_committed(rk_, list, remaining);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR || !KafkaRetriable(err) || SteadyNowMs() >= deadline)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::map<int32_t, std::string> out;
+  for (int i = 0; err == RD_KAFKA_RESP_ERR_NO_ERROR && i < list->cnt; ++i) {
+    const rd_kafka_topic_partition_t& tp = list->elems[i];
+    if (tp.err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      err = tp.err;
+      break;
+    }
+    out[tp.partition] = tp.offset < 0 || tp.metadata == nullptr
+                            ? std::string()
+                            : std::string(static_cast<const char*>(tp.metadata), tp.metadata_size);
+  }
+  rd_kafka_topic_partition_list_destroy(list);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return KafkaError(err, fmt::format("kafka source: cannot read the offsets group `{}` committed "
+                                       "for topic `{}`: {}",
+                                       group_id_, options_.topic, rd_kafka_err2str(err)));
+  }
+  return out;
 }
 
 }  // namespace flow::rt

@@ -126,37 +126,6 @@ void Job::AddEdgeBase(std::unique_ptr<engine_detail::EdgeBase> edge) {
   edges_.push_back(std::move(edge));
 }
 
-// Instances share the job's input by Kafka partition. Records keep to their partition's instance
-// only through forward and rebalance edges; a key-by or broadcast would need records of other
-// instances (a repartition topic, not built yet), and an operator with state (windows, joins,
-// aggregates) would keep a part of it in each instance.
-Status Job::CheckInstancePlan() const {
-  if (options_.instance.empty()) return Status::Ok();
-  for (const auto& e : edges_) {
-    const auto& down = *nodes_[e->to];
-    const bool local = e->kind == Partitioning::kForward || e->kind == Partitioning::kRebalance ||
-                       e->kind == Partitioning::kDefault;
-    if (local) continue;
-    return Status::InvalidArgument(fmt::format(
-        "--instance {}: operator '{}' needs records from every partition of its input ({}), and "
-        "instances of a job read disjoint partitions; so far only jobs without key-by, joins and "
-        "global operators can run as several instances (docs/deploy.md). Run it as one process "
-        "without --instance",
-        options_.instance, down.name,
-        e->kind == Partitioning::kHash ? "a key-by exchange" : "a broadcast"));
-  }
-  for (const auto& node : nodes_) {
-    if (node->Stateless()) continue;
-    return Status::InvalidArgument(fmt::format(
-        "--instance {}: operator '{}' keeps state across records, and each instance would keep its "
-        "own for the partitions it reads; so far only jobs of stateless steps (filters, "
-        "projections, maps) can run as several instances (docs/deploy.md). Run it as one process "
-        "without --instance",
-        options_.instance, node->name));
-  }
-  return Status::Ok();
-}
-
 Status Job::Build(Runtime* rt) {
   FLOW_RETURN_IF_ERROR(build_status_);
   if (nodes_.empty()) return Status::InvalidArgument("the job has no sources");

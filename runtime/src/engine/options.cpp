@@ -274,6 +274,18 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
             fmt::format("--instance {}: expected 1 to 64 characters of A-Z a-z 0-9 . _ -", v));
       }
       o.instance = std::string(v);
+    } else if (arg == "--shuffle-brokers") {
+      FLOW_RETURN_IF_ERROR(next(&v));
+      if (v.empty()) return Status::InvalidArgument("--shuffle-brokers: expected host:port[,...]");
+      o.shuffle_brokers = std::string(v);
+    } else if (arg == "--shuffle-partitions") {
+      FLOW_RETURN_IF_ERROR(next(&v));
+      int64_t n;
+      if (!ParseInt(v, &n) || n < 1 || n > 65536) {
+        return Status::InvalidArgument(
+            fmt::format("--shuffle-partitions {}: expected a partition count from 1 to 65536", v));
+      }
+      o.shuffle_partitions = static_cast<int32_t>(n);
     } else if (arg == "--state-backend") {
       FLOW_RETURN_IF_ERROR(next(&v));
       if (v != "heap" && v != "rocksdb") {
@@ -383,6 +395,10 @@ std::string JobUsage(std::string_view program, const std::vector<ParamSpec>& spe
       "                         the other instances of the same --job-id (docs/deploy.md); NAME "
       "is\n"
       "                         unique per instance and stable across its restarts\n"
+      "  --shuffle-brokers B    instances: the Kafka cluster of the job's repartition topics "
+      "(those\n"
+      "                         of its key-by steps); the cluster of its exactly-once Kafka sinks\n"
+      "  --shuffle-partitions N partitions of a repartition topic the job creates (default: 12)\n"
       "  --help                 show this text\n",
       program);
   out += "\ncheckpoint flags:\n" + CheckpointFlagsUsage();

@@ -10,6 +10,7 @@
 //   and a file sink, whose commits must agree after every crash.
 // - window: key by key -> tumbling event-time windows of `window_ms` -> count and sum of i per
 //   (key, window); output key "<key>|<window start>", value "<key>,<window start>,<count>,<sum>".
+//   Under --instance (with --shuffle-brokers) the key-by goes through a repartition topic.
 //   The window operator is written here (state: open windows; fired when the watermark passes
 //   their end) so the test's reference is independent of the runtime's window code.
 // The sink is exactly-once (one Kafka transaction per checkpoint) or at-least-once (the plain
@@ -31,6 +32,7 @@
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/main.h"
 #include "flow/runtime/engine/raw_adapters.h"
+#include "flow/runtime/engine/shuffle_key_by.h"
 #include "flow/runtime/engine/txn_sink.h"
 
 namespace {
@@ -47,6 +49,19 @@ struct Rec {
   std::string value;
   int64_t i = 0;
   TimestampMs ts = 0;
+  // Instances (--instance): the window job's records cross a repartition topic in this encoding.
+  void Serialize(BinaryWriter& w) const {
+    w.PutString(key);
+    w.PutString(value);
+    w.PutI64(i);
+    w.PutI64(ts);
+  }
+  Status Deserialize(BinaryReader& r) {
+    FLOW_RETURN_IF_ERROR(r.GetString(&key));
+    FLOW_RETURN_IF_ERROR(r.GetString(&value));
+    FLOW_RETURN_IF_ERROR(r.GetI64(&i));
+    return r.GetI64(&ts);
+  }
 };
 
 struct Agg {
@@ -221,11 +236,13 @@ int main(int argc, char** argv) {
         }
         if (*kind != "window") return Status::InvalidArgument("job: copy or window");
         int64_t size = *window_ms;
+        // Under --instance the key-by crosses instances through a repartition topic.
+        auto keyed = flow::rt::KeyByAcrossInstances(
+            job, records, "window", "key",
+            [](const Rec& r) { return flow::rt::StableHash(std::string_view(r.key)); });
+        if (!keyed.ok()) return keyed.status();
         auto sums =
-            records
-                .KeyBy("key",
-                       [](const Rec& r) { return flow::rt::StableHash(std::string_view(r.key)); })
-                .Then<Agg>("window", [size] { return std::make_unique<TumblingSum>(size); });
+            keyed->Then<Agg>("window", [size] { return std::make_unique<TumblingSum>(size); });
         return AddSink<Agg>(job, sums, *guarantee, *brokers, *output, *retry, *txn_timeout,
                             [](const Agg& a, std::string* key, std::string* payload) {
                               *key = fmt::format("{}|{}", a.key, a.start);

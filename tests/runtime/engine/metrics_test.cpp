@@ -120,6 +120,9 @@ TEST(JobMetricsTest, RunningJobServesItsMetrics) {
   std::thread scraper([&] {
     while (job.metrics_port() == 0 && produced.load() < 1000000) std::this_thread::yield();
     int port = job.metrics_port();
+    // Each task registers its series when it opens; on a loaded machine a task can open well
+    // after the first records reach the sink, so wait for the job to say every task is open.
+    while (!job.Readiness().ok() && produced.load() < 1000000) std::this_thread::yield();
     while (out->size() < 1000 && produced.load() < 1000000) std::this_thread::yield();
     if (port > 0) body = HttpRequest(port, "GET /metrics HTTP/1.0\r\n\r\n");
     job.RequestStop();

@@ -114,6 +114,27 @@ TEST(OptionsTest, InstanceNeedsAStateDirAndGetsShortCheckpointTimeouts) {
   }
 }
 
+TEST(OptionsTest, ShuffleFlagsNameTheClusterAndPartitionCount) {
+  auto defaults = Parse({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->options.shuffle_brokers, "");
+  EXPECT_EQ(defaults->options.shuffle_partitions, 12);
+  auto r = Parse({"--shuffle-brokers", "k1:9092,k2:9092", "--shuffle-partitions", "6"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->options.shuffle_brokers, "k1:9092,k2:9092");
+  EXPECT_EQ(r->options.shuffle_partitions, 6);
+  for (const char* bad : {"0", "-1", "x", "70000"}) {
+    auto b = Parse({"--shuffle-partitions", bad});
+    ASSERT_FALSE(b.ok()) << bad;
+    EXPECT_NE(b.status().message().find(std::string("--shuffle-partitions ") + bad),
+              std::string::npos)
+        << b.status().message();
+  }
+  auto empty = Parse({"--shuffle-brokers", ""});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("--shuffle-brokers"), std::string::npos);
+}
+
 TEST(OptionsTest, KafkaPropertiesFileAndSavepointOnStop) {
   const std::string path = ::testing::TempDir() + "flow-options-kafka.properties";
   {

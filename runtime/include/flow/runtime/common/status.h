@@ -29,6 +29,9 @@ enum class StatusCode {
   // A service refused our credentials (a schema registry's HTTP 401/403): a configuration error,
   // not the fault of the record being read, and not cured by retrying.
   kPermissionDenied,
+  // The system is not in a state the operation needs, and retrying will not change that (a
+  // partition whose state is in another instance's checkpoint): fix the setup, then restart.
+  kFailedPrecondition,
 };
 
 const char* StatusCodeName(StatusCode code);
@@ -52,6 +55,9 @@ class [[nodiscard]] Status {
   static Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
   static Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
   static Status Reassigned(std::string m) { return {StatusCode::kReassigned, std::move(m)}; }
+  static Status FailedPrecondition(std::string m) {
+    return {StatusCode::kFailedPrecondition, std::move(m)};
+  }
   static Status PermissionDenied(std::string m) {
     return {StatusCode::kPermissionDenied, std::move(m)};
   }

@@ -125,6 +125,13 @@ class KafkaSource final : public RawSource {
   // partitions means "not known yet", not "none".
   bool AssignmentKnown() const { return group_mode_ ? had_assignment_ : rk_ != nullptr; }
   std::optional<std::pair<uint32_t, std::vector<int32_t>>> OwnedSplits() const override;
+  // In a consumer group (--instance): the metadata the group committed with each of
+  // `partitions` ("" when nothing was committed), read as a read_committed consumer does, so an
+  // offset a pending transaction holds back is waited for, up to metadata_timeout_ms. Errors:
+  // kUnavailable (or the broker's error) naming group and topic; kFailedPrecondition when the
+  // source is not in a group.
+  [[nodiscard]] Result<std::map<int32_t, std::string>> CommittedMetadata(
+      const std::vector<int32_t>& partitions);
 
  private:
   static void OnError(rd_kafka_s* rk, int err, const char* reason, void* opaque);

@@ -25,6 +25,9 @@ struct NodeBase {
   std::vector<int> in_edges;
   std::vector<int> out_edges;
   std::vector<std::string> state_schema;  // Job::SetStateSchema; empty when stateless
+  // A repartition topic's reader (Job::MarkShuffleReader): its records come from every instance,
+  // each in the partition of its key group, so a key-by behind it stays within the instance.
+  bool shuffle_reader = false;
 
   // "source", "sink" or "operator": part of the job's fingerprint, and shown on the job page.
   const char* kind() const { return is_source ? "source" : is_sink ? "sink" : "operator"; }

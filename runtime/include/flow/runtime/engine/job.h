@@ -23,6 +23,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -185,10 +186,11 @@ class Job {
   // error is returned when it is not retriable or the attempts are exhausted. Call once.
   Status Execute();
   // --instance (JobOptions::instance): kInvalidArgument naming the first operator that needs
-  // records of other instances (behind a key-by or broadcast edge) or keeps state
-  // (OneInputOperator::stateless is false; every two-input operator): instances read disjoint
-  // partitions and records do not cross between them yet. OK otherwise. RunMain checks
-  // it before Run (exit code 2); Execute checks it again.
+  // records of other instances (behind a key-by or broadcast edge that does not come from a
+  // repartition topic's reader, engine/shuffle_key_by.h) or keeps state without such a key-by in
+  // front of every input (OneInputOperator::stateless is false; every two-input operator, since
+  // joins do not cross instances yet): instances read disjoint partitions. OK otherwise. RunMain
+  // checks it before Run (exit code 2); Execute checks it again.
   [[nodiscard]] Status CheckInstancePlan() const;
   // Execute + logs the error; returns the exit code (0 ok/stopped, 1 failed or a stop with
   // savepoint that could not take one, 2 the checkpoint to restore does not fit the job, 3 fenced).
@@ -224,7 +226,18 @@ class Job {
   // name into a changed script (checkpoint/state_mapping.h). An unknown name fails Execute.
   void SetStateSchema(const std::string& name, std::vector<std::string> parts);
 
-  // Graph building (used by Stream; not needed by generated code).
+  // Graph building (used by Stream and engine/shuffle_key_by.h; not needed by generated code).
+  // The sources whose records reach `node` through forward edges only (an edge of default
+  // partitioning counts when both sides have the same parallelism), in graph order, each once.
+  // kInvalidArgument naming `what` and the edge when a path crosses another partitioning or
+  // reaches a repartition topic's reader: a repartition sink reports its source subtask's splits
+  // (txn/repartition_sink.h), which are its input's only when every record came straight down.
+  [[nodiscard]] Result<std::vector<std::string>> ForwardSourcesOf(int node,
+                                                                  std::string_view what) const;
+  uint32_t ParallelismOf(int node) const { return nodes_[node]->parallelism; }
+  // `node` (a source) reads a repartition topic: CheckInstancePlan lets a key-by behind it, and
+  // the keyed operator it feeds, run under --instance.
+  void MarkShuffleReader(int node) { nodes_[node]->shuffle_reader = true; }
   int AddNode(std::unique_ptr<engine_detail::NodeBase> node, std::string name,
               uint32_t parallelism);
   template <typename T>

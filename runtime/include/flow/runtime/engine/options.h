@@ -11,6 +11,8 @@
 //                          "flow-<ID>"); default: the program's file name ([A-Za-z0-9._-], others
 //                          -> '_')
 //   --instance NAME        one instance of a job scaled out through Kafka (docs/deploy.md)
+//   --shuffle-brokers B    the Kafka cluster of an instance's repartition topics (docs/deploy.md)
+//   --shuffle-partitions N partitions of each repartition topic it creates; default: 12
 //   --help                 usage on stdout, exit 0
 //   --state-backend K      keyed state backend: heap|rocksdb; default: heap
 //   --state-local-dir DIR  rocksdb working files; default: $TMPDIR or /tmp
@@ -119,6 +121,14 @@ struct JobOptions {
   // through a consumer group (docs/deploy.md); unique per instance, stable across its restarts.
   // Default: "" = the job runs as one process and assigns partitions itself.
   std::string instance;
+  // --shuffle-brokers: bootstrap servers of the cluster that carries the repartition topics of an
+  // instance's key-by steps (engine/shuffle_key_by.h); it must be the cluster of the job's
+  // exactly-once Kafka sinks, whose transaction the writes join. Default: "" (a job with a key-by
+  // then cannot run with --instance).
+  std::string shuffle_brokers;
+  // --shuffle-partitions: partition count of a repartition topic the job creates (fixed once it
+  // exists; 12 spreads evenly over 1, 2, 3, 4 or 6 instances). 1..max_parallelism. Default: 12.
+  int32_t shuffle_partitions = 12;
   // The processing-time clock: what processing-time windows read and their timers wait for.
   // Default: null = the system clock (tests pass a ManualClock).
   std::shared_ptr<Clock> clock;

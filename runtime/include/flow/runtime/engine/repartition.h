@@ -20,6 +20,13 @@
 //   known and empty is idle.
 // - positions: the KafkaSource's, then each partition's PartitionProgress (Snapshot format:
 //   u32 version=1, u32 n, n x {i32 partition, string progress}).
+// - instances (--instance): the state of a partition's keys does not follow the partition to
+//   another instance yet. Before it passes on a record of a partition it was newly assigned, the
+//   source reads the offset metadata its group committed for it (`<instance>/chk-<N>`): one that
+//   names another instance fails the run with kFailedPrecondition (CheckRepartitionOwners). So
+//   at most one instance ever commits a partition, and a committed checkpoint holds state of a
+//   partition's keys only if its instance committed that partition (a record's offset commits
+//   with the state it made): no instance restores state of partitions another one reads.
 // Threading: one task thread.
 
 #include <algorithm>
@@ -27,13 +34,16 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "flow/runtime/common/key_group.h"
+#include "flow/runtime/connectors/kafka_instance.h"
 #include "flow/runtime/connectors/kafka_source.h"
 #include "flow/runtime/engine/raw_adapters.h"
 #include "flow/runtime/engine/sink.h"
@@ -53,6 +63,29 @@ requires Serializable<T> SinkEncode<T> RepartitionEncode(KeyHash key_hash) {
     WriteValue(w, r);
     *payload = w.Release();
   };
+}
+
+// kFailedPrecondition naming the partition, its committed owner and `instance` when `committed`
+// (partition -> offset metadata, "" = none committed) has a partition another instance committed
+// last: its keys' state is in that instance's checkpoint. kCorruption for metadata Flow did not
+// write. OK otherwise.
+[[nodiscard]] inline Status CheckRepartitionOwners(
+    std::string_view topic, std::string_view instance,
+    const std::map<int32_t, std::string>& committed) {
+  for (const auto& [partition, metadata] : committed) {
+    if (metadata.empty()) continue;
+    const std::string where = fmt::format("repartition topic `{}` partition {}", topic, partition);
+    auto owner = ParseKafkaInstanceOffsetMetadata(metadata, where);
+    if (!owner.ok()) return owner.status();
+    if (owner->instance == instance) continue;
+    return Status::FailedPrecondition(fmt::format(
+        "{}: instance {} committed it last (checkpoint {}), and the state of its keys is in that "
+        "instance's checkpoints; state does not move between instances yet, so instance {} cannot "
+        "take it over. Keep the instances' membership stable (static names, no scale changes) or "
+        "start the job over under a new --job-id (docs/deploy.md)",
+        where, owner->instance, owner->checkpoint_id, instance));
+  }
+  return Status::Ok();
 }
 
 struct RepartitionSourceSpec {
@@ -77,6 +110,7 @@ class RepartitionSource final : public SourceFunction<T> {
     FLOW_RETURN_IF_ERROR(
         shuffle::ValidateRepartitionPartitions(spec_.partitions, spec_.max_parallelism));
     bytes_in_ = ctx.metrics.Counter(kMetricBytesIn, "Bytes read by sources");
+    instance_ = ctx.instance;
     raw_->Bind(ConnectorContextOf(ctx));
     return raw_->Open(ctx.subtask, ctx.parallelism);
   }
@@ -86,6 +120,7 @@ class RepartitionSource final : public SourceFunction<T> {
     splits_.clear();
     auto r = raw_->Poll(&raw_records_, max, kPollTimeoutMs);
     if (!r.ok()) return r.status();
+    FLOW_RETURN_IF_ERROR(CheckOwnership());
     int64_t bytes = 0;
     for (const RawRecord& rec : raw_records_) {
       bytes += static_cast<int64_t>(rec.payload.size() + rec.key.size());
@@ -183,6 +218,23 @@ class RepartitionSource final : public SourceFunction<T> {
     return it->second;
   }
 
+  // Instances only (see the top): before records of a newly assigned partition pass, whoever
+  // committed it last must be this instance (or nobody). A partition moving between subtasks of
+  // one instance is fine: its keys' state is the keyed operator's, by key group.
+  Status CheckOwnership() {
+    if (instance_.empty() || !raw_->AssignmentKnown()) return Status::Ok();
+    std::vector<int32_t> fresh;
+    for (const auto& [partition, next] : raw_->positions()) {
+      if (checked_.count(partition) == 0) fresh.push_back(partition);
+    }
+    if (fresh.empty()) return Status::Ok();
+    auto committed = raw_->CommittedMetadata(fresh);
+    if (!committed.ok()) return committed.status();
+    FLOW_RETURN_IF_ERROR(CheckRepartitionOwners(spec_.topic, instance_, *committed));
+    checked_.insert(fresh.begin(), fresh.end());
+    return Status::Ok();
+  }
+
   // Where `rec` was read, for errors only (the hot path formats nothing).
   std::string Where(const RawRecord& rec) const { return raw_->Locate(rec); }
 
@@ -239,6 +291,8 @@ class RepartitionSource final : public SourceFunction<T> {
   std::vector<RawRecord> raw_records_;
   std::vector<int32_t> splits_;
   Metric* bytes_in_ = nullptr;
+  std::string instance_;       // "" = one process: no ownership checks
+  std::set<int32_t> checked_;  // partitions whose last committer was checked
 };
 
 // A factory for Job::Source: one KafkaSource on spec.topic per subtask, with `options` (brokers,

@@ -1,0 +1,113 @@
+#pragma once
+// KeyByAcrossInstances: a key-by that works the same in one process and across the instances of a
+// scaled-out job (docs/deploy.md, "Shuffles through Kafka").
+//
+//   auto keyed = KeyByAcrossInstances(job, where, "per_minute.window", "user", user_hash);
+//   if (!keyed.ok()) return keyed.status();
+//   keyed->Then<Count>("per_minute.window", window_factory);
+//
+// One process (no --instance): `in.KeyBy(key_name, key_hash)`, nothing else.
+// Under --instance the key-by is cut in two where the graph is built, so the stages need no
+// renumbering and the engine sees only a sink and a source:
+//   in --forward--> "<op>.shuffle.write"  an exactly-once RepartitionSink (txn/repartition_sink.h)
+//                                         in the job's Kafka transaction group on
+//                                         --shuffle-brokers, one subtask per subtask of `in`
+//   "<op>.shuffle" --key-by-->            a RepartitionSource (engine/repartition.h) of the
+//                                         consumer group "flow-<job>.<op>.shuffle"; its key-by
+//                                         stays inside the instance, since a partition holds
+//                                         whole key groups
+// on the topic RepartitionTopicName(job id, op) with --shuffle-partitions partitions. The sink
+// reports the event time of the splits of the sources on its forward path (Job::ForwardSourcesOf),
+// which is why that path must not repartition and why a second key-by behind the reader is
+// refused for now. Errors: kInvalidArgument naming the operator and what to change (no
+// --shuffle-brokers, a name no topic can have, a partition count out of range, such a path, a
+// record type without a Serializer, which cannot cross between processes).
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "flow/runtime/engine/job.h"
+#include "flow/runtime/engine/repartition.h"
+#include "flow/runtime/engine/txn_sink.h"
+#include "flow/runtime/shuffle/repartition_topic.h"
+
+namespace flow::rt {
+
+namespace engine_detail {
+
+template <typename T, typename KeyHash>
+requires Serializable<T> Result<Stream<T>> CutAcrossInstances(Job& job, const Stream<T>& in,
+                                                              const std::string& op,
+                                                              std::string key_name,
+                                                              KeyHash key_hash, WatermarkSpec spec,
+                                                              const std::string& what) {
+  const JobOptions& o = job.options();
+  auto topic = shuffle::RepartitionTopicName(o.job_id, op);
+  if (!topic.ok()) return Status(topic.status().code(), what + ": " + topic.status().message());
+  if (Status s = shuffle::ValidateRepartitionPartitions(o.shuffle_partitions, o.max_parallelism);
+      !s.ok()) {
+    return Status(s.code(), fmt::format("{}: --shuffle-partitions: {}", what, s.message()));
+  }
+  auto sources = job.ForwardSourcesOf(in.node(), what);
+  if (!sources.ok()) return sources.status();
+
+  KafkaTxnSinkConfig config;
+  config.brokers = o.shuffle_brokers;
+  RepartitionSinkOptions writes;
+  writes.topic = *topic;
+  writes.partitions = o.shuffle_partitions;
+  writes.max_parallelism = o.max_parallelism;
+  writes.upstream_sources = *sources;
+  ExactlyOnceSink<T>(in.Forward(), job, op + ".shuffle.write", RepartitionTxnSink(config, writes),
+                     RepartitionEncode<T>(key_hash), job.ParallelismOf(in.node()));
+
+  KafkaSourceOptions reads;
+  reads.brokers = o.shuffle_brokers;
+  RepartitionSourceSpec from;
+  from.topic = *topic;
+  from.partitions = o.shuffle_partitions;
+  from.max_parallelism = o.max_parallelism;
+  from.upstream_sources = std::move(sources).value();
+  spec.mode = TimeMode::kEventTime;
+  Stream<T> shuffled =
+      job.Source<T>(op + ".shuffle", RepartitionSourceFactory<T>(reads, std::move(from)), spec);
+  job.MarkShuffleReader(shuffled.node());
+  return shuffled.KeyBy(std::move(key_name), key_hash);
+}
+
+}  // namespace engine_detail
+
+// `op`: the keyed operator the stream feeds (names the topic and the two nodes). `spec`: the
+// reader's watermark settings (its event time comes from the writers' reports; the interval is
+// how often it passes it on).
+template <typename T, typename KeyHash>
+[[nodiscard]] Result<Stream<T>> KeyByAcrossInstances(Job& job, const Stream<T>& in,
+                                                     const std::string& op, std::string key_name,
+                                                     KeyHash key_hash, WatermarkSpec spec = {}) {
+  const JobOptions& o = job.options();
+  if (o.instance.empty()) return in.KeyBy(std::move(key_name), key_hash);
+  const std::string what =
+      fmt::format("--instance {}: operator '{}' (key by {})", o.instance, op, key_name);
+  if (o.shuffle_brokers.empty()) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: its records cross between instances through a repartition topic; give "
+        "--shuffle-brokers with the Kafka cluster of the job's exactly-once sinks "
+        "(docs/deploy.md)",
+        what));
+  }
+  if constexpr (!Serializable<T>) {
+    return Status::InvalidArgument(
+        fmt::format("{}: its records have no binary encoding, so they cannot cross between "
+                    "instances yet; run the job as one process",
+                    what));
+  } else {
+    return engine_detail::CutAcrossInstances<T>(job, in, op, std::move(key_name), key_hash, spec,
+                                                what);
+  }
+}
+
+}  // namespace flow::rt
