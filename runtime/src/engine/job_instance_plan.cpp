@@ -81,9 +81,9 @@ Result<std::vector<std::string>> Job::ForwardSourcesOf(int node, std::string_vie
         const std::string how =
             e.kind == Partitioning::kHash        ? "is a key-by"
             : e.kind == Partitioning::kBroadcast ? "is a broadcast"
-            : e.kind == Partitioning::kRebalance ? "is a rebalance"
-                                                 : fmt::format("goes from {} to {} subtasks",
-                                                               up.parallelism, n.parallelism);
+            : e.kind == Partitioning::kRebalance
+                ? "is a rebalance"
+                : fmt::format("goes from {} to {} subtasks", up.parallelism, n.parallelism);
         return Status::InvalidArgument(fmt::format(
             "{}: the edge '{}' -> '{}' {}; under --instance every step in front of a key-by must "
             "keep its source's records and parallelism (docs/deploy.md)",

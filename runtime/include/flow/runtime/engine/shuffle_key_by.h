@@ -93,11 +93,11 @@ template <typename T, typename KeyHash>
   const std::string what =
       fmt::format("--instance {}: operator '{}' (key by {})", o.instance, op, key_name);
   if (o.shuffle_brokers.empty()) {
-    return Status::InvalidArgument(fmt::format(
-        "{}: its records cross between instances through a repartition topic; give "
-        "--shuffle-brokers with the Kafka cluster of the job's exactly-once sinks "
-        "(docs/deploy.md)",
-        what));
+    return Status::InvalidArgument(
+        fmt::format("{}: its records cross between instances through a repartition topic; give "
+                    "--shuffle-brokers with the Kafka cluster of the job's exactly-once sinks "
+                    "(docs/deploy.md)",
+                    what));
   }
   if constexpr (!Serializable<T>) {
     return Status::InvalidArgument(
