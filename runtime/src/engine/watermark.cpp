@@ -65,6 +65,13 @@ std::optional<std::pair<TimestampMs, bool>> WatermarkGenerator::SplitWatermark(i
   return std::nullopt;
 }
 
+void WatermarkGenerator::RetainSplits(const std::vector<int32_t>& owned) {
+  std::erase_if(splits_, [&](const Split& s) {
+    return std::find(owned.begin(), owned.end(), s.id) == owned.end();
+  });
+  last_split_ = 0;
+}
+
 bool WatermarkGenerator::IsIdle(int64_t now) const {
   if (spec_.idle_timeout <= 0) return false;
   if (splits_.empty()) return now - start_now_ >= spec_.idle_timeout;

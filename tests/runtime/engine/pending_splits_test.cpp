@@ -1,13 +1,17 @@
 // Event time waits for splits the source has not heard from yet (SourceFunction::SplitsPending):
 // a Kafka consumer often gets one partition's first fetch before another's, and a watermark
-// computed from the first alone makes the other's older records late (dropped by windows).
+// computed from the first alone makes the other's older records late (dropped by windows). And a
+// split the source no longer reads (SourceFunction::OwnedSplits: a consumer group moved it to
+// another instance) stops holding event time back.
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "flow/runtime/engine/job.h"
@@ -105,6 +109,51 @@ class SilentSecondSplit final : public SourceFunction<int64_t> {
       std::chrono::steady_clock::now() + std::chrono::seconds(20);
 };
 
+// Splits 0 and 1 deliver ts 1000..3000 in the first poll; then split 0 moves away (when
+// `report_owned`, OwnedSplits says only split 1 is read) and split 1 goes on, 1000 ms per poll.
+// Ends once the watermark passed `end_at`, or after 3 s.
+class SplitMovesAway final : public SourceFunction<int64_t> {
+ public:
+  SplitMovesAway(Seen* seen, bool report_owned, TimestampMs end_at)
+      : seen_(seen), report_owned_(report_owned), end_at_(end_at) {}
+  Result<PollResult> PollBatch(Batch<int64_t>& out, size_t) override {
+    splits_.clear();
+    if (seen_->watermark.load() >= end_at_ || std::chrono::steady_clock::now() > give_up_)
+      return PollResult::kEnd;
+    if (next_ == 0) {
+      for (int32_t split : {0, 1}) {
+        for (TimestampMs ts = 1000; ts <= 3000; ts += 1000) {
+          out.Add(ts, ts);
+          splits_.push_back(split);
+        }
+      }
+      next_ = 3000;
+      return PollResult::kRecords;
+    }
+    owned_ = {1};
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    next_ += 1000;
+    out.Add(next_, next_);
+    splits_.push_back(1);
+    return PollResult::kRecords;
+  }
+  const std::vector<int32_t>* LastSplits() const override { return &splits_; }
+  std::optional<std::pair<uint32_t, std::vector<int32_t>>> OwnedSplits() const override {
+    if (!report_owned_) return std::nullopt;
+    return std::make_pair(2u, owned_);
+  }
+
+ private:
+  Seen* seen_;
+  bool report_owned_;
+  TimestampMs end_at_;
+  TimestampMs next_ = 0;
+  std::vector<int32_t> splits_;
+  std::vector<int32_t> owned_{0, 1};
+  std::chrono::steady_clock::time_point give_up_ =
+      std::chrono::steady_clock::now() + std::chrono::seconds(3);
+};
+
 class CountLate final : public OneInputOperator<int64_t, int64_t> {
  public:
   explicit CountLate(Seen* seen) : seen_(seen) {}
@@ -182,6 +231,31 @@ TEST(PendingSplitsTest, ASplitSilentPastTheIdleTimeoutStopsHoldingTheWatermark) 
       [&seen](uint32_t, uint32_t) { return std::make_unique<SilentSecondSplit>(&seen, 9999); }, 50);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_GE(seen.watermark.load(), 9999) << "the watermark stayed held after the idle timeout";
+}
+
+// A split that moved to another instance no longer holds the watermark at its last record: after
+// a restart restored it with the checkpoint, or after a rebalance took it, it would never advance.
+TEST(PendingSplitsTest, ASplitTheSourceNoLongerReadsStopsHoldingTheWatermark) {
+  Seen seen;
+  Status s = RunJob(
+      &seen,
+      [&seen](uint32_t, uint32_t) { return std::make_unique<SplitMovesAway>(&seen, true, 9999); },
+      0);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_GE(seen.watermark.load(), 9999) << "the split that moved away still holds the watermark";
+  EXPECT_EQ(seen.late.load(), 0);
+}
+
+// The control: a source that does not say which splits it reads keeps every split it has seen,
+// so the watermark stays at the moved split's last record and the check above can fail.
+TEST(PendingSplitsTest, WithoutOwnedSplitsAMovedSplitHoldsTheWatermark) {
+  Seen seen;
+  Status s = RunJob(
+      &seen,
+      [&seen](uint32_t, uint32_t) { return std::make_unique<SplitMovesAway>(&seen, false, 9999); },
+      0);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(seen.watermark.load(), 2999);
 }
 
 }  // namespace

@@ -34,6 +34,27 @@ TEST(WatermarkGeneratorTest, SplitsAreMinCombined) {
   EXPECT_EQ(g.Current(0, 0), 4999);
 }
 
+// A split restored with the checkpoint that the subtask no longer reads is forgotten; the ones it
+// reads keep their times.
+TEST(WatermarkGeneratorTest, RetainSplitsForgetsSplitsThatMovedAway) {
+  WatermarkGenerator g(Spec(0), 0);
+  g.OnRecord(2000, 3, 0);
+  g.OnRecord(9000, 5, 0);
+  BinaryWriter w;
+  g.Snapshot(/*reached=*/1999, 0, &w);
+  WatermarkGenerator r(Spec(0), 0);
+  TimestampMs reached = 0;
+  ASSERT_TRUE(r.Restore(w.data(), 0, &reached).ok());
+  EXPECT_EQ(r.Current(0, 0), 1999);  // split 3 holds it
+  r.RetainSplits({5, 7});
+  EXPECT_EQ(r.Current(0, 0), 8999);
+  EXPECT_FALSE(r.SplitWatermark(3, 0).has_value());
+  ASSERT_TRUE(r.SplitWatermark(5, 0).has_value());
+  EXPECT_EQ(r.SplitWatermark(5, 0)->first, 8999);
+  r.OnRecord(4000, 7, 0);  // a split gained since holds it from its first record
+  EXPECT_EQ(r.Current(0, 0), 3999);
+}
+
 TEST(WatermarkGeneratorTest, IdleSplitStopsHoldingBackAndResumes) {
   WatermarkGenerator g(Spec(0, 50), 0);
   g.OnRecord(1000, 0, 0);

@@ -352,6 +352,7 @@ class SourceTask final : public Task {
       }
       if (spec_.interval <= 0 || now - last_emit >= spec_.interval) {
         last_emit = now;
+        ForgetMovedSplits(gen);
         const std::optional<SourceEventTime> supplied = source_->EventTime();
         TimestampMs wm = supplied                ? supplied->watermark
                          : HoldingForSplits(now) ? kMinWatermark
@@ -452,6 +453,13 @@ class SourceTask final : public Task {
     gen.Snapshot(std::max(emitted, next), now, &watermark);
     state.watermark = watermark.Release();
     return Checkpoint(id, &state, [&] { return next_->OnBarrier(id); });
+  }
+
+  // A source whose splits move at run time (a consumer group's partitions under --instance)
+  // reports them; the generator forgets the others. Nothing known or owned yet: kept as is.
+  void ForgetMovedSplits(WatermarkGenerator& gen) {
+    auto owned = source_->OwnedSplits();
+    if (owned && !owned->second.empty()) gen.RetainSplits(owned->second);
   }
 
   // The event time of each split this subtask reads, for writers of repartition topics

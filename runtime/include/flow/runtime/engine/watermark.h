@@ -56,6 +56,9 @@ class WatermarkGenerator {
   // it is idle; nullopt when it never had a record. For writers of repartition topics, which
   // report event time per input partition (shuffle/split_times.h).
   std::optional<std::pair<TimestampMs, bool>> SplitWatermark(int32_t split, int64_t now) const;
+  // Forgets every split not in `owned`: one that moved to another subtask or instance (restored
+  // with the checkpoint, or read before a rebalance) would hold the watermark at its last value.
+  void RetainSplits(const std::vector<int32_t>& owned);
 
   // Checkpoints carry the generator (docs/checkpoints.md, "Event time across a restore"), so a
   // restored source reaches again the watermark it had reached, even when no record follows.
