@@ -75,10 +75,12 @@ class ScaleOutTest : public OwnBrokerTest {
   };
 
   std::vector<std::string> Args(const std::string& name) const {
+    // With a shared root every instance's state dir is <root>/<name>, and state follows partitions.
+    const bool shared = shared_state_;
     return {"--parallelism",
             "2",
-            "--state-dir",
-            (work_ / ("state-" + name)).string(),
+            shared ? "--state-root" : "--state-dir",
+            shared ? (work_ / "states").string() : (work_ / ("state-" + name)).string(),
             "--job-id",
             job_id_,
             "--instance",
@@ -274,6 +276,90 @@ class ScaleOutTest : public OwnBrokerTest {
     ASSERT_TRUE(env_.CreateTopic(output_, 3).ok());
   }
 
+  // The window job's committed output for records 0..n-1 (record i: key Key(i), value i, event
+  // time t0 + 3 i) in tumbling windows of `window_ms`: "key|start=key,start,count,sum" once per
+  // (key, window). Computed here, independently of the job.
+  std::map<std::string, int64_t> WindowReference(int64_t n, int64_t window_ms) const {
+    std::map<std::pair<std::string, int64_t>, std::pair<int64_t, int64_t>> windows;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t ts = t0_ + 3 * i;
+      auto& [count, sum] = windows[{Key(i), ts - ts % window_ms}];
+      ++count;
+      sum += i;
+    }
+    std::map<std::string, int64_t> want;
+    for (const auto& [k, v] : windows) {
+      ++want[fmt::format("{}|{}={},{},{},{}", k.first, k.second, k.first, k.second, v.first,
+                         v.second)];
+    }
+    return want;
+  }
+  // Produces records [from, to) of the window job's input (record i to partition i % 12).
+  void ProduceWindowRecords(int64_t from, int64_t to) {
+    std::vector<KafkaRecord> batch;
+    for (int64_t i = from; i < to; ++i) {
+      batch.push_back(KafkaRecord{static_cast<int32_t>(i % kPartitions), Key(i),
+                                  fmt::format("{},{}", i, t0_ + 3 * i)});
+    }
+    ASSERT_TRUE(env_.Produce(input_, batch, Millis(60000)).ok());
+  }
+  // One late-stamped record per input partition after the n records: every partition's event
+  // time passes the last window; the record's own window ("flush") never fires.
+  void ProduceWindowFlush(int64_t n, int64_t window_ms) {
+    std::vector<KafkaRecord> flush;
+    for (int32_t p = 0; p < kPartitions; ++p) {
+      flush.push_back(
+          KafkaRecord{p, "flush", fmt::format("{},{}", n, t0_ + 3 * n + 10 * window_ms)});
+    }
+    ASSERT_TRUE(env_.Produce(input_, flush, Millis(60000)).ok());
+  }
+  // Waits (restarting instances that die) until the committed output has `expected` records or
+  // two minutes passed, then a little longer, so that late duplicates would show.
+  void AwaitWindowOutput(size_t expected) {
+    const auto deadline = Clock::now() + std::chrono::minutes(2);
+    while (Clock::now() < deadline) {
+      Pass(1000);
+      auto got = env_.ConsumeToEnd(output_, Isolation::kReadCommitted, Millis(20000));
+      if (got.ok() && got->size() >= expected) break;
+    }
+    Pass(1500);
+  }
+  // Stops every instance not retired yet (SIGTERM, then SIGKILL after 30 s).
+  void StopAll() {
+    std::vector<pid_t> stopping;
+    for (auto& [name, in] : instances_) {
+      if (in.retired || in.pid < 0) continue;
+      in.retired = true;
+      ::kill(in.pid, SIGTERM);
+      stopping.push_back(in.pid);
+    }
+    for (pid_t pid : stopping) {
+      if (WaitForChild(pid, 30000) == -1) KillChild(pid);
+    }
+  }
+  // The committed output of the job as "key=value" strings.
+  std::vector<std::string> CommittedOutput() {
+    auto got = env_.ConsumeToEnd(output_, Isolation::kReadCommitted, Millis(60000));
+    EXPECT_TRUE(got.ok()) << got.status().ToString();
+    std::vector<std::string> values;
+    if (!got.ok()) return values;
+    for (const KafkaRecord& rec : *got) values.push_back(rec.key + "=" + rec.value);
+    return values;
+  }
+
+  // For a failure's analysis: the expected and the committed output, one per line, in the work dir
+  // (expected.txt, committed.txt).
+  void KeepOutputs(const std::map<std::string, int64_t>& want,
+                   const std::vector<std::string>& got) const {
+    std::ofstream expected(work_ / "expected.txt");
+    for (const auto& [item, n] : want) {
+      for (int64_t i = 0; i < n; ++i) expected << item << "\n";
+    }
+    std::ofstream committed(work_ / "committed.txt");
+    for (const std::string& item : got) committed << item << "\n";
+    std::printf("scale-out: expected and committed output kept in %s\n", work_.c_str());
+  }
+
   // The instance was assigned at least one partition at some point (not only "partitions=none"),
   // of the source named `source` when one is given.
   static bool OwnedPartitions(const std::string& log, const std::string& source = "") {
@@ -392,6 +478,7 @@ class ScaleOutTest : public OwnBrokerTest {
   int64_t transaction_timeout_ms_ = 0;   // 0: the runtime's default for instances
   std::string job_kind_ = "copy";        // chaos_job's `job`
   std::vector<std::string> extra_args_;  // after Args()
+  bool shared_state_ = false;            // --state-root <work>/states instead of own state dirs
   std::map<std::string, Instance> instances_;
 };
 

@@ -248,6 +248,13 @@ Status CheckpointStorage::ApplyRetention() {
   std::set<int64_t> kept(complete.begin() + static_cast<std::ptrdiff_t>(keep_from), complete.end());
   if (const int64_t committed = committed_.load(); committed > 0 && chks.count(committed) > 0)
     kept.insert(committed);
+  if (named_) {
+    const std::optional<std::set<int64_t>> named = named_();
+    if (!named) return Status::Ok();  // unknown now: the next checkpoint's retention decides
+    for (int64_t id : *named) {
+      if (auto it = chks.find(id); it != chks.end() && it->second) kept.insert(id);
+    }
+  }
   std::set<std::string> dropped_refs;
   Status first_error;
   for (const auto& [id, m] : chks) {

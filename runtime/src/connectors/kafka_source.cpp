@@ -71,6 +71,7 @@ Status KafkaSource::Open(uint32_t subtask, uint32_t parallelism) {
   // Not the user's to change: an empty partition reports its end, which SplitsPending needs.
   settings["enable.partition.eof"] = "true";
   if (!context_.instance.empty()) FLOW_RETURN_IF_ERROR(AddGroupSettings(subtask, &settings));
+  settings_ = settings;
   Result<rd_kafka_conf_t*> conf = MakeKafkaConf(settings, "kafka source");
   if (!conf.ok()) return conf.status();
   rd_kafka_conf_set_error_cb(*conf, &KafkaSource::OnError);
@@ -456,33 +457,51 @@ Status KafkaSource::SnapshotPosition(BinaryWriter* out) const {
   return Status::Ok();
 }
 
-Status KafkaSource::RestorePosition(BinaryReader* in) {
-  if (rk_ == nullptr) return Status::Internal("kafka source: RestorePosition before Open");
-  if (!group_mode_ && assigned_)
-    return Status::Internal("kafka source: RestorePosition after Poll");
-  uint8_t version;
+namespace {
+// One SnapshotPosition's offsets (partition, next offset), for a source of `topic`.
+Status ReadPositionOffsets(BinaryReader* in, std::string_view topic,
+                           std::vector<std::pair<int32_t, int64_t>>* offsets) {
+  uint8_t version = 0;
   FLOW_RETURN_IF_ERROR(in->GetU8(&version));
   if (version != kPositionVersion) {
     return Status::Corruption(fmt::format("kafka source position: unknown version {}", version));
   }
-  std::string topic;
-  uint32_t count;
-  FLOW_RETURN_IF_ERROR(in->GetString(&topic));
-  if (topic != options_.topic) {
+  std::string written_for;
+  uint32_t count = 0;
+  FLOW_RETURN_IF_ERROR(in->GetString(&written_for));
+  if (written_for != topic) {
     return Status::InvalidArgument(
-        fmt::format("kafka source: position is for topic `{}`, not `{}`", topic, options_.topic));
+        fmt::format("kafka source: position is for topic `{}`, not `{}`", written_for, topic));
   }
   FLOW_RETURN_IF_ERROR(in->GetU32(&count));
   for (uint32_t i = 0; i < count; ++i) {
-    uint32_t p;
-    int64_t off;
+    uint32_t p = 0;
+    int64_t off = 0;
     FLOW_RETURN_IF_ERROR(in->GetU32(&p));
     FLOW_RETURN_IF_ERROR(in->GetI64(&off));
     if (off < 0) return Status::Corruption("kafka source position: negative offset");
-    // In a group the committed offsets are the positions; the bytes are still read, so that a
-    // source wrapping this one (RepartitionSource) finds its own after them.
-    if (group_mode_) continue;
-    auto it = next_offsets_.find(static_cast<int32_t>(p));
+    offsets->emplace_back(static_cast<int32_t>(p), off);
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+Status KafkaSource::SkipPosition(BinaryReader* in, std::string_view topic) {
+  std::vector<std::pair<int32_t, int64_t>> offsets;
+  return ReadPositionOffsets(in, topic, &offsets);
+}
+
+Status KafkaSource::RestorePosition(BinaryReader* in) {
+  if (rk_ == nullptr) return Status::Internal("kafka source: RestorePosition before Open");
+  if (!group_mode_ && assigned_)
+    return Status::Internal("kafka source: RestorePosition after Poll");
+  std::vector<std::pair<int32_t, int64_t>> offsets;
+  FLOW_RETURN_IF_ERROR(ReadPositionOffsets(in, options_.topic, &offsets));
+  // In a group the committed offsets are the positions; the bytes are still read, so that a
+  // source wrapping this one (RepartitionSource) finds its own after them.
+  if (group_mode_) return Status::Ok();
+  for (const auto& [p, off] : offsets) {
+    auto it = next_offsets_.find(p);
     if (it != next_offsets_.end()) it->second = off;
   }
   return Status::Ok();
@@ -538,6 +557,10 @@ Status KafkaSource::Close() {
       rd_kafka_destroy(rk_);
     }
     rk_ = nullptr;
+  }
+  if (offsets_rk_ != nullptr) {
+    rd_kafka_destroy(offsets_rk_);
+    offsets_rk_ = nullptr;
   }
   had_assignment_ = false;
   assigned_ = false;

@@ -284,11 +284,48 @@ Result<std::map<int32_t, std::string>> KafkaSource::CommittedMetadata(
   rd_kafka_topic_partition_list_t* list =
       rd_kafka_topic_partition_list_new(static_cast<int>(partitions.size()));
   for (int32_t p : partitions) rd_kafka_topic_partition_list_add(list, options_.topic.c_str(), p);
+  auto out = ReadCommitted(rk_, list, /*adopt=*/true);
+  rd_kafka_topic_partition_list_destroy(list);
+  return out;
+}
+
+Result<std::map<int32_t, std::string>> KafkaSource::LastCommittedMetadata(int32_t partitions) {
+  if (!group_mode_ || rk_ == nullptr) {
+    return Status::FailedPrecondition(fmt::format(
+        "kafka source of `{}`: committed offsets are a consumer group's", options_.topic));
+  }
+  if (offsets_rk_ == nullptr) {
+    std::map<std::string, std::string> settings = settings_;
+    // A read_committed consumer's fetch waits while a transaction holds an offset back; the
+    // last committed one is what retention needs, at once.
+    settings["isolation.level"] = "read_uncommitted";
+    settings.erase("group.instance.id");
+    Result<rd_kafka_conf_t*> conf = MakeKafkaConf(settings, "kafka source");
+    if (!conf.ok()) return conf.status();
+    char err[512];
+    offsets_rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, *conf, err, sizeof err);
+    if (offsets_rk_ == nullptr) {
+      rd_kafka_conf_destroy(*conf);
+      return Status::Unavailable(
+          fmt::format("kafka source: cannot create the offsets consumer: {}", err));
+    }
+  }
+  rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(partitions);
+  for (int32_t p = 0; p < partitions; ++p) {
+    rd_kafka_topic_partition_list_add(list, options_.topic.c_str(), p);
+  }
+  auto out = ReadCommitted(offsets_rk_, list, /*adopt=*/false);
+  rd_kafka_topic_partition_list_destroy(list);
+  return out;
+}
+
+Result<std::map<int32_t, std::string>> KafkaSource::ReadCommitted(
+    rd_kafka_t* rk, rd_kafka_topic_partition_list_t* list, bool adopt) {
   const int64_t deadline = SteadyNowMs() + options_.metadata_timeout_ms;
   rd_kafka_resp_err_t err;
   while (true) {
     const int remaining = static_cast<int>(std::max<int64_t>(deadline - SteadyNowMs(), 1));
-    err = rd_kafka_committed(rk_, list, remaining);
+    err = rd_kafka_committed(rk, list, remaining);
     if (err == RD_KAFKA_RESP_ERR_NO_ERROR || !KafkaRetriable(err) || SteadyNowMs() >= deadline)
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -303,8 +340,11 @@ Result<std::map<int32_t, std::string>> KafkaSource::CommittedMetadata(
     out[tp.partition] = tp.offset < 0 || tp.metadata == nullptr
                             ? std::string()
                             : std::string(static_cast<const char*>(tp.metadata), tp.metadata_size);
+    if (auto it = next_offsets_.find(tp.partition);
+        adopt && tp.offset >= 0 && it != next_offsets_.end() && it->second < 0) {
+      it->second = tp.offset;
+    }
   }
-  rd_kafka_topic_partition_list_destroy(list);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return KafkaError(err, fmt::format("kafka source: cannot read the offsets group `{}` committed "
                                        "for topic `{}`: {}",

@@ -214,6 +214,24 @@ Status Job::Build(Runtime* rt) {
     if (!slot[j]) slot[j] = std::make_unique<TaskTimers>(clock);
     return slot[j].get();
   };
+  // Instances with a shared state root adopt their repartition partitions' state each run.
+  const bool any_reader = std::any_of(nodes_.begin(), nodes_.end(),
+                                      [](const auto& node) { return node->shuffle_reader; });
+  if (any_reader && !options_.instance.empty() && !options_.state_root.empty()) {
+    rt->adoption = std::make_unique<StateAdoption>(options_.instance, options_.state_root, maxp);
+    for (const auto& node : nodes_) {
+      if (node->shuffle_reader) rt->adoption->Expect(node->name, node->parallelism);
+    }
+  }
+  // The repartition source a keyed node reads through its key-by; "" when none.
+  auto reader_of = [&](size_t v) -> std::string {
+    for (int e : nodes_[v]->in_edges) {
+      const auto& edge = *edges_[e];
+      if (edge.kind == Partitioning::kHash && nodes_[edge.from]->shuffle_reader)
+        return nodes_[edge.from]->name;
+    }
+    return "";
+  };
   auto make_ctx = [&](size_t v, uint32_t j) {
     OperatorContext ctx;
     ctx.name = nodes_[v]->name;
@@ -234,6 +252,10 @@ Status Job::Build(Runtime* rt) {
     ctx.instance = options_.instance;
     ctx.state_backend = state_backend_.get();
     ctx.split_times = &rt->split_times;
+    if (rt->adoption) {
+      ctx.adoption = rt->adoption.get();
+      if (ctx.keyed_input) ctx.shuffle_reader = reader_of(v);
+    }
     return ctx;
   };
   auto own = [&](std::unique_ptr<Consumer> c) {

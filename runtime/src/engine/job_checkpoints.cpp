@@ -79,6 +79,7 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
   for (const auto& e : edges_)
     parts.push_back(EdgePart(*e, nodes_[e->from]->name, nodes_[e->to]->name));
   info.fingerprint = JobFingerprint(parts);
+  if (rt->adoption) rt->adoption->SetFingerprint(info.fingerprint);
 
   if (!flags.state_dir.empty()) {
     // One process per state dir, and the dir of one job only: both checked before anything in
@@ -93,6 +94,10 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
         CheckpointStorageOptions{flags.state_dir, flags.retained, {}}, info);
     if (!storage.ok()) return storage.status();
     rt->storage = std::move(storage).value();
+    if (rt->adoption) {
+      // Another instance may still have to adopt state from a checkpoint a committed offset names.
+      rt->storage->KeepNamed([adoption = rt->adoption.get()] { return adoption->Named(); });
+    }
   }
   if (rt->txn) FLOW_RETURN_IF_ERROR(rt->txn->Start(options_, rt->storage.get(), state_dir_.get()));
   if (state_dir_) FLOW_RETURN_IF_ERROR(state_dir_->ConfirmClaim());  // the start-up checks passed

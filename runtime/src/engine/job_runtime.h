@@ -13,6 +13,7 @@
 #include "flow/runtime/checkpoint/coordinator.h"
 #include "flow/runtime/checkpoint/recovery.h"
 #include "flow/runtime/engine/job.h"
+#include "flow/runtime/engine/state_adoption.h"
 #include "txn_sinks.h"
 
 namespace flow::rt {
@@ -48,6 +49,9 @@ struct Job::Runtime {
   std::atomic<bool> ended{false};  // every task thread returned: no checkpoint completes any more
   std::mutex error_mu;
   Status error;
+  // Instances with --state-root: which partitions' state this run adopts (OperatorContext). The
+  // storage's retention asks it, so it is declared first and outlives the storage.
+  std::unique_ptr<StateAdoption> adoption;
   // Checkpoints (all empty when the job has no state dir and nothing to restore).
   std::unique_ptr<CheckpointStorage> storage;
   std::optional<RestorePoint> restore;

@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <filesystem>
 #include <thread>
 
 #include <fmt/format.h>
@@ -278,6 +279,10 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
       FLOW_RETURN_IF_ERROR(next(&v));
       if (v.empty()) return Status::InvalidArgument("--shuffle-brokers: expected host:port[,...]");
       o.shuffle_brokers = std::string(v);
+    } else if (arg == "--state-root") {
+      FLOW_RETURN_IF_ERROR(next(&v));
+      if (v.empty()) return Status::InvalidArgument("--state-root: expected a directory");
+      o.state_root = std::string(v);
     } else if (arg == "--shuffle-partitions") {
       FLOW_RETURN_IF_ERROR(next(&v));
       int64_t n;
@@ -333,12 +338,35 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
   if (o.job_id.empty())
     o.job_id = !default_job_id.empty() ? std::string(default_job_id)
                                        : JobIdFromName(argc > 0 ? argv[0] : "");
+  if (!o.state_root.empty()) {
+    // Every instance's checkpoints under one root, so that whichever instance is given a
+    // repartition partition next can read the state of its keys (docs/deploy.md).
+    if (o.instance.empty()) {
+      return Status::InvalidArgument(
+          "--state-root: the state dirs of a job's instances, one per --instance name; give "
+          "--instance NAME, or --state-dir DIR for one process");
+    }
+    if (!o.checkpoint.state_dir.empty()) {
+      return Status::InvalidArgument(fmt::format(
+          "--state-root {} and --state-dir {}: give one; under --state-root the instance's state "
+          "dir is {}/{}",
+          o.state_root, o.checkpoint.state_dir, o.state_root, o.instance));
+    }
+    o.checkpoint.state_dir = (std::filesystem::path(o.state_root) / o.instance).string();
+  }
   FLOW_RETURN_IF_ERROR(ResolveCheckpointFlags(&o.checkpoint, /*has_exactly_once_sink=*/false));
+  if (!o.state_root.empty() && o.checkpoint.retained < 3) {
+    // Retention learns that a checkpoint is named by a committed offset up to two checkpoints
+    // after it completed (engine/state_adoption.h).
+    return Status::InvalidArgument(
+        fmt::format("--retained-checkpoints {}: under --state-root at least 3 are kept",
+                    o.checkpoint.retained));
+  }
   if (!o.instance.empty() && o.checkpoint.state_dir.empty()) {
     // Offsets reach the group only when a checkpoint completes.
     return Status::InvalidArgument(
         "--instance: instances commit their progress at checkpoints; give --state-dir DIR (one "
-        "per instance)");
+        "per instance) or --state-root DIR (shared by all)");
   }
   if (!o.instance.empty()) {
     if (!o.checkpoint.interval_ms) {
@@ -395,6 +423,10 @@ std::string JobUsage(std::string_view program, const std::vector<ParamSpec>& spe
       "                         the other instances of the same --job-id (docs/deploy.md); NAME "
       "is\n"
       "                         unique per instance and stable across its restarts\n"
+      "  --state-root DIR       instances: a directory every instance can read (a shared file\n"
+      "                         system); this instance's state dir is DIR/<instance>, and the\n"
+      "                         state of a repartition partition's keys moves with the\n"
+      "                         partition between instances\n"
       "  --shuffle-brokers B    instances: the Kafka cluster of the job's repartition topics "
       "(those\n"
       "                         of its key-by steps); the cluster of its exactly-once Kafka sinks\n"

@@ -5,11 +5,13 @@
 #include <deque>
 #include <exception>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "flow/runtime/checkpoint/barrier_aligner.h"
 #include "flow/runtime/checkpoint/fault_injection.h"
+#include "flow/runtime/engine/state_adoption.h"
 #include "flow/runtime/state/checkpoint_storage_sink.h"
 #include "flow/runtime/state/snapshot_scope.h"
 
@@ -21,7 +23,7 @@ Status Task::Run() {
     const int64_t opened_at = SteadyNowMs();
     // members_ lists downstream consumers first: a chain is ready before anything flows into it.
     for (size_t i = 0; i < members_.size() && status.ok(); ++i) status = members_[i]->Open();
-    if (status.ok() && restoring()) {
+    if (status.ok() && (restoring() || Adopting())) {
       status = RestoreMembers();
       if (status.ok() && restore_ms_ != nullptr) restore_ms_->Set(SteadyNowMs() - opened_at);
     }
@@ -112,31 +114,84 @@ Result<TimestampMs> Task::RestoredWatermarkFloor(const std::string& op,
   return any ? floor : kMinWatermark;
 }
 
+bool Task::Adopting() const {
+  return std::any_of(members_.begin(), members_.end(), [](Consumer* m) {
+    const OperatorContext* ctx = m->operator_context();
+    return ctx != nullptr && ctx->adoption != nullptr && !ctx->shuffle_reader.empty();
+  });
+}
+
 // The operator's own file is files[0]; any further files are its keyed state's asynchronous
 // snapshot (state/snapshot_scope.h), reached only through the reference in files[0].
-Status Task::RestoreOneSnapshot(Consumer* m, const OperatorSnapshot& snap) {
+Status Task::RestoreOneSnapshot(Consumer* m, const OperatorSnapshot& snap,
+                                const RestorePoint& point, std::optional<KeyGroupSpan> only) {
   if (snap.files.empty()) return Status::Ok();  // no state
-  const RestorePoint& point = *checkpointing_.restore;
   auto bytes = ReadRestoreFile(point, snap.files[0]);
   if (!bytes.ok()) return bytes.status();
   RestorePointSource source(&point);
   std::vector<StoredFile> files;
   for (const SnapshotFile& f : snap.files) files.push_back(ToStoredFile(f));
-  SnapshotRestoreScope scope(&source, std::move(files));
+  std::optional<SnapshotRestoreScope> scope;
+  if (only) {
+    scope.emplace(&source, std::move(files), *only);
+  } else {
+    scope.emplace(&source, std::move(files));
+  }
   BinaryReader reader(*bytes);
   return m->RestoreOperator(&reader);
 }
 
+// For each partition its source was given with committed state, the key groups of that
+// partition this subtask owns, from the snapshot that committed them (engine/state_adoption.h).
+Status Task::AdoptKeyedState(Consumer* m, const OperatorContext& ctx) {
+  auto given = ctx.adoption->Wait(ctx.shuffle_reader, ctx.cancel);
+  if (!given.ok()) return given.status();
+  for (const auto& [partition, origin] : given->origins) {
+    const KeyGroupRange part =
+        KeyGroupsOfSubtask(static_cast<uint32_t>(partition),
+                           static_cast<uint32_t>(given->partitions), ctx.max_parallelism);
+    const KeyGroupSpan only{std::max(part.first, ctx.key_groups.first),
+                            std::min(part.end, ctx.key_groups.end)};
+    if (only.empty()) continue;
+    auto point = ctx.adoption->Checkpoint(origin);
+    if (!point.ok()) {
+      return Status(point.status().code(),
+                    fmt::format("'{}' subtask {} adopting the keys of repartition partition {}: {}",
+                                ctx.name, ctx.subtask, partition, point.status().message()));
+    }
+    int restored = 0;
+    for (const OperatorSnapshot* s : SnapshotsOf((*point)->metadata, ctx.name)) {
+      if (s->finished || s->key_group_end <= only.first || s->key_group_first >= only.end) continue;
+      FLOW_RETURN_IF_ERROR(RestoreOneSnapshot(m, *s, **point, only));
+      ++restored;
+    }
+    Log(LogLevel::kInfo, "engine", "adopted the state of a repartition partition's keys",
+        {{"operator", ctx.name},
+         {"subtask", std::to_string(ctx.subtask)},
+         {"partition", std::to_string(partition)},
+         {"key_groups", only.ToString()},
+         {"from", ctx.adoption->PathOf(origin)},
+         {"snapshots", std::to_string(restored)}});
+  }
+  return Status::Ok();
+}
+
 Status Task::RestoreMembers() {
-  const RestorePoint& point = *checkpointing_.restore;
   for (Consumer* m : members_) {
     const OperatorContext* ctx = m->operator_context();
     if (ctx == nullptr) continue;
+    if (ctx->adoption != nullptr && !ctx->shuffle_reader.empty()) {
+      // Its own checkpoint may hold key groups another instance reads now: never restored.
+      FLOW_RETURN_IF_ERROR(AdoptKeyedState(m, *ctx));
+      continue;
+    }
+    if (checkpointing_.restore == nullptr) continue;
+    const RestorePoint& point = *checkpointing_.restore;
     const uint32_t old_parallelism = RestoredParallelism(ctx->name);
     if (old_parallelism == 0 || old_parallelism == ctx->parallelism) {
       const OperatorSnapshot* snap = RestoredSnapshot(ctx->name, ctx->subtask);
       if (snap == nullptr) continue;  // no state, or the subtask had finished
-      FLOW_RETURN_IF_ERROR(RestoreOneSnapshot(m, *snap));
+      FLOW_RETURN_IF_ERROR(RestoreOneSnapshot(m, *snap, point));
       continue;
     }
     // An operator fed other than by key keeps state that is not split by key group (a count, a
@@ -170,7 +225,7 @@ Status Task::RestoreMembers() {
             fmt::format("checkpoint {}: no snapshot of '{}' subtask {} for key group {}",
                         point.path, ctx->name, piece.old_subtask, piece.key_group));
       }
-      FLOW_RETURN_IF_ERROR(RestoreOneSnapshot(m, *snap));
+      FLOW_RETURN_IF_ERROR(RestoreOneSnapshot(m, *snap, point));
     }
   }
   return Status::Ok();

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "flow/runtime/state/keyed_state_backend.h"
+#include "flow/runtime/state/snapshot_scope.h"
 
 namespace flow::rt {
 namespace fs = std::filesystem;
@@ -288,7 +289,9 @@ Status KeyedStateBackend::RestoreRocksDb(std::string_view bytes, const std::stri
   }
   if (!r.AtEnd()) return Status::Corruption("rocksdb state snapshot has trailing bytes");
 
-  uint32_t lo = std::max(first, ctx_.range.first), hi = std::min(end, ctx_.range.end);
+  const KeyGroupSpan limit = SnapshotRestoreScope::Limit();
+  uint32_t lo = std::max({first, ctx_.range.first, limit.first});
+  uint32_t hi = std::min({end, ctx_.range.end, limit.end});
   if (lo < hi) {
     // Materialise the snapshot's database next to ours, copy the owned key-group ranges, drop it.
     fs::path dir = store_->dir() + "-restore-" + std::to_string(restore_count_++);

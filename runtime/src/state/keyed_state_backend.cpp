@@ -270,6 +270,7 @@ Status KeyedStateBackend::RestoreState(BinaryReader* in) {
                                    std::to_string(ctx_.max_parallelism));
   }
   FLOW_RETURN_IF_ERROR(in->GetU32(&group_count));
+  const KeyGroupSpan limit = SnapshotRestoreScope::Limit();
   for (uint32_t i = 0; i < group_count; ++i) {
     uint32_t g = 0, crc = 0;
     std::string blob;
@@ -285,6 +286,7 @@ Status KeyedStateBackend::RestoreState(BinaryReader* in) {
                                 " out of range");
     }
     if (!ctx_.range.Contains(g)) continue;  // owned by another subtask after rescaling
+    if (!limit.Contains(g)) continue;       // adopting another key-group range only
     FLOW_RETURN_IF_ERROR(RestoreGroup(g, blob));
   }
   return Status::Ok();

@@ -1,5 +1,8 @@
 #include "flow/runtime/state/snapshot_scope.h"
 
+#include <cstdint>
+#include <utility>
+
 namespace flow::rt {
 namespace {
 thread_local AsyncSnapshotScope* current_snapshot_scope = nullptr;
@@ -29,6 +32,18 @@ SnapshotRestoreScope::SnapshotRestoreScope(SnapshotFileSource* source,
                                            std::vector<StoredFile> files)
     : source_(source), files_(std::move(files)), previous_(current_restore_scope) {
   current_restore_scope = this;
+}
+
+SnapshotRestoreScope::SnapshotRestoreScope(SnapshotFileSource* source,
+                                           std::vector<StoredFile> files, KeyGroupSpan only)
+    : SnapshotRestoreScope(source, std::move(files)) {
+  only_ = only;
+}
+
+KeyGroupSpan SnapshotRestoreScope::Limit() {
+  if (current_restore_scope == nullptr || !current_restore_scope->only_)
+    return KeyGroupSpan{0, UINT32_MAX};
+  return *current_restore_scope->only_;
 }
 
 SnapshotRestoreScope::~SnapshotRestoreScope() {

@@ -17,6 +17,7 @@
 // Kafka sink, flushed at barriers), to show that the checker catches the duplicates of the
 // latter.
 
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <map>
@@ -34,6 +35,7 @@
 #include "flow/runtime/engine/raw_adapters.h"
 #include "flow/runtime/engine/shuffle_key_by.h"
 #include "flow/runtime/engine/txn_sink.h"
+#include "flow/runtime/state/snapshot_scope.h"
 
 namespace {
 
@@ -86,7 +88,13 @@ Status Decode(const flow::rt::RawRecord& raw, Rec* out) {
 
 class TumblingSum final : public flow::rt::OneInputOperator<Rec, Agg> {
  public:
-  explicit TumblingSum(int64_t size) : size_(size) {}
+  // `all_keys`: restores keep every key (breaks the keyed-state contract; for the controls).
+  TumblingSum(int64_t size, bool all_keys) : size_(size), all_keys_(all_keys) {}
+  Status Open(flow::rt::OperatorContext& ctx) override {
+    key_groups_ = ctx.key_groups;
+    max_parallelism_ = ctx.max_parallelism;
+    return Status::Ok();
+  }
   Status ProcessBatch(const Batch<Rec>& batch, Output<Agg>& out) override {
     for (size_t n = 0; n < batch.size(); ++n) {
       const Rec& r = batch.records[n];
@@ -125,9 +133,16 @@ class TumblingSum final : public flow::rt::OneInputOperator<Rec, Agg> {
     }
     return Status::Ok();
   }
+  // Keyed state's contract (docs/checkpoints.md): a restore keeps the keys of this subtask's key
+  // groups only, and of the ones the engine restores now (a repartition partition's, when its
+  // state is adopted from another instance); several restores take the lowest time fired.
   Status RestoreState(BinaryReader* in) override {
     uint64_t n = 0;
-    FLOW_RETURN_IF_ERROR(in->GetI64(&fired_));
+    TimestampMs fired = flow::rt::kMinWatermark;
+    FLOW_RETURN_IF_ERROR(in->GetI64(&fired));
+    fired_ = restored_ ? std::min(fired_, fired) : fired;
+    restored_ = true;
+    const flow::rt::KeyGroupSpan limit = flow::rt::SnapshotRestoreScope::Limit();
     FLOW_RETURN_IF_ERROR(in->GetU64(&n));
     for (uint64_t j = 0; j < n; ++j) {
       std::string key;
@@ -136,6 +151,9 @@ class TumblingSum final : public flow::rt::OneInputOperator<Rec, Agg> {
       FLOW_RETURN_IF_ERROR(in->GetI64(&start));
       FLOW_RETURN_IF_ERROR(in->GetI64(&count));
       FLOW_RETURN_IF_ERROR(in->GetI64(&sum));
+      const uint32_t kg =
+          flow::rt::KeyGroupForHash(flow::rt::StableHash(std::string_view(key)), max_parallelism_);
+      if (!all_keys_ && (!key_groups_.Contains(kg) || !limit.Contains(kg))) continue;
       open_[{key, start}] = {count, sum};
     }
     return Status::Ok();
@@ -146,6 +164,10 @@ class TumblingSum final : public flow::rt::OneInputOperator<Rec, Agg> {
 
  private:
   int64_t size_;
+  bool all_keys_;
+  flow::rt::KeyGroupRange key_groups_{0, flow::rt::kDefaultMaxParallelism};
+  uint32_t max_parallelism_ = flow::rt::kDefaultMaxParallelism;
+  bool restored_ = false;
   TimestampMs fired_ = flow::rt::kMinWatermark;
   int64_t late_ = 0;
   std::map<std::pair<std::string, int64_t>, std::pair<int64_t, int64_t>> open_;
@@ -186,6 +208,9 @@ int main(int argc, char** argv) {
        {"output", ParamType::kString, "", "output topic"},
        {"guarantee", ParamType::kString, "exactly_once", "exactly_once or at_least_once"},
        {"window_ms", ParamType::kInt, "5000", "tumbling window size"},
+       {"restore_all_keys", ParamType::kBool, "false",
+        "window: a restore keeps every key, whatever its key group (the control of the tests "
+        "that move state between instances)"},
        {"files", ParamType::kString, "",
         "copy, exactly once: also write the records to files here"},
        {"retry_timeout_ms", ParamType::kInt, "0",
@@ -200,6 +225,7 @@ int main(int argc, char** argv) {
         auto output = p.GetString("output");
         auto guarantee = p.GetString("guarantee");
         auto window_ms = p.GetInt("window_ms");
+        auto all_keys = p.GetBool("restore_all_keys");
         auto files = p.GetString("files");
         auto retry = p.GetInt("retry_timeout_ms");
         auto txn_timeout = p.GetInt("transaction_timeout_ms");
@@ -241,8 +267,9 @@ int main(int argc, char** argv) {
             job, records, "window", "key",
             [](const Rec& r) { return flow::rt::StableHash(std::string_view(r.key)); });
         if (!keyed.ok()) return keyed.status();
-        auto sums =
-            keyed->Then<Agg>("window", [size] { return std::make_unique<TumblingSum>(size); });
+        auto sums = keyed->Then<Agg>("window", [size, all = all_keys.ok() && *all_keys] {
+          return std::make_unique<TumblingSum>(size, all);
+        });
         return AddSink<Agg>(job, sums, *guarantee, *brokers, *output, *retry, *txn_timeout,
                             [](const Agg& a, std::string* key, std::string* payload) {
                               *key = fmt::format("{}|{}", a.key, a.start);

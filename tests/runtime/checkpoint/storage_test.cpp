@@ -3,6 +3,8 @@
 
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -333,6 +335,32 @@ TEST(CheckpointStorage, RetentionKeepsTheLastCommittedCheckpoint) {
   EXPECT_FALSE(fs::exists(dir / "shared/sst-a"));
   EXPECT_TRUE(fs::exists(dir / "chk-6"));
   EXPECT_TRUE(fs::exists(dir / "chk-7"));
+}
+
+// Instances with --state-root: a checkpoint a committed offset still names is kept (another
+// instance may have to adopt state from it); while the names are unknown nothing is deleted.
+TEST(CheckpointStorage, RetentionKeepsTheCheckpointsCommittedOffsetsName) {
+  TempDir dir;
+  auto storage = test::OpenStorage(dir.path(), /*retained=*/2);
+  ASSERT_TRUE(storage);
+  std::optional<std::set<int64_t>> named;  // unknown
+  storage->KeepNamed([&named] { return named; });
+  test::WriteCheckpoint(storage.get(), 1, "s1", {"sst-a"});
+  test::WriteCheckpoint(storage.get(), 2, "s2", {});
+  test::WriteCheckpoint(storage.get(), 3, "s3", {});
+  EXPECT_TRUE(fs::exists(dir / "chk-1")) << "deleted while the names were unknown";
+  named = std::set<int64_t>{1};
+  test::WriteCheckpoint(storage.get(), 4, "s4", {});
+  EXPECT_TRUE(fs::exists(dir / "chk-1/_metadata"));
+  EXPECT_TRUE(fs::exists(dir / "shared/sst-a")) << "a file the named checkpoint lists";
+  EXPECT_FALSE(fs::exists(dir / "chk-2"));
+  EXPECT_TRUE(VerifyCheckpoint(dir / "chk-1").ok());
+  named = std::set<int64_t>{};  // its partition was committed again by its new owner
+  test::WriteCheckpoint(storage.get(), 5, "s5", {});
+  EXPECT_FALSE(fs::exists(dir / "chk-1"));
+  EXPECT_FALSE(fs::exists(dir / "shared/sst-a"));
+  EXPECT_TRUE(fs::exists(dir / "chk-4"));
+  EXPECT_TRUE(fs::exists(dir / "chk-5"));
 }
 
 TEST(CheckpointStorage, DiscardNewerThanDeletesOnlyNewerCheckpoints) {

@@ -198,8 +198,8 @@ TEST(InstancePlanTest, RecordsWithoutAnEncodingCannotCross) {
       << keyed.status().message();
 }
 
-// Until state follows a repartition partition, an instance may read one only if it committed it
-// last (or nobody did).
+// Without --state-root an instance cannot read another's checkpoints: it may read a repartition
+// partition only if it committed it last (or nobody did).
 TEST(InstancePlanTest, ARepartitionPartitionCommittedByAnotherInstanceIsNotTakenOver) {
   EXPECT_TRUE(CheckRepartitionOwners("t", "b", {{0, ""}, {1, "b/chk-7"}}).ok());
   Status s = CheckRepartitionOwners("t", "b", {{0, "b/chk-7"}, {3, "a/chk-12"}});
@@ -208,7 +208,9 @@ TEST(InstancePlanTest, ARepartitionPartitionCommittedByAnotherInstanceIsNotTaken
                              "(checkpoint 12)"),
             std::string::npos)
       << s.message();
-  EXPECT_NE(s.message().find("instance b cannot take it over"), std::string::npos);
+  EXPECT_NE(s.message().find("which instance b cannot read: give every instance --state-root"),
+            std::string::npos)
+      << s.message();
   Status foreign = CheckRepartitionOwners("t", "b", {{2, "committed by a tool"}});
   EXPECT_EQ(foreign.code(), StatusCode::kCorruption) << foreign.ToString();
 }

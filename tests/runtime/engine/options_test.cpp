@@ -135,6 +135,27 @@ TEST(OptionsTest, ShuffleFlagsNameTheClusterAndPartitionCount) {
   EXPECT_NE(empty.status().message().find("--shuffle-brokers"), std::string::npos);
 }
 
+// --state-root puts the instance's state dir under a root every instance reads.
+TEST(OptionsTest, StateRootIsTheInstancesStateDirUnderASharedRoot) {
+  auto r = Parse({"--instance", "b", "--state-root", "/mnt/shared/clicks"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->options.state_root, "/mnt/shared/clicks");
+  EXPECT_EQ(r->options.checkpoint.state_dir, "/mnt/shared/clicks/b");
+  auto no_instance = Parse({"--state-root", "/mnt/shared/clicks"});
+  ASSERT_FALSE(no_instance.ok());
+  EXPECT_NE(no_instance.status().message().find("give --instance"), std::string::npos)
+      << no_instance.status().message();
+  auto both = Parse({"--instance", "b", "--state-root", "/r", "--state-dir", "/s"});
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.status().message().find("give one"), std::string::npos) << both.status().message();
+  auto few = Parse({"--instance", "b", "--state-root", "/r", "--retained-checkpoints", "2"});
+  ASSERT_FALSE(few.ok());
+  EXPECT_NE(few.status().message().find("at least 3"), std::string::npos) << few.status().message();
+  auto empty = Parse({"--instance", "b", "--state-root", ""});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.status().message().find("--state-root"), std::string::npos);
+}
+
 TEST(OptionsTest, KafkaPropertiesFileAndSavepointOnStop) {
   const std::string path = ::testing::TempDir() + "flow-options-kafka.properties";
   {

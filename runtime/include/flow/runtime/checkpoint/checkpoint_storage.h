@@ -20,8 +20,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -85,6 +88,12 @@ class CheckpointStorage final : public CheckpointFinalizer {
   // checkpoint the job's two-phase-commit sinks committed, which a restart must restore even when
   // newer checkpoints completed while that commit was slow or failed. Thread-safe.
   void KeepCommitted(int64_t id) { committed_.store(id); }
+  // Retention also keeps the checkpoints `named` returns (instances with --state-root: those a
+  // committed offset names, engine/state_adoption.h); when it returns nullopt, nothing is deleted
+  // this time. Set before the first checkpoint.
+  void KeepNamed(std::function<std::optional<std::set<int64_t>>()> named) {
+    named_ = std::move(named);
+  }
   // Deletes every chk-<N> with N > `id`, complete or not: checkpoints whose output was never
   // committed (a restart restores exactly the committed one). IoError naming the directory.
   [[nodiscard]] Status DiscardNewerThan(int64_t id);
@@ -97,6 +106,7 @@ class CheckpointStorage final : public CheckpointFinalizer {
   JobCheckpointInfo job_;
   std::mutex mu_;
   std::atomic<int64_t> committed_{0};
+  std::function<std::optional<std::set<int64_t>>()> named_;
 };
 
 // Low-level file helpers shared with recovery (exposed for tests). All return IoError naming the

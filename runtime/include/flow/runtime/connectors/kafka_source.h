@@ -101,6 +101,10 @@ class KafkaSource final : public RawSource {
   Result<PollResult> Poll(std::vector<RawRecord>* out, size_t max_records, int timeout_ms) override;
   std::string Locate(const RawRecord& record) const override;
   Status SnapshotPosition(BinaryWriter* out) const override;
+  // Reads past one SnapshotPosition of a source of `topic` without restoring it (a wrapping
+  // source reads its own part after it). kCorruption for bytes it did not write, kInvalidArgument
+  // for another topic's.
+  [[nodiscard]] static Status SkipPosition(BinaryReader* in, std::string_view topic);
   Status RestorePosition(BinaryReader* in) override;
   Status RestoreRescaled(const std::vector<OldSourcePosition>& old,
                          uint32_t old_parallelism) override;
@@ -130,8 +134,17 @@ class KafkaSource final : public RawSource {
   // offset a pending transaction holds back is waited for, up to metadata_timeout_ms. Errors:
   // kUnavailable (or the broker's error) naming group and topic; kFailedPrecondition when the
   // source is not in a group.
+  // Each of `partitions` that is assigned, has a committed offset and no position yet takes that
+  // offset as its position (where the consumer resumes anyway): from the next checkpoint on, this
+  // instance's transactions commit it again under their own checkpoint even before a record of it
+  // arrives, so the metadata always names the holder's latest state of it (state_adoption.h).
   [[nodiscard]] Result<std::map<int32_t, std::string>> CommittedMetadata(
       const std::vector<int32_t>& partitions);
+  // In a consumer group: the metadata of the offsets the group has committed for partitions
+  // 0..partitions-1 of the topic, assigned here or not, without waiting for open transactions
+  // (through a second consumer handle that never joins: read_uncommitted fetches do not wait).
+  // For retention, which must keep every checkpoint a committed offset names (state_adoption.h).
+  [[nodiscard]] Result<std::map<int32_t, std::string>> LastCommittedMetadata(int32_t partitions);
 
  private:
   static void OnError(rd_kafka_s* rk, int err, const char* reason, void* opaque);
@@ -164,8 +177,17 @@ class KafkaSource final : public RawSource {
   // Forgets partitions this subtask no longer reads (positions, lag gauges, pending commits).
   void DropPartitions(const std::vector<int32_t>& partitions);
 
+  // rd_kafka_committed on `rk` for `list`, retried until metadata_timeout_ms: partition ->
+  // metadata ("" when none was committed); positions of assigned ones unknown so far take the
+  // committed offset when `adopt`.
+  Result<std::map<int32_t, std::string>> ReadCommitted(rd_kafka_s* rk,
+                                                       rd_kafka_topic_partition_list_s* list,
+                                                       bool adopt);
+
   KafkaSourceOptions options_;
   rd_kafka_s* rk_ = nullptr;
+  std::map<std::string, std::string> settings_;  // what rk_ was made with
+  rd_kafka_s* offsets_rk_ = nullptr;             // LastCommittedMetadata's; never joins
   rd_kafka_queue_s* queue_ = nullptr;
   std::map<int32_t, int64_t> next_offsets_;  // partition -> next offset to read
   std::set<int32_t> unheard_;                // assigned, no record or end reported since

@@ -28,6 +28,7 @@ struct StateBackendOptions;  // state/keyed_state_backend.h
 namespace shuffle {
 class SplitTimes;  // shuffle/split_times.h
 }
+class StateAdoption;  // engine/state_adoption.h
 
 // Key groups [first, end) owned by a subtask (contiguous; see common/key_group.h).
 struct KeyGroupRange {
@@ -73,6 +74,12 @@ struct OperatorContext {
   // Where source subtasks publish their splits' event times for writers of repartition topics
   // (shuffle/split_times.h); one per run of the job. Null outside the engine.
   shuffle::SplitTimes* split_times = nullptr;
+  // Instances with --state-root (engine/state_adoption.h): the run's adoption of repartition
+  // partitions' state; null otherwise.
+  StateAdoption* adoption = nullptr;
+  // With `adoption`: the repartition source this keyed operator reads through its key-by; its
+  // state is adopted by partition instead of restored from this instance's checkpoint. "" else.
+  std::string shuffle_reader;
 };
 
 class Consumer;

@@ -126,6 +126,11 @@ struct JobOptions {
   // exactly-once Kafka sinks, whose transaction the writes join. Default: "" (a job with a key-by
   // then cannot run with --instance).
   std::string shuffle_brokers;
+  // --state-root: the directory every instance's state dir is in (<root>/<instance>), readable by
+  // all of them; sets checkpoint.state_dir. With it, the state of a repartition partition's keys
+  // moves to whichever instance reads the partition next (engine/state_adoption.h). Default: ""
+  // (each instance has its own --state-dir, and a partition whose state is elsewhere is refused).
+  std::string state_root;
   // --shuffle-partitions: partition count of a repartition topic the job creates (fixed once it
   // exists; 12 spreads evenly over 1, 2, 3, 4 or 6 instances). 1..max_parallelism. Default: 12.
   int32_t shuffle_partitions = 12;

@@ -20,13 +20,14 @@
 //   known and empty is idle.
 // - positions: the KafkaSource's, then each partition's PartitionProgress (Snapshot format:
 //   u32 version=1, u32 n, n x {i32 partition, string progress}).
-// - instances (--instance): the state of a partition's keys does not follow the partition to
-//   another instance yet. Before it passes on a record of a partition it was newly assigned, the
-//   source reads the offset metadata its group committed for it (`<instance>/chk-<N>`): one that
-//   names another instance fails the run with kFailedPrecondition (CheckRepartitionOwners). So
-//   at most one instance ever commits a partition, and a committed checkpoint holds state of a
-//   partition's keys only if its instance committed that partition (a record's offset commits
-//   with the state it made): no instance restores state of partitions another one reads.
+// - instances (--instance): before it passes on a record of a partition it was newly assigned,
+//   the source reads the offset metadata its group committed for it (`<instance>/chk-<N>`), the
+//   checkpoint that holds the state of the partition's keys. With --state-root the run adopts it
+//   (engine/state_adoption.h): the first assignment of a run is published with each partition's
+//   origin, and each partition's progress is restored from the origin's snapshot of this source;
+//   a partition with state that arrives later in the run ends it with kReassigned, and the
+//   restart adopts it. Without --state-root, a partition another instance committed last fails
+//   the run with kFailedPrecondition (CheckRepartitionOwners): its state cannot be read here.
 // Threading: one task thread.
 
 #include <algorithm>
@@ -42,12 +43,15 @@
 
 #include <fmt/format.h>
 
+#include "flow/runtime/checkpoint/recovery.h"
 #include "flow/runtime/common/key_group.h"
 #include "flow/runtime/connectors/kafka_instance.h"
 #include "flow/runtime/connectors/kafka_source.h"
 #include "flow/runtime/engine/raw_adapters.h"
 #include "flow/runtime/engine/sink.h"
 #include "flow/runtime/engine/source.h"
+#include "flow/runtime/engine/state_adoption.h"
+#include "flow/runtime/log/log.h"
 #include "flow/runtime/shuffle/partition_progress.h"
 #include "flow/runtime/shuffle/repartition_frame.h"
 #include "flow/runtime/shuffle/repartition_topic.h"
@@ -80,9 +84,8 @@ requires Serializable<T> SinkEncode<T> RepartitionEncode(KeyHash key_hash) {
     if (owner->instance == instance) continue;
     return Status::FailedPrecondition(fmt::format(
         "{}: instance {} committed it last (checkpoint {}), and the state of its keys is in that "
-        "instance's checkpoints; state does not move between instances yet, so instance {} cannot "
-        "take it over. Keep the instances' membership stable (static names, no scale changes) or "
-        "start the job over under a new --job-id (docs/deploy.md)",
+        "instance's checkpoints, which instance {} cannot read: give every instance --state-root "
+        "on a directory all of them share, so that state follows its partition (docs/deploy.md)",
         where, owner->instance, owner->checkpoint_id, instance));
   }
   return Status::Ok();
@@ -111,6 +114,10 @@ class RepartitionSource final : public SourceFunction<T> {
         shuffle::ValidateRepartitionPartitions(spec_.partitions, spec_.max_parallelism));
     bytes_in_ = ctx.metrics.Counter(kMetricBytesIn, "Bytes read by sources");
     instance_ = ctx.instance;
+    name_ = ctx.name;
+    subtask_ = ctx.subtask;
+    adoption_ = ctx.adoption;
+    published_ = false;
     raw_->Bind(ConnectorContextOf(ctx));
     return raw_->Open(ctx.subtask, ctx.parallelism);
   }
@@ -180,6 +187,33 @@ class RepartitionSource final : public SourceFunction<T> {
   }
   Status RestorePosition(BinaryReader* in) override {
     FLOW_RETURN_IF_ERROR(raw_->RestorePosition(in));
+    return ReadProgress(in, [this](int32_t partition, const std::string& bytes) {
+      return ProgressOf(partition).Restore(bytes);
+    });
+  }
+  Status OnCheckpoint(int64_t id) override {
+    FLOW_RETURN_IF_ERROR(raw_->OnCheckpoint(id));
+    if (adoption_ != nullptr && subtask_ == 0) ReadNamedCheckpoints();
+    return Status::Ok();
+  }
+  Status OnCheckpointComplete(int64_t id) override { return raw_->OnCheckpointComplete(id); }
+  Status Close() override { return raw_->Close(); }
+
+ private:
+  static constexpr int kPollTimeoutMs = 100;
+  static constexpr uint32_t kPositionVersion = 1;
+
+  shuffle::PartitionProgress& ProgressOf(int32_t partition) {
+    auto it = progress_.find(partition);
+    if (it == progress_.end()) {
+      it = progress_.emplace(partition, shuffle::PartitionProgress(spec_.upstream_sources)).first;
+    }
+    return it->second;
+  }
+
+  // The progress part of a position (after the KafkaSource's): `each(partition, bytes)`.
+  template <typename Each>
+  Status ReadProgress(BinaryReader* in, Each each) const {
     uint32_t version = 0, n = 0;
     FLOW_RETURN_IF_ERROR(in->GetU32(&version));
     if (version != kPositionVersion) {
@@ -198,40 +232,100 @@ class RepartitionSource final : public SourceFunction<T> {
             "has {} partitions",
             spec_.topic, partition, spec_.partitions));
       }
-      FLOW_RETURN_IF_ERROR(ProgressOf(static_cast<int32_t>(partition)).Restore(bytes));
+      FLOW_RETURN_IF_ERROR(each(static_cast<int32_t>(partition), bytes));
     }
     return Status::Ok();
   }
-  Status OnCheckpoint(int64_t id) override { return raw_->OnCheckpoint(id); }
-  Status OnCheckpointComplete(int64_t id) override { return raw_->OnCheckpointComplete(id); }
-  Status Close() override { return raw_->Close(); }
 
- private:
-  static constexpr int kPollTimeoutMs = 100;
-  static constexpr uint32_t kPositionVersion = 1;
-
-  shuffle::PartitionProgress& ProgressOf(int32_t partition) {
-    auto it = progress_.find(partition);
-    if (it == progress_.end()) {
-      it = progress_.emplace(partition, shuffle::PartitionProgress(spec_.upstream_sources)).first;
-    }
-    return it->second;
-  }
-
-  // Instances only (see the top): before records of a newly assigned partition pass, whoever
-  // committed it last must be this instance (or nobody). A partition moving between subtasks of
-  // one instance is fine: its keys' state is the keyed operator's, by key group.
+  // Instances only (see the top): before records of a newly assigned partition pass, the
+  // checkpoint its committed metadata names is this instance's own, or its state is adopted.
   Status CheckOwnership() {
     if (instance_.empty() || !raw_->AssignmentKnown()) return Status::Ok();
     std::vector<int32_t> fresh;
     for (const auto& [partition, next] : raw_->positions()) {
       if (checked_.count(partition) == 0) fresh.push_back(partition);
     }
-    if (fresh.empty()) return Status::Ok();
-    auto committed = raw_->CommittedMetadata(fresh);
-    if (!committed.ok()) return committed.status();
-    FLOW_RETURN_IF_ERROR(CheckRepartitionOwners(spec_.topic, instance_, *committed));
+    const bool publish = adoption_ != nullptr && !published_;
+    if (fresh.empty() && !publish) return Status::Ok();
+    std::map<int32_t, std::string> committed;
+    if (!fresh.empty()) {
+      auto read = raw_->CommittedMetadata(fresh);
+      if (!read.ok()) return read.status();
+      committed = std::move(read).value();
+    }
+    if (adoption_ == nullptr) {
+      FLOW_RETURN_IF_ERROR(CheckRepartitionOwners(spec_.topic, instance_, committed));
+      checked_.insert(fresh.begin(), fresh.end());
+      return Status::Ok();
+    }
+    std::map<int32_t, std::optional<StateOrigin>> origins;
+    for (const auto& [partition, metadata] : committed) {
+      std::optional<StateOrigin>& origin = origins[partition];
+      if (metadata.empty()) continue;
+      auto owner = ParseKafkaInstanceOffsetMetadata(
+          metadata, fmt::format("repartition topic `{}` partition {}", spec_.topic, partition));
+      if (!owner.ok()) return owner.status();
+      origin = StateOrigin{owner->instance, owner->checkpoint_id};
+    }
+    if (publish) {
+      FLOW_RETURN_IF_ERROR(AdoptProgress(origins));
+      adoption_->Publish(name_, subtask_, spec_.partitions, origins);
+      published_ = true;
+      checked_.insert(fresh.begin(), fresh.end());
+      return Status::Ok();
+    }
+    for (const auto& [partition, origin] : origins) {
+      if (!origin) continue;
+      // Its keys' state must be in the keyed operator before its first record: a new run adopts.
+      return Status::Reassigned(fmt::format(
+          "repartition topic `{}` partition {} was given to instance {} with the state of its keys "
+          "in instance {}'s checkpoint {}: restarting to adopt it",
+          spec_.topic, partition, instance_, origin->instance, origin->checkpoint_id));
+    }
     checked_.insert(fresh.begin(), fresh.end());
+    return Status::Ok();
+  }
+
+  // Retention (state_adoption.h): which of this instance's checkpoints the topic's committed
+  // offsets name now. Unknown when they cannot be read: retention then deletes nothing.
+  void ReadNamedCheckpoints() {
+    auto committed = raw_->LastCommittedMetadata(spec_.partitions);
+    if (!committed.ok()) {
+      Log(LogLevel::kWarn, "engine",
+          "cannot read which checkpoints the repartition offsets name; keeping every checkpoint",
+          {{"topic", spec_.topic}, {"error", committed.status().ToString()}});
+      adoption_->SetNamed(name_, std::nullopt);
+      return;
+    }
+    std::set<int64_t> named;
+    for (const auto& [partition, metadata] : *committed) {
+      if (metadata.empty()) continue;
+      auto owner = ParseKafkaInstanceOffsetMetadata(metadata, spec_.topic);
+      if (owner.ok() && owner->instance == instance_) named.insert(owner->checkpoint_id);
+    }
+    adoption_->SetNamed(name_, std::move(named));
+  }
+
+  // The run's first assignment: each partition's progress is the origin's, or starts empty.
+  Status AdoptProgress(const std::map<int32_t, std::optional<StateOrigin>>& origins) {
+    progress_.clear();
+    for (const auto& [partition, origin] : origins) {
+      if (!origin) continue;
+      auto point = adoption_->Checkpoint(*origin);
+      if (!point.ok()) {
+        return Status(point.status().code(),
+                      fmt::format("repartition topic `{}` partition {}: {}", spec_.topic, partition,
+                                  point.status().message()));
+      }
+      for (const OperatorSnapshot* snap : SnapshotsOf((*point)->metadata, name_)) {
+        if (snap->finished || snap->source_position.empty()) continue;
+        BinaryReader in(snap->source_position);
+        FLOW_RETURN_IF_ERROR(KafkaSource::SkipPosition(&in, spec_.topic));
+        FLOW_RETURN_IF_ERROR(ReadProgress(&in, [&](int32_t p, const std::string& bytes) {
+          return p == partition ? ProgressOf(p).Restore(bytes) : Status::Ok();
+        }));
+      }
+    }
     return Status::Ok();
   }
 
@@ -293,6 +387,10 @@ class RepartitionSource final : public SourceFunction<T> {
   Metric* bytes_in_ = nullptr;
   std::string instance_;       // "" = one process: no ownership checks
   std::set<int32_t> checked_;  // partitions whose last committer was checked
+  std::string name_;
+  uint32_t subtask_ = 0;
+  StateAdoption* adoption_ = nullptr;  // --state-root: state follows partitions
+  bool published_ = false;             // this run's first assignment went to adoption_
 };
 
 // A factory for Job::Source: one KafkaSource on spec.topic per subtask, with `options` (brokers,

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -29,6 +30,7 @@
 #include "flow/runtime/engine/watermark.h"
 #include "flow/runtime/log/log.h"
 #include "flow/runtime/shuffle/split_times.h"
+#include "flow/runtime/state/key_group_span.h"
 
 namespace flow::rt {
 
@@ -147,7 +149,12 @@ class Task {
  private:
   struct TakenSnapshot;
   Status RestoreMembers();
-  Status RestoreOneSnapshot(Consumer* m, const OperatorSnapshot& snap);
+  // `only`: take just these key groups (adopting them from another instance's snapshot).
+  Status RestoreOneSnapshot(Consumer* m, const OperatorSnapshot& snap, const RestorePoint& point,
+                            std::optional<KeyGroupSpan> only = std::nullopt);
+  // A chained keyed operator adopts its state by repartition partition (engine/state_adoption.h).
+  bool Adopting() const;
+  Status AdoptKeyedState(Consumer* m, const OperatorContext& ctx);
   // Runs on the writer thread: writes the files, then acknowledges (or declines) checkpoint.
   void WriteSnapshot(TakenSnapshot* taken);
   // Waits for the queued snapshot writes and stops the writer thread.

@@ -14,16 +14,20 @@
 // Restore: while a SnapshotRestoreScope is alive, KeyedStateBackend::RestoreState resolves such a
 // reference by name among the scope's files and restores it through RestoreFrom. A reference
 // without a scope, or naming a file the scope does not list, is a Corruption error naming it.
+// A scope may also narrow the key groups a restore takes (`only`): a scaled-out job adopts the
+// key groups of one repartition partition from another instance's snapshot, and nothing else.
 //
 // Scopes nest (the innermost one is current) and are strictly per thread.
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "flow/runtime/common/status.h"
+#include "flow/runtime/state/key_group_span.h"
 #include "flow/runtime/state/state_snapshot.h"
 
 namespace flow::rt {
@@ -64,6 +68,9 @@ class SnapshotRestoreScope {
   // `files`: every file of the operator snapshot being restored; `source` reads them. Both must
   // outlive the scope.
   SnapshotRestoreScope(SnapshotFileSource* source, std::vector<StoredFile> files);
+  // Restores in the scope keep only the key groups of `only` (on top of the backend's own range).
+  SnapshotRestoreScope(SnapshotFileSource* source, std::vector<StoredFile> files,
+                       KeyGroupSpan only);
   ~SnapshotRestoreScope();
   SnapshotRestoreScope(const SnapshotRestoreScope&) = delete;
   SnapshotRestoreScope& operator=(const SnapshotRestoreScope&) = delete;
@@ -72,10 +79,14 @@ class SnapshotRestoreScope {
   SnapshotFileSource* source() const { return source_; }
   // The file of this snapshot that is not shared and has this name; nullptr when none.
   const StoredFile* Find(std::string_view name) const;
+  // The key groups restores in the innermost scope of this thread may take; all without a scope
+  // or a limit.
+  static KeyGroupSpan Limit();
 
  private:
   SnapshotFileSource* source_;
   std::vector<StoredFile> files_;
+  std::optional<KeyGroupSpan> only_;
   SnapshotRestoreScope* previous_;
 };
 
