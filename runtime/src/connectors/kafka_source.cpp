@@ -281,11 +281,12 @@ void KafkaSource::ReleaseMessages() {
 }
 
 void KafkaSource::UpdateLag() {
+  // Without a registry there is nothing to set, and lag_ must hold no null gauge.
+  MetricsRegistry* registry = context_.metrics.registry();
+  if (registry == nullptr) return;
   for (const auto& [p, next] : next_offsets_) {
     Metric*& gauge = lag_[p];
     if (gauge == nullptr) {
-      MetricsRegistry* registry = context_.metrics.registry();
-      if (registry == nullptr) return;
       MetricLabels labels = context_.metrics.Labels();
       labels.emplace_back("topic", options_.topic);
       labels.emplace_back("partition", std::to_string(p));
