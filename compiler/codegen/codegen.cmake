@@ -75,7 +75,7 @@ ${flow_cg_link_flags}    },
 
 file(GLOB flow_plan_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/plan/*.cpp)
 add_library(flow_plan STATIC ${flow_plan_sources})
-target_link_libraries(flow_plan PUBLIC flow_sema)
+target_link_libraries(flow_plan PUBLIC flow_sema flow_rt_shuffle)
 flow_frontend_defaults(flow_plan)
 
 file(GLOB flow_codegen_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/codegen/*.cpp)

@@ -6,6 +6,7 @@
 
 #include "flow/runtime/connectors/kafka_properties.h"
 #include "plan/passes.h"
+#include "plan/stages.h"
 
 namespace flow::plan {
 namespace {
@@ -204,6 +205,52 @@ std::map<int, int> Depths(const std::vector<const Node*>& nodes) {
   return depth;
 }
 
+// The plan as instances of one job run it (stages.h): the stages, the repartition topics between
+// them, or why it cannot run that way yet.
+std::string InstancesText(const Plan& plan) {
+  const InstancePlan ip = PlanInstances(plan);
+  std::string out = "as instances (--instance, docs/deploy.md): ";
+  if (!ip.refusals.empty()) {
+    out += "not yet; one process runs it (without --instance)\n";
+    for (const std::string& r : ip.refusals) out.append("  refused: ").append(r).append("\n");
+    return out;
+  }
+  if (ip.cuts.empty()) {
+    return out +
+           "one stage, no repartition topic: each instance runs the whole plan on its share of "
+           "the sources' partitions\n";
+  }
+  out += std::to_string(ip.stages.size()) + " stages, " + std::to_string(ip.cuts.size()) +
+         (ip.cuts.size() == 1 ? " repartition topic" : " repartition topics") +
+         " (--shuffle-partitions partitions each, on --shuffle-brokers)\n";
+  for (const InstanceStage& st : ip.stages) {
+    std::vector<std::string> ids;
+    for (int id : st.nodes)
+      ids.push_back("#" + std::to_string(id) + " " + KindName(plan.Get(id)->kind));
+    out.append("  stage ")
+        .append(std::to_string(st.number))
+        .append(": ")
+        .append(ids.empty() ? "no node" : Join(ids, ", "))
+        .append(st.number == 1 ? " (reads the sources' partitions)\n" : "\n");
+    for (const RepartitionCut& c : ip.cuts) {
+      if (c.from_stage != st.number) continue;
+      out.append("    writes ")
+          .append(c.topic)
+          .append(c.key.empty() ? ", all to one partition (a global aggregate)"
+                                : ", hash by " + c.key)
+          .append(c.key_by >= 0 ? " (#" + std::to_string(c.key_by) + ")" : "")
+          .append(", read by stage ")
+          .append(std::to_string(c.to_stage))
+          .append(" (#")
+          .append(std::to_string(c.consumer))
+          .append(" ")
+          .append(c.op)
+          .append(")\n");
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string ExplainText(const Plan& plan, std::string_view source) {
@@ -216,7 +263,7 @@ std::string ExplainText(const Plan& plan, std::string_view source) {
     out.append(indent).append(b.title).append("\n");
     for (const std::string& d : b.details) out.append(indent).append("    ").append(d).append("\n");
   }
-  return out;
+  return out + InstancesText(plan);
 }
 
 std::string DotEscape(std::string_view text) {
@@ -251,10 +298,16 @@ std::string ExplainDot(const Plan& plan, std::string_view source) {
         .append(DotEscape(label))
         .append("\"];\n");
   }
+  // Under --instance a cut edge crosses a repartition topic: say which.
+  std::map<int, std::string> topic_into;  // consumer node -> topic
+  for (const RepartitionCut& c : PlanInstances(plan).cuts) topic_into[c.consumer] = c.topic;
   for (const Node* n : plan.Ordered()) {
     for (int in : n->inputs) {
+      std::string label = Partitioning(plan, *n, in);
+      if (auto t = topic_into.find(n->id); t != topic_into.end())
+        label += "\nwith --instance: through " + t->second;
       out.append("  n").append(std::to_string(in)).append(" -> n").append(std::to_string(n->id));
-      out.append(" [label=\"").append(DotEscape(Partitioning(plan, *n, in))).append("\"];\n");
+      out.append(" [label=\"").append(DotEscape(label)).append("\"];\n");
     }
   }
   return out + "}\n";

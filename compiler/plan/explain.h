@@ -2,7 +2,8 @@
 // Renders an (optimized) plan for `flowc explain`:
 //   ExplainText  an indented DAG listing, inputs before consumers, one block per node: kind,
 //                stream, .flow line, parallelism and input partitioning, output record type, and
-//                for fused chains the steps with their own lines.
+//                for fused chains the steps with their own lines; then the plan as instances of
+//                the job run it (stages.h): stages and repartition topics, or what is refused.
 //   ExplainDot   the same as a Graphviz digraph; every label is a quoted, escaped string.
 // Pure functions; `source` is the script's text (connector calls are quoted from it) and may be
 // empty, in which case only connector names are shown.

@@ -96,6 +96,34 @@ expect("join dot: edges labelled", rc == 0 and 'label="left, hash by shown.ad"' 
 rc, out, err = run(os.path.join(EXAMPLES, "sessionize.flow"))
 expect("session window node", rc == 0 and "window-aggregate session keyed" in out, err or out)
 
+# As instances (--instance, docs/deploy.md): a keyed window reads its input through the topic
+# `__flow_repartition_<job id>.<stream>.window`, which splits the plan into two stages; a stateless
+# plan is one stage; joins and a key-by behind another one's topic are refused, as the runtime does.
+rc, out, err = run(os.path.join(EXAMPLES, "clicks_per_minute.flow"))
+tail = out[out.find("as instances"):]
+expect("instances: two stages", rc == 0 and tail.startswith(
+    "as instances (--instance, docs/deploy.md): 2 stages, 1 repartition topic"), err or out)
+expect("instances: stage 1 writes the topic",
+       "  stage 1: #0 source, #1 chain (reads the sources' partitions)\n"
+       "    writes __flow_repartition_<job id>.per_minute.window, hash by user (#2), read by stage 2 "
+       "(#3 per_minute.window)\n" in tail, tail)
+expect("instances: stage 2 reads it", "  stage 2: #3 window-aggregate, #4 chain, #5 sink\n" in tail,
+       tail)
+rc, out, err = run(os.path.join(EXAMPLES, "clicks_per_minute.flow"), "--format", "dot")
+expect("instances: dot edge names the topic", rc == 0 and
+       "hash by user\\lwith --instance: through __flow_repartition_<job id>.per_minute.window" in out,
+       err or out)
+rc, out, err = run(os.path.join(EXAMPLES, "nexmark_q1_currency.flow"))
+expect("instances: a stateless plan is one stage", rc == 0 and
+       "as instances (--instance, docs/deploy.md): one stage, no repartition topic" in out, err or out)
+rc, out, err = run(os.path.join(EXAMPLES, "order_payment_join.flow"))
+expect("instances: a join is refused", rc == 0 and "  refused: #2 join: joins cannot run" in out,
+       err or out)
+rc, out, err = run(os.path.join(EXAMPLES, "nexmark_q5_hot_items.flow"))
+expect("instances: a second key-by is refused", rc == 0 and
+       "  refused: #5 window-aggregate: its input comes through another key-by's" in out and
+       "#2 window-aggregate: its" not in out, err or out)
+
 with tempfile.TemporaryDirectory() as tmp:
     small = os.path.join(tmp, "small.flow")
     with open(small, "w") as f:
@@ -124,6 +152,19 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("small: source line", "stream: clicks, line 2" in out, out)
     expect("small: projection", "decodes {bytes, ts, user}" in out, out)
     expect("small: chain output type", "output: {user: string, doubled: int}" in out, out)
+
+    # A global aggregate under --instance: every record goes to the topic's one partition.
+    total = os.path.join(tmp, "total.flow")
+    with open(total, "w") as f:
+        f.write("schema Click { user: string, bytes: int, ts: timestamp }\n"
+                "stream clicks = from file(path: \"c.jsonl\") format json as Click\n"
+                "  event time ts watermark 2s\n"
+                "stream total = clicks | window tumbling 1m | aggregate sum(bytes) as total\n"
+                "total | into stdout format json\n")
+    rc, out, err = run(total)
+    expect("instances: a global aggregate", rc == 0 and
+           "    writes __flow_repartition_<job id>.total.window, all to one partition (a global "
+           "aggregate), read by stage 2 (#1 total.window)\n" in out, err or out)
 
     # Without the chain pass each step is its own node.
     rc, out, err = run(small, "--no-pass", "chain")

@@ -1,0 +1,86 @@
+#include "plan/stages.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "flow/runtime/shuffle/repartition_topic.h"
+#include "plan/state_schema.h"
+
+namespace flow::plan {
+namespace {
+
+std::string Title(const Node& n) { return "#" + std::to_string(n.id) + " " + KindName(n.kind); }
+
+std::string KeyText(const ast::KeyByOp* key) {
+  if (key == nullptr) return "";
+  std::string s;
+  for (const std::string& k : key->key_names) s.append(s.empty() ? "" : ", ").append(k);
+  return s;
+}
+
+}  // namespace
+
+InstancePlan PlanInstances(const Plan& plan) {
+  InstancePlan out;
+  std::map<int, int> stage_of;  // node id -> stage
+  std::set<int> behind_cut;     // nodes whose input crossed a repartition topic
+  out.stages.push_back({.number = 1, .nodes = {}});
+  const std::vector<const Node*> nodes = plan.Ordered();
+  for (const Node* n : nodes) {
+    int stage = 1;
+    bool behind = false;
+    for (int in : n->inputs) {
+      stage = std::max(stage, stage_of[in]);
+      behind = behind || behind_cut.count(in) > 0;
+    }
+    const ast::KeyByOp* key = nullptr;
+    const char* what = nullptr;
+    if (const auto* w = As<WindowAggregateNode>(n)) {
+      key = w->key;
+      what = w->window->spec.shape == ast::WindowShape::kSession ? "session" : "window";
+    } else if (const auto* r = As<RunningAggregateNode>(n)) {
+      key = r->key;
+      what = "aggregate";
+    }
+    if (As<JoinNode>(n) != nullptr) {
+      out.refusals.push_back(Title(*n) +
+                             ": joins cannot run as several instances yet (each instance would "
+                             "join only the partitions it reads)");
+    } else if (what != nullptr && behind) {
+      out.refusals.push_back(Title(*n) +
+                             ": its input comes through another key-by's repartition topic; two "
+                             "key-by steps in a row cannot run as several instances yet");
+    } else if (what != nullptr) {
+      RepartitionCut cut;
+      cut.consumer = n->id;
+      if (const Node* in = plan.Get(n->inputs[0]); in != nullptr && As<KeyByNode>(in) != nullptr)
+        cut.key_by = in->id;
+      cut.op = OperatorName(*n, what);
+      rt::Result<std::string> topic = rt::shuffle::RepartitionTopicName("<job id>", cut.op);
+      if (!topic.ok()) {
+        out.refusals.push_back(Title(*n) + ": " + topic.status().message());
+        continue;
+      }
+      cut.topic = *topic;
+      cut.key = KeyText(key);
+      // A key-by node belongs to the stage that writes the topic.
+      cut.from_stage = cut.key_by >= 0 ? stage_of[cut.key_by] : stage;
+      cut.to_stage = static_cast<int>(out.stages.size()) + 1;
+      out.stages.push_back({.number = cut.to_stage, .nodes = {}});
+      stage = cut.to_stage;
+      behind = true;
+      out.cuts.push_back(std::move(cut));
+    }
+    stage_of[n->id] = stage;
+    if (behind) behind_cut.insert(n->id);
+  }
+  std::set<int> cut_key_bys;
+  for (const RepartitionCut& c : out.cuts) cut_key_bys.insert(c.key_by);
+  for (const Node* n : nodes) {
+    if (cut_key_bys.count(n->id) == 0) out.stages[stage_of[n->id] - 1].nodes.push_back(n->id);
+  }
+  return out;
+}
+
+}  // namespace flow::plan

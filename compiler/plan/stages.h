@@ -1,0 +1,45 @@
+#pragma once
+// How a plan runs as instances of one job (--instance, docs/deploy.md), for `flowc explain`:
+// which nodes each instance runs between repartition topics (the stages), which topic cuts each
+// key-by, and what the runtime refuses to run that way yet. It mirrors what codegen and the
+// runtime do (codegen/aggregate_emitter.cpp's Keyed, engine/shuffle_key_by.h and
+// Job::CheckInstancePlan): a window or aggregate reads its input through the topic
+// `__flow_repartition_<job id>.<operator>`; joins and a keyed operator behind another one's topic
+// cannot run as instances yet. Pure; the plan is not changed.
+
+#include <string>
+#include <vector>
+
+#include "plan/plan.h"
+
+namespace flow::plan {
+
+// Every instance runs every stage, each on its share of the stage's input partitions (the
+// sources' partitions for stage 1, a repartition topic's for the others).
+struct InstanceStage {
+  int number = 0;          // 1, 2, ...
+  std::vector<int> nodes;  // plan node ids, in plan order; key-by nodes are in `cuts`
+};
+
+// A key-by (or the all-to-one edge of a global aggregate) cut through a repartition topic.
+struct RepartitionCut {
+  int consumer = -1;    // the window or aggregate node that reads the topic
+  int key_by = -1;      // the KeyByNode it replaces; -1 for a global aggregate
+  std::string op;       // the consumer's runtime name, e.g. "per_minute.window"
+  std::string topic;    // with "<job id>" for the job's id
+  std::string key;      // "user, url"; empty for a global aggregate
+  int from_stage = 0;   // the stage that writes it
+  int to_stage = 0;     // the stage that reads it
+};
+
+struct InstancePlan {
+  std::vector<InstanceStage> stages;
+  std::vector<RepartitionCut> cuts;
+  // One line per node the runtime refuses under --instance, "#7 join: why"; empty when the plan
+  // runs as instances.
+  std::vector<std::string> refusals;
+};
+
+InstancePlan PlanInstances(const Plan& plan);
+
+}  // namespace flow::plan
