@@ -52,7 +52,8 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 HERE = Path(__file__).resolve().parent
 SYSTEMS = ["raw", "alo", "eo", "window"]
 SCRIPTS = {"alo": "copy_at_least_once.flow", "eo": "copy_exactly_once.flow",
-           "window": "window_count.flow"}
+           "window": "window_count.flow",
+           "window-eo": "window_exactly_once.flow"}  # scale_out.py --job window only
 LABELS = {"raw": "raw librdkafka copier (limit)", "alo": "Flow copier, at_least_once",
           "eo": "Flow copier, exactly_once", "window": "Flow windowed count (10 s tumbling)"}
 ET_BASE = 1767225600000   # kafka_bench_util.h kEtBase
@@ -165,7 +166,7 @@ class Bench:
                 raise SetupError(f"build failed:\n{r.stdout[-3000:]}{r.stderr[-2000:]}")
         self.client = a.client or str(build_dir / "bin" / "kafka_bench_client")
         self.copier = a.copier or str(build_dir / "bin" / "kafka_raw_copier")
-        flowc = a.flowc or str(build_dir / "bin" / "flowc")
+        flowc = self.flowc = a.flowc or str(build_dir / "bin" / "flowc")
         self.jobs = {}
         # A job is rebuilt when older than its script, flowc or a runtime library of flowc's
         # build (jobs link those libraries; one built against other headers would crash).

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""bench/kafka/scale_out.py: the exactly-once Kafka copier run as instances (--instance).
+"""bench/kafka/scale_out.py: the exactly-once Kafka copier, or the keyed windowed count, run as
+instances (--instance).
 
 Reuses bench/kafka/run.py (its broker, load client, job builds and exactness checks) for two
 measurements on its OWN broker (scripts/kafka with FLOW_KAFKA_PORT=--port, default 19692):
@@ -11,6 +12,13 @@ the same script without --instance and --parallelism k*P, all on the same preloa
 read_committed consumer - start of the first process); every run must pass run.py's exactness
 check (count, distinct ids, payload checksum) before its time counts. Medians of --runs, the
 configurations interleaved run by run.
+
+--job window: bench/kafka/window_exactly_once.flow (key by, 10 s tumbling event-time window,
+exactly-once Kafka sink) instead of the copier; its instances cut the key-by through a repartition
+topic (--shuffle-brokers, this broker) and share one --state-root; the plain process has its own
+--state-dir. The input carries --keys keys and one sentinel per partition far in the future, so
+every window closes; the output must equal run.py's window reference (every key and window once,
+the right count and sum), and the time counts until its last row arrived.
 
 Failover: --failover-instances instances copy a steady input (--rate records/s for --seconds);
 --kill-after seconds into it one instance gets SIGKILL (or SIGTERM) and is not restarted. The
@@ -27,6 +35,7 @@ transaction) and reports the output as stalled; the whole output must still hold
 record exactly once.
 
   bench/kafka/scale_out.py                  # 500k records, 3 runs; failover at 20k rec/s, 30 s
+  bench/kafka/scale_out.py --job window     # the keyed job: scaling only (no failover cases yet)
   bench/kafka/scale_out.py --smoke          # small, correctness only (CTest bench_kafka_scale_out_smoke)
   bench/kafka/scale_out.py --no-failover --records 1000000 --runs 5
 Exit codes: 0 all checks passed, 1 a check or a run failed, 2 bad usage or set-up failure.
@@ -56,6 +65,9 @@ CASES = {"sigkill-10s": (signal.SIGKILL, None), "sigkill-6s": (signal.SIGKILL, 6
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--smoke", action="store_true", help="small and short: the CTest")
+    p.add_argument("--job", choices=["copier", "window"], default="copier",
+                   help="the exactly-once copier, or the keyed windowed count (scaling only)")
+    p.add_argument("--keys", type=int, default=100, help="distinct keys (--job window)")
     p.add_argument("--records", type=int, default=500_000, help="input records per scaling run")
     p.add_argument("--record-bytes", type=int, default=100)
     p.add_argument("--partitions", type=int, default=6, help="partitions of input and output")
@@ -91,7 +103,7 @@ def parse_args(argv=None):
         a.counts = [int(x) for x in a.instances.split(",")]
     except ValueError:
         p.error(f"--instances {a.instances}: expected a comma list of counts")
-    a.case_list = a.cases.split(",") if not a.no_failover else []
+    a.case_list = a.cases.split(",") if not a.no_failover and a.job == "copier" else []
     for c in a.case_list:
         if c not in CASES:
             p.error(f"unknown case {c} (known: {', '.join(CASES)})")
@@ -104,7 +116,8 @@ def parse_args(argv=None):
     if a.failover_instances < 2:
         p.error("--failover-instances must be >= 2 (one is stopped)")
     # What run.py's Bench reads of its arguments.
-    a.keys, a.copier, a.baselines, a.systems = 100, None, {}, "eo"
+    a.system = "eo" if a.job == "copier" else "window-eo"
+    a.copier, a.baselines, a.systems = None, {}, a.system
     return a
 
 
@@ -139,10 +152,15 @@ def owned_at(events, t):
 class ScaleBench(kb.Bench):
     def start_job(self, run_id, name, src, dst, parallelism, extra=()):
         """One process of job run_id: an instance `name`, or (name None) a plain job."""
-        argv = self.flow_job_argv(self.jobs["eo"], src, dst, run_id, parallelism,
+        argv = self.flow_job_argv(self.jobs[self.args.system], src, dst, run_id, parallelism,
                                   state_name=f"{run_id}-{name or 'plain'}")
         if name:
             argv += ["--instance", name]
+        if name and self.args.job == "window":
+            # The state of a repartition partition's keys follows the partition: one root.
+            at = argv.index("--state-dir")
+            argv[at:at + 2] = ["--state-root", str(self.work / "state" / run_id)]
+            argv += ["--shuffle-brokers", self.brokers]
         log_path = self.work / "logs" / f"{run_id}-{name or 'plain'}.log"
         log_path.parent.mkdir(parents=True, exist_ok=True)
         with open(log_path, "a") as err:
@@ -174,9 +192,13 @@ class ScaleBench(kb.Bench):
         (dst,) = self.new_topics(f"out-{mode}{k}")
         self.seq += 1
         run_id = f"scale-{mode}{k}-{self.tag}-{self.seq}"
+        dump = self.work / f"output-{run_id}.jsonl"
+        if a.job == "window":
+            flags = dict(expect=len(self.ref), dump=dump)
+        else:
+            flags = dict(expect=preload["records"], ids=a.records)
         consumer = subprocess.Popen(
-            self.client_cmd("consume", topic=dst, expect=preload["records"], ids=a.records,
-                            timeout_s=a.timeout, linger_ms=1500),
+            self.client_cmd("consume", topic=dst, timeout_s=a.timeout, linger_ms=1500, **flags),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         t0 = time.time()
         if mode == "plain":
@@ -191,13 +213,19 @@ class ScaleBench(kb.Bench):
             consumer.kill()
         out, cerr = consumer.communicate()
         cpu = self.stop_jobs(jobs)
-        self.delete_topics(dst)
+        self.delete_topics(dst, *[t.replace("<job id>", run_id) for t in self.repartition_topics])
         if died:
+            dump.unlink(missing_ok=True)
             return None, [died]
         if not out.strip():
+            dump.unlink(missing_ok=True)
             return None, [f"the consumer printed nothing: {cerr.strip()[-300:]}"]
         report = json.loads(out)
-        problems = self.copy_report_problems(report, preload, a.records)
+        if a.job == "window":
+            problems = self.check_window(dump, self.ref) if consumer.returncode == 0 else []
+        else:
+            problems = self.copy_report_problems(report, preload, a.records)
+        dump.unlink(missing_ok=True)
         if consumer.returncode != 0:
             problems.append(f"output incomplete after {a.timeout} s ({report['count']} records)")
         if problems:
@@ -331,6 +359,16 @@ class ScaleBench(kb.Bench):
         result["restarted_after_s"] = restart_at - kill_at if restart_at else None
         return [died] if died else []
 
+    def explain_repartition_topics(self):
+        """The repartition topics instances of the job create, from `flowc explain` (with
+        "<job id>" for the job's id): deleted after each run."""
+        script = kb.HERE / kb.SCRIPTS[self.args.system]
+        r = subprocess.run([self.flowc, "explain", str(script)], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise kb.SetupError(f"flowc explain {script.name} failed: {r.stderr.strip()}")
+        return [line.split()[1].rstrip(",") for line in r.stdout.splitlines()
+                if line.strip().startswith("writes __flow_repartition_")]
+
     def start_job_argv(self, job):
         with open(job["log"], "a") as err:
             proc = subprocess.Popen(job["argv"], stdout=subprocess.DEVNULL, stderr=err)
@@ -391,8 +429,11 @@ def config_label(config, parallelism):
 
 
 def markdown(meta, scaling, failover, failures):
+    job = ("Exactly-once copier (bench/kafka/copy_exactly_once.flow)" if meta["job"] == "copier"
+           else f"Keyed windowed count, exactly once (bench/kafka/window_exactly_once.flow; "
+                f"{meta['keys']} keys, instances through a repartition topic and one --state-root)")
     lines = [f"# Kafka scale-out benchmark {meta['date']}", "",
-             f"Exactly-once copier (bench/kafka/copy_exactly_once.flow), {meta['records']:,} "
+             f"{job}, {meta['records']:,} "
              f"input records of ~{meta['record_bytes']} bytes in {meta['partitions']} partitions, "
              f"own broker on 127.0.0.1:{meta['port']}, checkpoints every "
              f"{meta['checkpoint_interval_ms'] / 1000:g} s; medians of {meta['runs']} runs, "
@@ -448,16 +489,20 @@ def main(argv=None):
             **{k: getattr(args, k) for k in (
                 "records", "record_bytes", "partitions", "port", "parallelism", "runs", "rate",
                 "seconds", "kill_after", "stall_cap", "failover_instances",
-                "checkpoint_interval_ms")},
+                "checkpoint_interval_ms", "job", "keys")},
             "cpus": os.cpu_count(), "load_before": kb.load_average()}
     configs = [(m, k) for k in args.counts for m in ("plain", "inst")]
     try:
-        bench.build(["eo"])
+        bench.build([args.system])
+        bench.repartition_topics = bench.explain_repartition_topics()
         bench.start_broker()
         (src,) = bench.new_topics("in")
         log(f"preloading {args.records:,} records into {src}")
+        window = args.job == "window"
         preload = bench.client_json("produce", topic=src, records=args.records,
-                                    record_bytes=args.record_bytes)
+                                    record_bytes=args.record_bytes,
+                                    **(dict(keys=args.keys, sentinels=1) if window else {}))
+        bench.ref = bench.window_reference() if window else None
         for c in configs:
             raw_runs[c] = []
         for i in range(args.runs):

@@ -10,7 +10,9 @@
 namespace flow::plan {
 namespace {
 
-std::string Title(const Node& n) { return "#" + std::to_string(n.id) + " " + KindName(n.kind); }
+std::string Title(const Node& n) {
+  return "#" + std::to_string(n.id) + " " + KindName(n.kind);
+}
 
 std::string KeyText(const ast::KeyByOp* key) {
   if (key == nullptr) return "";

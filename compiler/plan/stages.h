@@ -23,13 +23,13 @@ struct InstanceStage {
 
 // A key-by (or the all-to-one edge of a global aggregate) cut through a repartition topic.
 struct RepartitionCut {
-  int consumer = -1;    // the window or aggregate node that reads the topic
-  int key_by = -1;      // the KeyByNode it replaces; -1 for a global aggregate
-  std::string op;       // the consumer's runtime name, e.g. "per_minute.window"
-  std::string topic;    // with "<job id>" for the job's id
-  std::string key;      // "user, url"; empty for a global aggregate
-  int from_stage = 0;   // the stage that writes it
-  int to_stage = 0;     // the stage that reads it
+  int consumer = -1;   // the window or aggregate node that reads the topic
+  int key_by = -1;     // the KeyByNode it replaces; -1 for a global aggregate
+  std::string op;      // the consumer's runtime name, e.g. "per_minute.window"
+  std::string topic;   // with "<job id>" for the job's id
+  std::string key;     // "user, url"; empty for a global aggregate
+  int from_stage = 0;  // the stage that writes it
+  int to_stage = 0;    // the stage that reads it
 };
 
 struct InstancePlan {

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -122,6 +123,11 @@ class DecodingSource final : public rt::SourceFunction<T> {
     return splits_.empty() ? nullptr : &splits_;
   }
   bool SplitsPending() const override { return raw_->SplitsPending(); }
+  // Under --instance a repartition writer reports its sources' event time per split from these:
+  // without them no report is written, and every window behind the topic waits for good.
+  std::optional<std::pair<uint32_t, std::vector<int32_t>>> OwnedSplits() const override {
+    return raw_->OwnedSplits();
+  }
   rt::Status SnapshotPosition(rt::BinaryWriter* out) const override {
     return raw_->SnapshotPosition(out);
   }
