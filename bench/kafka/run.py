@@ -342,10 +342,11 @@ class Bench:
             time.sleep(0.05)
 
     # --- throughput --------------------------------------------------------------------------
-    def window_reference(self):
-        """(key, window start ms) -> (count, sum) of the input, from the record formula."""
+    def window_reference(self, records=None):
+        """(key, window start ms) -> (count, sum) of the input (--records, or `records`
+        records), from the record formula."""
         ref = {}
-        for i in range(self.args.records):
+        for i in range(self.args.records if records is None else records):
             et = ET_BASE + i
             k = (f"k{i % self.args.keys}", et - et % WINDOW_MS)
             c, s = ref.get(k, (0, 0))

@@ -80,6 +80,8 @@ def parse_args(argv=None):
     p.add_argument("--rate", type=int, default=20_000, help="records/s of the failover input")
     p.add_argument("--seconds", type=int, default=30, help="length of the failover input")
     p.add_argument("--kill-after", type=float, default=10.0, help="s into the failover input")
+    p.add_argument("--restart-after", type=float, default=5.0,
+                   help="--job window: s after a SIGKILL to restart the killed instance")
     p.add_argument("--stall-cap", type=float, default=100.0,
                    help="s after the reassignment to wait for the output before restarting "
                         "the killed instance")
@@ -103,7 +105,7 @@ def parse_args(argv=None):
         a.counts = [int(x) for x in a.instances.split(",")]
     except ValueError:
         p.error(f"--instances {a.instances}: expected a comma list of counts")
-    a.case_list = a.cases.split(",") if not a.no_failover and a.job == "copier" else []
+    a.case_list = a.cases.split(",") if not a.no_failover else []
     for c in a.case_list:
         if c not in CASES:
             p.error(f"unknown case {c} (known: {', '.join(CASES)})")
@@ -121,19 +123,35 @@ def parse_args(argv=None):
     return a
 
 
-def parse_log(path):
-    """The JSON log lines (--log-format json) of one instance: (epoch s, message, partitions)."""
+def parse_log(path, topic_prefix=""):
+    """The JSON log lines (--log-format json) of one instance: (epoch s, message, partitions),
+    of the topics whose name starts with topic_prefix."""
     events = []
     for line in Path(path).read_text(errors="replace").splitlines():
         try:
             row = json.loads(line)
         except ValueError:
             continue
-        if "partitions" in row and row.get("component") == "kafka":
+        if ("partitions" in row and row.get("component") == "kafka"
+                and row.get("topic", "").startswith(topic_prefix)):
             ts = datetime.datetime.fromisoformat(row["ts"].replace("Z", "+00:00")).timestamp()
             parts = {int(x) for x in row["partitions"].split(",") if x.isdigit()}
             events.append((ts, row["message"], parts))
     return events
+
+
+def log_rows(path, message):
+    """(epoch s, row) of the JSON log lines of one process with this message."""
+    out = []
+    for line in Path(path).read_text(errors="replace").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if row.get("message") == message:
+            ts = datetime.datetime.fromisoformat(row["ts"].replace("Z", "+00:00")).timestamp()
+            out.append((ts, row))
+    return out
 
 
 def owned_at(events, t):
@@ -236,17 +254,23 @@ class ScaleBench(kb.Bench):
                 "rate_per_cpu": preload["records"] / cpu if cpu > 0 else float("nan")}, []
 
     # --- failover ----------------------------------------------------------------------------
-    def failover_run(self, case):
-        a = self.args
+    def failover_setup(self, case, name):
+        """Topics, run id and the instances' extra flags (JSON logs, the case's session
+        timeout) of one failover run."""
         sig, session_ms = CASES[case]
-        src, dst = self.new_topics("fo-in", "fo-out")
+        src, dst = self.new_topics(f"{name}-in", f"{name}-out")
         self.seq += 1
-        run_id = f"failover-{case}-{self.tag}-{self.seq}"
+        run_id = f"{name}-{case}-{self.tag}-{self.seq}"
         extra = ["--log-level", "info", "--log-format", "json"]
         if session_ms:
             props = self.work / f"{run_id}.properties"
             props.write_text(f"session.timeout.ms={session_ms}\n")
             extra += ["--kafka-properties", str(props)]
+        return sig, session_ms, src, dst, run_id, extra
+
+    def failover_run(self, case):
+        a = self.args
+        sig, session_ms, src, dst, run_id, extra = self.failover_setup(case, "failover")
         n = a.rate * a.seconds
         arrivals = self.work / f"{run_id}.arrivals"
         consumer = subprocess.Popen(
@@ -369,6 +393,101 @@ class ScaleBench(kb.Bench):
         return [line.split()[1].rstrip(",") for line in r.stdout.splitlines()
                 if line.strip().startswith("writes __flow_repartition_")]
 
+    def window_failover_run(self, case):
+        """--job window: two instances count a steady keyed input; one is stopped mid-input
+        (SIGKILL: restarted --restart-after s later, so state moves away and back). Reports
+        when the survivor held every repartition partition the stopped one had and when it had
+        adopted their keys' state; the whole output must equal the window reference."""
+        a = self.args
+        sig, session_ms, src, dst, run_id, extra = self.failover_setup(case, "wfailover")
+        n = a.rate * a.seconds
+        ref = self.window_reference(n)
+        dump = self.work / f"{run_id}.jsonl"
+        consumer = subprocess.Popen(
+            self.client_cmd("consume", topic=dst, expect=len(ref), timeout_s=a.timeout + 120,
+                            linger_ms=1500, dump=dump),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        jobs = [self.start_job(run_id, f"i{i}", src, dst, a.parallelism, extra)
+                for i in range(a.failover_instances)]
+        victim, survivors = jobs[-1], jobs[:-1]
+        shuffle = "__flow_repartition_"
+        result = {"case": case, "signal": sig.name, "session_timeout_ms": session_ms or 10000}
+        problems, producer = [], None
+        try:
+            deadline = time.time() + 60
+            while True:  # every instance reads some repartition partitions
+                owners = [owned_at(parse_log(j["log"], shuffle), time.time()) for j in jobs]
+                if all(owners):
+                    break
+                if time.time() > deadline or (died := self.failed_job(jobs)):
+                    problems = [died or "the instances did not share the repartition topic "
+                                        "within 60 s"]
+                    return result, problems
+                time.sleep(0.2)
+            producer = subprocess.Popen(
+                self.client_cmd("produce", topic=src, records=n, rate=a.rate, keys=a.keys,
+                                record_bytes=a.record_bytes, sentinels=1),
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            time.sleep(a.kill_after)
+            if died := self.failed_job(jobs):
+                return result, [died]
+            kill_at = time.time()
+            owned = owned_at(parse_log(victim["log"], shuffle), kill_at)
+            victim["proc"].send_signal(sig)
+            result["owned"] = sorted(owned)
+            log(f"window {case}: {sig.name} to {victim['name']} (repartition partitions "
+                f"{sorted(owned)})")
+            reassigned = {}
+            while time.time() < kill_at + a.timeout and len(reassigned) < len(owned):
+                time.sleep(0.2)
+                for j in survivors:
+                    for ts, message, parts in parse_log(j["log"], shuffle):
+                        if message == "partitions assigned" and ts >= kill_at:
+                            for p in parts & owned:
+                                reassigned.setdefault(p, ts)
+            if len(reassigned) < len(owned):
+                return result, [f"repartition partitions {sorted(owned)}: only "
+                                f"{sorted(reassigned)} reassigned within {a.timeout} s"]
+            result["reassigned_s"] = max(reassigned.values()) - kill_at
+            if sig == signal.SIGKILL:
+                time.sleep(max(0.0, kill_at + a.kill_after + a.restart_after - time.time()))
+                victim["proc"].wait()
+                restarted = self.start_job_argv(victim)
+                jobs.append(restarted)
+                result["restarted_after_s"] = time.time() - kill_at
+            pout, perr = producer.communicate()
+            if producer.returncode != 0:
+                raise kb.SetupError(f"kafka_bench_client produce failed: {perr.strip()}")
+            live = [j for j in jobs if j is not victim]
+            while consumer.poll() is None and not (died := self.failed_job(live)):
+                time.sleep(0.2)
+            if died:
+                problems.append(died)
+            elif consumer.returncode != 0:
+                problems.append(f"output incomplete after {a.timeout + 120} s")
+            else:
+                problems += self.check_window(dump, ref)
+            # When a survivor had restored the keys' state of each partition it took over.
+            adopted = {}
+            for j in survivors:
+                for ts, row in log_rows(j["log"], "adopted the state of a repartition partition's "
+                                                  "keys"):
+                    p = int(row.get("partition", -1))
+                    if ts >= kill_at and p in owned:
+                        adopted[p] = min(adopted.get(p, ts), ts)
+            result["adopted_s"] = (max(adopted.values()) - kill_at if len(adopted) == len(owned)
+                                   else None)
+        finally:
+            for helper in (consumer, producer):
+                if helper is not None and helper.poll() is None:
+                    helper.kill()
+                    helper.wait()
+            self.stop_jobs(jobs)
+            self.delete_topics(src, dst,
+                               *[t.replace("<job id>", run_id) for t in self.repartition_topics])
+            dump.unlink(missing_ok=True)
+        return result, problems
+
     def start_job_argv(self, job):
         with open(job["log"], "a") as err:
             proc = subprocess.Popen(job["argv"], stdout=subprocess.DEVNULL, stderr=err)
@@ -453,7 +572,29 @@ def markdown(meta, scaling, failover, failures):
         lines.append(f"| {name} | {kb.fmt_rate(cell['rate'])} | {kb.fmt_rate(cell['rate_per_cpu'])} "
                      f"| {cell['wall_s']:.2f} | {cell['first_s']:.2f} | {cell['cpu_s']:.2f} "
                      f"| {ratio} | {cell['runs']} |")
-    if failover:
+    if failover and meta["job"] == "window":
+        lines += ["", f"Failover: {meta['failover_instances']} instances, {meta['rate']:,} "
+                  f"records/s for {meta['seconds']} s, one instance stopped {meta['kill_after']:g} s "
+                  f"in; after a SIGKILL it is restarted {meta['restart_after']:g} s later (its "
+                  f"partitions and their keys' state move back). Times from the signal: "
+                  f"reassigned, until a survivor logged the last of its repartition partitions as "
+                  f"assigned; adopted, until a survivor had restored their keys' state from the "
+                  f"checkpoints the committed offsets name. Every output row equals the window "
+                  f"reference.", "",
+                  "| case | session timeout | repartition partitions | reassigned s | adopted s "
+                  "| restarted at s | exact |", "|---|---:|---|---:|---:|---:|---|"]
+        for r in failover:
+            if "reassigned_s" not in r:
+                lines.append(f"| {r['signal']} | {r['session_timeout_ms'] / 1000:g} s | | failed "
+                             f"| | | no |")
+                continue
+            adopted = "" if r.get("adopted_s") is None else f"{r['adopted_s']:.1f}"
+            restarted = r.get("restarted_after_s")
+            lines.append(f"| {r['signal']} | {r['session_timeout_ms'] / 1000:g} s "
+                         f"| {','.join(map(str, r['owned']))} | {r['reassigned_s']:.1f} "
+                         f"| {adopted} | {'' if restarted is None else f'{restarted:.1f}'} "
+                         f"| {'no' if r.get('failed') else 'yes'} |")
+    elif failover:
         lines += ["", f"Failover: {meta['failover_instances']} instances, {meta['rate']:,} "
                   f"records/s for {meta['seconds']} s, one instance stopped {meta['kill_after']:g} s "
                   f"in and not restarted unless its output stalled {meta['stall_cap']:g} s past "
@@ -489,7 +630,7 @@ def main(argv=None):
             **{k: getattr(args, k) for k in (
                 "records", "record_bytes", "partitions", "port", "parallelism", "runs", "rate",
                 "seconds", "kill_after", "stall_cap", "failover_instances",
-                "checkpoint_interval_ms", "job", "keys")},
+                "checkpoint_interval_ms", "job", "keys", "restart_after")},
             "cpus": os.cpu_count(), "load_before": kb.load_average()}
     configs = [(m, k) for k in args.counts for m in ("plain", "inst")]
     try:
@@ -525,12 +666,19 @@ def main(argv=None):
                 scaling[c]["runs"] = len(runs)
         bench.delete_topics(src)
         for case in args.case_list:
-            result, problems = bench.failover_run(case)
+            run_case = bench.failover_run if args.job == "copier" else bench.window_failover_run
+            result, problems = run_case(case)
+            result["failed"] = bool(problems)
             failover.append(result)
             for p in problems:
                 failures.append(f"failover {case}: {p}")
                 log(f"!!!! failover {case}: {p}")
-            if not problems:
+            if not problems and args.job == "window":
+                adopted = result["adopted_s"]
+                log(f"failover {case}: repartition partitions reassigned after "
+                    f"{result['reassigned_s']:.1f} s, their keys' state adopted after "
+                    f"{'-' if adopted is None else f'{adopted:.1f}'} s; exact")
+            elif not problems:
                 log(f"failover {case}: reassigned after {result['reassigned_s']:.1f} s, output "
                     f"of every partition visible after {result['visible_s']:.1f} s, caught up "
                     f"after {result['caught_up_s']:.1f} s; exact")

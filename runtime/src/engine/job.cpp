@@ -449,6 +449,13 @@ Status Job::Execute() {
       control_.cancel.store(false);
       continue;
     }
+    if (s.code() == StatusCode::kReassigned && (control_.stop.load() || StopSignalReceived())) {
+      // Stopping anyway, and what this instance had not committed is another instance's now:
+      // the stop it was asked for, not a failure.
+      Log(LogLevel::kInfo, "engine", "stopped: its partitions had moved to another instance",
+          {{"reason", s.message()}});
+      return Status::Ok();
+    }
     if (s.ok() || !can_restart) return s;
     if (!IsRetriable(s)) {
       Log(LogLevel::kError, "engine", "not restarting: the error is not retriable",

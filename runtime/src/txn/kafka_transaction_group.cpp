@@ -282,16 +282,7 @@ Status KafkaTransactionGroup::TxnErrorLocked(rd_kafka_error_t* error, std::strin
     if (fatal == RD_KAFKA_RESP_ERR__FENCED || fatal == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
         code == RD_KAFKA_RESP_ERR__FENCED || code == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
         fatal == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH) {
-      if (!options_.instance.empty()) {
-        failed_ = InstanceFencedLocked(fmt::format("{}: {}", step, rd_kafka_error_string(error)));
-        DestroyProducerLocked();
-        return failed_;
-      }
-      failed_ = Status::Fenced(
-          fmt::format("another instance of job `{}` took over (transactional id `{}`); this "
-                      "instance stops. Two "
-                      "jobs with the same --job-id fence each other. ({}: {})",
-                      options_.job_id, transactional_id_, step, rd_kafka_error_string(error)));
+      failed_ = FencedLocked(fmt::format("{}: {}", step, rd_kafka_error_string(error)));
     } else {
       failed_ = Status::IoError(what + " (fatal; producer destroyed)");
     }
@@ -310,6 +301,14 @@ Status KafkaTransactionGroup::TxnErrorLocked(rd_kafka_error_t* error, std::strin
   }
   if (rd_kafka_error_is_retriable(error)) return Status::Unavailable(what);
   return Status::IoError(what);
+}
+
+Status KafkaTransactionGroup::FencedLocked(const std::string& cause) {
+  if (!options_.instance.empty()) return InstanceFencedLocked(cause);
+  return Status::Fenced(
+      fmt::format("another instance of job `{}` took over (transactional id `{}`); this instance "
+                  "stops. Two jobs with the same --job-id fence each other. ({})",
+                  options_.job_id, transactional_id_, cause));
 }
 
 Status KafkaTransactionGroup::InstanceFencedLocked(const std::string& cause) {
@@ -418,11 +417,8 @@ Status KafkaTransactionGroup::ProduceLocked(rd_kafka_topic_t* rkt, const std::st
         rd_kafka_resp_err_t fatal = rd_kafka_fatal_error(rk_, reason, sizeof reason);
         if (fatal == RD_KAFKA_RESP_ERR__FENCED || fatal == RD_KAFKA_RESP_ERR_PRODUCER_FENCED ||
             fatal == RD_KAFKA_RESP_ERR_INVALID_PRODUCER_EPOCH) {
-          failed_ = Status::Fenced(
-              fmt::format("another instance of job `{}` took over (transactional id `{}`); this "
-                          "instance stops. "
-                          "Two jobs with the same --job-id fence each other. (produce: {})",
-                          options_.job_id, transactional_id_, reason));
+          // As when the commit notices: an instance taken for stopped restarts (kReassigned).
+          failed_ = FencedLocked(fmt::format("produce: {}", reason));
         } else {
           failed_ = Status::IoError(fmt::format(
               "kafka exactly-once (job `{}`): fatal producer error: {}", options_.job_id, reason));

@@ -223,6 +223,53 @@ TEST_F(FaultRestartTest, InjectedErrorWithoutStateDirIsFinal) {
   EXPECT_EQ(job.metrics().Sum(kMetricRestarts), 0);
 }
 
+// Reads 1000 records, then its partitions move to another instance (kReassigned, as a
+// consumer-group member reports a revocation) just as the job is told to stop: it waits for
+// `stopping` before it says so.
+class MovedWhileStoppingSource final : public SourceFunction<int64_t> {
+ public:
+  MovedWhileStoppingSource(std::atomic<int64_t>* produced, const std::atomic<bool>* stopping)
+      : produced_(produced), stopping_(stopping) {}
+  Result<PollResult> PollBatch(Batch<int64_t>& out, size_t max) override {
+    if (produced_->load() >= 1000) {
+      while (!stopping_->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      return Status::Reassigned("partitions 0,1 of topic `in` moved to another instance");
+    }
+    for (size_t i = 0; i < std::min<size_t>(max, 10); ++i) out.Add(produced_->fetch_add(1), 0);
+    return PollResult::kRecords;
+  }
+
+ private:
+  std::atomic<int64_t>* produced_;
+  const std::atomic<bool>* stopping_;
+};
+
+// An instance told to stop whose partitions moved away as it stopped ends as asked: the work it
+// had is another instance's now, from the last commit. Exit 0, no restart (it used to exit 1,
+// "not retriable").
+TEST_F(FaultRestartTest, PartitionsThatMoveAsTheJobStopsEndItCleanly) {
+  std::atomic<int64_t> produced{0};
+  std::atomic<bool> stopping{false};
+  Job job(Options(3));
+  job.Source<int64_t>(
+         "moving",
+         [&](uint32_t, uint32_t) {
+           return std::make_unique<MovedWhileStoppingSource>(&produced, &stopping);
+         },
+         WatermarkSpec{.mode = TimeMode::kNone}, 1)
+      .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()), 1);
+  std::thread stopper([&] {
+    while (produced.load() < 1000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    job.RequestStop();
+    stopping.store(true);
+  });
+  const int code = job.Run();
+  stopper.join();
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(job.metrics().Sum(kMetricReassignedRestarts), 0);
+  EXPECT_EQ(job.metrics().Sum(kMetricRestarts), 0);
+}
+
 // flow_backpressure_ms_total is computed from the channels of the running attempt plus what the
 // earlier attempts accumulated; it is registered as a counter so scrapers treat it as one.
 TEST(MetricsCallbacks, CounterCallbacksRenderAsCounters) {

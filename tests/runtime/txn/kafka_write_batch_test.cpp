@@ -9,6 +9,7 @@
 // becomes visible.
 
 #include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
 
 #include <chrono>
 #include <future>
@@ -16,8 +17,10 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "flow/runtime/common/time.h"
 #include "flow/runtime/txn/kafka_exactly_once_sink.h"
 #include "kafka/kafka_test_env.h"
 #include "txn_test_options.h"
@@ -294,6 +297,70 @@ TEST_F(KafkaTxnWriteBatchTest, BatchBeforeRecoverIsRefusedAndWritesNothing) {
   ASSERT_TRUE(sink.Commit(1).ok());
   EXPECT_TRUE(ReadByPartition(Isolation::kReadUncommitted).empty());
 }
+
+// Another instance's takeover (txn_detail::KafkaTakeover) writes a marker "<wall ms> <taker>"
+// under the key "flow-takeover" into the instance's progress topic, then fences its
+// transactional id with init_transactions. Done here by hand, with or without the marker.
+class KafkaTxnFencedInstanceTest : public KafkaTxnWriteBatchTest,
+                                   public ::testing::WithParamInterface<bool> {
+ protected:
+  void FenceLikeATakeover(const std::string& instance, bool marker) {
+    if (marker) {
+      ASSERT_TRUE(kafka_
+                      .Produce(KafkaProgressTopic(job_, instance),
+                               {test::KafkaRecord{.partition = 0,
+                                                  .key = "flow-takeover",
+                                                  .value = std::to_string(WallNowMs()) + " other",
+                                                  .offset = -1,
+                                                  .timestamp = -1,
+                                                  .log_append_time = false}})
+                      .ok());
+    }
+    auto producer =
+        kafka_.MakeProducer({{"transactional.id", KafkaTransactionalId(job_, instance)}});
+    ASSERT_TRUE(producer.ok()) << producer.status().ToString();
+    rd_kafka_error_t* error = rd_kafka_init_transactions(producer->get(), 30000);
+    ASSERT_EQ(error, nullptr) << rd_kafka_error_string(error);
+  }
+};
+
+// Fenced while it writes or commits, whichever call notices: taken for stopped by another
+// instance (a marker), the instance restarts from its last commit (kReassigned); without a marker a
+// second process runs under its name (kFenced, exit code 3). Once the writes noticed first and
+// said kFenced, so a restarted instance that a late takeover fenced stopped for good.
+TEST_P(KafkaTxnFencedInstanceTest, FencingIsJudgedByTheMarkerWhicheverCallNoticesIt) {
+  const bool marker = GetParam();
+  KafkaTransactionOptions o = test_support::TestTransactionOptions(kafka_.brokers(), job_);
+  o.instance = "x";
+  auto group = KafkaTransactionGroup::Start(std::move(o), 1);
+  ASSERT_TRUE(group.ok()) << group.status().ToString();
+  auto sink = Sink(group->get(), 0, KafkaPartitioner::kKeyHash);
+  Batch b = MakeBatch("before", 20, 4);
+  size_t written = 0;
+  ASSERT_TRUE(sink->WriteBatch(b.records, &written).ok());
+  FenceLikeATakeover("x", marker);
+  Status first;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (int i = 0; first.ok() && std::chrono::steady_clock::now() < deadline; ++i) {
+    Batch more = MakeBatch("after" + std::to_string(i) + "-", 50, 4);
+    first = sink->WriteBatch(more.records, &written);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (first.ok() && i % 10 == 9) {
+      first = sink->PreCommit(i + 1);
+      if (first.ok()) first = sink->Commit(i + 1);
+      if (first.ok()) first = sink->BeginTransaction();
+    }
+  }
+  EXPECT_EQ(first.code(), marker ? StatusCode::kReassigned : StatusCode::kFenced)
+      << first.ToString();
+  EXPECT_NE(first.message().find(marker ? "took this one for stopped" : "needs its own --instance"),
+            std::string::npos)
+      << first.ToString();
+  EXPECT_TRUE(ReadByPartition(Isolation::kReadCommitted).empty()) << "nothing was committed";
+}
+
+INSTANTIATE_TEST_SUITE_P(MarkerOrNot, KafkaTxnFencedInstanceTest, ::testing::Bool(),
+                         [](const auto& info) { return info.param ? "Takeover" : "Twin"; });
 
 }  // namespace
 }  // namespace flow::rt

@@ -244,6 +244,9 @@ class KafkaTransactionGroup final : public CommitGroup {
   // Topic handles first: librdkafka requires them released before the producer.
   void DestroyProducerLocked();
   Status TxnErrorLocked(rd_kafka_error_s* error, std::string_view step);
+  // The producer was fenced, whichever call noticed: InstanceFencedLocked for an instance,
+  // kFenced (another job with this id) otherwise.
+  Status FencedLocked(const std::string& cause);
   // An instance's producer was fenced: kReassigned when another instance's takeover did it
   // (txn_detail::KafkaTakeover left its marker), kFenced naming the duplicate --instance otherwise.
   Status InstanceFencedLocked(const std::string& cause);
