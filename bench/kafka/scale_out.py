@@ -81,7 +81,8 @@ def parse_args(argv=None):
     p.add_argument("--seconds", type=int, default=30, help="length of the failover input")
     p.add_argument("--kill-after", type=float, default=10.0, help="s into the failover input")
     p.add_argument("--restart-after", type=float, default=5.0,
-                   help="--job window: s after a SIGKILL to restart the killed instance")
+                   help="--job window: s after its partitions moved to restart a SIGKILLed "
+                        "instance")
     p.add_argument("--stall-cap", type=float, default=100.0,
                    help="s after the reassignment to wait for the output before restarting "
                         "the killed instance")
@@ -395,7 +396,8 @@ class ScaleBench(kb.Bench):
 
     def window_failover_run(self, case):
         """--job window: two instances count a steady keyed input; one is stopped mid-input
-        (SIGKILL: restarted --restart-after s later, so state moves away and back). Reports
+        (SIGKILL: restarted --restart-after s after its partitions moved, so that their keys'
+        state moves away and back). Reports
         when the survivor held every repartition partition the stopped one had and when it had
         adopted their keys' state; the whole output must equal the window reference."""
         a = self.args
@@ -450,7 +452,8 @@ class ScaleBench(kb.Bench):
                                 f"{sorted(reassigned)} reassigned within {a.timeout} s"]
             result["reassigned_s"] = max(reassigned.values()) - kill_at
             if sig == signal.SIGKILL:
-                time.sleep(max(0.0, kill_at + a.kill_after + a.restart_after - time.time()))
+                # After the move: its partitions and their keys' state come back to it.
+                time.sleep(max(0.0, max(reassigned.values()) + a.restart_after - time.time()))
                 victim["proc"].wait()
                 restarted = self.start_job_argv(victim)
                 jobs.append(restarted)
@@ -575,8 +578,8 @@ def markdown(meta, scaling, failover, failures):
     if failover and meta["job"] == "window":
         lines += ["", f"Failover: {meta['failover_instances']} instances, {meta['rate']:,} "
                   f"records/s for {meta['seconds']} s, one instance stopped {meta['kill_after']:g} s "
-                  f"in; after a SIGKILL it is restarted {meta['restart_after']:g} s later (its "
-                  f"partitions and their keys' state move back). Times from the signal: "
+                  f"in; after a SIGKILL it is restarted {meta['restart_after']:g} s after its "
+                  f"partitions moved (they and their keys' state move back). Times from the signal: "
                   f"reassigned, until a survivor logged the last of its repartition partitions as "
                   f"assigned; adopted, until a survivor had restored their keys' state from the "
                   f"checkpoints the committed offsets name. Every output row equals the window "
