@@ -211,7 +211,7 @@ std::string InstancesText(const Plan& plan) {
   const InstancePlan ip = PlanInstances(plan);
   std::string out = "as instances (--instance, docs/deploy.md): ";
   if (!ip.refusals.empty()) {
-    out += "not yet; one process runs it (without --instance)\n";
+    out += "refused; run it as one process (without --instance)\n";
     for (const std::string& r : ip.refusals) out.append("  refused: ").append(r).append("\n");
     return out;
   }

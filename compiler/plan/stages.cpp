@@ -45,7 +45,18 @@ InstancePlan PlanInstances(const Plan& plan) {
       key = r->key;
       what = "aggregate";
     }
-    if (As<JoinNode>(n) != nullptr) {
+    if (const auto* src = As<SourceNode>(n);
+        src != nullptr && src->source != nullptr && src->source->connector.name.name != "kafka") {
+      out.refusals.push_back(Title(*n) + " `" + src->source->connector.name.name +
+                             "`: every instance would read the whole input; instances of a job "
+                             "share Kafka partitions only");
+    } else if (const auto* sink = As<SinkNode>(n); sink != nullptr && sink->into != nullptr &&
+                                                   sink->into->sink.name.name == "file" &&
+                                                   sink->delivery == ast::Delivery::kExactlyOnce) {
+      out.refusals.push_back(Title(*n) +
+                             " `file` exactly_once: its commit cannot be atomic with the "
+                             "instance's Kafka transaction");
+    } else if (As<JoinNode>(n) != nullptr) {
       out.refusals.push_back(Title(*n) +
                              ": joins cannot run as several instances yet (each instance would "
                              "join only the partitions it reads)");

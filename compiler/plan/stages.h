@@ -4,8 +4,9 @@
 // key-by, and what the runtime refuses to run that way yet. It mirrors what codegen and the
 // runtime do (codegen/aggregate_emitter.cpp's Keyed, engine/shuffle_key_by.h and
 // Job::CheckInstancePlan): a window or aggregate reads its input through the topic
-// `__flow_repartition_<job id>.<operator>`; joins and a keyed operator behind another one's topic
-// cannot run as instances yet. Pure; the plan is not changed.
+// `__flow_repartition_<job id>.<operator>`; joins, a keyed operator behind another one's topic,
+// sources other than Kafka and exactly-once file sinks cannot run as instances (yet). Pure; the
+// plan is not changed.
 
 #include <string>
 #include <vector>

@@ -98,24 +98,29 @@ expect("session window node", rc == 0 and "window-aggregate session keyed" in ou
 
 # As instances (--instance, docs/deploy.md): a keyed window reads its input through the topic
 # `__flow_repartition_<job id>.<stream>.window`, which splits the plan into two stages; a stateless
-# plan is one stage; joins and a key-by behind another one's topic are refused, as the runtime does.
-rc, out, err = run(os.path.join(EXAMPLES, "clicks_per_minute.flow"))
+# plan is one stage; joins, a key-by behind another one's topic and sources other than Kafka are
+# refused, as the runtime does.
+rc, out, err = run(os.path.join(EXAMPLES, "kafka_exactly_once.flow"))
 tail = out[out.find("as instances"):]
 expect("instances: two stages", rc == 0 and tail.startswith(
     "as instances (--instance, docs/deploy.md): 2 stages, 1 repartition topic"), err or out)
 expect("instances: stage 1 writes the topic",
        "  stage 1: #0 source, #1 chain (reads the sources' partitions)\n"
-       "    writes __flow_repartition_<job id>.per_minute.window, hash by user (#2), read by stage 2 "
-       "(#3 per_minute.window)\n" in tail, tail)
+       "    writes __flow_repartition_<job id>.sink1.window, hash by url (#2), read by stage 2 "
+       "(#3 sink1.window)\n" in tail, tail)
 expect("instances: stage 2 reads it", "  stage 2: #3 window-aggregate, #4 chain, #5 sink\n" in tail,
        tail)
-rc, out, err = run(os.path.join(EXAMPLES, "clicks_per_minute.flow"), "--format", "dot")
+rc, out, err = run(os.path.join(EXAMPLES, "kafka_exactly_once.flow"), "--format", "dot")
 expect("instances: dot edge names the topic", rc == 0 and
-       "hash by user\\lwith --instance: through __flow_repartition_<job id>.per_minute.window" in out,
+       "hash by url\\lwith --instance: through __flow_repartition_<job id>.sink1.window" in out,
        err or out)
-rc, out, err = run(os.path.join(EXAMPLES, "nexmark_q1_currency.flow"))
+rc, out, err = run(os.path.join(EXAMPLES, "kafka_avro.flow"))
 expect("instances: a stateless plan is one stage", rc == 0 and
        "as instances (--instance, docs/deploy.md): one stage, no repartition topic" in out, err or out)
+# Only Kafka sources share their input between instances.
+rc, out, err = run(os.path.join(EXAMPLES, "clicks_per_minute.flow"))
+expect("instances: a file source is refused", rc == 0 and
+       "  refused: #0 source `file`: every instance would read the whole input" in out, err or out)
 rc, out, err = run(os.path.join(EXAMPLES, "order_payment_join.flow"))
 expect("instances: a join is refused", rc == 0 and "  refused: #2 join: joins cannot run" in out,
        err or out)
@@ -157,7 +162,7 @@ with tempfile.TemporaryDirectory() as tmp:
     total = os.path.join(tmp, "total.flow")
     with open(total, "w") as f:
         f.write("schema Click { user: string, bytes: int, ts: timestamp }\n"
-                "stream clicks = from file(path: \"c.jsonl\") format json as Click\n"
+                "stream clicks = from kafka(topic: \"c\", brokers: \"b:9092\") format json as Click\n"
                 "  event time ts watermark 2s\n"
                 "stream total = clicks | window tumbling 1m | aggregate sum(bytes) as total\n"
                 "total | into stdout format json\n")
