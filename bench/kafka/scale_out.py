@@ -124,35 +124,27 @@ def parse_args(argv=None):
     return a
 
 
-def parse_log(path, topic_prefix=""):
-    """The JSON log lines (--log-format json) of one instance: (epoch s, message, partitions),
-    of the topics whose name starts with topic_prefix."""
-    events = []
-    for line in Path(path).read_text(errors="replace").splitlines():
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue
-        if ("partitions" in row and row.get("component") == "kafka"
-                and row.get("topic", "").startswith(topic_prefix)):
-            ts = datetime.datetime.fromisoformat(row["ts"].replace("Z", "+00:00")).timestamp()
-            parts = {int(x) for x in row["partitions"].split(",") if x.isdigit()}
-            events.append((ts, row["message"], parts))
-    return events
-
-
-def log_rows(path, message):
-    """(epoch s, row) of the JSON log lines of one process with this message."""
+def log_rows(path):
+    """(epoch s, row) of each JSON log line (--log-format json) of one process."""
     out = []
     for line in Path(path).read_text(errors="replace").splitlines():
         try:
             row = json.loads(line)
         except ValueError:
             continue
-        if row.get("message") == message:
+        if "ts" in row:
             ts = datetime.datetime.fromisoformat(row["ts"].replace("Z", "+00:00")).timestamp()
             out.append((ts, row))
     return out
+
+
+def parse_log(path, topic_prefix=""):
+    """The partition events of one instance's log: (epoch s, message, partitions), of the topics
+    whose name starts with topic_prefix."""
+    return [(ts, row["message"], {int(x) for x in row["partitions"].split(",") if x.isdigit()})
+            for ts, row in log_rows(path)
+            if "partitions" in row and row.get("component") == "kafka"
+            and row.get("topic", "").startswith(topic_prefix)]
 
 
 def owned_at(events, t):
@@ -473,8 +465,9 @@ class ScaleBench(kb.Bench):
             # When a survivor had restored the keys' state of each partition it took over.
             adopted = {}
             for j in survivors:
-                for ts, row in log_rows(j["log"], "adopted the state of a repartition partition's "
-                                                  "keys"):
+                for ts, row in log_rows(j["log"]):
+                    if row.get("message") != "adopted the state of a repartition partition's keys":
+                        continue
                     p = int(row.get("partition", -1))
                     if ts >= kill_at and p in owned:
                         adopted[p] = min(adopted.get(p, ts), ts)
