@@ -18,6 +18,10 @@ std::string KafkaInstanceMemberId(std::string_view job_id, std::string_view sour
   return fmt::format("{}.{}.{}.{}", job_id, source, instance, subtask);
 }
 
+bool KafkaInstanceRebalanceIsCooperative(const char* protocol) {
+  return protocol == nullptr || std::string_view(protocol) == "COOPERATIVE";
+}
+
 std::string KafkaInstanceOfMember(std::string_view group_id, std::string_view member_id) {
   constexpr std::string_view kGroupPrefix = "flow-";
   if (group_id.substr(0, kGroupPrefix.size()) != kGroupPrefix) return "";

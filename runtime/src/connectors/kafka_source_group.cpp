@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <map>
 #include <string>
 #include <thread>
@@ -107,7 +106,7 @@ Status KafkaSource::Subscribe() {
 
 void KafkaSource::HandleRebalance(int err_code, rd_kafka_topic_partition_list_t* partitions) {
   const auto err = static_cast<rd_kafka_resp_err_t>(err_code);
-  const bool cooperative = std::strcmp(rd_kafka_rebalance_protocol(rk_), "COOPERATIVE") == 0;
+  const bool cooperative = KafkaInstanceRebalanceIsCooperative(rd_kafka_rebalance_protocol(rk_));
   if (rebalances_ != nullptr) rebalances_->Add(1);
   std::vector<int32_t> changed;
   for (int i = 0; i < partitions->cnt; ++i) changed.push_back(partitions->elems[i].partition);

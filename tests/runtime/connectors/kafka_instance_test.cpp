@@ -91,6 +91,16 @@ TEST(KafkaInstanceOffsets, CommitGetsEachSlotsNewestRecordAndARevokeStopsLaterCo
   EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
+// A closing consumer's rebalance callback may find the protocol unknown (NULL): an instance's
+// group only ever runs cooperative-sticky, so the revocation is still served incrementally
+// (comparing NULL with strcmp crashed an instance that closed while partitions were revoked).
+TEST(KafkaInstanceNames, AnUnknownRebalanceProtocolIsTheCooperativeOne) {
+  EXPECT_TRUE(KafkaInstanceRebalanceIsCooperative(nullptr));
+  EXPECT_TRUE(KafkaInstanceRebalanceIsCooperative("COOPERATIVE"));
+  EXPECT_FALSE(KafkaInstanceRebalanceIsCooperative("EAGER"));
+  EXPECT_FALSE(KafkaInstanceRebalanceIsCooperative("NONE"));
+}
+
 // An exactly-once instance reads read_committed only: a partition that moves must wait for its
 // last owner's pending offsets, which librdkafka asks for only then. Refused before any broker
 // is contacted (the broker address is unreachable on purpose).

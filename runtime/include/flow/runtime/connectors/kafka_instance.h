@@ -45,6 +45,11 @@ std::string KafkaInstanceMemberId(std::string_view job_id, std::string_view sour
 // The instance named by `member_id` (a group.instance.id in group `group_id`), or "" when the
 // member is not one of a Flow instance.
 std::string KafkaInstanceOfMember(std::string_view group_id, std::string_view member_id);
+// Whether a rebalance callback must assign and unassign incrementally. `protocol` is what
+// rd_kafka_rebalance_protocol returned: NULL when librdkafka could not tell, as during
+// rd_kafka_consumer_close. An instance's group has one assignor, cooperative-sticky, so an
+// unknown protocol is the cooperative one.
+bool KafkaInstanceRebalanceIsCooperative(const char* protocol);
 // Progress topic of an instance: "__flow_progress_<job>.<instance>" (one process:
 // "__flow_progress_<job>"), and the prefix every instance's topic of the job starts with.
 std::string KafkaProgressTopic(std::string_view job_id, std::string_view instance);
