@@ -324,6 +324,23 @@ class ScaleOutTest : public OwnBrokerTest {
     }
     Pass(1500);
   }
+  // Once the input is complete: waits for the window job's output (AwaitWindowOutput), stops
+  // every instance and compares the committed output with `want`, printing the verdict as
+  // "scale-out <what>: ..." and keeping both outputs in the work dir when they differ.
+  Verdict CheckWindowOutput(const std::string& what, const std::map<std::string, int64_t>& want) {
+    AwaitWindowOutput(want.size());
+    StopAll();
+    const std::vector<std::string> values = CommittedOutput();
+    Verdict v = Compare(want, values);
+    std::printf(
+        "scale-out %s: %zu windows expected, %zu output records, missing %lld, duplicates %lld, "
+        "wrong %lld%s%s\n",
+        what.c_str(), want.size(), values.size(), static_cast<long long>(v.missing),
+        static_cast<long long>(v.duplicates), static_cast<long long>(v.wrong),
+        v.example.empty() ? "" : "; e.g. ", v.example.c_str());
+    if (!v.exact()) KeepOutputs(want, values);
+    return v;
+  }
   // Stops every instance not retired yet (SIGTERM, then SIGKILL after 30 s).
   void StopAll() {
     std::vector<pid_t> stopping;

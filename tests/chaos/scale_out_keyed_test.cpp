@@ -3,15 +3,19 @@
 // commit exactly the test's own windows; without --shuffle-brokers the job is refused (exit 2);
 // without --state-root an instance that joins a running one is refused the partitions whose state
 // is elsewhere (exit 1); with it, the state of a partition's keys follows the partition while
-// instances join, die and leave, and the output stays exact.
+// instances join, die and leave (and, behind knobs, the broker restarts), and the output stays
+// exact.
 
 #include <signal.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -74,22 +78,12 @@ TEST_F(ScaleOutTest, TwoInstancesOfAKeyedWindowJobShareItsKeysThroughARepartitio
     Pass(300);
   }
   ASSERT_NO_FATAL_FAILURE(ProduceWindowFlush(n, kWindowMs));
-  AwaitWindowOutput(want.size());
-  StopAll();
-  const std::vector<std::string> values = CommittedOutput();
-  Verdict v = Compare(want, values);
-  std::printf(
-      "scale-out window: %zu windows expected, %zu output records, missing %lld, "
-      "duplicates %lld, wrong %lld%s%s\n",
-      want.size(), values.size(), static_cast<long long>(v.missing),
-      static_cast<long long>(v.duplicates), static_cast<long long>(v.wrong),
-      v.example.empty() ? "" : "; e.g. ", v.example.c_str());
+  const Verdict v = CheckWindowOutput("window", want);
   // Both instances counted windows: each read some repartition partitions.
   for (const char* name : {"a", "b"}) {
     EXPECT_TRUE(LogHas(instances_[name].log, "source=window.shuffle"))
         << "see " << instances_[name].log;
   }
-  if (!v.exact()) KeepOutputs(want, values);
   if (!v.exact() || HasFailure()) PrintLogTails(60);
   EXPECT_TRUE(v.exact()) << "missing " << v.missing << ", duplicates " << v.duplicates << ", wrong "
                          << v.wrong << "; " << v.example;
@@ -149,9 +143,11 @@ class StateMovesTest : public ScaleOutTest {
   // The window job with --state-root while instances come and go: a runs alone and counts every
   // key; b joins (half of a's partitions move to b, their windows half counted), a is killed
   // (SIGKILL) and restarted, c joins, b stops for good (SIGTERM: its partitions move to a and c).
-  // Input arrives all along, so every move happens in the middle of open windows. Returns the
-  // committed output compared with the test's own per-(key, window) counts and sums; `moved`
-  // tells whether some instance adopted state from another one's checkpoint.
+  // For long runs: FLOW_SCALE_KEYED_BROKER=1 restarts the broker after c joins, and
+  // FLOW_SCALE_KEYED_KILLS=N adds N SIGKILLs of random instances at random chunks (a seed
+  // replays them). Input arrives all along, so every move happens in the middle of open windows.
+  // Returns the committed output compared with the test's own per-(key, window) counts and sums;
+  // `moved` tells whether some instance adopted state from another one's checkpoint.
   Verdict RunWithMoves(const std::string& prefix, std::vector<std::string> args, bool* moved) {
     constexpr int64_t kWindowMs = 1000;
     shared_state_ = true;
@@ -169,38 +165,49 @@ class StateMovesTest : public ScaleOutTest {
     const int64_t n = std::min<int64_t>(records_, 16000);
     const std::map<std::string, int64_t> want = WindowReference(n, kWindowMs);
     constexpr int kChunks = 16;
+    std::multimap<int, std::string> script = {
+        {3, "join b"}, {7, "kill a"}, {9, "join c"}, {12, "stop b"}};
+    if (EnvInt("FLOW_SCALE_KEYED_BROKER", 0) != 0) script.emplace(10, "broker");
+    for (int64_t k = EnvInt("FLOW_SCALE_KEYED_KILLS", 0); k > 0; --k) {
+      script.emplace(static_cast<int>(Uniform(4, kChunks - 2)), "kill");
+    }
     std::vector<std::string> events;
     for (int chunk = 0; chunk < kChunks; ++chunk) {
       ProduceWindowRecords(n * chunk / kChunks, n * (chunk + 1) / kChunks);
-      if (chunk == 3) {
-        Start("b");
-        events.push_back("b joined");
-      } else if (chunk == 7) {
-        ::kill(instances_["a"].pid, SIGKILL);  // Supervise restarts it
-        events.push_back("a killed");
-      } else if (chunk == 9) {
-        Start("c");
-        events.push_back("c joined");
-      } else if (chunk == 12) {
-        instances_["b"].retired = true;
-        ::kill(instances_["b"].pid, SIGTERM);
-        events.push_back("b stopped");
+      for (auto [it, end] = script.equal_range(chunk); it != end; ++it) {
+        const std::string& what = it->second;
+        if (what == "join b" || what == "join c") {
+          Start(what.substr(5));
+          events.push_back(what.substr(5) + " joined");
+        } else if (what == "kill" || what == "kill a") {
+          const std::vector<std::string> names = Running();
+          const std::string victim =
+              what == "kill a"
+                  ? "a"
+                  : names[static_cast<size_t>(Uniform(0, static_cast<int64_t>(names.size()) - 1))];
+          std::ofstream(instances_[victim].log, std::ios::app) << "=== SIGKILL\n";
+          ::kill(instances_[victim].pid, SIGKILL);  // Supervise restarts it
+          events.push_back(victim + " killed");
+        } else if (what == "broker") {
+          // Between two chunks: no input is produced while it is down.
+          EXPECT_EQ(std::system(KafkaScript("kill", port_).c_str()), 0);
+          std::this_thread::sleep_for(std::chrono::milliseconds(Uniform(1000, 3000)));
+          EXPECT_EQ(std::system(KafkaScript("start", port_).c_str()), 0);
+          events.push_back("broker restarted");
+        } else {
+          instances_["b"].retired = true;
+          ::kill(instances_["b"].pid, SIGTERM);
+          events.push_back("b stopped");
+        }
       }
       Pass(1500);
     }
     ProduceWindowFlush(n, kWindowMs);
-    AwaitWindowOutput(want.size());
-    StopAll();
-    const std::vector<std::string> values = CommittedOutput();
-    Verdict v = Compare(want, values);
     std::string done;
     for (const std::string& e : events) done += (done.empty() ? "" : ", ") + e;
-    std::printf(
-        "scale-out state moves (%s): %zu windows expected, %zu output records, missing %lld, "
-        "duplicates %lld, wrong %lld%s%s\n",
-        done.c_str(), want.size(), values.size(), static_cast<long long>(v.missing),
-        static_cast<long long>(v.duplicates), static_cast<long long>(v.wrong),
-        v.example.empty() ? "" : "; e.g. ", v.example.c_str());
+    const Verdict v = CheckWindowOutput(
+        fmt::format("state moves ({}; seed {})", done, static_cast<unsigned long long>(seed_)),
+        want);
     *moved = false;
     for (const auto& [name, in] : instances_) {
       for (const auto& [other, unused] : instances_) {
@@ -210,7 +217,6 @@ class StateMovesTest : public ScaleOutTest {
         }
       }
     }
-    if (!v.exact()) KeepOutputs(want, values);
     return v;
   }
 };

@@ -2,7 +2,8 @@
 // a Kafka consumer often gets one partition's first fetch before another's, and a watermark
 // computed from the first alone makes the other's older records late (dropped by windows). And a
 // split the source no longer reads (SourceFunction::OwnedSplits: a consumer group moved it to
-// another instance) stops holding event time back.
+// another instance) stops holding event time back. What a source publishes per split for the
+// writers of repartition topics (shuffle/split_times.h) follows the same rules.
 
 #include <gtest/gtest.h>
 
@@ -17,6 +18,7 @@
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/sink.h"
 #include "flow/runtime/engine/source.h"
+#include "flow/runtime/shuffle/split_times.h"
 #include "test_util.h"
 
 namespace flow::rt {
@@ -154,6 +156,55 @@ class SplitMovesAway final : public SourceFunction<int64_t> {
       std::chrono::steady_clock::now() + std::chrono::seconds(3);
 };
 
+// Reads splits 0 and 1 (OwnedSplits), neither pending: split 0 delivers one record per poll, ts
+// 1000, 2000, ...; split 1 is caught up and never delivers. After `polls` polls it delivers
+// nothing more (idle) and ends after `idle_polls` more.
+class CaughtUpSecondSplit final : public SourceFunction<int64_t> {
+ public:
+  CaughtUpSecondSplit(int polls, int idle_polls) : polls_(polls), idle_polls_(idle_polls) {}
+  Result<PollResult> PollBatch(Batch<int64_t>& out, size_t) override {
+    splits_.clear();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    if (++done_ > polls_)
+      return done_ > polls_ + idle_polls_ ? PollResult::kEnd : PollResult::kIdle;
+    out.Add(1000 * done_, 1000 * done_);
+    splits_.push_back(0);
+    return PollResult::kRecords;
+  }
+  const std::vector<int32_t>* LastSplits() const override { return &splits_; }
+  std::optional<std::pair<uint32_t, std::vector<int32_t>>> OwnedSplits() const override {
+    return std::make_pair(2u, std::vector<int32_t>{0, 1});
+  }
+
+ private:
+  int polls_;
+  int idle_polls_;
+  int done_ = 0;
+  std::vector<int32_t> splits_;
+};
+
+// Keeps what the source subtask last published for repartition writers, as a writer reads it.
+class KeepSplitTimes final : public OneInputOperator<int64_t, int64_t> {
+ public:
+  explicit KeepSplitTimes(std::shared_ptr<std::optional<shuffle::SourceSplits>> kept)
+      : kept_(std::move(kept)) {}
+  Status Open(OperatorContext& ctx) override {
+    times_ = ctx.split_times;
+    return Status::Ok();
+  }
+  Status ProcessBatch(const Batch<int64_t>&, Output<int64_t>&) override { return Keep(); }
+  Status OnWatermark(TimestampMs, Output<int64_t>&) override { return Keep(); }
+  Status Finish(Output<int64_t>&) override { return Keep(); }
+
+ private:
+  Status Keep() {
+    if (times_ != nullptr) *kept_ = times_->Get("src", 0);
+    return Status::Ok();
+  }
+  std::shared_ptr<std::optional<shuffle::SourceSplits>> kept_;
+  const shuffle::SplitTimes* times_ = nullptr;
+};
+
 class CountLate final : public OneInputOperator<int64_t, int64_t> {
  public:
   explicit CountLate(Seen* seen) : seen_(seen) {}
@@ -256,6 +307,52 @@ TEST(PendingSplitsTest, WithoutOwnedSplitsAMovedSplitHoldsTheWatermark) {
       0);
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(seen.watermark.load(), 2999);
+}
+
+// What CaughtUpSecondSplit(polls, idle_polls) last published for repartition writers, in a job
+// with the given idle timeout.
+std::optional<shuffle::SourceSplits> PublishedSplits(int polls, int idle_polls,
+                                                     DurationMs idle_timeout) {
+  auto kept = std::make_shared<std::optional<shuffle::SourceSplits>>();
+  JobOptions options;
+  options.parallelism = 1;
+  Job job(options);
+  job.Source<int64_t>(
+         "src",
+         [polls, idle_polls](uint32_t, uint32_t) {
+           return std::make_unique<CaughtUpSecondSplit>(polls, idle_polls);
+         },
+         EveryBatch(idle_timeout))
+      .Then<int64_t>("keep", [kept] { return std::make_unique<KeepSplitTimes>(kept); })
+      .Sink("sink", CollectingSinkFactory(std::make_shared<Collected<int64_t>>()));
+  Status s = testing::ExecuteWithWatchdog(job);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return *kept;
+}
+
+// A split that is caught up without a record follows the subtask's other splits (kMaxWatermark,
+// which the writer lowers to its input's watermark) and is not reported idle: an idle report
+// would outlive an instance that fails, and the other instances would push event time past the
+// split's new records while it waits for its next owner (they were dropped as late).
+TEST(PendingSplitsTest, ACaughtUpSplitWithoutRecordsIsPublishedAtTheSubtasksWatermark) {
+  const std::optional<shuffle::SourceSplits> splits = PublishedSplits(20, 0, 0);
+  ASSERT_TRUE(splits.has_value());
+  EXPECT_EQ(splits->total, 2u);
+  ASSERT_EQ(splits->splits.size(), 2u);
+  EXPECT_EQ(splits->splits[0].split, 0);
+  EXPECT_FALSE(splits->splits[0].idle);
+  EXPECT_EQ(splits->splits[1].split, 1);
+  EXPECT_EQ(splits->splits[1].watermark, kMaxWatermark);
+  EXPECT_FALSE(splits->splits[1].idle) << "a caught-up split without records was published idle";
+}
+
+// With an idle timeout, once the whole subtask is idle, so is the split that never had a record.
+TEST(PendingSplitsTest, ACaughtUpSplitIsIdleOnceTheWholeSubtaskIs) {
+  const std::optional<shuffle::SourceSplits> splits = PublishedSplits(5, 100, 50);
+  ASSERT_TRUE(splits.has_value());
+  ASSERT_EQ(splits->splits.size(), 2u);
+  EXPECT_TRUE(splits->splits[0].idle);
+  EXPECT_TRUE(splits->splits[1].idle);
 }
 
 }  // namespace

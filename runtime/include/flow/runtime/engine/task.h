@@ -471,8 +471,11 @@ class SourceTask final : public Task {
 
   // The event time of each split this subtask reads, for writers of repartition topics
   // (shuffle/split_times.h). A split without a record yet is at kMinWatermark while splits are
-  // pending (it may hold old records), else idle: as in Current, a split that has had nothing
-  // holds nothing back.
+  // pending (it may hold old records). Once none is, it is at kMaxWatermark, which the writer
+  // lowers to its input's watermark: as in Current, a split that has had nothing holds nothing
+  // back beyond the subtask's other splits. It is reported idle only when the whole subtask is
+  // (its idle timeout): an idle report outlives an instance that fails, and while the split
+  // waits for a new owner the others would push event time past its new records.
   void PublishSplitTimes(const WatermarkGenerator& gen, int64_t now) {
     if (ctx_.split_times == nullptr || spec_.mode != TimeMode::kEventTime) return;
     auto owned = source_->OwnedSplits();
@@ -480,10 +483,16 @@ class SourceTask final : public Task {
     shuffle::SourceSplits s;
     s.total = owned->first;
     const bool pending = source_->SplitsPending();
+    const bool idle = !pending && gen.IsIdle(now);
     for (int32_t split : owned->second) {
       auto t = gen.SplitWatermark(split, now);
-      s.splits.push_back(t ? shuffle::SplitTime{split, t->first, t->second}
-                           : shuffle::SplitTime{split, kMinWatermark, !pending});
+      if (t) {
+        s.splits.push_back(shuffle::SplitTime{split, t->first, t->second});
+      } else if (pending || idle) {
+        s.splits.push_back(shuffle::SplitTime{split, kMinWatermark, idle});
+      } else {
+        s.splits.push_back(shuffle::SplitTime{split, kMaxWatermark, false});
+      }
     }
     ctx_.split_times->Publish(ctx_.name, ctx_.subtask, std::move(s));
   }

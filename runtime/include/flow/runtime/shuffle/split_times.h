@@ -24,7 +24,9 @@ namespace flow::rt::shuffle {
 
 struct SplitTime {
   int32_t split = 0;
-  TimestampMs watermark = kMinWatermark;  // of this split alone; kMinWatermark: nothing known
+  // Of this split alone. kMinWatermark: nothing known; kMaxWatermark: caught up without a record,
+  // so only the subtask's own watermark bounds it.
+  TimestampMs watermark = kMinWatermark;
   bool idle = false;
   bool operator==(const SplitTime&) const = default;
 };
