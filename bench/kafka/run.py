@@ -53,7 +53,8 @@ HERE = Path(__file__).resolve().parent
 SYSTEMS = ["raw", "alo", "eo", "window"]
 SCRIPTS = {"alo": "copy_at_least_once.flow", "eo": "copy_exactly_once.flow",
            "window": "window_count.flow",
-           "window-eo": "window_exactly_once.flow"}  # scale_out.py --job window only
+           "window-eo": "window_exactly_once.flow",  # scale_out.py --job window only
+           "join-eo": "join_exactly_once.flow"}  # scale_out.py --job join only
 LABELS = {"raw": "raw librdkafka copier (limit)", "alo": "Flow copier, at_least_once",
           "eo": "Flow copier, exactly_once", "window": "Flow windowed count (10 s tumbling)"}
 ET_BASE = 1767225600000   # kafka_bench_util.h kEtBase

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""bench/kafka/scale_out.py: the exactly-once Kafka copier, or the keyed windowed count, run as
-instances (--instance).
+"""bench/kafka/scale_out.py: the exactly-once Kafka copier, the keyed windowed count, or a join,
+run as instances (--instance).
 
 Reuses bench/kafka/run.py (its broker, load client, job builds and exactness checks) for two
 measurements on its OWN broker (scripts/kafka with FLOW_KAFKA_PORT=--port, default 19692):
@@ -20,6 +20,10 @@ topic (--shuffle-brokers, this broker) and share one --state-root; the plain pro
 every window closes; the output must equal run.py's window reference (every key and window once,
 the right count and sum), and the time counts until its last row arrived.
 
+--job join: bench/kafka/join_exactly_once.flow (an interval join of the input with itself on the
+record's id; both sides cross one repartition topic) as the window job is run; the output must
+hold every input record exactly once with both sides' fields equal to the record formula.
+
 Failover: --failover-instances instances copy a steady input (--rate records/s for --seconds);
 --kill-after seconds into it one instance gets SIGKILL (or SIGTERM) and is not restarted. The
 partitions it owned come from its log ("partitions assigned/revoked", --log-level info); for each
@@ -35,7 +39,8 @@ transaction) and reports the output as stalled; the whole output must still hold
 record exactly once.
 
   bench/kafka/scale_out.py                  # 500k records, 3 runs; failover at 20k rec/s, 30 s
-  bench/kafka/scale_out.py --job window     # the keyed job: scaling only (no failover cases yet)
+  bench/kafka/scale_out.py --job window     # the keyed job
+  bench/kafka/scale_out.py --job join       # the join job
   bench/kafka/scale_out.py --smoke          # small, correctness only (CTest bench_kafka_scale_out_smoke)
   bench/kafka/scale_out.py --no-failover --records 1000000 --runs 5
 Exit codes: 0 all checks passed, 1 a check or a run failed, 2 bad usage or set-up failure.
@@ -65,9 +70,9 @@ CASES = {"sigkill-10s": (signal.SIGKILL, None), "sigkill-6s": (signal.SIGKILL, 6
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--smoke", action="store_true", help="small and short: the CTest")
-    p.add_argument("--job", choices=["copier", "window"], default="copier",
-                   help="the exactly-once copier, or the keyed windowed count (scaling only)")
-    p.add_argument("--keys", type=int, default=100, help="distinct keys (--job window)")
+    p.add_argument("--job", choices=["copier", "window", "join"], default="copier",
+                   help="the exactly-once copier, the keyed windowed count, or the join")
+    p.add_argument("--keys", type=int, default=100, help="distinct keys (--job window, join)")
     p.add_argument("--records", type=int, default=500_000, help="input records per scaling run")
     p.add_argument("--record-bytes", type=int, default=100)
     p.add_argument("--partitions", type=int, default=6, help="partitions of input and output")
@@ -81,7 +86,7 @@ def parse_args(argv=None):
     p.add_argument("--seconds", type=int, default=30, help="length of the failover input")
     p.add_argument("--kill-after", type=float, default=10.0, help="s into the failover input")
     p.add_argument("--restart-after", type=float, default=5.0,
-                   help="--job window: s after its partitions moved to restart a SIGKILLed "
+                   help="--job window, join: s after its partitions moved to restart a SIGKILLed "
                         "instance")
     p.add_argument("--stall-cap", type=float, default=100.0,
                    help="s after the reassignment to wait for the output before restarting "
@@ -119,7 +124,7 @@ def parse_args(argv=None):
     if a.failover_instances < 2:
         p.error("--failover-instances must be >= 2 (one is stopped)")
     # What run.py's Bench reads of its arguments.
-    a.system = "eo" if a.job == "copier" else "window-eo"
+    a.system = {"copier": "eo", "window": "window-eo", "join": "join-eo"}[a.job]
     a.copier, a.baselines, a.systems = None, {}, a.system
     return a
 
@@ -167,7 +172,7 @@ class ScaleBench(kb.Bench):
                                   state_name=f"{run_id}-{name or 'plain'}")
         if name:
             argv += ["--instance", name]
-        if name and self.args.job == "window":
+        if name and self.args.job != "copier":
             # The state of a repartition partition's keys follows the partition: one root.
             at = argv.index("--state-dir")
             argv[at:at + 2] = ["--state-root", str(self.work / "state" / run_id)]
@@ -204,8 +209,8 @@ class ScaleBench(kb.Bench):
         self.seq += 1
         run_id = f"scale-{mode}{k}-{self.tag}-{self.seq}"
         dump = self.work / f"output-{run_id}.jsonl"
-        if a.job == "window":
-            flags = dict(expect=len(self.ref), dump=dump)
+        if a.job != "copier":
+            flags = dict(expect=self.expected_rows(a.records), dump=dump)
         else:
             flags = dict(expect=preload["records"], ids=a.records)
         consumer = subprocess.Popen(
@@ -232,8 +237,8 @@ class ScaleBench(kb.Bench):
             dump.unlink(missing_ok=True)
             return None, [f"the consumer printed nothing: {cerr.strip()[-300:]}"]
         report = json.loads(out)
-        if a.job == "window":
-            problems = self.check_window(dump, self.ref) if consumer.returncode == 0 else []
+        if a.job != "copier":
+            problems = self.check_keyed(dump, a.records) if consumer.returncode == 0 else []
         else:
             problems = self.copy_report_problems(report, preload, a.records)
         dump.unlink(missing_ok=True)
@@ -395,10 +400,10 @@ class ScaleBench(kb.Bench):
         a = self.args
         sig, session_ms, src, dst, run_id, extra = self.failover_setup(case, "wfailover")
         n = a.rate * a.seconds
-        ref = self.window_reference(n)
         dump = self.work / f"{run_id}.jsonl"
         consumer = subprocess.Popen(
-            self.client_cmd("consume", topic=dst, expect=len(ref), timeout_s=a.timeout + 120,
+            self.client_cmd("consume", topic=dst, expect=self.expected_rows(n),
+                            timeout_s=a.timeout + 120,
                             linger_ms=1500, dump=dump),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         jobs = [self.start_job(run_id, f"i{i}", src, dst, a.parallelism, extra)
@@ -429,7 +434,7 @@ class ScaleBench(kb.Bench):
             owned = owned_at(parse_log(victim["log"], shuffle), kill_at)
             victim["proc"].send_signal(sig)
             result["owned"] = sorted(owned)
-            log(f"window {case}: {sig.name} to {victim['name']} (repartition partitions "
+            log(f"{a.job} {case}: {sig.name} to {victim['name']} (repartition partitions "
                 f"{sorted(owned)})")
             reassigned = {}
             while time.time() < kill_at + a.timeout and len(reassigned) < len(owned):
@@ -461,7 +466,7 @@ class ScaleBench(kb.Bench):
             elif consumer.returncode != 0:
                 problems.append(f"output incomplete after {a.timeout + 120} s")
             else:
-                problems += self.check_window(dump, ref)
+                problems += self.check_keyed(dump, n)
             # When a survivor had restored the keys' state of each partition it took over.
             adopted = {}
             for j in survivors:
@@ -483,6 +488,40 @@ class ScaleBench(kb.Bench):
                                *[t.replace("<job id>", run_id) for t in self.repartition_topics])
             dump.unlink(missing_ok=True)
         return result, problems
+
+    # --- the keyed jobs' outputs -------------------------------------------------------------
+    def expected_rows(self, n):
+        """Output rows of the window or join job for n input records."""
+        return n if self.args.job == "join" else len(self.window_reference(n))
+
+    def check_keyed(self, dump_path, n):
+        if self.args.job == "window":
+            return self.check_window(dump_path, self.window_reference(n))
+        return self.check_join(dump_path, n)
+
+    def check_join(self, dump_path, n):
+        """Every input record i once, both sides' fields from the record formula (run.py's
+        expected_payload): key k<i mod keys>, value (i * 7919) mod 1000."""
+        problems, seen = [], set()
+        for line_no, line in enumerate(Path(dump_path).read_text().splitlines()):
+            try:
+                row = json.loads(line)
+                i = row["id"]
+                key, value = f"k{i % self.args.keys}", (i * 7919) % 1000
+                want = {"id": i, "key": key, "value": value, "rkey": key, "rvalue": value}
+                if row != want and len(problems) < 5:
+                    problems.append(f"row {line_no}: {row} where {want} was expected")
+                if i in seen and len(problems) < 5:
+                    problems.append(f"row {line_no}: record {i} twice")
+                seen.add(i)
+            except (ValueError, KeyError, TypeError) as e:
+                problems.append(f"row {line_no}: cannot read {line[:120]!r}: {e}")
+        missing = [i for i in range(n) if i not in seen]
+        extra = sorted(i for i in seen if not 0 <= i < n)
+        if missing or extra:
+            problems.append(f"{len(seen)} records joined of {n}: {len(missing)} missing (e.g. "
+                            f"{missing[:3]}), {len(extra)} not in the input (e.g. {extra[:3]})")
+        return problems
 
     def start_job_argv(self, job):
         with open(job["log"], "a") as err:
@@ -544,9 +583,13 @@ def config_label(config, parallelism):
 
 
 def markdown(meta, scaling, failover, failures):
-    job = ("Exactly-once copier (bench/kafka/copy_exactly_once.flow)" if meta["job"] == "copier"
-           else f"Keyed windowed count, exactly once (bench/kafka/window_exactly_once.flow; "
-                f"{meta['keys']} keys, instances through a repartition topic and one --state-root)")
+    job = {"copier": "Exactly-once copier (bench/kafka/copy_exactly_once.flow)",
+           "window": f"Keyed windowed count, exactly once (bench/kafka/window_exactly_once.flow; "
+                     f"{meta['keys']} keys, instances through a repartition topic and one "
+                     f"--state-root)",
+           "join": "Interval join of the input with itself on its id, exactly once "
+                   "(bench/kafka/join_exactly_once.flow; both sides through one repartition "
+                   "topic, one --state-root)"}[meta["job"]]
     lines = [f"# Kafka scale-out benchmark {meta['date']}", "",
              f"{job}, {meta['records']:,} "
              f"input records of ~{meta['record_bytes']} bytes in {meta['partitions']} partitions, "
@@ -568,14 +611,14 @@ def markdown(meta, scaling, failover, failures):
         lines.append(f"| {name} | {kb.fmt_rate(cell['rate'])} | {kb.fmt_rate(cell['rate_per_cpu'])} "
                      f"| {cell['wall_s']:.2f} | {cell['first_s']:.2f} | {cell['cpu_s']:.2f} "
                      f"| {ratio} | {cell['runs']} |")
-    if failover and meta["job"] == "window":
+    if failover and meta["job"] != "copier":
         lines += ["", f"Failover: {meta['failover_instances']} instances, {meta['rate']:,} "
                   f"records/s for {meta['seconds']} s, one instance stopped {meta['kill_after']:g} s "
                   f"in; after a SIGKILL it is restarted {meta['restart_after']:g} s after its "
                   f"partitions moved (they and their keys' state move back). Times from the signal: "
                   f"reassigned, until a survivor logged the last of its repartition partitions as "
                   f"assigned; adopted, until a survivor had restored their keys' state from the "
-                  f"checkpoints the committed offsets name. Every output row equals the window "
+                  f"checkpoints the committed offsets name. Every output row equals the "
                   f"reference.", "",
                   "| case | session timeout | repartition partitions | reassigned s | adopted s "
                   "| restarted at s | exact |", "|---|---:|---|---:|---:|---:|---|"]
@@ -635,11 +678,10 @@ def main(argv=None):
         bench.start_broker()
         (src,) = bench.new_topics("in")
         log(f"preloading {args.records:,} records into {src}")
-        window = args.job == "window"
+        keyed = args.job != "copier"
         preload = bench.client_json("produce", topic=src, records=args.records,
                                     record_bytes=args.record_bytes,
-                                    **(dict(keys=args.keys, sentinels=1) if window else {}))
-        bench.ref = bench.window_reference() if window else None
+                                    **(dict(keys=args.keys, sentinels=1) if keyed else {}))
         for c in configs:
             raw_runs[c] = []
         for i in range(args.runs):
@@ -669,7 +711,7 @@ def main(argv=None):
             for p in problems:
                 failures.append(f"failover {case}: {p}")
                 log(f"!!!! failover {case}: {p}")
-            if not problems and args.job == "window":
+            if not problems and args.job != "copier":
                 adopted = result["adopted_s"]
                 log(f"failover {case}: repartition partitions reassigned after "
                     f"{result['reassigned_s']:.1f} s, their keys' state adopted after "

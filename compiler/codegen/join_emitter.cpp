@@ -1,10 +1,12 @@
 // Joins: per side a key function (and, for nullable keys, a filter: a null key matches nothing),
 // the builder of the join pair, a state Serializer for each side's record (the operators buffer
-// records in keyed state, which snapshots them), and Connect(left.KeyBy, right.KeyBy).Then(...).
+// records in keyed state, which snapshots them, and a repartition topic carries them between
+// instances), and JoinAcrossInstances (Connect(left.KeyBy, right.KeyBy).Then(...) in one process).
 
 #include "codegen/aggregate_emitter.h"
 #include "codegen/escape.h"
 #include "codegen/node_text.h"
+#include "plan/stages.h"
 
 namespace flow::codegen {
 namespace {
@@ -125,11 +127,10 @@ void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n, const plan::Plan& plan
     right += ".Filter(" + cx.Name(n, "join.right_key_present") + ", [](const " + r +
              "& x) { return RightKey" + id + "Present(x); })";
   }
-  left += ".KeyBy(\"join key\", ::flow::exec::KeyHashOf<JoinKey" + id + ">(&LeftKey" + id + "))";
-  right += ".KeyBy(\"join key\", ::flow::exec::KeyHashOf<JoinKey" + id + ">(&RightKey" + id + "))";
-  std::string types = "JoinKey" + id + ", " + l + ", " + r + ", " + out;
-  std::string connect = "auto s" + id + " = ::flow::rt::Connect(" + left + ", " + right +
-                        ").Then<" + out + ">(" + cx.Name(n, "join");
+  // One process: both sides keyed into a two-input operator. Under --instance both sides cross
+  // one repartition topic to the instance of their key (engine/shuffle_join.h).
+  const std::string types = "JoinKey" + id + ", " + l + ", " + r + ", " + out;
+  std::string factory;
   if (window) {
     const ast::WindowSpec& spec = *n.op->window;
     std::string cfg = "cfg" + id;
@@ -139,16 +140,24 @@ void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n, const plan::Plan& plan
              ";");
     if (spec.lateness) cx.Build(cfg + ".allowed_lateness = " + CppDuration(*spec.lateness) + ";");
     if (spec.zone) cx.Build(cfg + ".zone = " + CppZone(*spec.zone) + ";");
-    cx.Build(connect + ", [" + cfg +
-             "] { return std::make_unique<::flow::exec::WindowJoinAdapter<" + types + ">>(" + cfg +
-             ", &LeftKey" + id + ", &RightKey" + id + ", &Pair" + id + "); });");
+    factory = "[" + cfg + "] { return std::make_unique<::flow::exec::WindowJoinAdapter<" + types +
+              ">>(" + cfg + ", &LeftKey" + id + ", &RightKey" + id + ", &Pair" + id + "); }";
   } else {
     std::string bound = "bound" + id;
     cx.Build("const int64_t " + bound + " = " + CppDuration(*n.op->within) + ";");
-    cx.Build(connect + ", [" + bound +
-             "] { return std::make_unique<::flow::exec::IntervalJoinAdapter<" + types + ">>(" +
-             bound + ", &LeftKey" + id + ", &RightKey" + id + ", &Pair" + id + "); });");
+    factory = "[" + bound + "] { return std::make_unique<::flow::exec::IntervalJoinAdapter<" +
+              types + ">>(" + bound + ", &LeftKey" + id + ", &RightKey" + id + ", &Pair" + id +
+              "); }";
   }
+  std::vector<std::string> key_texts;
+  for (const ast::Expr* k : n.left_keys) key_texts.push_back(plan::KeyExprText(k));
+  const std::string joined = "s" + id + "_joined";
+  cx.Build("auto " + joined + " = ::flow::rt::JoinAcrossInstances<" + out + ">(job, " + left +
+           ", " + right + ", " + cx.Name(n, "join") + ", " + CppStringLiteral(Join(key_texts)) +
+           ", ::flow::exec::KeyHashOf<JoinKey" + id + ">(&LeftKey" + id +
+           "), ::flow::exec::KeyHashOf<JoinKey" + id + ">(&RightKey" + id + "), " + factory + ");");
+  cx.Build("if (!" + joined + ".ok()) return " + joined + ".status();");
+  cx.Build("auto s" + id + " = *" + joined + ";");
 }
 
 void EmitFlattenStep(OpEmitContext& cx, const plan::ChainStep& step, const std::string& var,

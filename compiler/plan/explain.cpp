@@ -78,15 +78,6 @@ std::string Parallelism(const Node& n) {
   return "job parallelism";
 }
 
-// A join key as written: `a.k` or `k`; any other expression as "expr".
-std::string KeyText(const ast::Expr* e) {
-  if (const auto* n = ast::As<ast::NameExpr>(e)) return n->name;
-  if (const auto* f = ast::As<ast::FieldExpr>(e)) {
-    if (const auto* b = ast::As<ast::NameExpr>(f->base.get())) return b->name + "." + f->field.name;
-  }
-  return "expr";
-}
-
 // How records travel from `input` to `n`.
 std::string Partitioning(const Plan& plan, const Node& n, int input) {
   if (const auto* s = As<SinkNode>(&n); s && s->late) return "late records (side output)";
@@ -94,7 +85,7 @@ std::string Partitioning(const Plan& plan, const Node& n, int input) {
     // Both sides hash by their join keys (the same input may feed both sides: left wins).
     const auto& keys = input == n.inputs[0] ? j->left_keys : j->right_keys;
     std::vector<std::string> texts;
-    for (const ast::Expr* k : keys) texts.push_back(KeyText(k));
+    for (const ast::Expr* k : keys) texts.push_back(KeyExprText(k));
     return std::string(input == n.inputs[0] ? "left" : "right") + ", hash by " + Join(texts, ", ");
   }
 

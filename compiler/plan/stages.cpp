@@ -21,7 +21,25 @@ std::string KeyText(const ast::KeyByOp* key) {
   return s;
 }
 
+// Both sides' keys: "a.k (left), b.k (right)".
+std::string JoinKeyText(const JoinNode& j) {
+  std::string left, right;
+  for (const ast::Expr* k : j.left_keys)
+    left.append(left.empty() ? "" : ", ").append(KeyExprText(k));
+  for (const ast::Expr* k : j.right_keys)
+    right.append(right.empty() ? "" : ", ").append(KeyExprText(k));
+  return left + " (left), " + right + " (right)";
+}
+
 }  // namespace
+
+std::string KeyExprText(const ast::Expr* e) {
+  if (const auto* n = ast::As<ast::NameExpr>(e)) return n->name;
+  if (const auto* f = ast::As<ast::FieldExpr>(e)) {
+    if (const auto* b = ast::As<ast::NameExpr>(f->base.get())) return b->name + "." + f->field.name;
+  }
+  return "expr";
+}
 
 InstancePlan PlanInstances(const Plan& plan) {
   InstancePlan out;
@@ -56,27 +74,24 @@ InstancePlan PlanInstances(const Plan& plan) {
       out.refusals.push_back(Title(*n) +
                              " `file` exactly_once: its commit cannot be atomic with the "
                              "instance's Kafka transaction");
-    } else if (As<JoinNode>(n) != nullptr) {
-      out.refusals.push_back(Title(*n) +
-                             ": joins cannot run as several instances yet (each instance would "
-                             "join only the partitions it reads)");
-    } else if (what != nullptr && behind) {
+    } else if ((what != nullptr || As<JoinNode>(n) != nullptr) && behind) {
       out.refusals.push_back(Title(*n) +
                              ": its input comes through another key-by's repartition topic; two "
                              "key-by steps in a row cannot run as several instances yet");
-    } else if (what != nullptr) {
+    } else if (const auto* join = As<JoinNode>(n); join != nullptr || what != nullptr) {
       RepartitionCut cut;
       cut.consumer = n->id;
-      if (const Node* in = plan.Get(n->inputs[0]); in != nullptr && As<KeyByNode>(in) != nullptr)
+      if (const Node* in = plan.Get(n->inputs[0]);
+          join == nullptr && in != nullptr && As<KeyByNode>(in) != nullptr)
         cut.key_by = in->id;
-      cut.op = OperatorName(*n, what);
+      cut.op = OperatorName(*n, join != nullptr ? "join" : what);
       rt::Result<std::string> topic = rt::shuffle::RepartitionTopicName("<job id>", cut.op);
       if (!topic.ok()) {
         out.refusals.push_back(Title(*n) + ": " + topic.status().message());
         continue;
       }
       cut.topic = *topic;
-      cut.key = KeyText(key);
+      cut.key = join != nullptr ? JoinKeyText(*join) : KeyText(key);
       // A key-by node belongs to the stage that writes the topic.
       cut.from_stage = cut.key_by >= 0 ? stage_of[cut.key_by] : stage;
       cut.to_stage = static_cast<int>(out.stages.size()) + 1;

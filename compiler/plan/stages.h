@@ -4,9 +4,9 @@
 // key-by, and what the runtime refuses to run that way yet. It mirrors what codegen and the
 // runtime do (codegen/aggregate_emitter.cpp's Keyed, engine/shuffle_key_by.h and
 // Job::CheckInstancePlan): a window or aggregate reads its input through the topic
-// `__flow_repartition_<job id>.<operator>`; joins, a keyed operator behind another one's topic,
-// sources other than Kafka and exactly-once file sinks cannot run as instances (yet). Pure; the
-// plan is not changed.
+// `__flow_repartition_<job id>.<operator>`, and so do both sides of a join (one topic:
+// engine/shuffle_join.h); a keyed operator or join behind another one's topic, sources other than
+// Kafka and exactly-once file sinks cannot run as instances (yet). Pure; the plan is not changed.
 
 #include <string>
 #include <vector>
@@ -22,13 +22,14 @@ struct InstanceStage {
   std::vector<int> nodes;  // plan node ids, in plan order; key-by nodes are in `cuts`
 };
 
-// A key-by (or the all-to-one edge of a global aggregate) cut through a repartition topic.
+// A key-by (or the all-to-one edge of a global aggregate, or both sides of a join) cut through a
+// repartition topic.
 struct RepartitionCut {
-  int consumer = -1;   // the window or aggregate node that reads the topic
-  int key_by = -1;     // the KeyByNode it replaces; -1 for a global aggregate
+  int consumer = -1;   // the window, aggregate or join node that reads the topic
+  int key_by = -1;     // the KeyByNode it replaces; -1 for a global aggregate or a join
   std::string op;      // the consumer's runtime name, e.g. "per_minute.window"
   std::string topic;   // with "<job id>" for the job's id
-  std::string key;     // "user, url"; empty for a global aggregate
+  std::string key;     // "user, url"; "o.id (left), p.order_id (right)"; empty when global
   int from_stage = 0;  // the stage that writes it
   int to_stage = 0;    // the stage that reads it
 };
@@ -42,5 +43,8 @@ struct InstancePlan {
 };
 
 InstancePlan PlanInstances(const Plan& plan);
+
+// A key as written, for plans and logs: `a.k` or `k`; any other expression as "expr".
+std::string KeyExprText(const ast::Expr* e);
 
 }  // namespace flow::plan

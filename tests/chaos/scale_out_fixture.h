@@ -294,6 +294,28 @@ class ScaleOutTest : public OwnBrokerTest {
     }
     return want;
   }
+  // The join job's committed output for the same records: per (key, window) with even (left) and
+  // odd (right) records, "key|start=key,start,left count,left sum,right count,right sum".
+  std::map<std::string, int64_t> JoinReference(int64_t n, int64_t window_ms) const {
+    struct Sides {
+      int64_t count[2] = {0, 0};
+      int64_t sum[2] = {0, 0};
+    };
+    std::map<std::pair<std::string, int64_t>, Sides> windows;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t ts = t0_ + 3 * i;
+      Sides& w = windows[{Key(i), ts - ts % window_ms}];
+      ++w.count[i % 2];
+      w.sum[i % 2] += i;
+    }
+    std::map<std::string, int64_t> want;
+    for (const auto& [k, w] : windows) {
+      if (w.count[0] == 0 || w.count[1] == 0) continue;
+      ++want[fmt::format("{}|{}={},{},{},{},{},{}", k.first, k.second, k.first, k.second,
+                         w.count[0], w.sum[0], w.count[1], w.sum[1])];
+    }
+    return want;
+  }
   // Produces records [from, to) of the window job's input (record i to partition i % 12).
   void ProduceWindowRecords(int64_t from, int64_t to) {
     std::vector<KafkaRecord> batch;

@@ -148,22 +148,26 @@ class StateMovesTest : public ScaleOutTest {
   // replays them). Input arrives all along, so every move happens in the middle of open windows.
   // Returns the committed output compared with the test's own per-(key, window) counts and sums;
   // `moved` tells whether some instance adopted state from another one's checkpoint.
-  Verdict RunWithMoves(const std::string& prefix, std::vector<std::string> args, bool* moved) {
+  // `kind`: chaos_job's window or join job.
+  Verdict RunWithMoves(const std::string& prefix, std::vector<std::string> args, bool* moved,
+                       const std::string& kind = "window") {
     constexpr int64_t kWindowMs = 1000;
     shared_state_ = true;
     args.insert(args.end(), {"--set", fmt::format("window_ms={}", kWindowMs)});
     PrepareKeyedJob(prefix, args);
     if (HasFatalFailure()) return {};
+    job_kind_ = kind;
     Start("a");
     const auto ready_until = Clock::now() + std::chrono::seconds(90);
     while (Clock::now() < ready_until &&
            !(Settled(instances_["a"].log, 2) &&
-             OwnedPartitions(instances_["a"].log, "window.shuffle"))) {
+             OwnedPartitions(instances_["a"].log, kind + ".shuffle"))) {
       Pass(500);
     }
     EXPECT_TRUE(Settled(instances_["a"].log, 2)) << "see " << instances_["a"].log;
     const int64_t n = std::min<int64_t>(records_, 16000);
-    const std::map<std::string, int64_t> want = WindowReference(n, kWindowMs);
+    const std::map<std::string, int64_t> want =
+        kind == "join" ? JoinReference(n, kWindowMs) : WindowReference(n, kWindowMs);
     constexpr int kChunks = 16;
     std::multimap<int, std::string> script = {
         {3, "join b"}, {7, "kill a"}, {9, "join c"}, {12, "stop b"}};
@@ -227,6 +231,19 @@ class StateMovesTest : public ScaleOutTest {
 TEST_F(StateMovesTest, TheStateOfAPartitionsKeysFollowsItWhileInstancesJoinDieAndLeave) {
   bool moved = false;
   const Verdict v = RunWithMoves("scale-move", {}, &moved);
+  EXPECT_TRUE(moved) << "no instance adopted state from another's checkpoint";
+  if (!v.exact() || HasFailure()) PrintLogTails(60);
+  EXPECT_TRUE(v.exact()) << "missing " << v.missing << ", duplicates " << v.duplicates << ", wrong "
+                         << v.wrong << "; " << v.example;
+}
+
+// A join's two sides cross one repartition topic (engine/shuffle_join.h): both sides of a key
+// reach the instance that reads its partition, the join's state follows the partition, and event
+// time combines both sides' input partitions (both sides read one source here, each reporting
+// its progress). The committed output is exactly the test's own per-(key, window) join.
+TEST_F(StateMovesTest, AJoinsStateFollowsItsKeysWhileInstancesJoinDieAndLeave) {
+  bool moved = false;
+  const Verdict v = RunWithMoves("scale-join-move", {}, &moved, "join");
   EXPECT_TRUE(moved) << "no instance adopted state from another's checkpoint";
   if (!v.exact() || HasFailure()) PrintLogTails(60);
   EXPECT_TRUE(v.exact()) << "missing " << v.missing << ", duplicates " << v.duplicates << ", wrong "

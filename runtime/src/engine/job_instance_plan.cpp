@@ -15,7 +15,8 @@ namespace flow::rt {
 // through forward and rebalance edges. A key-by crosses instances only behind a repartition
 // topic's reader (shuffle_key_by.h: every record arrives in the partition of its key group), and
 // an operator with state keeps it per key group only when every input is such a key-by; a
-// broadcast, a key-by elsewhere, or state of a join would need records of other instances.
+// broadcast, a key-by elsewhere, or a two-input operator (a join runs behind one topic as a
+// one-input operator, shuffle_join.h) would need records of other instances.
 Status Job::CheckInstancePlan() const {
   if (options_.instance.empty()) return Status::Ok();
   auto shuffled = [this](const engine_detail::EdgeBase& e) {
@@ -29,7 +30,7 @@ Status Job::CheckInstancePlan() const {
     return Status::InvalidArgument(fmt::format(
         "--instance {}: operator '{}' needs records from every partition of its input ({}), and "
         "instances of a job read disjoint partitions; a key-by reaches other instances only "
-        "through a repartition topic (flowc builds one for windows and aggregates; "
+        "through a repartition topic (flowc builds one for windows, aggregates and joins; "
         "docs/deploy.md). Run it as one process without --instance",
         options_.instance, down.name,
         e->kind == Partitioning::kHash ? "a key-by exchange" : "a broadcast"));
@@ -47,7 +48,8 @@ Status Job::CheckInstancePlan() const {
         "own for the partitions it reads; {} (docs/deploy.md). Run it as one process without "
         "--instance",
         options_.instance, node->name,
-        joined ? "joins cannot run as several instances yet"
+        joined ? "a join's state moves with its keys only when both sides reach it through one "
+                 "repartition topic (JoinAcrossInstances, engine/shuffle_join.h)"
                : "only state behind a key-by through a repartition topic moves with its keys"));
   }
   return Status::Ok();

@@ -17,6 +17,12 @@ constexpr size_t kSourceBytes = 8 + 4 + 4;
 
 }  // namespace
 
+std::string ProgressSourceName(std::string_view source, int input) {
+  std::string name(source);
+  if (input == 1) name += " (right side)";
+  return name;
+}
+
 void AppendRecordHeader(int input, TimestampMs ts, std::string* out) {
   out->push_back(static_cast<char>(kFrameVersion));
   out->push_back(static_cast<char>(input == 1 ? FrameKind::kRecord1 : FrameKind::kRecord0));

@@ -143,7 +143,7 @@ std::optional<shuffle::ProgressReport> RepartitionSink::OwnReport() const {
     std::optional<shuffle::SourceSplits> splits = upstream_->Get(name, subtask_);
     if (!splits) continue;
     shuffle::SourceProgress& source = report.sources.emplace_back();
-    source.name = name;
+    source.name = shuffle::ProgressSourceName(name, options_.input);
     source.partitions = splits->total;
     for (const shuffle::SplitTime& t : splits->splits) {
       // Every record below the input's watermark was written already; below the split's own,

@@ -1,6 +1,6 @@
 // The jobs the chaos test kills (tests/chaos/chaos_test.cpp), on the runtime's Job API:
 //
-//   chaos_job --set job=copy|window --set brokers=B --set input=T --set output=T
+//   chaos_job --set job=copy|window|join --set brokers=B --set input=T --set output=T
 //             [--set guarantee=exactly_once|at_least_once] [--set files=DIR] <engine flags>
 //
 // Input records: key "k<n>", value "<i>,<event time ms>" (4 partitions; one Kafka source subtask
@@ -11,6 +11,10 @@
 // - window: key by key -> tumbling event-time windows of `window_ms` -> count and sum of i per
 //   (key, window); output key "<key>|<window start>", value "<key>,<window start>,<count>,<sum>".
 //   Under --instance (with --shuffle-brokers) the key-by goes through a repartition topic.
+// - join: even records (left) and odd ones (right) of one key and window joined: per (key,
+//   window) with records on both sides, value "<key>,<window start>,<left count>,<left sum>,
+//   <right count>,<right sum>". Both sides reach the join through one repartition topic under
+//   --instance (engine/shuffle_join.h).
 //   The window operator is written here (state: open windows; fired when the watermark passes
 //   their end) so the test's reference is independent of the runtime's window code.
 // The sink is exactly-once (one Kafka transaction per checkpoint) or at-least-once (the plain
@@ -33,6 +37,7 @@
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/main.h"
 #include "flow/runtime/engine/raw_adapters.h"
+#include "flow/runtime/engine/shuffle_join.h"
 #include "flow/runtime/engine/shuffle_key_by.h"
 #include "flow/runtime/engine/txn_sink.h"
 #include "flow/runtime/state/snapshot_scope.h"
@@ -69,8 +74,10 @@ struct Rec {
 struct Agg {
   std::string key;
   int64_t start = 0;
-  int64_t count = 0;
+  int64_t count = 0;  // the window's records (join: the left side's)
   int64_t sum = 0;
+  int64_t right_count = 0;  // join only: the right side's
+  int64_t right_sum = 0;
 };
 
 Status Decode(const flow::rt::RawRecord& raw, Rec* out) {
@@ -86,16 +93,17 @@ Status Decode(const flow::rt::RawRecord& raw, Rec* out) {
   return Status::Ok();
 }
 
-class TumblingSum final : public flow::rt::OneInputOperator<Rec, Agg> {
+// Tumbling event-time windows of count and sum of i per key and side (a window job has one side,
+// a join two); a window fires when the watermark passes its end.
+class Tumbling {
  public:
   // `all_keys`: restores keep every key (breaks the keyed-state contract; for the controls).
-  TumblingSum(int64_t size, bool all_keys) : size_(size), all_keys_(all_keys) {}
-  Status Open(flow::rt::OperatorContext& ctx) override {
+  Tumbling(int64_t size, bool all_keys) : size_(size), all_keys_(all_keys) {}
+  void Open(const flow::rt::OperatorContext& ctx) {
     key_groups_ = ctx.key_groups;
     max_parallelism_ = ctx.max_parallelism;
-    return Status::Ok();
   }
-  Status ProcessBatch(const Batch<Rec>& batch, Output<Agg>& out) override {
+  void Add(const Batch<Rec>& batch, int side) {
     for (size_t n = 0; n < batch.size(); ++n) {
       const Rec& r = batch.records[n];
       int64_t start = r.ts - ((r.ts % size_) + size_) % size_;
@@ -103,40 +111,42 @@ class TumblingSum final : public flow::rt::OneInputOperator<Rec, Agg> {
         ++late_;  // its window already fired: a bug in watermarks or restore
         continue;
       }
-      auto& [count, sum] = open_[{r.key, start}];
-      ++count;
-      sum += r.i;
+      Sides& w = open_[{r.key, start}];
+      ++w.count[side];
+      w.sum[side] += r.i;
     }
-    return Status::Ok();
   }
-  Status OnWatermark(TimestampMs wm, Output<Agg>& out) override {
+  // Fires the windows the watermark passed: emit(Agg, count of sides with records).
+  template <typename Emit>
+  void Fire(TimestampMs wm, Emit emit) {
     for (auto it = open_.begin(); it != open_.end();) {
       const auto& [key, start] = it->first;
       if (start + size_ - 1 > wm) {
         ++it;
         continue;
       }
-      out.Emit(Agg{key, start, it->second.first, it->second.second}, start + size_ - 1);
+      const Sides& w = it->second;
+      emit(Agg{key, start, w.count[0], w.sum[0], w.count[1], w.sum[1]}, start + size_ - 1);
       it = open_.erase(it);
     }
     if (wm > fired_) fired_ = wm;
-    return Status::Ok();
   }
-  Status SnapshotState(BinaryWriter* out) override {
+  void Snapshot(BinaryWriter* out) const {
     out->PutI64(fired_);
     out->PutU64(open_.size());
     for (const auto& [k, v] : open_) {
       out->PutString(k.first);
       out->PutI64(k.second);
-      out->PutI64(v.first);
-      out->PutI64(v.second);
+      for (int side = 0; side < 2; ++side) {
+        out->PutI64(v.count[side]);
+        out->PutI64(v.sum[side]);
+      }
     }
-    return Status::Ok();
   }
   // Keyed state's contract (docs/checkpoints.md): a restore keeps the keys of this subtask's key
   // groups only, and of the ones the engine restores now (a repartition partition's, when its
   // state is adopted from another instance); several restores take the lowest time fired.
-  Status RestoreState(BinaryReader* in) override {
+  Status Restore(BinaryReader* in) {
     uint64_t n = 0;
     TimestampMs fired = flow::rt::kMinWatermark;
     FLOW_RETURN_IF_ERROR(in->GetI64(&fired));
@@ -146,23 +156,30 @@ class TumblingSum final : public flow::rt::OneInputOperator<Rec, Agg> {
     FLOW_RETURN_IF_ERROR(in->GetU64(&n));
     for (uint64_t j = 0; j < n; ++j) {
       std::string key;
-      int64_t start = 0, count = 0, sum = 0;
+      int64_t start = 0;
+      Sides w;
       FLOW_RETURN_IF_ERROR(in->GetString(&key));
       FLOW_RETURN_IF_ERROR(in->GetI64(&start));
-      FLOW_RETURN_IF_ERROR(in->GetI64(&count));
-      FLOW_RETURN_IF_ERROR(in->GetI64(&sum));
+      for (int side = 0; side < 2; ++side) {
+        FLOW_RETURN_IF_ERROR(in->GetI64(&w.count[side]));
+        FLOW_RETURN_IF_ERROR(in->GetI64(&w.sum[side]));
+      }
       const uint32_t kg =
           flow::rt::KeyGroupForHash(flow::rt::StableHash(std::string_view(key)), max_parallelism_);
       if (!all_keys_ && (!key_groups_.Contains(kg) || !limit.Contains(kg))) continue;
-      open_[{key, start}] = {count, sum};
+      open_[{key, start}] = w;
     }
     return Status::Ok();
   }
-  void Close() override {
+  void Close() const {
     if (late_ > 0) fmt::print(stderr, "chaos_job: {} late records dropped\n", late_);
   }
 
  private:
+  struct Sides {
+    int64_t count[2] = {0, 0};
+    int64_t sum[2] = {0, 0};
+  };
   int64_t size_;
   bool all_keys_;
   flow::rt::KeyGroupRange key_groups_{0, flow::rt::kDefaultMaxParallelism};
@@ -170,7 +187,68 @@ class TumblingSum final : public flow::rt::OneInputOperator<Rec, Agg> {
   bool restored_ = false;
   TimestampMs fired_ = flow::rt::kMinWatermark;
   int64_t late_ = 0;
-  std::map<std::pair<std::string, int64_t>, std::pair<int64_t, int64_t>> open_;
+  std::map<std::pair<std::string, int64_t>, Sides> open_;
+};
+
+// window: one side; every window fires.
+class TumblingSum final : public flow::rt::OneInputOperator<Rec, Agg> {
+ public:
+  TumblingSum(int64_t size, bool all_keys) : windows_(size, all_keys) {}
+  Status Open(flow::rt::OperatorContext& ctx) override {
+    windows_.Open(ctx);
+    return Status::Ok();
+  }
+  Status ProcessBatch(const Batch<Rec>& batch, Output<Agg>& out) override {
+    windows_.Add(batch, 0);
+    return Status::Ok();
+  }
+  Status OnWatermark(TimestampMs wm, Output<Agg>& out) override {
+    windows_.Fire(wm, [&](Agg a, TimestampMs ts) { out.Emit(std::move(a), ts); });
+    return Status::Ok();
+  }
+  Status SnapshotState(BinaryWriter* out) override {
+    windows_.Snapshot(out);
+    return Status::Ok();
+  }
+  Status RestoreState(BinaryReader* in) override { return windows_.Restore(in); }
+  void Close() override { windows_.Close(); }
+
+ private:
+  Tumbling windows_;
+};
+
+// join: a window join of even (left) and odd (right) records of one key; a window fires when
+// both sides have records in it.
+class TumblingJoin final : public flow::rt::TwoInputOperator<Rec, Rec, Agg> {
+ public:
+  TumblingJoin(int64_t size, bool all_keys) : windows_(size, all_keys) {}
+  Status Open(flow::rt::OperatorContext& ctx) override {
+    windows_.Open(ctx);
+    return Status::Ok();
+  }
+  Status ProcessBatch1(const Batch<Rec>& batch, Output<Agg>& out) override {
+    windows_.Add(batch, 0);
+    return Status::Ok();
+  }
+  Status ProcessBatch2(const Batch<Rec>& batch, Output<Agg>& out) override {
+    windows_.Add(batch, 1);
+    return Status::Ok();
+  }
+  Status OnWatermark(TimestampMs wm, Output<Agg>& out) override {
+    windows_.Fire(wm, [&](Agg a, TimestampMs ts) {
+      if (a.count > 0 && a.right_count > 0) out.Emit(std::move(a), ts);
+    });
+    return Status::Ok();
+  }
+  Status SnapshotState(BinaryWriter* out) override {
+    windows_.Snapshot(out);
+    return Status::Ok();
+  }
+  Status RestoreState(BinaryReader* in) override { return windows_.Restore(in); }
+  void Close() override { windows_.Close(); }
+
+ private:
+  Tumbling windows_;
 };
 
 template <typename T, typename Encode>
@@ -202,7 +280,7 @@ int main(int argc, char** argv) {
   using flow::rt::ParamType;
   return flow::rt::RunMain(
       argc, argv,
-      {{"job", ParamType::kString, "copy", "copy or window"},
+      {{"job", ParamType::kString, "copy", "copy, window or join"},
        {"brokers", ParamType::kString, "127.0.0.1:9092", "bootstrap servers"},
        {"input", ParamType::kString, "", "input topic"},
        {"output", ParamType::kString, "", "output topic"},
@@ -260,16 +338,30 @@ int main(int argc, char** argv) {
                                 *payload = r.value;
                               });
         }
-        if (*kind != "window") return Status::InvalidArgument("job: copy or window");
-        int64_t size = *window_ms;
+        const int64_t size = *window_ms;
+        const bool all = all_keys.ok() && *all_keys;
+        auto key_hash = [](const Rec& r) { return flow::rt::StableHash(std::string_view(r.key)); };
+        if (*kind == "join") {
+          // Both sides come from one source: its progress reaches the topic once per side.
+          auto even = records.Filter("left", [](const Rec& r) { return r.i % 2 == 0; });
+          auto odd = records.Filter("right", [](const Rec& r) { return r.i % 2 != 0; });
+          auto joined = flow::rt::JoinAcrossInstances<Agg>(
+              job, even, odd, "join", "key", key_hash, key_hash,
+              [size, all] { return std::make_unique<TumblingJoin>(size, all); });
+          if (!joined.ok()) return joined.status();
+          return AddSink<Agg>(job, *joined, *guarantee, *brokers, *output, *retry, *txn_timeout,
+                              [](const Agg& a, std::string* key, std::string* payload) {
+                                *key = fmt::format("{}|{}", a.key, a.start);
+                                *payload = fmt::format("{},{},{},{},{},{}", a.key, a.start, a.count,
+                                                       a.sum, a.right_count, a.right_sum);
+                              });
+        }
+        if (*kind != "window") return Status::InvalidArgument("job: copy, window or join");
         // Under --instance the key-by crosses instances through a repartition topic.
-        auto keyed = flow::rt::KeyByAcrossInstances(
-            job, records, "window", "key",
-            [](const Rec& r) { return flow::rt::StableHash(std::string_view(r.key)); });
+        auto keyed = flow::rt::KeyByAcrossInstances(job, records, "window", "key", key_hash);
         if (!keyed.ok()) return keyed.status();
-        auto sums = keyed->Then<Agg>("window", [size, all = all_keys.ok() && *all_keys] {
-          return std::make_unique<TumblingSum>(size, all);
-        });
+        auto sums = keyed->Then<Agg>(
+            "window", [size, all] { return std::make_unique<TumblingSum>(size, all); });
         return AddSink<Agg>(job, sums, *guarantee, *brokers, *output, *retry, *txn_timeout,
                             [](const Agg& a, std::string* key, std::string* payload) {
                               *key = fmt::format("{}|{}", a.key, a.start);

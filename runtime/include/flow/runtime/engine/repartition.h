@@ -10,9 +10,10 @@
 // RepartitionSource<T>: reads the partitions of a repartition topic its KafkaSource was given
 // (by its consumer group under --instance, by subtask otherwise) and turns them back into records:
 // - a record's key group must belong to the partition it came from, its input must be this
-//   source's, and its bytes must decode to exactly one T; anything else is kCorruption naming
-//   topic, partition and offset (these values are written by Flow only: a bad one means a bug or
-//   a foreign writer, never data to skip);
+//   source's (a source of JoinInput<L, R> reads both sides of a join, shuffle_join.h), and its
+//   bytes must decode to exactly one T; anything else is kCorruption naming topic, partition and
+//   offset (these values are written by Flow only: a bad one means a bug or a foreign writer, never
+//   data to skip);
 // - progress reports feed one PartitionProgress per partition; the source supplies the task's
 //   event time (SourceFunction::EventTime): the minimum over the partitions it reads that are
 //   active, held at kMinWatermark while a partition has not been heard from or has no report yet;
@@ -38,7 +39,9 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include <fmt/format.h>
@@ -58,6 +61,21 @@
 #include "flow/runtime/state/serializer.h"
 
 namespace flow::rt {
+
+// The records of a topic that carries both sides of a join (shuffle_join.h): input 0's are L,
+// input 1's R.
+template <typename L, typename R>
+using JoinInput = std::variant<L, R>;
+
+template <typename T>
+struct IsJoinInputOf : std::false_type {};
+template <typename L, typename R>
+struct IsJoinInputOf<std::variant<L, R>> : std::bool_constant<Serializable<L> && Serializable<R>> {
+};
+
+// What a RepartitionSource can decode: one input's records, or both sides of a join.
+template <typename T>
+concept RepartitionReadable = Serializable<T> || IsJoinInputOf<T>::value;
 
 template <typename T, typename KeyHash>
 requires Serializable<T> SinkEncode<T> RepartitionEncode(KeyHash key_hash) {
@@ -96,14 +114,15 @@ struct RepartitionSourceSpec {
   std::string topic;
   int32_t partitions = 0;
   uint32_t max_parallelism = kDefaultMaxParallelism;
-  // The input this source reads (0, or 1 for a join's right side).
+  // The input this source reads (0, or 1 for a join's right side); a source of JoinInput<L, R>
+  // reads both.
   int input = 0;
   // The upstream sources whose progress reports come through the topic (PartitionProgress).
   std::vector<std::string> upstream_sources;
 };
 
 template <typename T>
-requires Serializable<T>
+requires RepartitionReadable<T>
 class RepartitionSource final : public SourceFunction<T> {
  public:
   RepartitionSource(std::unique_ptr<KafkaSource> raw, RepartitionSourceSpec spec)
@@ -350,7 +369,7 @@ class RepartitionSource final : public SourceFunction<T> {
       }
       return Status::Ok();
     }
-    if (frame->input() != spec_.input) {
+    if (!IsJoinInputOf<T>::value && frame->input() != spec_.input) {
       return Status::Corruption(
           fmt::format("{}: a record of input {} where this operator reads "
                       "input {}",
@@ -368,7 +387,7 @@ class RepartitionSource final : public SourceFunction<T> {
     }
     T value{};
     BinaryReader reader(frame->record);
-    Status s = ReadValue(reader, &value);
+    Status s = ReadRecord(frame->input(), reader, &value);
     if (s.ok() && !reader.AtEnd()) {
       s = Status::Corruption(fmt::format("{} bytes left after the record", reader.remaining()));
     }
@@ -376,6 +395,15 @@ class RepartitionSource final : public SourceFunction<T> {
     out.Add(std::move(value), frame->timestamp);
     splits_.push_back(rec.partition);
     return Status::Ok();
+  }
+
+  static Status ReadRecord(int input, BinaryReader& reader, T* value) {
+    if constexpr (IsJoinInputOf<T>::value) {
+      if (input == 0) return ReadValue(reader, &value->template emplace<0>());
+      return ReadValue(reader, &value->template emplace<1>());
+    } else {
+      return ReadValue(reader, value);
+    }
   }
 
   std::unique_ptr<KafkaSource> raw_;
@@ -396,8 +424,8 @@ class RepartitionSource final : public SourceFunction<T> {
 // A factory for Job::Source: one KafkaSource on spec.topic per subtask, with `options` (brokers,
 // security, group settings; its topic is set here).
 template <typename T>
-requires Serializable<T> SourceFactory<T> RepartitionSourceFactory(KafkaSourceOptions options,
-                                                                   RepartitionSourceSpec spec) {
+requires RepartitionReadable<T> SourceFactory<T> RepartitionSourceFactory(
+    KafkaSourceOptions options, RepartitionSourceSpec spec) {
   options.topic = spec.topic;
   return [options, spec](uint32_t, uint32_t) -> std::unique_ptr<SourceFunction<T>> {
     return std::make_unique<RepartitionSource<T>>(std::make_unique<KafkaSource>(options), spec);

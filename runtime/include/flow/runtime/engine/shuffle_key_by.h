@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -39,43 +40,90 @@ namespace flow::rt {
 
 namespace engine_detail {
 
-template <typename T, typename KeyHash>
-requires Serializable<T> Result<Stream<T>> CutAcrossInstances(Job& job, const Stream<T>& in,
-                                                              const std::string& op,
-                                                              std::string key_name,
-                                                              KeyHash key_hash, WatermarkSpec spec,
-                                                              const std::string& what) {
-  const JobOptions& o = job.options();
+// The repartition topic of operator `op` under --instance, with the partition count checked;
+// errors name `what`.
+inline Result<std::string> RepartitionTopicOf(const JobOptions& o, const std::string& op,
+                                              const std::string& what) {
   auto topic = shuffle::RepartitionTopicName(o.job_id, op);
   if (!topic.ok()) return Status(topic.status().code(), what + ": " + topic.status().message());
   if (Status s = shuffle::ValidateRepartitionPartitions(o.shuffle_partitions, o.max_parallelism);
       !s.ok()) {
     return Status(s.code(), fmt::format("{}: --shuffle-partitions: {}", what, s.message()));
   }
-  auto sources = job.ForwardSourcesOf(in.node(), what);
-  if (!sources.ok()) return sources.status();
+  return topic;
+}
 
+// The writing half: `in`'s records of input `input` (0, or 1 for a join's right side) into
+// `topic` as the exactly-once sink `name`, reporting the progress of `sources`.
+template <typename T, typename KeyHash>
+requires Serializable<T>
+void WriteRepartition(Job& job, const Stream<T>& in, const std::string& name,
+                      const std::string& topic, int input, std::vector<std::string> sources,
+                      KeyHash key_hash) {
+  const JobOptions& o = job.options();
   KafkaTxnSinkConfig config;
   config.brokers = o.shuffle_brokers;
   RepartitionSinkOptions writes;
-  writes.topic = *topic;
+  writes.topic = topic;
   writes.partitions = o.shuffle_partitions;
   writes.max_parallelism = o.max_parallelism;
-  writes.upstream_sources = *sources;
-  ExactlyOnceSink<T>(in.Forward(), job, op + ".shuffle.write", RepartitionTxnSink(config, writes),
+  writes.input = input;
+  writes.upstream_sources = std::move(sources);
+  ExactlyOnceSink<T>(in.Forward(), job, name, RepartitionTxnSink(config, writes),
                      RepartitionEncode<T>(key_hash), job.ParallelismOf(in.node()));
+}
 
+// The reading half: the shuffle reader `name` of `topic`, whose event time comes from the
+// progress of `sources`.
+template <typename T>
+requires RepartitionReadable<T> Stream<T> ReadRepartition(Job& job, const std::string& name,
+                                                          const std::string& topic,
+                                                          std::vector<std::string> sources,
+                                                          WatermarkSpec spec) {
+  const JobOptions& o = job.options();
   KafkaSourceOptions reads;
   reads.brokers = o.shuffle_brokers;
   RepartitionSourceSpec from;
-  from.topic = *topic;
+  from.topic = topic;
   from.partitions = o.shuffle_partitions;
   from.max_parallelism = o.max_parallelism;
-  from.upstream_sources = std::move(sources).value();
+  from.upstream_sources = std::move(sources);
   spec.mode = TimeMode::kEventTime;
   Stream<T> shuffled =
-      job.Source<T>(op + ".shuffle", RepartitionSourceFactory<T>(reads, std::move(from)), spec);
+      job.Source<T>(name, RepartitionSourceFactory<T>(reads, std::move(from)), spec);
   job.MarkShuffleReader(shuffled.node());
+  return shuffled;
+}
+
+// kInvalidArgument for a cut under --instance without --shuffle-brokers, naming `what`.
+inline Status NeedShuffleBrokers(const std::string& what, std::string_view records) {
+  return Status::InvalidArgument(
+      fmt::format("{}: {} cross between instances through a repartition topic; give "
+                  "--shuffle-brokers with the Kafka cluster of the job's exactly-once sinks "
+                  "(docs/deploy.md)",
+                  what, records));
+}
+
+// kInvalidArgument for records without a binary encoding under --instance, naming `what`.
+inline Status NeedEncoding(const std::string& what) {
+  return Status::InvalidArgument(
+      fmt::format("{}: its records have no binary encoding, so they cannot cross between "
+                  "instances yet; run the job as one process",
+                  what));
+}
+
+template <typename T, typename KeyHash>
+requires Serializable<T> Result<Stream<T>> CutAcrossInstances(Job& job, const Stream<T>& in,
+                                                              const std::string& op,
+                                                              std::string key_name,
+                                                              KeyHash key_hash, WatermarkSpec spec,
+                                                              const std::string& what) {
+  auto topic = RepartitionTopicOf(job.options(), op, what);
+  if (!topic.ok()) return topic.status();
+  auto sources = job.ForwardSourcesOf(in.node(), what);
+  if (!sources.ok()) return sources.status();
+  WriteRepartition<T>(job, in, op + ".shuffle.write", *topic, 0, *sources, key_hash);
+  Stream<T> shuffled = ReadRepartition<T>(job, op + ".shuffle", *topic, *sources, spec);
   return shuffled.KeyBy(std::move(key_name), key_hash);
 }
 
@@ -92,18 +140,9 @@ template <typename T, typename KeyHash>
   if (o.instance.empty()) return in.KeyBy(std::move(key_name), key_hash);
   const std::string what =
       fmt::format("--instance {}: operator '{}' (key by {})", o.instance, op, key_name);
-  if (o.shuffle_brokers.empty()) {
-    return Status::InvalidArgument(
-        fmt::format("{}: its records cross between instances through a repartition topic; give "
-                    "--shuffle-brokers with the Kafka cluster of the job's exactly-once sinks "
-                    "(docs/deploy.md)",
-                    what));
-  }
+  if (o.shuffle_brokers.empty()) return engine_detail::NeedShuffleBrokers(what, "its records");
   if constexpr (!Serializable<T>) {
-    return Status::InvalidArgument(
-        fmt::format("{}: its records have no binary encoding, so they cannot cross between "
-                    "instances yet; run the job as one process",
-                    what));
+    return engine_detail::NeedEncoding(what);
   } else {
     return engine_detail::CutAcrossInstances<T>(job, in, op, std::move(key_name), key_hash, spec,
                                                 what);

@@ -12,6 +12,7 @@
 
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/main.h"
+#include "flow/runtime/engine/shuffle_join.h"
 #include "flow/runtime/engine/shuffle_key_by.h"
 #include "flow/runtime/engine/txn_sink.h"
 #include "flow/runtime/exec/cast.h"

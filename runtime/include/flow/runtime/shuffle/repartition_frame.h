@@ -58,6 +58,12 @@ struct ProgressReport {
   bool operator==(const ProgressReport&) const = default;
 };
 
+// The name a writer of input `input` reports an upstream source's progress under: the source's
+// name for input 0, with " (right side)" for input 1. A source that feeds both sides of a join
+// reaches the topic through two writers, each ahead of the other at times; one entry per side
+// keeps the slower side's records from being late behind the faster side's report.
+std::string ProgressSourceName(std::string_view source, int input);
+
 // The header in front of a record of input `input` (0 or 1) with event time `ts`; the encoded
 // record follows.
 void AppendRecordHeader(int input, TimestampMs ts, std::string* out);
