@@ -1,9 +1,11 @@
 // KafkaTestEnv's produce and read-back helpers.
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "kafka_test_env.h"
 #include "kafka_test_internal.h"
@@ -53,8 +55,16 @@ rt::Status FetchEnds(const KafkaTestEnv& env, const std::string& topic, const st
   if (!probe.ok()) return probe.status();
   for (auto& [partition, read] : parts) {
     int64_t low = 0;
-    rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(
-        probe->get(), topic.c_str(), partition, &low, &read.end, std::max(deadline.LeftMs(), 1));
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+    // A broker that just restarted may still be electing leaders: ask again until the deadline.
+    do {
+      err = rd_kafka_query_watermark_offsets(probe->get(), topic.c_str(), partition, &low,
+                                             &read.end, std::max(deadline.LeftMs(), 1));
+      if (err != RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION &&
+          err != RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE && err != RD_KAFKA_RESP_ERR__TRANSPORT)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    } while (deadline.LeftMs() > 0);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       return internal::ErrStatus(err,
                                  what + ": end offset of partition " + std::to_string(partition));

@@ -1,5 +1,6 @@
 #include "flow/runtime/connectors/kafka_instance.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 
@@ -156,6 +157,28 @@ Status KafkaInstanceOffsets::Commit(
     slot.erase(slot.begin(), slot.begin() + static_cast<std::ptrdiff_t>(keep));
   }
   return Status::Ok();
+}
+
+std::vector<int32_t> KafkaUnassignedPartitions(int32_t partitions, const KafkaGroupLook& look) {
+  std::vector<bool> held(static_cast<size_t>(std::max(partitions, 0)), false);
+  for (const auto& [member, owned] : look.members) {
+    for (int32_t p : owned) {
+      if (p >= 0 && p < partitions) held[static_cast<size_t>(p)] = true;
+    }
+  }
+  std::vector<int32_t> free;
+  for (int32_t p = 0; p < partitions; ++p) {
+    if (!held[static_cast<size_t>(p)]) free.push_back(p);
+  }
+  return free;
+}
+
+bool KafkaGroupLookActs(const KafkaGroupLook& look, std::string_view member) {
+  std::string_view least;
+  for (const auto& [id, owned] : look.members) {
+    if (!id.empty() && (least.empty() || id < least)) least = id;
+  }
+  return !member.empty() && member == least;
 }
 
 }  // namespace flow::rt

@@ -398,6 +398,9 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
   if (!error.ok()) return error;
   // Credentials revoked or a certificate replaced while the job runs: no retry cures that.
   FLOW_RETURN_IF_ERROR(SecurityStatus());
+  // Only after the queue was served: a partition whose records waited there is not stalled.
+  FLOW_RETURN_IF_ERROR(CheckStalledAssignment(SteadyNowMs()));
+  FLOW_RETURN_IF_ERROR(CheckStrandedPartitions(SteadyNowMs()));
   if (appended > 0) {
     down_since_ms_ = -1;
     return PollResult::kRecords;
@@ -540,6 +543,10 @@ Status KafkaSource::Close() {
   ReleaseMessages();
   if (queue_ != nullptr) rd_kafka_queue_destroy(queue_);
   queue_ = nullptr;
+  if (group_look_ != nullptr) rd_kafka_queue_destroy(group_look_);
+  group_look_ = nullptr;
+  next_look_ms_ = 0;
+  stranded_since_ms_ = -1;
   if (rk_ != nullptr) {
     // A clean stop leaves the group, so the partitions move to the other instances at once (a
     // static member's close alone would keep them until session.timeout.ms). A failed run stays:
@@ -547,7 +554,8 @@ Status KafkaSource::Close() {
     // A run that ends because partitions were revoked leaves too: in the cooperative protocol
     // the revoked partitions reach their new owner only in a second rebalance, which the
     // revoking member's rejoin starts; a static member's restart rejoins without one, and they
-    // would stay unowned until some other membership change.
+    // would stay unowned until some other membership change. The leave can still be lost (a
+    // rebalance under way when it is due): CheckStrandedPartitions is the net for that.
     if (group_mode_ && rebalance_error_.ok() && (!context_.cancelled() || !reassigned_.empty()))
       LeaveGroup();
     // With assign() (no subscription) closing does not wait for a group rebalance.
@@ -566,6 +574,8 @@ Status KafkaSource::Close() {
   had_assignment_ = false;
   assigned_ = false;
   unheard_.clear();
+  assigned_at_ms_.clear();
+  last_poll_ms_ = polled_since_ms_ = -1;
   return Status::Ok();
 }
 

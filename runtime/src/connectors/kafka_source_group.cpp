@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -27,6 +28,8 @@ constexpr const char* kDefaultHeartbeatIntervalMs = "1000";
 // to send LeaveGroup.
 constexpr int64_t kLeaveGroupMs = 3000;
 constexpr int64_t kLeaveSendMs = 300;
+// How often subtask 0 looks at its group for partitions no member holds.
+constexpr int kGroupLookMs = 2000;
 
 std::string PartitionsText(const rd_kafka_topic_partition_list_t* list) {
   std::string out;
@@ -136,9 +139,11 @@ void KafkaSource::HandleRebalance(int err_code, rd_kafka_topic_partition_list_t*
       return;
     }
     // Positions become known with each partition's first record (offsets the group committed).
+    const int64_t now = SteadyNowMs();
     for (int32_t p : changed) {
       next_offsets_.try_emplace(p, -1);
       unheard_.insert(p);
+      assigned_at_ms_[p] = now;
     }
     // Their last owner may have died with a transaction open, which holds back their committed
     // offsets: the commit group looks for such instances and ends it (KafkaTakeover).
@@ -174,6 +179,110 @@ void KafkaSource::HandleRebalance(int err_code, rd_kafka_topic_partition_list_t*
     unassign();
   }
   if (assigned_gauge_ != nullptr) assigned_gauge_->Set(static_cast<int64_t>(next_offsets_.size()));
+}
+
+Status KafkaSource::CheckStalledAssignment(int64_t now_ms) {
+  // The clock runs only while Poll is called at least every second with the brokers up.
+  if (last_poll_ms_ < 0 || now_ms - last_poll_ms_ > 1000 || down_since_ms_ >= 0)
+    polled_since_ms_ = now_ms;
+  last_poll_ms_ = now_ms;
+  if (!group_mode_ || unheard_.empty()) return Status::Ok();
+  for (int32_t p : unheard_) {
+    auto at = assigned_at_ms_.find(p);
+    if (at == assigned_at_ms_.end()) continue;
+    const int64_t waited = now_ms - std::max(at->second, polled_since_ms_);
+    if (waited <= options_.stalled_assignment_ms) continue;
+    Log(LogLevel::kWarn, "kafka",
+        "an assigned partition is never read: restarting with a new consumer",
+        {{"source", context_.operator_name},
+         {"subtask", std::to_string(subtask_)},
+         {"topic", options_.topic},
+         {"partition", std::to_string(p)},
+         {"waited_ms", std::to_string(waited)},
+         {"instance", context_.instance}});
+    return Status::Reassigned(fmt::format(
+        "partition {} of topic `{}` (consumer group `{}`) has had no record and no end of "
+        "partition for {} ms since it was assigned, while the brokers were up: its committed "
+        "offset never arrived (librdkafka); restarting the run with a new consumer",
+        p, options_.topic, group_id_, waited));
+  }
+  return Status::Ok();
+}
+
+Status KafkaSource::CheckStrandedPartitions(int64_t now_ms) {
+  if (!group_mode_ || subtask_ != 0 || rk_ == nullptr) return Status::Ok();
+  if (group_look_ == nullptr) {
+    if (now_ms < next_look_ms_) return Status::Ok();
+    next_look_ms_ = now_ms + kGroupLookMs;
+    group_look_ = rd_kafka_queue_new(rk_);
+    rd_kafka_AdminOptions_t* opts =
+        rd_kafka_AdminOptions_new(rk_, RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS);
+    char errstr[256];
+    rd_kafka_AdminOptions_set_request_timeout(opts, kGroupLookMs, errstr, sizeof errstr);
+    const char* ids[] = {group_id_.c_str()};
+    rd_kafka_DescribeConsumerGroups(rk_, ids, 1, opts, group_look_);
+    rd_kafka_AdminOptions_destroy(opts);
+    return Status::Ok();
+  }
+  rd_kafka_event_t* event = rd_kafka_queue_poll(group_look_, 0);
+  if (event == nullptr) return Status::Ok();  // not answered yet
+  rd_kafka_queue_destroy(group_look_);
+  group_look_ = nullptr;
+  std::optional<KafkaGroupLook> look;
+  const rd_kafka_DescribeConsumerGroups_result_t* result =
+      rd_kafka_event_DescribeConsumerGroups_result(event);
+  size_t n = 0;
+  const rd_kafka_ConsumerGroupDescription_t** groups =
+      result != nullptr ? rd_kafka_DescribeConsumerGroups_result_groups(result, &n) : nullptr;
+  if (n == 1 && rd_kafka_ConsumerGroupDescription_error(groups[0]) == nullptr) {
+    const rd_kafka_ConsumerGroupDescription_t* g = groups[0];
+    look.emplace();
+    look->stable =
+        rd_kafka_ConsumerGroupDescription_state(g) == RD_KAFKA_CONSUMER_GROUP_STATE_STABLE;
+    for (size_t m = 0; m < rd_kafka_ConsumerGroupDescription_member_count(g); ++m) {
+      const rd_kafka_MemberDescription_t* member = rd_kafka_ConsumerGroupDescription_member(g, m);
+      const char* id = rd_kafka_MemberDescription_group_instance_id(member);
+      auto& [name, owned] =
+          look->members.emplace_back(id != nullptr ? id : "", std::vector<int32_t>{});
+      const rd_kafka_topic_partition_list_t* parts =
+          rd_kafka_MemberAssignment_partitions(rd_kafka_MemberDescription_assignment(member));
+      for (int i = 0; parts != nullptr && i < parts->cnt; ++i) {
+        if (options_.topic == parts->elems[i].topic) owned.push_back(parts->elems[i].partition);
+      }
+    }
+  }
+  rd_kafka_event_destroy(event);
+  // No answer, a rebalance under way, or every partition held: nothing is stranded now.
+  const std::vector<int32_t> free = look && look->stable
+                                        ? KafkaUnassignedPartitions(known_partitions_, *look)
+                                        : std::vector<int32_t>{};
+  if (free.empty()) {
+    stranded_since_ms_ = -1;
+    return Status::Ok();
+  }
+  if (stranded_since_ms_ < 0) stranded_since_ms_ = now_ms;
+  const int64_t stranded = now_ms - stranded_since_ms_;
+  if (stranded < options_.stranded_partitions_ms ||
+      !KafkaGroupLookActs(*look, settings_["group.instance.id"])) {
+    return Status::Ok();
+  }
+  std::string text;
+  for (int32_t p : free) {
+    if (!text.empty()) text += ',';
+    text += std::to_string(p);
+  }
+  reassigned_ = fmt::format(
+      "partitions {} of topic `{}` have been held by no member of the stable consumer group `{}` "
+      "for {} ms (a cooperative rebalance whose second round never came): leaving the group so "
+      "that it rebalances",
+      text, options_.topic, group_id_, stranded);
+  Log(LogLevel::kWarn, "kafka", "partitions held by no member: leaving the group to rebalance it",
+      {{"source", context_.operator_name},
+       {"topic", options_.topic},
+       {"partitions", text},
+       {"group", group_id_},
+       {"instance", context_.instance}});
+  return Status::Reassigned(reassigned_);
 }
 
 void KafkaSource::LeaveGroup() {
@@ -217,6 +326,7 @@ void KafkaSource::DropPartitions(const std::vector<int32_t>& partitions) {
   for (int32_t p : partitions) {
     next_offsets_.erase(p);
     unheard_.erase(p);
+    assigned_at_ms_.erase(p);
     end_offsets_.erase(p);
     if (auto it = lag_.find(p); it != lag_.end()) {
       it->second->Set(kMetricAbsent);

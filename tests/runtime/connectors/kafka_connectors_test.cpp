@@ -10,8 +10,10 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <librdkafka/rdkafka.h>
 
 #include "flow/runtime/common/metrics.h"
+#include "flow/runtime/connectors/kafka_instance.h"
 #include "flow/runtime/connectors/kafka_sink.h"
 #include "flow/runtime/connectors/kafka_source.h"
 #include "kafka/kafka_test_env.h"
@@ -250,6 +252,215 @@ TEST_F(KafkaConnectorsTest, InAGroupRestoreReadsTheSnapshotAndLeavesPositionsToT
   std::vector<RawRecord> none;
   ASSERT_TRUE(member.Poll(&none, 10, 0).ok());
   EXPECT_TRUE(member.Close().ok());
+}
+
+// In a consumer group a partition is read from the group's committed offset. One whose committed
+// offset never arrives is never read, and holds the job's event time back for good (librdkafka
+// 2.0.2 can lose an offset fetch that way). Here an open transaction holds offsets of partition 0
+// for the group, so the committed offsets stay unstable: the member reads nothing, and once it
+// has waited longer than stalled_assignment_ms with the brokers up, Poll ends the run with
+// kReassigned naming a partition. Once the transaction has ended, a new member (what the
+// engine's restart makes) reads every record and polls past the bound without ending.
+TEST_F(KafkaConnectorsTest, InAGroupAPartitionThatIsNeverReadEndsTheRunAfterTheBound) {
+  ProduceWithHelper();
+  ConnectorContext context;
+  context.job_id = test::UniqueName("group-stall");
+  context.operator_name = "input";
+  context.instance = "a";
+  const std::string group = KafkaInstanceGroupId(context.job_id, context.operator_name);
+
+  char err[512];
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  const std::string txn_id = test::UniqueName("stall-txn");
+  ASSERT_EQ(rd_kafka_conf_set(conf, "bootstrap.servers", kafka_.brokers().c_str(), err, sizeof err),
+            RD_KAFKA_CONF_OK);
+  ASSERT_EQ(rd_kafka_conf_set(conf, "transactional.id", txn_id.c_str(), err, sizeof err),
+            RD_KAFKA_CONF_OK);
+  rd_kafka_t* producer = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+  ASSERT_NE(producer, nullptr) << err;
+  auto ok = [](rd_kafka_error_t* e) {
+    std::string what = e == nullptr ? "" : rd_kafka_error_string(e);
+    if (e != nullptr) rd_kafka_error_destroy(e);
+    return what;
+  };
+  ASSERT_EQ(ok(rd_kafka_init_transactions(producer, 30000)), "");
+  ASSERT_EQ(ok(rd_kafka_begin_transaction(producer)), "");
+  rd_kafka_topic_partition_list_t* offsets = rd_kafka_topic_partition_list_new(1);
+  rd_kafka_topic_partition_list_add(offsets, topic_.c_str(), 0)->offset = 0;
+  rd_kafka_consumer_group_metadata_t* metadata =
+      rd_kafka_consumer_group_metadata_new(group.c_str());
+  const std::string sent =
+      ok(rd_kafka_send_offsets_to_transaction(producer, offsets, metadata, 30000));
+  rd_kafka_consumer_group_metadata_destroy(metadata);
+  rd_kafka_topic_partition_list_destroy(offsets);
+  ASSERT_EQ(sent, "");
+
+  KafkaSourceOptions o = SourceOptions();
+  o.stalled_assignment_ms = 3000;
+  // Polls `source` for up to `seconds` or until it fails; records read per partition.
+  auto poll = [](KafkaSource* source, int seconds, Status* ended) {
+    std::map<int32_t, int> read;
+    std::vector<RawRecord> recs;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+    while (ended->ok() && std::chrono::steady_clock::now() < until) {
+      recs.clear();
+      Result<PollResult> r = source->Poll(&recs, 64, 200);
+      if (!r.ok()) *ended = r.status();
+      for (const RawRecord& rec : recs) ++read[rec.partition];
+    }
+    return read;
+  };
+  {
+    KafkaSource member(o);
+    member.Bind(context);
+    ASSERT_TRUE(member.Open(0, 1).ok());
+    Status ended;
+    const std::map<int32_t, int> read = poll(&member, 60, &ended);
+    EXPECT_EQ(ended.code(), StatusCode::kReassigned) << ended.ToString();
+    EXPECT_NE(ended.message().find(fmt::format("of topic `{}`", topic_)), std::string::npos)
+        << ended.message();
+    EXPECT_NE(ended.message().find("has had no record and no end of partition for"),
+              std::string::npos)
+        << ended.message();
+    EXPECT_EQ(read.count(0), 0u) << "partition 0 was read: its committed offset was not held back";
+    EXPECT_TRUE(member.Close().ok());
+  }
+  ASSERT_EQ(ok(rd_kafka_abort_transaction(producer, 30000)), "");
+  rd_kafka_destroy(producer);
+
+  KafkaSource again(o);
+  again.Bind(context);
+  ASSERT_TRUE(again.Open(0, 1).ok());
+  Status ended;
+  std::map<int32_t, int> read = poll(&again, 8, &ended);  // longer than the bound
+  EXPECT_TRUE(ended.ok()) << ended.ToString();
+  for (int32_t p = 0; p < kPartitions; ++p) EXPECT_EQ(read[p], kRecords / kPartitions) << p;
+  EXPECT_TRUE(again.Close().ok());
+}
+
+// A plain librdkafka member of an instance's group, to put the group into states Flow's own
+// members avoid: it can leave a revocation unserved and die without leaving.
+class RawMember {
+ public:
+  RawMember(const std::string& brokers, const std::string& group, const std::string& member,
+            const std::string& topic) {
+    char err[512];
+    rd_kafka_conf_t* conf = rd_kafka_conf_new();
+    for (const auto& [k, v] :
+         std::map<std::string, std::string>{{"bootstrap.servers", brokers},
+                                            {"group.id", group},
+                                            {"group.instance.id", member},
+                                            {"partition.assignment.strategy", "cooperative-sticky"},
+                                            {"session.timeout.ms", "10000"},
+                                            {"enable.auto.commit", "false"}}) {
+      EXPECT_EQ(rd_kafka_conf_set(conf, k.c_str(), v.c_str(), err, sizeof err), RD_KAFKA_CONF_OK)
+          << err;
+    }
+    rd_kafka_conf_set_opaque(conf, this);
+    rd_kafka_conf_set_rebalance_cb(conf, &RawMember::Rebalance);
+    rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
+    EXPECT_NE(rk_, nullptr) << err;
+    rd_kafka_poll_set_consumer(rk_);
+    rd_kafka_topic_partition_list_t* topics = rd_kafka_topic_partition_list_new(1);
+    rd_kafka_topic_partition_list_add(topics, topic.c_str(), RD_KAFKA_PARTITION_UA);
+    EXPECT_EQ(rd_kafka_subscribe(rk_, topics), RD_KAFKA_RESP_ERR_NO_ERROR);
+    rd_kafka_topic_partition_list_destroy(topics);
+  }
+  // Dies as a SIGKILLed process would: no LeaveGroup, revocations left as they are.
+  void Kill() {
+    if (rk_ != nullptr) rd_kafka_destroy_flags(rk_, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
+    rk_ = nullptr;
+  }
+  ~RawMember() {
+    if (rk_ == nullptr) return;
+    rd_kafka_consumer_close(rk_);
+    rd_kafka_destroy(rk_);
+  }
+
+  void Poll() {
+    if (rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_, 50)) rd_kafka_message_destroy(m);
+  }
+  std::set<int32_t> owned;
+  bool serve_revocations = true;
+  bool revocation_left = false;  // a revocation came while serve_revocations was false
+
+ private:
+  static void Rebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                        rd_kafka_topic_partition_list_t* parts, void* opaque) {
+    auto* self = static_cast<RawMember*>(opaque);
+    rd_kafka_error_t* e = nullptr;
+    if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+      e = rd_kafka_incremental_assign(rk, parts);
+      for (int i = 0; i < parts->cnt; ++i) self->owned.insert(parts->elems[i].partition);
+    } else if (!self->serve_revocations) {
+      self->revocation_left = true;
+    } else {
+      e = rd_kafka_incremental_unassign(rk, parts);
+      for (int i = 0; i < parts->cnt; ++i) self->owned.erase(parts->elems[i].partition);
+    }
+    if (e != nullptr) rd_kafka_error_destroy(e);
+  }
+  rd_kafka_t* rk_ = nullptr;
+};
+
+// A cooperative rebalance withholds the partitions it moves until their owner has revoked them
+// and rejoined. An owner replaced by its own restart (the same static member) before it rejoined
+// never does: the broker hands the new member the old one's assignment and keeps the group
+// stable, with the moved partitions held by nobody, for good. Here member c (the leader) owns
+// every partition, instance b's source joins, c is told to give half up and dies before it does,
+// and c comes back: b holds nothing and half the partitions nobody. b, the member with the least
+// name, sees that in a look at the group and ends its run with kReassigned to leave the group, so
+// that it rebalances.
+TEST_F(KafkaConnectorsTest, InAGroupPartitionsHeldByNoMemberMakeTheLeastMemberLeave) {
+  const std::string job = test::UniqueName("group-strand");
+  const std::string group = KafkaInstanceGroupId(job, "input");
+  const std::string c_id = KafkaInstanceMemberId(job, "input", "c", 0);
+  std::set<int32_t> all;
+  for (int32_t p = 0; p < kPartitions; ++p) all.insert(p);
+  auto c = std::make_unique<RawMember>(kafka_.brokers(), group, c_id, topic_);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (c->owned != all && std::chrono::steady_clock::now() < until) c->Poll();
+  ASSERT_EQ(c->owned, all);
+  c->serve_revocations = false;
+
+  ConnectorContext context;
+  context.job_id = job;
+  context.operator_name = "input";
+  context.instance = "b";
+  KafkaSourceOptions o = SourceOptions();
+  o.stranded_partitions_ms = 3000;
+  KafkaSource b(o);
+  b.Bind(context);
+  ASSERT_TRUE(b.Open(0, 1).ok());
+  std::vector<RawRecord> recs;
+  while (!c->revocation_left && std::chrono::steady_clock::now() < until) {
+    c->Poll();
+    recs.clear();
+    ASSERT_TRUE(b.Poll(&recs, 64, 50).ok());
+  }
+  ASSERT_TRUE(c->revocation_left) << "the leader was never asked to give partitions up";
+  c->Kill();  // dies with the revocation unserved
+  c = std::make_unique<RawMember>(kafka_.brokers(), group, c_id, topic_);
+  Status ended;
+  while (ended.ok() && std::chrono::steady_clock::now() < until) {
+    c->Poll();
+    recs.clear();
+    Result<PollResult> r = b.Poll(&recs, 64, 50);
+    if (!r.ok()) ended = r.status();
+  }
+  EXPECT_EQ(ended.code(), StatusCode::kReassigned) << ended.ToString();
+  EXPECT_NE(ended.message().find("held by no member of the stable consumer group"),
+            std::string::npos)
+      << ended.message();
+  EXPECT_FALSE(c->owned.empty()) << "the restarted leader got its old assignment back";
+  EXPECT_LT(c->owned.size(), all.size());
+  std::string free;
+  for (int32_t p : all) {
+    if (c->owned.count(p) == 0) free += (free.empty() ? "" : ",") + std::to_string(p);
+  }
+  EXPECT_NE(ended.message().find("partitions " + free + " of topic"), std::string::npos)
+      << ended.message() << " (held by c: " << c->owned.size() << ")";
+  EXPECT_TRUE(b.Close().ok());
 }
 
 TEST_F(KafkaConnectorsTest, RestoreAtAnotherParallelismFromSeveralSnapshots) {

@@ -101,6 +101,22 @@ TEST(KafkaInstanceNames, AnUnknownRebalanceProtocolIsTheCooperativeOne) {
   EXPECT_FALSE(KafkaInstanceRebalanceIsCooperative("NONE"));
 }
 
+// A look at a group: the partitions no member holds (of one topic), and the one member that acts
+// on them, the same for every member that looks: the least static member id.
+TEST(KafkaGroupLook, FindsPartitionsNoMemberHoldsAndTheMemberThatActs) {
+  KafkaGroupLook look;
+  look.stable = true;
+  look.members = {{"j.in.c.0", {2, 3}}, {"j.in.b.0", {}}, {"", {5}}, {"j.in.b.1", {7, 99}}};
+  EXPECT_EQ(KafkaUnassignedPartitions(8, look), (std::vector<int32_t>{0, 1, 4, 6}));
+  EXPECT_TRUE(KafkaGroupLookActs(look, "j.in.b.0"));
+  EXPECT_FALSE(KafkaGroupLookActs(look, "j.in.b.1"));
+  EXPECT_FALSE(KafkaGroupLookActs(look, "j.in.c.0"));
+  EXPECT_FALSE(KafkaGroupLookActs(look, "")) << "a dynamic member never acts";
+  KafkaGroupLook empty;
+  EXPECT_EQ(KafkaUnassignedPartitions(3, empty), (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_TRUE(KafkaUnassignedPartitions(0, look).empty());
+}
+
 // An exactly-once instance reads read_committed only: a partition that moves must wait for its
 // last owner's pending offsets, which librdkafka asks for only then. Refused before any broker
 // is contacted (the broker address is unreachable on purpose).

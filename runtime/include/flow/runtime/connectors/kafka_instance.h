@@ -50,6 +50,18 @@ std::string KafkaInstanceOfMember(std::string_view group_id, std::string_view me
 // rd_kafka_consumer_close. An instance's group has one assignor, cooperative-sticky, so an
 // unknown protocol is the cooperative one.
 bool KafkaInstanceRebalanceIsCooperative(const char* protocol);
+// A look at an instance's consumer group (DescribeConsumerGroups): whether it is stable, and
+// each member's group.instance.id ("" for a dynamic member) with the partitions of one topic it
+// holds.
+struct KafkaGroupLook {
+  bool stable = false;
+  std::vector<std::pair<std::string, std::vector<int32_t>>> members;
+};
+// The partitions of a topic with `partitions` partitions that no member holds.
+std::vector<int32_t> KafkaUnassignedPartitions(int32_t partitions, const KafkaGroupLook& look);
+// Whether `member` (a group.instance.id) is the one member of the group that acts on what every
+// member sees: the least static member id.
+bool KafkaGroupLookActs(const KafkaGroupLook& look, std::string_view member);
 // Progress topic of an instance: "__flow_progress_<job>.<instance>" (one process:
 // "__flow_progress_<job>"), and the prefix every instance's topic of the job starts with.
 std::string KafkaProgressTopic(std::string_view job_id, std::string_view instance);

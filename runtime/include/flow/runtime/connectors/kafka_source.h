@@ -87,6 +87,22 @@ struct KafkaSourceOptions {
   // How often Poll looks for partitions added to the topic; 0 = never (partitions added while the
   // job runs are then read only after a restart). Default: 10 s.
   int partition_discovery_interval_ms = 10000;
+  // Instances: how long a partition the group assigned may stay without its first record or end
+  // of partition while Poll is called and the brokers are up, before Poll ends the run with
+  // kReassigned so that the restart reads it with a new consumer. librdkafka 2.0.2 can leave an
+  // assigned partition waiting for its committed offset for good (an offset fetch that is never
+  // retried after a coordinator change or a rebalance in flight); the partition is then never read
+  // and holds event time back. The bound must exceed a legitimate wait: the committed offset of a
+  // partition stays unstable until the open transaction of its last owner ends (the takeover:
+  // about 2 s after the group reassigns it). Default: 30 s.
+  int stalled_assignment_ms = 30000;
+  // Instances: how long partitions of the topic may be held by no member of the group while it is
+  // stable before the member with the least name leaves it (ending its run with kReassigned), so
+  // that the group rebalances and assigns them. A cooperative rebalance withholds the partitions
+  // it moves until their owner rejoins; an owner replaced by its own restart (same static member)
+  // before it rejoined never does, and the broker keeps the group stable without them. Looked at
+  // every 2 s by subtask 0. Default: 10 s.
+  int stranded_partitions_ms = 10000;
   // Other librdkafka consumer settings, passed through ("fetch.max.bytes", "security.protocol").
   std::map<std::string, std::string> properties{};
 };
@@ -176,6 +192,12 @@ class KafkaSource final : public RawSource {
   Status FatalError(const Status& error);
   // Forgets partitions this subtask no longer reads (positions, lag gauges, pending commits).
   void DropPartitions(const std::vector<int32_t>& partitions);
+  // Instances: kReassigned when an assigned partition has been unheard for longer than
+  // options_.stalled_assignment_ms of polling with the brokers up; ok otherwise.
+  Status CheckStalledAssignment(int64_t now_ms);
+  // Instances, subtask 0: asks for a look at the group every 2 s (no wait) and reads the answer at
+  // a later Poll; kReassigned when this member is to leave (stranded_partitions_ms).
+  Status CheckStrandedPartitions(int64_t now_ms);
 
   // rd_kafka_committed on `rk` for `list`, retried until metadata_timeout_ms: partition ->
   // metadata ("" when none was committed); positions of assigned ones unknown so far take the
@@ -222,6 +244,14 @@ class KafkaSource final : public RawSource {
   size_t offsets_slot_ = 0;
   std::map<int64_t, std::map<int32_t, int64_t>> pending_commits_;  // checkpoint -> offsets
   std::string reassigned_;  // set when revoked partitions end the run (kReassigned)
+  // When each partition was assigned, and since when Poll has been called without a gap of a
+  // second (a task held back by backpressure does not poll: its partitions are not stalled).
+  std::map<int32_t, int64_t> assigned_at_ms_;
+  int64_t polled_since_ms_ = -1;
+  int64_t last_poll_ms_ = -1;
+  rd_kafka_queue_s* group_look_ = nullptr;  // the answer to the look in flight, if any
+  int64_t next_look_ms_ = 0;
+  int64_t stranded_since_ms_ = -1;  // first look that found partitions held by no member
   Status rebalance_error_;
   bool had_assignment_ = false;  // an assign callback came (see DestroyGroupConsumer)
   Metric* rebalances_ = nullptr;
