@@ -13,7 +13,8 @@ endforeach()
 # The exec area first: it uses every other area; the linker group resolves the rest in any order.
 list(REMOVE_ITEM flow_runtime_areas flow_rt_exec)
 list(PREPEND flow_runtime_areas flow_rt_exec)
-list(APPEND flow_runtime_areas flow_stdlib)
+# The exec area's second library (runtime/src/exec/CMakeLists.txt).
+list(APPEND flow_runtime_areas flow_rt_exec_ops flow_stdlib)
 
 set(flow_cg_libs "")
 foreach(t ${flow_runtime_areas})
@@ -75,7 +76,8 @@ ${flow_cg_link_flags}    },
 
 file(GLOB flow_plan_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/plan/*.cpp)
 add_library(flow_plan STATIC ${flow_plan_sources})
-target_link_libraries(flow_plan PUBLIC flow_sema flow_rt_shuffle)
+# Constant folding evaluates through the runtime's operators (plan/fold_eval.h).
+target_link_libraries(flow_plan PUBLIC flow_sema flow_rt_shuffle flow_rt_exec_ops flow_stdlib)
 flow_frontend_defaults(flow_plan)
 
 file(GLOB flow_codegen_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/codegen/*.cpp)

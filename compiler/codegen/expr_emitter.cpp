@@ -1,5 +1,6 @@
 #include "codegen/expr_emitter.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -49,6 +50,19 @@ std::string ExprEmitter::Fail(const std::string& what, const ast::Expr& e) {
 std::string ExprEmitter::TypedNull(const types::Type& type) const {
   types::Type t = type.kind() == types::Kind::kNull ? types::Type::Bool() : type;
   return records_.Cpp(t.AsNullable()) + "()";
+}
+
+// A literal `null` argument: lift.h needs a typed empty optional to call the implementation's
+// overload (`starts_with(s, null)`), so the parameter's type, or the type bound to T, names it.
+// Only a parameter of any type gets the untyped std::nullopt its implementation takes.
+std::string ExprEmitter::NullArgument(const stdlib::FunctionSpec& fn, size_t index,
+                                      const types::Type& bound_t) const {
+  if (fn.params.empty()) return "std::nullopt";
+  const std::string& pattern = fn.params[std::min(index, fn.params.size() - 1)].type;
+  types::Type t = types::ParsePrimitive(pattern);
+  if (pattern == "T" && bound_t.kind() != types::Kind::kError) t = bound_t;
+  if (t.kind() == types::Kind::kError) return "std::nullopt";
+  return TypedNull(t);
 }
 
 std::string ExprEmitter::EmitAs(const ast::Expr& e, const types::Type& type) {
@@ -236,13 +250,14 @@ std::string ExprEmitter::Call(const ast::CallExpr& e) {
            "return ::flow::exec::ops::As<R>(" + call + "); }()";
   }
   if (e.builtin == nullptr) return Fail("an unresolved call", e);
-  std::vector<std::string> args;
   std::vector<types::Type> arg_types;
-  for (const auto& a : e.args) {
-    args.push_back(IsNullType(*a) ? "std::nullopt" : Emit(*a));
-    arg_types.push_back(a->type);
-  }
+  for (const auto& a : e.args) arg_types.push_back(a->type);
   stdlib::CallResolution res = stdlib::ResolveCallDetailed(*e.builtin, arg_types, nullptr);
+  std::vector<std::string> args;
+  for (size_t i = 0; i < e.args.size(); ++i) {
+    args.push_back(IsNullType(*e.args[i]) ? NullArgument(*e.builtin, i, res.bound_t)
+                                          : Emit(*e.args[i]));
+  }
   return stdlib::ExpandCpp(*e.builtin, args, arg_types, records_.Cpp(res.bound_t));
 }
 

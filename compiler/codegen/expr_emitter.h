@@ -10,6 +10,10 @@
 #include "ast/expr.h"
 #include "codegen/records.h"
 
+namespace flow::stdlib {
+struct FunctionSpec;
+}
+
 namespace flow::codegen {
 
 struct ExprScope {
@@ -43,6 +47,8 @@ class ExprEmitter {
   std::string Literal(const ast::LiteralExpr& e);
   std::string Fail(const std::string& what, const ast::Expr& e);
   std::string TypedNull(const types::Type& type) const;
+  std::string NullArgument(const stdlib::FunctionSpec& fn, size_t index,
+                           const types::Type& bound_t) const;
 
   const RecordTypes& records_;
   ExprScope scope_;

@@ -1,90 +1,60 @@
 // The `fold-constants` pass: subexpressions of where/select/explode steps whose operands are all
-// literals are evaluated here with exactly the semantics of flow::exec::ops and exec/cast.h
-// (wrapping integer arithmetic, null propagation, three-valued and/or, numbers of different types
-// compared as doubles, NaN). What the runtime would report as an error (integer `/` or `%` by
-// zero) is left in place so the job still fails with its line. Params are not constants (`--set`
-// changes them). A folded step is a copy owned by plan.pass_ops; the script's AST is not changed.
-// `where true` steps are dropped; `where false` stays (the stream is empty) with a warning.
+// literals are evaluated at build time, through the runtime's own operator, cast and function
+// definitions (plan/fold_eval.h), so the literal is what the job would compute. What the runtime
+// would report as an error (integer `/` or `%` by zero) is left in place so the job still fails
+// with its line. Params are not constants (`--set` changes them). A folded step is a copy owned by
+// plan.pass_ops; the script's AST is not changed. `where true` steps are dropped; `where false`
+// stays (the stream is empty) with a warning.
 
-#include <charconv>
-#include <cmath>
-#include <cstdlib>
-#include <limits>
 #include <optional>
-#include <string_view>
+#include <string>
+#include <variant>
 
+#include "plan/fold_eval.h"
 #include "plan/passes.h"
 #include "stdlib/registry/registry.h"
 
 namespace flow::plan {
 namespace {
 
+using fold::Constant;
 using types::Kind;
 
-// A constant as the runtime holds it: int64 (int, timestamp, duration), double, bool, string.
-struct Value {
-  enum class Rep { kNull, kInt, kFloat, kBool, kString } rep = Rep::kNull;
-  int64_t i = 0;
-  double f = 0;
-  bool b = false;
-  std::string s;
-
-  static Value Null() { return {}; }
-  static Value Int(int64_t v) {
-    Value x;
-    x.rep = Rep::kInt;
-    x.i = v;
-    return x;
-  }
-  static Value Float(double v) {
-    Value x;
-    x.rep = Rep::kFloat;
-    x.f = v;
-    return x;
-  }
-  static Value Bool(bool v) {
-    Value x;
-    x.rep = Rep::kBool;
-    x.b = v;
-    return x;
-  }
-  static Value Str(std::string v) {
-    Value x;
-    x.rep = Rep::kString;
-    x.s = std::move(v);
-    return x;
-  }
-  bool null() const { return rep == Rep::kNull; }
-  bool numeric() const { return rep == Rep::kInt || rep == Rep::kFloat; }
-  double AsDouble() const { return rep == Rep::kInt ? static_cast<double>(i) : f; }
-};
-
-std::optional<Value> ValueOf(const ast::Expr* e) {
+std::optional<Constant> ValueOf(const ast::Expr* e) {
   const auto* l = ast::As<ast::LiteralExpr>(e);
   if (l == nullptr) return std::nullopt;
   switch (l->literal) {
     case ast::LiteralKind::kInt:
     case ast::LiteralKind::kDuration:
     case ast::LiteralKind::kTimestamp:
-      return Value::Int(l->int_value);
+      return Constant(std::in_place_type<int64_t>, l->int_value);
     case ast::LiteralKind::kFloat:
-      return Value::Float(l->float_value);
+      return Constant(std::in_place_type<double>, l->float_value);
     case ast::LiteralKind::kBool:
-      return Value::Bool(l->bool_value);
+      return Constant(std::in_place_type<bool>, l->bool_value);
     case ast::LiteralKind::kString:
-      return Value::Str(l->string_value);
+      return Constant(std::in_place_type<std::string>, l->string_value);
     case ast::LiteralKind::kNull:
-      return Value::Null();
+      return Constant();
   }
   return std::nullopt;
 }
 
+Constant Bool(bool b) {
+  return Constant(std::in_place_type<bool>, b);
+}
+// True when `v` is the bool `b` (not null, not another type).
+bool IsBool(const std::optional<Constant>& v, bool b) {
+  const bool* x = v ? std::get_if<bool>(&*v) : nullptr;
+  return x != nullptr && *x == b;
+}
+
 // The literal for `v` as an expression of type `type`, or null when the value's representation is
 // not the one generated code would use for that type (then nothing is folded).
-ast::ExprPtr MakeLiteral(const Value& v, const types::Type& type, diag::SourceRange range) {
+ast::ExprPtr MakeLiteral(const Constant& v, const types::Type& type, diag::SourceRange range) {
   auto l = std::make_unique<ast::LiteralExpr>();
   l->range = range;
-  if (v.null()) {
+  if (fold::IsNull(v)) {
     l->literal = ast::LiteralKind::kNull;
     l->type = type;
     return l;
@@ -94,235 +64,30 @@ ast::ExprPtr MakeLiteral(const Value& v, const types::Type& type, diag::SourceRa
     case Kind::kInt:
     case Kind::kTimestamp:
     case Kind::kDuration:
-      if (v.rep != Value::Rep::kInt) return nullptr;
+      if (!std::holds_alternative<int64_t>(v)) return nullptr;
       l->literal = type.kind() == Kind::kInt         ? ast::LiteralKind::kInt
                    : type.kind() == Kind::kTimestamp ? ast::LiteralKind::kTimestamp
                                                      : ast::LiteralKind::kDuration;
-      l->int_value = v.i;
+      l->int_value = std::get<int64_t>(v);
       return l;
     case Kind::kFloat:
-      if (v.rep != Value::Rep::kFloat) return nullptr;
+      if (!std::holds_alternative<double>(v)) return nullptr;
       l->literal = ast::LiteralKind::kFloat;
-      l->float_value = v.f;
+      l->float_value = std::get<double>(v);
       return l;
     case Kind::kBool:
-      if (v.rep != Value::Rep::kBool) return nullptr;
+      if (!std::holds_alternative<bool>(v)) return nullptr;
       l->literal = ast::LiteralKind::kBool;
-      l->bool_value = v.b;
+      l->bool_value = std::get<bool>(v);
       return l;
     case Kind::kString:
-      if (v.rep != Value::Rep::kString) return nullptr;
+      if (!std::holds_alternative<std::string>(v)) return nullptr;
       l->literal = ast::LiteralKind::kString;
-      l->string_value = v.s;
+      l->string_value = std::get<std::string>(v);
       return l;
     default:
       return nullptr;
   }
-}
-
-int64_t Wrap(uint64_t v) {
-  return static_cast<int64_t>(v);
-}
-
-// ops::detail::Compare / Equal: mixed numbers as doubles, otherwise the type's own operators
-// (so NaN compares "equal" in Compare but not in Equal, as at run time).
-int Compare(const Value& x, const Value& y) {
-  if (x.numeric() && y.numeric() && x.rep != y.rep) {
-    double a = x.AsDouble(), b = y.AsDouble();
-    return a < b ? -1 : (b < a ? 1 : 0);
-  }
-  switch (x.rep) {
-    case Value::Rep::kInt:
-      return x.i < y.i ? -1 : (y.i < x.i ? 1 : 0);
-    case Value::Rep::kFloat:
-      return x.f < y.f ? -1 : (y.f < x.f ? 1 : 0);
-    case Value::Rep::kBool:
-      return x.b < y.b ? -1 : (y.b < x.b ? 1 : 0);
-    case Value::Rep::kString:
-      return x.s < y.s ? -1 : (y.s < x.s ? 1 : 0);
-    case Value::Rep::kNull:
-      return 0;
-  }
-  return 0;
-}
-bool Equal(const Value& x, const Value& y) {
-  if (x.numeric() && y.numeric() && x.rep != y.rep) return x.AsDouble() == y.AsDouble();
-  switch (x.rep) {
-    case Value::Rep::kInt:
-      return x.i == y.i;
-    case Value::Rep::kFloat:
-      return x.f == y.f;
-    case Value::Rep::kBool:
-      return x.b == y.b;
-    case Value::Rep::kString:
-      return x.s == y.s;
-    case Value::Rep::kNull:
-      return false;
-  }
-  return false;
-}
-bool SameRep(const Value& x, const Value& y) {
-  return x.rep == y.rep || (x.numeric() && y.numeric());
-}
-
-// ops::Add/Sub/Mul/Div/Mod/comparisons on non-null values; nullopt = do not fold.
-std::optional<Value> Binary(ast::BinaryOp op, const Value& x, const Value& y) {
-  using ast::BinaryOp;
-  const bool ints = x.rep == Value::Rep::kInt && y.rep == Value::Rep::kInt;
-  const bool nums = x.numeric() && y.numeric();
-  switch (op) {
-    case BinaryOp::kAdd:
-      if (x.rep == Value::Rep::kString && y.rep == Value::Rep::kString)
-        return Value::Str(x.s + y.s);
-      if (ints) return Value::Int(Wrap(static_cast<uint64_t>(x.i) + static_cast<uint64_t>(y.i)));
-      if (nums) return Value::Float(x.AsDouble() + y.AsDouble());
-      return std::nullopt;
-    case BinaryOp::kSub:
-      if (ints) return Value::Int(Wrap(static_cast<uint64_t>(x.i) - static_cast<uint64_t>(y.i)));
-      if (nums) return Value::Float(x.AsDouble() - y.AsDouble());
-      return std::nullopt;
-    case BinaryOp::kMul:
-      if (ints) return Value::Int(Wrap(static_cast<uint64_t>(x.i) * static_cast<uint64_t>(y.i)));
-      if (nums) return Value::Float(x.AsDouble() * y.AsDouble());
-      return std::nullopt;
-    case BinaryOp::kDiv:
-      if (ints) {
-        if (y.i == 0) return std::nullopt;  // the run-time error stays
-        if (x.i == std::numeric_limits<int64_t>::min() && y.i == -1) return x;
-        return Value::Int(x.i / y.i);
-      }
-      if (nums) return Value::Float(x.AsDouble() / y.AsDouble());
-      return std::nullopt;
-    case BinaryOp::kMod:
-      if (ints) {
-        if (y.i == 0) return std::nullopt;
-        if (y.i == -1) return Value::Int(0);
-        return Value::Int(x.i % y.i);
-      }
-      if (nums) return Value::Float(std::fmod(x.AsDouble(), y.AsDouble()));
-      return std::nullopt;
-    case BinaryOp::kEq:
-      return SameRep(x, y) ? std::optional(Value::Bool(Equal(x, y))) : std::nullopt;
-    case BinaryOp::kNe:
-      return SameRep(x, y) ? std::optional(Value::Bool(!Equal(x, y))) : std::nullopt;
-    case BinaryOp::kLt:
-      return SameRep(x, y) ? std::optional(Value::Bool(Compare(x, y) < 0)) : std::nullopt;
-    case BinaryOp::kLe:
-      return SameRep(x, y) ? std::optional(Value::Bool(Compare(x, y) <= 0)) : std::nullopt;
-    case BinaryOp::kGt:
-      return SameRep(x, y) ? std::optional(Value::Bool(Compare(x, y) > 0)) : std::nullopt;
-    case BinaryOp::kGe:
-      return SameRep(x, y) ? std::optional(Value::Bool(Compare(x, y) >= 0)) : std::nullopt;
-    case BinaryOp::kAnd:
-    case BinaryOp::kOr:
-      return std::nullopt;  // handled with nulls by the caller
-  }
-  return std::nullopt;
-}
-
-// exec::Cast<From, To> for the conversions that need no run-time library (timestamps as text,
-// floats as text and durations from text are left alone).
-std::optional<Value> Cast(const Value& v, Kind from, Kind to) {
-  if (v.null()) return Value::Null();
-  auto is_int_like = [](Kind k) {
-    return k == Kind::kInt || k == Kind::kTimestamp || k == Kind::kDuration;
-  };
-  if (to == Kind::kString) {
-    if (from == Kind::kString) return v;
-    if (from == Kind::kBool) return Value::Str(v.b ? "true" : "false");
-    if (from == Kind::kInt || from == Kind::kDuration) return Value::Str(std::to_string(v.i));
-    return std::nullopt;
-  }
-  if (from == Kind::kString) {
-    const std::string& s = v.s;
-    if (to == Kind::kInt) {
-      int64_t r = 0;
-      auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), r);
-      if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return Value::Null();
-      return Value::Int(r);
-    }
-    if (to == Kind::kFloat) {
-      if (s.empty() || s.find('\0') != std::string::npos) return std::nullopt;
-      char* end = nullptr;
-      double r = std::strtod(s.c_str(), &end);
-      if (end != s.c_str() + s.size()) return Value::Null();
-      return Value::Float(r);
-    }
-    if (to == Kind::kBool) {
-      std::string low;
-      for (char c : s) low.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
-      if (low == "true" || s == "1") return Value::Bool(true);
-      if (low == "false" || s == "0") return Value::Bool(false);
-      return Value::Null();
-    }
-    return std::nullopt;
-  }
-  if (from == Kind::kFloat && to != Kind::kFloat) {
-    if (!(v.f > -9223372036854775808.0 && v.f < 9223372036854775808.0)) return Value::Null();
-    int64_t t = static_cast<int64_t>(v.f);
-    if (to == Kind::kBool) return Value::Bool(t != 0);
-    if (is_int_like(to)) return Value::Int(t);
-    return std::nullopt;
-  }
-  if (to == Kind::kFloat) {
-    if (from == Kind::kFloat) return v;
-    if (is_int_like(from)) return Value::Float(static_cast<double>(v.i));
-    if (from == Kind::kBool) return Value::Float(v.b ? 1.0 : 0.0);
-    return std::nullopt;
-  }
-  if (to == Kind::kBool) {
-    if (from == Kind::kBool) return v;
-    if (is_int_like(from)) return Value::Bool(v.i != 0);
-    return std::nullopt;
-  }
-  if (is_int_like(to)) {
-    if (is_int_like(from)) return v;
-    if (from == Kind::kBool) return Value::Int(v.b ? 1 : 0);
-  }
-  return std::nullopt;
-}
-
-// Built-in string functions that are pure and simple enough to evaluate here exactly as
-// flow/stdlib/scalar.h does; a null argument gives null (they all propagate nulls).
-std::optional<Value> Call(const std::string& name, const std::vector<Value>& args) {
-  for (const Value& a : args) {
-    if (a.null()) return Value::Null();
-    if (a.rep != Value::Rep::kString) return std::nullopt;
-  }
-  auto space = [](char c) { return c == ' ' || (c >= '\t' && c <= '\r'); };
-  if (args.size() == 1) {
-    std::string s = args[0].s;
-    if (name == "lower" || name == "upper") {
-      for (char& c : s) {
-        if (name == "lower" && c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-        if (name == "upper" && c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-      }
-      return Value::Str(s);
-    }
-    if (name == "length") {
-      int64_t n = 0;
-      for (unsigned char c : s) n += (c & 0xC0) != 0x80 ? 1 : 0;
-      return Value::Int(n);
-    }
-    if (name == "trim" || name == "ltrim" || name == "rtrim") {
-      size_t b = 0, e = s.size();
-      while (name != "rtrim" && b < e && space(s[b])) ++b;
-      while (name != "ltrim" && e > b && space(s[e - 1])) --e;
-      return Value::Str(s.substr(b, e - b));
-    }
-  }
-  if (args.size() == 2) {
-    std::string_view s = args[0].s, p = args[1].s;
-    if (name == "starts_with") return Value::Bool(s.starts_with(p));
-    if (name == "ends_with") return Value::Bool(s.ends_with(p));
-    if (name == "contains") return Value::Bool(s.find(p) != std::string_view::npos);
-  }
-  if (name == "concat" && !args.empty()) {
-    std::string out;
-    for (const Value& a : args) out += a.s;
-    return Value::Str(out);
-  }
-  return std::nullopt;
 }
 
 class Folder {
@@ -341,7 +106,7 @@ class Folder {
     return replacement;
   }
   // The literal for `v` in place of `e`, or `e` itself when `v` cannot be written as its type.
-  ast::ExprPtr Literal(const Value& v, ast::ExprPtr e) {
+  ast::ExprPtr Literal(const Constant& v, ast::ExprPtr e) {
     ast::ExprPtr l = MakeLiteral(v, e->type, e->range);
     return l ? Folded(std::move(l)) : std::move(e);
   }
@@ -367,34 +132,34 @@ class Folder {
       case ast::ExprKind::kIsNull: {
         auto* x = ast::As<ast::IsNullExpr>(e.get());
         x->operand = FoldInPlace(std::move(x->operand));
-        std::optional<Value> v = ValueOf(x->operand.get());
+        std::optional<Constant> v = ValueOf(x->operand.get());
         if (!v) return e;
-        bool r = v->null() != x->negated;
-        return Literal(Value::Bool(r), std::move(e));
+        bool r = fold::IsNull(*v) != x->negated;
+        return Literal(Bool(r), std::move(e));
       }
       case ast::ExprKind::kCall: {
         auto* x = ast::As<ast::CallExpr>(e.get());
         if (x->aggregate) return e;
-        std::vector<Value> args;
+        std::vector<Constant> args;
         bool constant = x->builtin != nullptr && x->extern_fn == nullptr && !x->star;
         for (auto& a : x->args) {
           a = FoldInPlace(std::move(a));
-          std::optional<Value> v = ValueOf(a.get());
+          std::optional<Constant> v = ValueOf(a.get());
           if (v) args.push_back(*v);
           constant = constant && v.has_value();
         }
         if (!constant) return e;
-        std::optional<Value> r = Call(x->builtin->name, args);
+        std::optional<Constant> r = fold::Call(x->builtin->name, args);
         return r ? Literal(*r, std::move(e)) : std::move(e);
       }
       case ast::ExprKind::kCast: {
         auto* x = ast::As<ast::CastExpr>(e.get());
         x->operand = FoldInPlace(std::move(x->operand));
-        std::optional<Value> v = ValueOf(x->operand.get());
+        std::optional<Constant> v = ValueOf(x->operand.get());
         if (!v) return e;
         Kind from = x->operand->type.kind();
-        if (from == Kind::kNull) return Literal(Value::Null(), std::move(e));
-        std::optional<Value> r = Cast(*v, from, e->type.kind());
+        if (from == Kind::kNull) return Literal(Constant(), std::move(e));
+        std::optional<Constant> r = fold::Cast(*v, from, e->type.kind());
         return r ? Literal(*r, std::move(e)) : std::move(e);
       }
       case ast::ExprKind::kCase:
@@ -414,53 +179,40 @@ class Folder {
   ast::ExprPtr Unary(ast::ExprPtr e) {
     auto* u = ast::As<ast::UnaryExpr>(e.get());
     u->operand = FoldInPlace(std::move(u->operand));
-    std::optional<Value> v = ValueOf(u->operand.get());
+    std::optional<Constant> v = ValueOf(u->operand.get());
     if (!v) return e;
-    if (v->null()) return Literal(Value::Null(), std::move(e));
-    if (u->op == ast::UnaryOp::kNot) {
-      if (v->rep != Value::Rep::kBool) return e;
-      return Literal(Value::Bool(!v->b), std::move(e));
-    }
-    if (v->rep == Value::Rep::kInt)
-      return Literal(Value::Int(Wrap(0 - static_cast<uint64_t>(v->i))), std::move(e));
-    if (v->rep == Value::Rep::kFloat) return Literal(Value::Float(-v->f), std::move(e));
-    return e;
+    std::optional<Constant> r = fold::Unary(u->op, *v);
+    return r ? Literal(*r, std::move(e)) : std::move(e);
   }
 
   ast::ExprPtr BinaryExpr(ast::ExprPtr e) {
     auto* b = ast::As<ast::BinaryExpr>(e.get());
     b->lhs = FoldInPlace(std::move(b->lhs));
     b->rhs = FoldInPlace(std::move(b->rhs));
-    std::optional<Value> x = ValueOf(b->lhs.get());
-    std::optional<Value> y = ValueOf(b->rhs.get());
+    std::optional<Constant> x = ValueOf(b->lhs.get());
+    std::optional<Constant> y = ValueOf(b->rhs.get());
     if (b->op == ast::BinaryOp::kAnd || b->op == ast::BinaryOp::kOr)
       return Logic(std::move(e), x, y);
     if (!x || !y) return e;
-    if (x->null() || y->null()) return Literal(Value::Null(), std::move(e));
-    std::optional<Value> r = Binary(b->op, *x, *y);
+    std::optional<Constant> r = fold::Binary(b->op, *x, *y);
     return r ? Literal(*r, std::move(e)) : std::move(e);
   }
 
   // Three-valued and/or (ops::And / ops::Or). Generated code evaluates both operands, so a
   // constant that decides the result (`false and x`) replaces the whole only when `x` cannot fail
   // or call an extern fn; `true and x` / `false or x` is x itself.
-  ast::ExprPtr Logic(ast::ExprPtr e, const std::optional<Value>& x, const std::optional<Value>& y) {
+  ast::ExprPtr Logic(ast::ExprPtr e, const std::optional<Constant>& x,
+                     const std::optional<Constant>& y) {
     auto* b = ast::As<ast::BinaryExpr>(e.get());
     const bool is_and = b->op == ast::BinaryOp::kAnd;
-    auto decides = [&](const std::optional<Value>& v) {
-      return v && !v->null() && v->rep == Value::Rep::kBool && v->b != is_and;
-    };
-    auto neutral = [&](const std::optional<Value>& v) {
-      return v && !v->null() && v->rep == Value::Rep::kBool && v->b == is_and;
-    };
+    auto decides = [&](const std::optional<Constant>& v) { return IsBool(v, !is_and); };
+    auto neutral = [&](const std::optional<Constant>& v) { return IsBool(v, is_and); };
     if (x && y) {
-      bool xp = !x->null(), yp = !y->null();
-      if (decides(x) || decides(y)) return Literal(Value::Bool(!is_and), std::move(e));
-      if (xp && yp) return Literal(Value::Bool(is_and), std::move(e));
-      return Literal(Value::Null(), std::move(e));
+      std::optional<Constant> r = fold::Binary(b->op, *x, *y);
+      return r ? Literal(*r, std::move(e)) : std::move(e);
     }
-    if (decides(x) && IsSafeToMove(*b->rhs)) return Literal(Value::Bool(!is_and), std::move(e));
-    if (decides(y) && IsSafeToMove(*b->lhs)) return Literal(Value::Bool(!is_and), std::move(e));
+    if (decides(x) && IsSafeToMove(*b->rhs)) return Literal(Bool(!is_and), std::move(e));
+    if (decides(y) && IsSafeToMove(*b->lhs)) return Literal(Bool(!is_and), std::move(e));
     if (neutral(x)) {
       ast::ExprPtr keep = std::move(b->rhs);
       if (keep->type.kind() == e->type.kind()) return Folded(std::move(keep));
@@ -481,17 +233,19 @@ class Folder {
       i = FoldInPlace(std::move(i));
       constant = constant && ValueOf(i.get()).has_value();
     }
-    std::optional<Value> v = ValueOf(x->operand.get());
+    std::optional<Constant> v = ValueOf(x->operand.get());
     if (!v || !constant) return e;
-    if (v->null()) return Literal(Value::Null(), std::move(e));
+    if (fold::IsNull(*v)) return Literal(Constant(), std::move(e));  // as ops::In
+    // ops::In: true when some non-null item equals the operand (ops::Eq).
     bool found = false;
     for (const auto& i : x->items) {
-      Value item = *ValueOf(i.get());
-      if (item.null()) continue;
-      if (!SameRep(*v, item)) return e;
-      found = found || Equal(*v, item);
+      Constant item = *ValueOf(i.get());
+      if (fold::IsNull(item)) continue;
+      std::optional<Constant> eq = fold::Binary(ast::BinaryOp::kEq, *v, item);
+      if (!eq || !std::holds_alternative<bool>(*eq)) return e;
+      found = found || std::get<bool>(*eq);
     }
-    return Literal(Value::Bool(found != x->negated), std::move(e));
+    return Literal(Bool(found != x->negated), std::move(e));
   }
 
   // Conditions are tested in order and only until one is true, so literal conditions can be
@@ -505,15 +259,15 @@ class Folder {
     if (c->else_value) c->else_value = FoldInPlace(std::move(c->else_value));
     size_t dropped = 0;
     while (dropped < c->whens.size()) {
-      std::optional<Value> v = ValueOf(c->whens[dropped].condition.get());
+      std::optional<Constant> v = ValueOf(c->whens[dropped].condition.get());
       if (!v) break;
-      if (!v->null() && v->rep == Value::Rep::kBool && v->b) {
+      if (IsBool(v, true)) {
         return ChooseBranch(std::move(e), std::move(c->whens[dropped].value));
       }
       ++dropped;
     }
     if (dropped == c->whens.size()) {
-      if (!c->else_value) return Literal(Value::Null(), std::move(e));
+      if (!c->else_value) return Literal(Constant(), std::move(e));
       return ChooseBranch(std::move(e), std::move(c->else_value));
     }
     if (dropped > 0) {
@@ -526,10 +280,10 @@ class Folder {
   // The case becomes `value`: a literal is re-typed as the case (ops::As converts it the same
   // way), any other expression only when it has the case's kind of type.
   ast::ExprPtr ChooseBranch(ast::ExprPtr e, ast::ExprPtr value) {
-    if (std::optional<Value> v = ValueOf(value.get())) {
-      Value converted = *v;
-      if (e->type.kind() == Kind::kFloat && v->rep == Value::Rep::kInt)
-        converted = Value::Float(static_cast<double>(v->i));
+    if (std::optional<Constant> v = ValueOf(value.get())) {
+      Constant converted = *v;
+      if (e->type.kind() == Kind::kFloat && std::holds_alternative<int64_t>(*v))
+        converted = Constant(static_cast<double>(std::get<int64_t>(*v)));
       if (ast::ExprPtr l = MakeLiteral(converted, e->type, e->range)) return Folded(std::move(l));
     } else if (value->type.kind() == e->type.kind()) {
       return Folded(std::move(value));

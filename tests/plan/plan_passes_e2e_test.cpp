@@ -3,8 +3,11 @@
 // naming its line; a pushed filter gives what an independent reference computes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
+#include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -234,6 +237,118 @@ TEST(PlanPassesEndToEnd, RandomProgramsGiveTheSameOutputWithAndWithoutThePasses)
         << "passes off: " << off.back() << "\n"
         << script;
   }
+}
+
+// Every operator, cast and folded function on constants of every type, written out in full:
+// each pair of types the checker accepts (it decides, so the table need not restate its rules).
+std::vector<std::string> EveryConstantExpression() {
+  const std::vector<std::string> values = {
+      // int: the extremes, for wrapping and `/ -1`, `% -1` (no 0: `x / 0` fails the job)
+      "-1", "7", "9223372036854775807", "(-9223372036854775807 - 1)",
+      // float: signed zero, NaN, a huge value
+      "-0.0", "2.5", "(0.0 / 0.0)", "1e300",
+      // string: empty, case, digits with spaces, UTF-8, what casts parse
+      "\"\"", "\"Ab\"", "\" 12 \"", "\"ÄbÇ\"", "\"TRUE\"", "\"-1.5e3\"",
+      "\"2026-03-01T09:00:00.250Z\"", "\"1h\"",
+      // bool, duration, timestamp, null
+      "true", "false", "-250ms", "1d", "timestamp \"2026-03-01T09:00:00Z\"", "null"};
+  std::vector<std::string> out;
+  for (const char* op : {"+", "-", "*", "/", "%", "==", "!=", "<", "<=", ">", ">=", "and", "or"}) {
+    for (const std::string& a : values) {
+      for (const std::string& b : values) {
+        out.push_back("(" + a + " " + op + " " + b + ")");
+      }
+    }
+  }
+  for (const std::string& a : values) {
+    out.push_back("(-" + a + ")");
+    out.push_back("(not " + a + ")");
+    out.push_back("(" + a + " is null)");
+    out.push_back("(" + a + " in (7, null, 2.5))");
+    out.push_back("(" + a + " in (\"Ab\", \"\"))");
+    for (const char* t : {"bool", "int", "float", "string", "timestamp", "duration"})
+      out.push_back("cast(" + a + " as " + t + ")");
+    for (const char* f : {"lower", "upper", "length", "trim", "ltrim", "rtrim"})
+      out.push_back(std::string(f) + "(" + a + ")");
+    for (const std::string& b : {std::string("\"b\""), std::string("\"\""), std::string("\"Ä\"")}) {
+      for (const char* f : {"starts_with", "ends_with", "contains"})
+        out.push_back(std::string(f) + "(" + a + ", " + b + ")");
+      out.push_back("concat(" + a + ", " + b + ", " + a + ")");
+      out.push_back("replace(" + a + ", " + b + ", \"<>\")");
+    }
+    out.push_back("(case when " + a + " then 1 else 2.5 end)");
+  }
+  return out;
+}
+
+std::string ConstantsScript(const std::vector<std::string>& exprs) {
+  std::string s =
+      "param input: string = \"none.jsonl\"\n"
+      "schema R { a: int }\n"
+      "stream r = from file(path: input) format json as R\n"
+      "r | select a";
+  for (size_t i = 0; i < exprs.size(); ++i) s += ",\n    " + exprs[i] + " as c" + std::to_string(i);
+  return s + "\n  | into stdout format json\n";
+}
+
+TEST(PlanPassesEndToEnd, EveryOperatorCastAndFunctionOnConstantsFoldsToWhatTheJobComputes) {
+  std::string dir = ScratchDir("passes_every_constant");
+  // Keep what the checker accepts: expression i is on line 5 + i.
+  std::vector<std::string> exprs = EveryConstantExpression();
+  WriteText(dir + "/job.flow", ConstantsScript(exprs));
+  Ran check =
+      RunCmd({Flowc(), "check", "--color", "never", "--max-errors", "100000", dir + "/job.flow"});
+  std::set<size_t> rejected;
+  for (const std::string& line : Lines(check.err)) {
+    std::smatch m;
+    static const std::regex kError(R"(job\.flow:(\d+):\d+: error)");
+    if (std::regex_search(line, m, kError)) rejected.insert(std::stoul(m[1]) - 5);
+  }
+  ASSERT_EQ(check.exit_code, 1) << check.err;
+  ASSERT_FALSE(rejected.empty()) << check.err;
+  std::vector<std::string> kept;
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    if (rejected.count(i) == 0) kept.push_back(exprs[i]);
+  }
+  WriteText(dir + "/job.flow", ConstantsScript(kept));
+  check = RunCmd({Flowc(), "check", dir + "/job.flow"});
+  ASSERT_EQ(check.exit_code, 0) << check.err;
+  // Every kind of constant took part (not a table the checker emptied).
+  ASSERT_GE(kept.size(), 400u) << check.err;
+  for (const char* must :
+       {"(9223372036854775807 + -1)", "((-9223372036854775807 - 1) / -1)", "(\"Ab\" < \"\")",
+        "(true and false)", "((0.0 / 0.0) == (0.0 / 0.0))", "cast(1e300 as int)",
+        "cast(\"2026-03-01T09:00:00.250Z\" as timestamp)", "cast(2.5 as string)",
+        "cast(timestamp \"2026-03-01T09:00:00Z\" as string)", "length(\"ÄbÇ\")",
+        "replace(\"ÄbÇ\", \"\", \"<>\")", "(7 % -1)", "(-0.0 < 7)"}) {
+    EXPECT_NE(std::find(kept.begin(), kept.end(), must), kept.end()) << must;
+  }
+  // The pass really replaces them: folded, the plan holds no operator of these expressions.
+  Ran plan = RunCmd({Flowc(), "explain", dir + "/job.flow"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_EQ(plan.out.find("9223372036854775807 + -1"), std::string::npos);
+  EXPECT_EQ(plan.out.find("cast(2.5 as string)"), std::string::npos);
+
+  WriteText(dir + "/in.jsonl", "{\"a\":1}\n");
+  Ran folded = BuildAndRun(dir, "folded", {}, dir + "/in.jsonl");
+  ASSERT_EQ(folded.exit_code, 0) << folded.err;
+  Ran computed = BuildAndRun(dir, "computed", {"fold-constants"}, dir + "/in.jsonl");
+  ASSERT_EQ(computed.exit_code, 0) << computed.err;
+  // Column by column, so a mismatch names its expression.
+  auto columns = [](const std::string& row) {
+    std::vector<std::string> c;
+    size_t at = 0;
+    while ((at = row.find(",\"c", at)) != std::string::npos) {
+      size_t end = row.find(",\"c", at + 1);
+      c.push_back(row.substr(at, end == std::string::npos ? std::string::npos : end - at));
+      at = at + 1;
+    }
+    return c;
+  };
+  std::vector<std::string> f = columns(folded.out), c = columns(computed.out);
+  ASSERT_EQ(f.size(), kept.size()) << folded.out;
+  ASSERT_EQ(c.size(), kept.size()) << computed.out;
+  for (size_t i = 0; i < kept.size(); ++i) EXPECT_EQ(f[i], c[i]) << kept[i];
 }
 
 TEST(PlanPassesEndToEnd, AConstantDivisionByZeroStillFailsAtRunTimeWithItsLine) {
