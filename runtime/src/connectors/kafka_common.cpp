@@ -244,4 +244,36 @@ void DestroyGroupConsumer(rd_kafka_t* rk, bool had_assignment) {
   kept->push_back(rk);
 }
 
+std::vector<KafkaGroupLook> KafkaGroupLooks(const rd_kafka_event_t* event, std::string_view topic) {
+  const rd_kafka_DescribeConsumerGroups_result_t* result =
+      rd_kafka_event_DescribeConsumerGroups_result(const_cast<rd_kafka_event_t*>(event));
+  size_t n = 0;
+  const rd_kafka_ConsumerGroupDescription_t** groups =
+      result != nullptr ? rd_kafka_DescribeConsumerGroups_result_groups(result, &n) : nullptr;
+  std::vector<KafkaGroupLook> looks(n);
+  for (size_t i = 0; i < n; ++i) {
+    const rd_kafka_ConsumerGroupDescription_t* g = groups[i];
+    KafkaGroupLook& look = looks[i];
+    look.group = rd_kafka_ConsumerGroupDescription_group_id(g);
+    if (const rd_kafka_error_t* error = rd_kafka_ConsumerGroupDescription_error(g)) {
+      look.error = rd_kafka_error_string(error);
+      continue;
+    }
+    look.stable =
+        rd_kafka_ConsumerGroupDescription_state(g) == RD_KAFKA_CONSUMER_GROUP_STATE_STABLE;
+    for (size_t m = 0; m < rd_kafka_ConsumerGroupDescription_member_count(g); ++m) {
+      const rd_kafka_MemberDescription_t* member = rd_kafka_ConsumerGroupDescription_member(g, m);
+      const char* id = rd_kafka_MemberDescription_group_instance_id(member);
+      auto& [name, owned] =
+          look.members.emplace_back(id != nullptr ? id : "", std::vector<int32_t>{});
+      const rd_kafka_topic_partition_list_t* parts =
+          rd_kafka_MemberAssignment_partitions(rd_kafka_MemberDescription_assignment(member));
+      for (int p = 0; parts != nullptr && p < parts->cnt; ++p) {
+        if (topic == parts->elems[p].topic) owned.push_back(parts->elems[p].partition);
+      }
+    }
+  }
+  return looks;
+}
+
 }  // namespace flow::rt

@@ -10,10 +10,12 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "flow/runtime/common/status.h"
 #include "flow/runtime/common/time.h"
 #include "flow/runtime/connectors/connector.h"
+#include "flow/runtime/connectors/kafka_instance.h"
 
 namespace flow::rt {
 
@@ -89,6 +91,10 @@ class KafkaSecurityWatch {
 
 // Headers for rd_kafka_producev (RD_KAFKA_V_HEADERS), or null when there are none. A successful
 // produce takes ownership (call release()); after a failed one they are still the caller's.
+// The groups a DescribeConsumerGroups result event describes, each member with the partitions of
+// `topic` it holds ("" keeps none); empty when the event carries no result.
+std::vector<KafkaGroupLook> KafkaGroupLooks(const rd_kafka_event_t* event, std::string_view topic);
+
 struct KafkaHeadersDelete {
   void operator()(rd_kafka_headers_t* h) const { rd_kafka_headers_destroy(h); }
 };

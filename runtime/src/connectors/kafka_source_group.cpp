@@ -229,28 +229,8 @@ Status KafkaSource::CheckStrandedPartitions(int64_t now_ms) {
   rd_kafka_queue_destroy(group_look_);
   group_look_ = nullptr;
   std::optional<KafkaGroupLook> look;
-  const rd_kafka_DescribeConsumerGroups_result_t* result =
-      rd_kafka_event_DescribeConsumerGroups_result(event);
-  size_t n = 0;
-  const rd_kafka_ConsumerGroupDescription_t** groups =
-      result != nullptr ? rd_kafka_DescribeConsumerGroups_result_groups(result, &n) : nullptr;
-  if (n == 1 && rd_kafka_ConsumerGroupDescription_error(groups[0]) == nullptr) {
-    const rd_kafka_ConsumerGroupDescription_t* g = groups[0];
-    look.emplace();
-    look->stable =
-        rd_kafka_ConsumerGroupDescription_state(g) == RD_KAFKA_CONSUMER_GROUP_STATE_STABLE;
-    for (size_t m = 0; m < rd_kafka_ConsumerGroupDescription_member_count(g); ++m) {
-      const rd_kafka_MemberDescription_t* member = rd_kafka_ConsumerGroupDescription_member(g, m);
-      const char* id = rd_kafka_MemberDescription_group_instance_id(member);
-      auto& [name, owned] =
-          look->members.emplace_back(id != nullptr ? id : "", std::vector<int32_t>{});
-      const rd_kafka_topic_partition_list_t* parts =
-          rd_kafka_MemberAssignment_partitions(rd_kafka_MemberDescription_assignment(member));
-      for (int i = 0; parts != nullptr && i < parts->cnt; ++i) {
-        if (options_.topic == parts->elems[i].topic) owned.push_back(parts->elems[i].partition);
-      }
-    }
-  }
+  std::vector<KafkaGroupLook> looks = KafkaGroupLooks(event, options_.topic);
+  if (looks.size() == 1 && looks[0].error.empty()) look = std::move(looks[0]);
   rd_kafka_event_destroy(event);
   // No answer, a rebalance under way, or every partition held: nothing is stranded now.
   const std::vector<int32_t> free = look && look->stable

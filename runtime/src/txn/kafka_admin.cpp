@@ -183,26 +183,15 @@ Result<std::map<std::string, std::set<std::string>>> GroupStaticMembers(
   rd_kafka_AdminOptions_destroy(opts);
   Result<EventPtr> event = WaitAdmin(queue.get(), timeout_ms, "describing consumer groups");
   if (!event.ok()) return event.status();
-  const rd_kafka_DescribeConsumerGroups_result_t* result =
-      rd_kafka_event_DescribeConsumerGroups_result(event->get());
-  size_t n = 0;
-  const rd_kafka_ConsumerGroupDescription_t** described =
-      result != nullptr ? rd_kafka_DescribeConsumerGroups_result_groups(result, &n) : nullptr;
   std::map<std::string, std::set<std::string>> members;
-  for (size_t i = 0; i < n; ++i) {
-    const rd_kafka_ConsumerGroupDescription_t* g = described[i];
-    if (const rd_kafka_error_t* error = rd_kafka_ConsumerGroupDescription_error(g);
-        error != nullptr) {
-      return Status::Unavailable(fmt::format("kafka: describing consumer group `{}` failed: {}",
-                                             rd_kafka_ConsumerGroupDescription_group_id(g),
-                                             rd_kafka_error_string(error)));
+  for (const KafkaGroupLook& g : KafkaGroupLooks(event->get(), "")) {
+    if (!g.error.empty()) {
+      return Status::Unavailable(
+          fmt::format("kafka: describing consumer group `{}` failed: {}", g.group, g.error));
     }
-    std::set<std::string>& ids_of_group = members[rd_kafka_ConsumerGroupDescription_group_id(g)];
-    const size_t count = rd_kafka_ConsumerGroupDescription_member_count(g);
-    for (size_t m = 0; m < count; ++m) {
-      const char* id = rd_kafka_MemberDescription_group_instance_id(
-          rd_kafka_ConsumerGroupDescription_member(g, m));
-      if (id != nullptr) ids_of_group.insert(id);
+    std::set<std::string>& ids_of_group = members[g.group];
+    for (const auto& [id, owned] : g.members) {
+      if (!id.empty()) ids_of_group.insert(id);  // "" is a dynamic member
     }
   }
   for (const std::string& g : groups) {

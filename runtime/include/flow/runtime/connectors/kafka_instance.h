@@ -50,10 +50,12 @@ std::string KafkaInstanceOfMember(std::string_view group_id, std::string_view me
 // rd_kafka_consumer_close. An instance's group has one assignor, cooperative-sticky, so an
 // unknown protocol is the cooperative one.
 bool KafkaInstanceRebalanceIsCooperative(const char* protocol);
-// A look at an instance's consumer group (DescribeConsumerGroups): whether it is stable, and
-// each member's group.instance.id ("" for a dynamic member) with the partitions of one topic it
-// holds.
+// A look at a consumer group (DescribeConsumerGroups): its id, the broker's error for it ("" when
+// described), whether it is stable, and each member's group.instance.id ("" for a dynamic member)
+// with the partitions of one topic it holds.
 struct KafkaGroupLook {
+  std::string group;
+  std::string error;
   bool stable = false;
   std::vector<std::pair<std::string, std::vector<int32_t>>> members;
 };
