@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
     // in the operator bytes, the files written afterwards) goes into a checkpoint of a state dir
     // through CheckpointStorage; the restore verifies the checkpoint (metadata, every file's size
     // and CRC-32C), reads the operator bytes and resolves the reference in a
-    // SnapshotRestoreScope, like Task::RestoreMembers.
+    // SnapshotRestoreScope, like SubtaskCheckpoints::RestoreMembers.
     auto b = Make(StateBackendKind::kRocksDb, cache, work.string());
     auto* blobs = b->CreateValueState<int64_t, std::string>("blobs");
     const uint64_t n = restore_mb * 1024;

@@ -33,8 +33,8 @@ std::string EdgePart(const engine_detail::EdgeBase& e, const std::string& from,
 }
 
 // "count 4->2, events 4->2" for the operators whose parallelism changed; "no" when none did.
-// Keyed state is redistributed by key group (Task::RestoreMembers), source positions by the
-// source's split rules (SourceFunction::RestoreRescaled).
+// Keyed state is redistributed by key group (SubtaskCheckpoints::RestoreMembers), source positions
+// by the source's split rules (SourceFunction::RestoreRescaled).
 std::string RescaledOperators(const CheckpointMetadata& m, const JobCheckpointInfo& job) {
   std::string out;
   for (const OperatorParallelism& now : job.operators) {

@@ -48,7 +48,7 @@ struct OperatorContext {
   KeyGroupRange key_groups;
   // Every input edge is KeyBy (hash-partitioned by key group). Only then is state that
   // RestoreState splits by key group rescalable: the engine refuses to restore a stateful operator
-  // with other inputs at another parallelism (Task::RestoreMembers). Default: false.
+  // with other inputs at another parallelism (SubtaskCheckpoints::RestoreMembers). Default: false.
   bool keyed_input = false;
   MetricGroup metrics;
   const JobParams* params = nullptr;  // never null when opened by the engine

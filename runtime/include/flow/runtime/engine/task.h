@@ -26,6 +26,7 @@
 #include "flow/runtime/engine/channel.h"
 #include "flow/runtime/engine/drivers.h"
 #include "flow/runtime/engine/source.h"
+#include "flow/runtime/engine/subtask_checkpoints.h"
 #include "flow/runtime/engine/timers.h"
 #include "flow/runtime/engine/watermark.h"
 #include "flow/runtime/log/log.h"
@@ -43,22 +44,6 @@ struct JobControl {
   std::atomic<int64_t> pause_after_barrier{0};
 };
 
-// How a task takes part in checkpoints; all null = checkpoints off and nothing to restore.
-struct TaskCheckpointing {
-  CheckpointCoordinator* coordinator = nullptr;  // acks go here; null: no checkpoints
-  CheckpointStorage* storage = nullptr;          // snapshot files go here (set with coordinator)
-  const RestorePoint* restore = nullptr;         // the checkpoint to restore; null: fresh start
-  size_t index = 0;                              // this task's index in the coordinator's list
-};
-
-// Tests: runs on a task's snapshot writer thread before it writes its files of checkpoint
-// `checkpoint_id` (e.g. to hold the write back, or to break the storage). Process-wide; an empty
-// function clears it.
-void SetSnapshotWriteHookForTest(
-    std::function<void(int64_t checkpoint_id, const std::string& task)> hook);
-
-class SnapshotWriterThread;  // task.cpp
-
 // How long a task's input must stay empty, after elements flowed, before its sinks write out what
 // they buffered (Consumer::OnInputQuiet). Bounds the output delay of a quiet job without a flush
 // per batch while data streams.
@@ -66,7 +51,7 @@ inline constexpr int64_t kInputQuietMs = 100;
 
 class Task {
  public:
-  Task(std::string name, uint32_t subtask);  // out of line: writer_'s type is complete there
+  Task(std::string name, uint32_t subtask);
   virtual ~Task();
 
   // Opens the chain members, restores their state (when restoring), runs the loop, closes the
@@ -74,7 +59,7 @@ class Task {
   // Returns the first error.
   Status Run();
   void SetMembers(std::vector<Consumer*> members) { members_ = std::move(members); }
-  void SetCheckpointing(TaskCheckpointing c) { checkpointing_ = c; }
+  void SetCheckpointing(TaskCheckpointing c) { checkpoints_.Configure(c); }
   // Called by Run with its error as soon as the loop ends with one, before anything closes.
   void SetFailureHandler(std::function<void(const Status&)> handler) {
     on_failure_ = std::move(handler);
@@ -100,38 +85,8 @@ class Task {
   void MarkStarted() { started_.store(true, std::memory_order_release); }
   virtual Status Loop() = 0;
   virtual void CloseSource() {}
-  // Checkpoint `id` at this point of the stream: takes the synchronous part of every chained
-  // operator's snapshot (keyed rocksdb state: a hard-link checkpoint only), calls `forward`
-  // (which passes the barrier downstream; sinks flush there) and returns; the task's writer
-  // thread then writes the snapshot files and acknowledges, while the task keeps processing.
-  // A failed snapshot or write declines the checkpoint without failing the job; only `forward`'s
-  // error is returned. Without checkpointing it only calls `forward`.
-  // `alignment_ms`: how long the input task waited for the barrier on all channels (stats, log).
-  // `source`: a source task's position and event-time state (null for input tasks).
-  struct SourceState {
-    std::string position;   // SourceFunction::SnapshotPosition
-    std::string watermark;  // WatermarkGenerator::Snapshot
-  };
-  Status Checkpoint(int64_t id, const SourceState* source, const std::function<Status()>& forward,
-                    DurationMs alignment_ms = 0);
-  // Tells the coordinator (when there is one) that this task cannot take checkpoint `id`.
-  void DeclineCheckpoint(int64_t id, const std::string& why);
-  // Id of the restored checkpoint, 0 on a fresh start.
-  int64_t restored_checkpoint_id() const;
-  // The restored snapshot of (operator, subtask) that is not `finished`; null when there is
-  // none (the subtask had finished before that checkpoint) or nothing is restored.
-  const OperatorSnapshot* RestoredSnapshot(const std::string& op, uint32_t subtask) const;
-  bool restoring() const { return checkpointing_.restore != nullptr; }
-  // The parallelism `op` had in the restored checkpoint; 0 when unknown or nothing is restored.
-  uint32_t RestoredParallelism(const std::string& op) const;
-  // Sources restored at another parallelism: every old subtask's position, by old subtask.
-  std::vector<OldSourcePosition> RestoredSourcePositions(const std::string& op,
-                                                         uint32_t old_parallelism) const;
-  // Sources restored at another parallelism: the lowest watermark any old subtask that had not
-  // finished had reached (kMinWatermark when none is recorded). Every new subtask may emit it at
-  // once: no old subtask was behind it at the checkpoint.
-  [[nodiscard]] Result<TimestampMs> RestoredWatermarkFloor(const std::string& op,
-                                                           uint32_t old_parallelism) const;
+  // Restores, checkpoints and acknowledges for this task (engine/subtask_checkpoints.h).
+  SubtaskCheckpoints& checkpoints() { return checkpoints_; }
   // The loop drained its whole input (not stopped): the coordinator hears TaskFinished.
   void MarkInputFinished() { input_finished_ = true; }
   // Null when no chained operator can register processing-time timers.
@@ -147,30 +102,16 @@ class Task {
   }
 
  private:
-  struct TakenSnapshot;
-  Status RestoreMembers();
-  // `only`: take just these key groups (adopting them from another instance's snapshot).
-  Status RestoreOneSnapshot(Consumer* m, const OperatorSnapshot& snap, const RestorePoint& point,
-                            std::optional<KeyGroupSpan> only = std::nullopt);
-  // A chained keyed operator adopts its state by repartition partition (engine/state_adoption.h).
-  bool Adopting() const;
-  Status AdoptKeyedState(Consumer* m, const OperatorContext& ctx);
-  // Runs on the writer thread: writes the files, then acknowledges (or declines) checkpoint.
-  void WriteSnapshot(TakenSnapshot* taken);
-  // Waits for the queued snapshot writes and stops the writer thread.
-  void FinishSnapshotWrites();
-  std::vector<std::string> OperatorNames() const;
-
   std::string name_;
   uint32_t subtask_;
   std::vector<Consumer*> members_;  // every consumer of this chain subtask
-  TaskCheckpointing checkpointing_;
   std::function<void(const Status&)> on_failure_;
   bool input_finished_ = false;
   std::atomic<bool> started_{false};
   Metric* restore_ms_ = nullptr;
-  std::unique_ptr<TaskTimers> timers_;            // processing-time timers; null: none
-  std::unique_ptr<SnapshotWriterThread> writer_;  // null until the first checkpoint
+  std::unique_ptr<TaskTimers> timers_;  // processing-time timers; null: none
+  // Last: destroyed first, so the snapshot writes end before anything else of the task goes.
+  SubtaskCheckpoints checkpoints_;
 };
 
 // Reads one element from a channel: batches go to the typed target; control elements are
@@ -261,10 +202,11 @@ class SourceTask final : public Task {
     bool finished_before = false;
     WatermarkGenerator gen(spec_, SteadyNowMs());
     TimestampMs restored_wm = kMinWatermark;  // the watermark to emit again right away
-    const uint32_t old_parallelism = RestoredParallelism(ctx_.name);
-    if (restoring() && old_parallelism != 0 && old_parallelism != ctx_.parallelism) {
+    const uint32_t old_parallelism = checkpoints().RestoredParallelism(ctx_.name);
+    if (checkpoints().restoring() && old_parallelism != 0 && old_parallelism != ctx_.parallelism) {
       // Rescaled: the source redistributes the old subtasks' splits by its own rules.
-      std::vector<OldSourcePosition> old = RestoredSourcePositions(ctx_.name, old_parallelism);
+      std::vector<OldSourcePosition> old =
+          checkpoints().RestoredSourcePositions(ctx_.name, old_parallelism);
       finished_before = std::all_of(old.begin(), old.end(),
                                     [](const OldSourcePosition& p) { return p.finished; });
       if (!finished_before) {
@@ -277,13 +219,13 @@ class SourceTask final : public Task {
                           "--parallelism {}, or --restore none)",
                           ctx_.parallelism, old_parallelism, s.message(), old_parallelism));
         }
-        auto floor = RestoredWatermarkFloor(ctx_.name, old_parallelism);
+        auto floor = checkpoints().RestoredWatermarkFloor(ctx_.name, old_parallelism);
         if (!floor.ok()) return floor.status();
         if (!source_->EventTime()) restored_wm = *floor;
       }
-    } else if (restoring()) {
+    } else if (checkpoints().restoring()) {
       // No snapshot of this subtask: it had finished before the checkpoint, so it is not rerun.
-      const OperatorSnapshot* snap = RestoredSnapshot(ctx_.name, ctx_.subtask);
+      const OperatorSnapshot* snap = checkpoints().RestoredSnapshot(ctx_.name, ctx_.subtask);
       finished_before = snap == nullptr;
       if (snap != nullptr && !snap->source_position.empty()) {
         BinaryReader reader(snap->source_position);
@@ -447,7 +389,7 @@ class SourceTask final : public Task {
     FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return source_->OnCheckpoint(id); }));
     FLOW_RETURN_IF_ERROR(
         engine_detail::CallUser(ctx_, [&] { return source_->SnapshotPosition(&position); }));
-    SourceState state;
+    SubtaskCheckpoints::SourceState state;
     state.position = position.Release();
     BinaryWriter watermark;
     const int64_t now = SteadyNowMs();
@@ -459,7 +401,7 @@ class SourceTask final : public Task {
                                                      : gen.Current(now, ClockNowMs());
     gen.Snapshot(std::max(emitted, next), now, &watermark);
     state.watermark = watermark.Release();
-    return Checkpoint(id, &state, [&] { return next_->OnBarrier(id); });
+    return checkpoints().Checkpoint(id, &state, [&] { return next_->OnBarrier(id); });
   }
 
   // A source whose splits move at run time (a consumer group's partitions under --instance)
