@@ -3,6 +3,7 @@
 // was reported). Downcast with `As<T>(expr)` after checking `kind`.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -168,5 +169,17 @@ struct ListExpr : Expr {
   ListExpr() : Expr(kKind) {}
   std::vector<ExprPtr> items;
 };
+
+// The one walk over an expression's direct children, in source order (a case: each condition and
+// its value, then the else). Null children are skipped. Code that only needs to reach every
+// subexpression uses these, not a switch over ExprKind of its own. The mutable form may replace a
+// child through its pointer.
+void ForEachChild(Expr& e, const std::function<void(ExprPtr&)>& fn);
+void ForEachChild(const Expr& e, const std::function<void(const Expr&)>& fn);
+// `e` and every expression below it, parents first. Depth is bounded by the parser.
+void ForEachSubexpression(const Expr& e, const std::function<void(const Expr&)>& fn);
+// Which sides of a join the expression reads (sema marks the names): bit 0 the left, bit 1 the
+// right; 0 for null.
+unsigned JoinSidesRead(const Expr* e);
 
 }  // namespace flow::ast

@@ -371,30 +371,6 @@ class Collector {
         }
         return;
       }
-      case ast::ExprKind::kIndex: {
-        const auto& x = static_cast<const ast::IndexExpr&>(*e);
-        Expr(x.base.get(), input);
-        Expr(x.index.get(), input);
-        return;
-      }
-      case ast::ExprKind::kUnary:
-        Expr(static_cast<const ast::UnaryExpr&>(*e).operand.get(), input);
-        return;
-      case ast::ExprKind::kBinary: {
-        const auto& b = static_cast<const ast::BinaryExpr&>(*e);
-        Expr(b.lhs.get(), input);
-        Expr(b.rhs.get(), input);
-        return;
-      }
-      case ast::ExprKind::kIn: {
-        const auto& in = static_cast<const ast::InExpr&>(*e);
-        Expr(in.operand.get(), input);
-        for (const ast::ExprPtr& i : in.items) Expr(i.get(), input);
-        return;
-      }
-      case ast::ExprKind::kIsNull:
-        Expr(static_cast<const ast::IsNullExpr&>(*e).operand.get(), input);
-        return;
       case ast::ExprKind::kCall: {
         const auto& c = static_cast<const ast::CallExpr&>(*e);
         if (c.builtin) {
@@ -405,29 +381,14 @@ class Collector {
           o.extern_fn = c.extern_fn;
           o.definition = c.extern_fn->name.range;
         }
-        for (const ast::ExprPtr& a : c.args) Expr(a.get(), input);
-        return;
+        break;
       }
-      case ast::ExprKind::kCast: {
-        const auto& c = static_cast<const ast::CastExpr&>(*e);
-        Expr(c.operand.get(), input);
-        TypeReference(c.target);
-        return;
-      }
-      case ast::ExprKind::kCase: {
-        const auto& c = static_cast<const ast::CaseExpr&>(*e);
-        for (const auto& w : c.whens) {
-          Expr(w.condition.get(), input);
-          Expr(w.value.get(), input);
-        }
-        Expr(c.else_value.get(), input);
-        return;
-      }
-      case ast::ExprKind::kList:
-        for (const ast::ExprPtr& i : static_cast<const ast::ListExpr&>(*e).items)
-          Expr(i.get(), input);
-        return;
+      default:
+        break;
     }
+    // Operands in source order; a cast's target type comes after its operand.
+    ast::ForEachChild(*e, [&](const ast::Expr& child) { Expr(&child, input); });
+    if (const auto* c = ast::As<ast::CastExpr>(e)) TypeReference(c->target);
   }
 
   const sema::CheckedProgram& p_;

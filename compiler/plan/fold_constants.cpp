@@ -112,17 +112,12 @@ class Folder {
   }
   ast::ExprPtr FoldInPlace(ast::ExprPtr e) {
     switch (e->kind) {
-      case ast::ExprKind::kField: {
-        auto* f = ast::As<ast::FieldExpr>(e.get());
-        f->base = FoldInPlace(std::move(f->base));
+      case ast::ExprKind::kField:
+      case ast::ExprKind::kIndex:
+      case ast::ExprKind::kList:
+        // Nothing folds at this level; its operands may.
+        ast::ForEachChild(*e, [&](ast::ExprPtr& c) { c = FoldInPlace(std::move(c)); });
         return e;
-      }
-      case ast::ExprKind::kIndex: {
-        auto* x = ast::As<ast::IndexExpr>(e.get());
-        x->base = FoldInPlace(std::move(x->base));
-        x->index = FoldInPlace(std::move(x->index));
-        return e;
-      }
       case ast::ExprKind::kUnary:
         return Unary(std::move(e));
       case ast::ExprKind::kBinary:
@@ -164,10 +159,6 @@ class Folder {
       }
       case ast::ExprKind::kCase:
         return Case(std::move(e));
-      case ast::ExprKind::kList: {
-        for (auto& i : ast::As<ast::ListExpr>(e.get())->items) i = FoldInPlace(std::move(i));
-        return e;
-      }
       case ast::ExprKind::kError:
       case ast::ExprKind::kLiteral:
       case ast::ExprKind::kName:

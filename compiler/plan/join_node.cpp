@@ -47,59 +47,7 @@ std::string JoinNode::Describe() const {
 }  // namespace flow::plan
 
 namespace flow::plan {
-namespace {
-
-// Bit 0: the expression reads the left side, bit 1: the right side (sema marks names).
-unsigned Sides(const ast::Expr* e) {
-  if (e == nullptr) return 0;
-  switch (e->kind) {
-    case ast::ExprKind::kName: {
-      const auto* n = ast::As<ast::NameExpr>(e);
-      return n->join_side >= 0 ? 1u << n->join_side : 0;
-    }
-    case ast::ExprKind::kField:
-      return Sides(ast::As<ast::FieldExpr>(e)->base.get());
-    case ast::ExprKind::kIndex:
-      return Sides(ast::As<ast::IndexExpr>(e)->base.get()) |
-             Sides(ast::As<ast::IndexExpr>(e)->index.get());
-    case ast::ExprKind::kUnary:
-      return Sides(ast::As<ast::UnaryExpr>(e)->operand.get());
-    case ast::ExprKind::kBinary:
-      return Sides(ast::As<ast::BinaryExpr>(e)->lhs.get()) |
-             Sides(ast::As<ast::BinaryExpr>(e)->rhs.get());
-    case ast::ExprKind::kIn: {
-      unsigned m = Sides(ast::As<ast::InExpr>(e)->operand.get());
-      for (const auto& i : ast::As<ast::InExpr>(e)->items) m |= Sides(i.get());
-      return m;
-    }
-    case ast::ExprKind::kIsNull:
-      return Sides(ast::As<ast::IsNullExpr>(e)->operand.get());
-    case ast::ExprKind::kCall: {
-      unsigned m = 0;
-      for (const auto& a : ast::As<ast::CallExpr>(e)->args) m |= Sides(a.get());
-      return m;
-    }
-    case ast::ExprKind::kCast:
-      return Sides(ast::As<ast::CastExpr>(e)->operand.get());
-    case ast::ExprKind::kCase: {
-      const auto* c = ast::As<ast::CaseExpr>(e);
-      unsigned m = Sides(c->else_value.get());
-      for (const auto& w : c->whens) m |= Sides(w.condition.get()) | Sides(w.value.get());
-      return m;
-    }
-    case ast::ExprKind::kList: {
-      unsigned m = 0;
-      for (const auto& i : ast::As<ast::ListExpr>(e)->items) m |= Sides(i.get());
-      return m;
-    }
-    case ast::ExprKind::kLiteral:
-    case ast::ExprKind::kError:
-      return 0;
-  }
-  return 0;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::unique_ptr<JoinNode> MakeJoinNode(const ast::JoinOp& op, const types::Type& left,
                                        const types::Type& right, std::string* error,
@@ -132,7 +80,7 @@ std::unique_ptr<JoinNode> MakeJoinNode(const ast::JoinOp& op, const types::Type&
       work.push_back(b->lhs.get());
       continue;
     }
-    unsigned l = Sides(b->lhs.get()), r = Sides(b->rhs.get());
+    unsigned l = ast::JoinSidesRead(b->lhs.get()), r = ast::JoinSidesRead(b->rhs.get());
     if (b->op != ast::BinaryOp::kEq || !((l == 1 && r == 2) || (l == 2 && r == 1))) {
       return fail("this join condition", e->range);
     }

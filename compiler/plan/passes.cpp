@@ -330,72 +330,24 @@ std::string PassBuiltStepText(const Plan& plan, const ast::Op& op) {
 
 bool IsSafeToMove(const ast::Expr& e) {
   bool safe = true;
-  auto visit = [&](auto&& self, const ast::Expr* x) -> void {
-    if (x == nullptr || !safe) return;
-    switch (x->kind) {
-      case ast::ExprKind::kError:
-        safe = false;
-        return;
-      case ast::ExprKind::kLiteral:
-      case ast::ExprKind::kName:
-        return;
-      case ast::ExprKind::kField:
-        return self(self, ast::As<ast::FieldExpr>(x)->base.get());
-      case ast::ExprKind::kIndex:
-        self(self, ast::As<ast::IndexExpr>(x)->base.get());
-        return self(self, ast::As<ast::IndexExpr>(x)->index.get());
-      case ast::ExprKind::kUnary:
-        return self(self, ast::As<ast::UnaryExpr>(x)->operand.get());
-      case ast::ExprKind::kBinary: {
-        const auto* b = ast::As<ast::BinaryExpr>(x);
-        if ((b->op == ast::BinaryOp::kDiv || b->op == ast::BinaryOp::kMod) &&
-            x->type.kind() != types::Kind::kFloat) {
-          const auto* d = ast::As<ast::LiteralExpr>(b->rhs.get());
-          bool nonzero = d != nullptr && d->literal != ast::LiteralKind::kNull &&
-                         d->literal != ast::LiteralKind::kFloat &&
-                         d->literal != ast::LiteralKind::kString &&
-                         d->literal != ast::LiteralKind::kBool && d->int_value != 0;
-          if (!nonzero) {
-            safe = false;
-            return;
-          }
-        }
-        self(self, b->lhs.get());
-        return self(self, b->rhs.get());
+  ast::ForEachSubexpression(e, [&](const ast::Expr& x) {
+    if (x.kind == ast::ExprKind::kError) {
+      safe = false;
+    } else if (const auto* b = ast::As<ast::BinaryExpr>(&x)) {
+      // Integer `/` and `%` fail on zero unless the divisor is a non-zero literal.
+      if ((b->op == ast::BinaryOp::kDiv || b->op == ast::BinaryOp::kMod) &&
+          x.type.kind() != types::Kind::kFloat) {
+        const auto* d = ast::As<ast::LiteralExpr>(b->rhs.get());
+        bool nonzero = d != nullptr && d->literal != ast::LiteralKind::kNull &&
+                       d->literal != ast::LiteralKind::kFloat &&
+                       d->literal != ast::LiteralKind::kString &&
+                       d->literal != ast::LiteralKind::kBool && d->int_value != 0;
+        if (!nonzero) safe = false;
       }
-      case ast::ExprKind::kIn: {
-        const auto* in = ast::As<ast::InExpr>(x);
-        self(self, in->operand.get());
-        for (const auto& i : in->items) self(self, i.get());
-        return;
-      }
-      case ast::ExprKind::kIsNull:
-        return self(self, ast::As<ast::IsNullExpr>(x)->operand.get());
-      case ast::ExprKind::kCall: {
-        const auto* c = ast::As<ast::CallExpr>(x);
-        if (c->extern_fn != nullptr || c->builtin == nullptr || c->aggregate) {
-          safe = false;
-          return;
-        }
-        for (const auto& a : c->args) self(self, a.get());
-        return;
-      }
-      case ast::ExprKind::kCast:
-        return self(self, ast::As<ast::CastExpr>(x)->operand.get());
-      case ast::ExprKind::kCase: {
-        const auto* c = ast::As<ast::CaseExpr>(x);
-        for (const auto& w : c->whens) {
-          self(self, w.condition.get());
-          self(self, w.value.get());
-        }
-        return self(self, c->else_value.get());
-      }
-      case ast::ExprKind::kList:
-        for (const auto& i : ast::As<ast::ListExpr>(x)->items) self(self, i.get());
-        return;
+    } else if (const auto* c = ast::As<ast::CallExpr>(&x)) {
+      if (c->extern_fn != nullptr || c->builtin == nullptr || c->aggregate) safe = false;
     }
-  };
-  visit(visit, &e);
+  });
   return safe;
 }
 

@@ -11,53 +11,10 @@ namespace {
 
 void ForEachName(const ast::Expr* e, const std::function<void(const std::string&)>& fn) {
   if (e == nullptr) return;
-  switch (e->kind) {
-    case ast::ExprKind::kName: {
-      const auto* n = ast::As<ast::NameExpr>(e);
-      if (n->target == ast::NameTarget::kField) fn(n->name);
-      break;
-    }
-    case ast::ExprKind::kField:
-      ForEachName(ast::As<ast::FieldExpr>(e)->base.get(), fn);
-      break;
-    case ast::ExprKind::kIndex:
-      ForEachName(ast::As<ast::IndexExpr>(e)->base.get(), fn);
-      ForEachName(ast::As<ast::IndexExpr>(e)->index.get(), fn);
-      break;
-    case ast::ExprKind::kUnary:
-      ForEachName(ast::As<ast::UnaryExpr>(e)->operand.get(), fn);
-      break;
-    case ast::ExprKind::kBinary:
-      ForEachName(ast::As<ast::BinaryExpr>(e)->lhs.get(), fn);
-      ForEachName(ast::As<ast::BinaryExpr>(e)->rhs.get(), fn);
-      break;
-    case ast::ExprKind::kIn:
-      ForEachName(ast::As<ast::InExpr>(e)->operand.get(), fn);
-      for (const auto& i : ast::As<ast::InExpr>(e)->items) ForEachName(i.get(), fn);
-      break;
-    case ast::ExprKind::kIsNull:
-      ForEachName(ast::As<ast::IsNullExpr>(e)->operand.get(), fn);
-      break;
-    case ast::ExprKind::kCall:
-      for (const auto& a : ast::As<ast::CallExpr>(e)->args) ForEachName(a.get(), fn);
-      break;
-    case ast::ExprKind::kCast:
-      ForEachName(ast::As<ast::CastExpr>(e)->operand.get(), fn);
-      break;
-    case ast::ExprKind::kCase:
-      for (const auto& w : ast::As<ast::CaseExpr>(e)->whens) {
-        ForEachName(w.condition.get(), fn);
-        ForEachName(w.value.get(), fn);
-      }
-      ForEachName(ast::As<ast::CaseExpr>(e)->else_value.get(), fn);
-      break;
-    case ast::ExprKind::kList:
-      for (const auto& i : ast::As<ast::ListExpr>(e)->items) ForEachName(i.get(), fn);
-      break;
-    case ast::ExprKind::kLiteral:
-    case ast::ExprKind::kError:
-      break;
-  }
+  ast::ForEachSubexpression(*e, [&](const ast::Expr& x) {
+    const auto* n = ast::As<ast::NameExpr>(&x);
+    if (n != nullptr && n->target == ast::NameTarget::kField) fn(n->name);
+  });
 }
 
 class Projector {

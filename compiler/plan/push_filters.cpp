@@ -41,43 +41,9 @@ bool IsField(const ast::NameExpr& n) {
 // Calls fn for every name in the expression (fields, params, join qualifiers).
 void ForEachName(const ast::Expr* e, const std::function<void(const ast::NameExpr&)>& fn) {
   if (e == nullptr) return;
-  switch (e->kind) {
-    case ast::ExprKind::kName:
-      return fn(*ast::As<ast::NameExpr>(e));
-    case ast::ExprKind::kField:
-      return ForEachName(ast::As<ast::FieldExpr>(e)->base.get(), fn);
-    case ast::ExprKind::kIndex:
-      ForEachName(ast::As<ast::IndexExpr>(e)->base.get(), fn);
-      return ForEachName(ast::As<ast::IndexExpr>(e)->index.get(), fn);
-    case ast::ExprKind::kUnary:
-      return ForEachName(ast::As<ast::UnaryExpr>(e)->operand.get(), fn);
-    case ast::ExprKind::kBinary:
-      ForEachName(ast::As<ast::BinaryExpr>(e)->lhs.get(), fn);
-      return ForEachName(ast::As<ast::BinaryExpr>(e)->rhs.get(), fn);
-    case ast::ExprKind::kIn:
-      ForEachName(ast::As<ast::InExpr>(e)->operand.get(), fn);
-      for (const auto& i : ast::As<ast::InExpr>(e)->items) ForEachName(i.get(), fn);
-      return;
-    case ast::ExprKind::kIsNull:
-      return ForEachName(ast::As<ast::IsNullExpr>(e)->operand.get(), fn);
-    case ast::ExprKind::kCall:
-      for (const auto& a : ast::As<ast::CallExpr>(e)->args) ForEachName(a.get(), fn);
-      return;
-    case ast::ExprKind::kCast:
-      return ForEachName(ast::As<ast::CastExpr>(e)->operand.get(), fn);
-    case ast::ExprKind::kCase:
-      for (const auto& w : ast::As<ast::CaseExpr>(e)->whens) {
-        ForEachName(w.condition.get(), fn);
-        ForEachName(w.value.get(), fn);
-      }
-      return ForEachName(ast::As<ast::CaseExpr>(e)->else_value.get(), fn);
-    case ast::ExprKind::kList:
-      for (const auto& i : ast::As<ast::ListExpr>(e)->items) ForEachName(i.get(), fn);
-      return;
-    case ast::ExprKind::kLiteral:
-    case ast::ExprKind::kError:
-      return;
-  }
+  ast::ForEachSubexpression(*e, [&](const ast::Expr& x) {
+    if (const auto* n = ast::As<ast::NameExpr>(&x)) fn(*n);
+  });
 }
 
 // Calls fn for every record field the expression reads by name.
@@ -103,50 +69,7 @@ ast::ExprPtr Substitute(ast::ExprPtr e, const std::map<std::string, const ast::E
     auto it = items.find(n->name);
     return it == items.end() ? std::move(e) : CloneExpr(*it->second);
   }
-  auto sub = [&](ast::ExprPtr& child) {
-    if (child) child = Substitute(std::move(child), items);
-  };
-  switch (e->kind) {
-    case ast::ExprKind::kField:
-      sub(ast::As<ast::FieldExpr>(e.get())->base);
-      break;
-    case ast::ExprKind::kIndex:
-      sub(ast::As<ast::IndexExpr>(e.get())->base);
-      sub(ast::As<ast::IndexExpr>(e.get())->index);
-      break;
-    case ast::ExprKind::kUnary:
-      sub(ast::As<ast::UnaryExpr>(e.get())->operand);
-      break;
-    case ast::ExprKind::kBinary:
-      sub(ast::As<ast::BinaryExpr>(e.get())->lhs);
-      sub(ast::As<ast::BinaryExpr>(e.get())->rhs);
-      break;
-    case ast::ExprKind::kIn:
-      sub(ast::As<ast::InExpr>(e.get())->operand);
-      for (auto& i : ast::As<ast::InExpr>(e.get())->items) sub(i);
-      break;
-    case ast::ExprKind::kIsNull:
-      sub(ast::As<ast::IsNullExpr>(e.get())->operand);
-      break;
-    case ast::ExprKind::kCall:
-      for (auto& a : ast::As<ast::CallExpr>(e.get())->args) sub(a);
-      break;
-    case ast::ExprKind::kCast:
-      sub(ast::As<ast::CastExpr>(e.get())->operand);
-      break;
-    case ast::ExprKind::kCase:
-      for (auto& w : ast::As<ast::CaseExpr>(e.get())->whens) {
-        sub(w.condition);
-        sub(w.value);
-      }
-      sub(ast::As<ast::CaseExpr>(e.get())->else_value);
-      break;
-    case ast::ExprKind::kList:
-      for (auto& i : ast::As<ast::ListExpr>(e.get())->items) sub(i);
-      break;
-    default:
-      break;
-  }
+  ast::ForEachChild(*e, [&](ast::ExprPtr& child) { child = Substitute(std::move(child), items); });
   return e;
 }
 

@@ -11,59 +11,6 @@ namespace {
 using types::Kind;
 using types::Type;
 
-// Bit 0: reads the left side, bit 1: the right side of a join. Depth is bounded by the parser.
-unsigned SidesUsed(const ast::Expr* e) {
-  if (e == nullptr) return 0;
-  switch (e->kind) {
-    case ast::ExprKind::kName: {
-      auto* n = static_cast<const ast::NameExpr*>(e);
-      return n->join_side >= 0 ? 1u << n->join_side : 0;
-    }
-    case ast::ExprKind::kField: {
-      auto* f = static_cast<const ast::FieldExpr*>(e);
-      return SidesUsed(f->base.get());
-    }
-    case ast::ExprKind::kIndex: {
-      auto* x = static_cast<const ast::IndexExpr*>(e);
-      return SidesUsed(x->base.get()) | SidesUsed(x->index.get());
-    }
-    case ast::ExprKind::kUnary:
-      return SidesUsed(static_cast<const ast::UnaryExpr*>(e)->operand.get());
-    case ast::ExprKind::kBinary: {
-      auto* b = static_cast<const ast::BinaryExpr*>(e);
-      return SidesUsed(b->lhs.get()) | SidesUsed(b->rhs.get());
-    }
-    case ast::ExprKind::kIn: {
-      auto* x = static_cast<const ast::InExpr*>(e);
-      unsigned m = SidesUsed(x->operand.get());
-      for (const auto& i : x->items) m |= SidesUsed(i.get());
-      return m;
-    }
-    case ast::ExprKind::kIsNull:
-      return SidesUsed(static_cast<const ast::IsNullExpr*>(e)->operand.get());
-    case ast::ExprKind::kCall: {
-      unsigned m = 0;
-      for (const auto& a : static_cast<const ast::CallExpr*>(e)->args) m |= SidesUsed(a.get());
-      return m;
-    }
-    case ast::ExprKind::kCast:
-      return SidesUsed(static_cast<const ast::CastExpr*>(e)->operand.get());
-    case ast::ExprKind::kCase: {
-      auto* c = static_cast<const ast::CaseExpr*>(e);
-      unsigned m = SidesUsed(c->else_value.get());
-      for (const auto& w : c->whens) m |= SidesUsed(w.condition.get()) | SidesUsed(w.value.get());
-      return m;
-    }
-    case ast::ExprKind::kList: {
-      unsigned m = 0;
-      for (const auto& i : static_cast<const ast::ListExpr*>(e)->items) m |= SidesUsed(i.get());
-      return m;
-    }
-    default:
-      return 0;
-  }
-}
-
 // The output name of an expression without `as`: a field's own name.
 std::string ImplicitName(const ast::Expr* e) {
   if (auto* n = ast::As<ast::NameExpr>(e)) return n->name;
@@ -547,7 +494,8 @@ void Checker::CheckJoin(ast::JoinOp& op, FlowState& st) {
         work.push_back(b->rhs.get());
         continue;
       }
-      unsigned l = b ? SidesUsed(b->lhs.get()) : 0, rr = b ? SidesUsed(b->rhs.get()) : 0;
+      unsigned l = b ? ast::JoinSidesRead(b->lhs.get()) : 0,
+               rr = b ? ast::JoinSidesRead(b->rhs.get()) : 0;
       if (!b || b->op != ast::BinaryOp::kEq || !((l == 1 && rr == 2) || (l == 2 && rr == 1))) {
         diags_
             .Report(diag::Kind::kJoinCondition, e->range,
