@@ -219,4 +219,60 @@ std::map<std::string, OperatorRates::Rate> OperatorRates::Get() const {
   return rates_;
 }
 
+SubtaskSeries::SubtaskSeries(MetricsRegistry* registry, const std::string& op, uint32_t subtask)
+    : registry_(registry), labels_(MetricGroup(registry, op, subtask).Labels()) {}
+
+// The first registration of a name sets its # HELP line; drivers register the same texts.
+Metric* SubtaskSeries::RecordsIn() {
+  return registry_->Counter(kMetricRecordsIn, "Records received by an operator subtask", labels_);
+}
+Metric* SubtaskSeries::RecordsOut() {
+  return registry_->Counter(kMetricRecordsOut, "Records emitted by an operator subtask", labels_);
+}
+Metric* SubtaskSeries::Watermark() {
+  return registry_->Gauge(kMetricWatermark, "Current input watermark (ms since epoch)", labels_);
+}
+Metric* SubtaskSeries::AlignmentMs() {
+  return registry_->Gauge(kMetricAlignmentMs,
+                          "Duration of the last checkpoint barrier alignment (ms)", labels_);
+}
+Metric* SubtaskSeries::RestoreMs() {
+  return registry_->Gauge(kMetricRestoreMs,
+                          "How long the subtask's last start from a checkpoint took to open its "
+                          "operators and restore their state (ms)",
+                          labels_);
+}
+
+namespace {
+// The sum of `of(channel)` over the gate's channels.
+template <typename Of>
+int64_t OverChannels(InputGate* gate, Of of) {
+  int64_t sum = 0;
+  for (size_t i = 0; i < gate->size(); ++i) sum += static_cast<int64_t>(of(*gate->channel(i)));
+  return sum;
+}
+}  // namespace
+
+void SubtaskSeries::AddInputGate(InputGate* gate, std::atomic<int64_t>* before) {
+  registry_->AddCallback(
+      kMetricQueueDepth, "Elements queued in a subtask's input channels", labels_,
+      [gate] { return OverChannels(gate, [](ChannelBase& c) { return c.Depth(); }); });
+  registry_->AddCallback(
+      kMetricQueueCapacity, "Capacity of a subtask's input channels (elements)", labels_,
+      [gate] { return OverChannels(gate, [](ChannelBase& c) { return c.capacity(); }); });
+  registry_->AddCallback(
+      kMetricBackpressure, "Time upstream writers waited on this subtask's full input channels",
+      labels_, [gate, before] { return before->load() + BlockedMs(gate); }, MetricType::kCounter);
+}
+
+int64_t BlockedMs(InputGate* gate) {
+  return OverChannels(gate, [](ChannelBase& c) { return c.BlockedNanos(); }) / 1000000;
+}
+
+int64_t SumOf(const std::vector<Metric*>& metrics) {
+  int64_t s = 0;
+  for (Metric* m : metrics) s += m->value();
+  return s;
+}
+
 }  // namespace flow::rt

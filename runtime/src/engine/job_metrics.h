@@ -13,6 +13,7 @@
 
 #include "flow/runtime/checkpoint/checkpoint_types.h"
 #include "flow/runtime/common/metrics.h"
+#include "flow/runtime/engine/channel.h"
 
 namespace flow::rt {
 
@@ -83,5 +84,30 @@ class OperatorRates {
 // process_open_fds, process_max_fds, process_threads, process_start_time_seconds: the names
 // Prometheus' own clients use, so existing dashboards work. Callbacks: again after ClearCallbacks.
 void AddProcessMetrics(MetricsRegistry* registry);
+
+// The series of one operator subtask that the engine registers while it builds a run's tasks
+// (docs/runtime.md, "Metrics"): graph building asks for them by meaning; their names and help
+// texts are here. Counters and gauges are the registry's, so a restarted run's tasks get the same.
+class SubtaskSeries {
+ public:
+  SubtaskSeries(MetricsRegistry* registry, const std::string& op, uint32_t subtask);
+  Metric* RecordsIn();
+  Metric* RecordsOut();
+  Metric* Watermark();
+  Metric* AlignmentMs();
+  Metric* RestoreMs();
+  // An input task's gate: queue depth, capacity and the time upstream writers waited on it,
+  // computed when scraped. `before`: the waiting of earlier runs, so the counter never goes back.
+  void AddInputGate(InputGate* gate, std::atomic<int64_t>* before);
+
+ private:
+  MetricsRegistry* registry_;
+  MetricLabels labels_;
+};
+
+// Milliseconds upstream writers waited on the gate's full channels, in this run.
+int64_t BlockedMs(InputGate* gate);
+// The sum of the metrics' values.
+int64_t SumOf(const std::vector<Metric*>& metrics);
 
 }  // namespace flow::rt

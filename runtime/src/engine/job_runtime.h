@@ -1,5 +1,6 @@
 #pragma once
-// Engine-internal: what one Job::Execute owns while the job runs (job.cpp, job_checkpoints.cpp).
+// Engine-internal: what one Job::Execute owns while the job runs (job.cpp, job_run.cpp,
+// job_checkpoints.cpp).
 
 #include <atomic>
 #include <condition_variable>
