@@ -53,14 +53,16 @@ std::string ExprEmitter::TypedNull(const types::Type& type) const {
 }
 
 // A literal `null` argument: lift.h needs a typed empty optional to call the implementation's
-// overload (`starts_with(s, null)`), so the parameter's type, or the type bound to T, names it.
-// Only a parameter of any type gets the untyped std::nullopt its implementation takes.
+// overload (`starts_with(s, null)`, `greatest(a, null)`), so the parameter's type, or the type
+// bound to T (`T` or a constrained `T:comparable`), names it. A parameter of another pattern
+// (`any`, `numeric`, `list<T>`) gets the untyped std::nullopt its implementation takes.
 std::string ExprEmitter::NullArgument(const stdlib::FunctionSpec& fn, size_t index,
                                       const types::Type& bound_t) const {
   if (fn.params.empty()) return "std::nullopt";
   const std::string& pattern = fn.params[std::min(index, fn.params.size() - 1)].type;
   types::Type t = types::ParsePrimitive(pattern);
-  if (pattern == "T" && bound_t.kind() != types::Kind::kError) t = bound_t;
+  const bool is_t = pattern == "T" || pattern.starts_with("T:");
+  if (is_t && bound_t.kind() != types::Kind::kError) t = bound_t;
   if (t.kind() == types::Kind::kError) return "std::nullopt";
   return TypedNull(t);
 }

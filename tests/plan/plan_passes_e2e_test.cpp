@@ -277,6 +277,10 @@ std::vector<std::string> EveryConstantExpression() {
       out.push_back("replace(" + a + ", " + b + ", \"<>\")");
     }
     out.push_back("(case when " + a + " then 1 else 2.5 end)");
+    // Not folded: with a null literal argument they must still compile and run.
+    out.push_back("greatest(" + a + ", 7)");
+    out.push_back("least(2.5, " + a + ")");
+    out.push_back("coalesce(" + a + ", \"x\")");
   }
   return out;
 }
@@ -320,7 +324,8 @@ TEST(PlanPassesEndToEnd, EveryOperatorCastAndFunctionOnConstantsFoldsToWhatTheJo
         "(true and false)", "((0.0 / 0.0) == (0.0 / 0.0))", "cast(1e300 as int)",
         "cast(\"2026-03-01T09:00:00.250Z\" as timestamp)", "cast(2.5 as string)",
         "cast(timestamp \"2026-03-01T09:00:00Z\" as string)", "length(\"ÄbÇ\")",
-        "replace(\"ÄbÇ\", \"\", \"<>\")", "(7 % -1)", "(-0.0 < 7)"}) {
+        "replace(\"ÄbÇ\", \"\", \"<>\")", "(7 % -1)", "(-0.0 < 7)", "greatest(null, 7)",
+        "least(2.5, null)", "coalesce(null, \"x\")"}) {
     EXPECT_NE(std::find(kept.begin(), kept.end(), must), kept.end()) << must;
   }
   // The pass really replaces them: folded, the plan holds no operator of these expressions.
