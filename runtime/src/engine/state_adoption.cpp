@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <limits>
 #include <thread>
 
 #include <fmt/format.h>
@@ -105,6 +106,33 @@ Result<std::shared_ptr<const RestorePoint>> StateAdoption::Checkpoint(const Stat
   auto shared = std::make_shared<const RestorePoint>(std::move(point).value());
   std::lock_guard<std::mutex> lock(mu_);
   return checkpoints_.emplace(key, std::move(shared)).first->second;
+}
+
+namespace {
+RestartPolicyOptions NamedReadBackoff() {
+  RestartPolicyOptions o;
+  o.initial_delay_ms = 1000;
+  o.max_delay_ms = 60000;
+  o.multiplier = 2.0;
+  o.max_attempts = std::numeric_limits<uint32_t>::max();  // reads never give up
+  return o;
+}
+}  // namespace
+
+NamedReadPacing::NamedReadPacing() : backoff_(NamedReadBackoff()) {}
+
+uint32_t NamedReadPacing::Failed(int64_t now_ms) {
+  ++failed_;
+  next_ms_ = now_ms + backoff_.NextDelay().value_or(60000);
+  return failed_;
+}
+
+uint32_t NamedReadPacing::Succeeded() {
+  const uint32_t failed = failed_;
+  failed_ = 0;
+  next_ms_ = 0;
+  backoff_.Reset();
+  return failed;
 }
 
 }  // namespace flow::rt

@@ -101,5 +101,36 @@ TEST(StateAdoptionTest, NamedCheckpointsAreKnownOnceEverySourceReadThem) {
   EXPECT_FALSE(adoption.Named().has_value());
 }
 
+// While the brokers are down the retention reads are paced: after each failure the next read
+// waits 1 s, 2 s, 4 s ... up to 60 s; a success reports the failures it ends and reads at once
+// again.
+TEST(NamedReadPacingTest, FailedReadsWaitLongerEachTimeUpToAMinuteAndASuccessEndsIt) {
+  NamedReadPacing pacing;
+  int64_t now = 1'000'000;
+  EXPECT_TRUE(pacing.Due(now));
+  EXPECT_EQ(pacing.Failed(now), 1u);  // the first of a run: the caller logs it
+  EXPECT_FALSE(pacing.Due(now + 999));
+  EXPECT_TRUE(pacing.Due(now + 1000));
+  now += 1000;
+  EXPECT_EQ(pacing.Failed(now), 2u);
+  EXPECT_FALSE(pacing.Due(now + 1999));
+  EXPECT_TRUE(pacing.Due(now + 2000));
+  // Many barriers later, the wait stops growing at a minute.
+  for (int i = 0; i < 20; ++i) {
+    now += 60'000;
+    ASSERT_TRUE(pacing.Due(now)) << i;
+    pacing.Failed(now);
+  }
+  EXPECT_FALSE(pacing.Due(now + 59'999));
+  EXPECT_TRUE(pacing.Due(now + 60'000));
+  now += 60'000;
+  EXPECT_EQ(pacing.Succeeded(), 22u);  // the run of failures it ends
+  EXPECT_TRUE(pacing.Due(now));
+  EXPECT_EQ(pacing.Succeeded(), 0u);  // nothing more to report
+  // A new run of failures starts again at one second.
+  EXPECT_EQ(pacing.Failed(now), 1u);
+  EXPECT_TRUE(pacing.Due(now + 1000));
+}
+
 }  // namespace
 }  // namespace flow::rt

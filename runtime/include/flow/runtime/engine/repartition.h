@@ -307,14 +307,28 @@ class RepartitionSource final : public SourceFunction<T> {
 
   // Retention (state_adoption.h): which of this instance's checkpoints the topic's committed
   // offsets name now. Unknown when they cannot be read: retention then deletes nothing.
+  // While reads fail (the brokers are down) they are paced (NamedReadPacing): one WARN per run of
+  // failures, one INFO when a read works again.
   void ReadNamedCheckpoints() {
-    auto committed = raw_->LastCommittedMetadata(spec_.partitions);
-    if (!committed.ok()) {
-      Log(LogLevel::kWarn, "engine",
-          "cannot read which checkpoints the repartition offsets name; keeping every checkpoint",
-          {{"topic", spec_.topic}, {"error", committed.status().ToString()}});
+    const int64_t now = SteadyNowMs();
+    if (!named_reads_.Due(now)) {
       adoption_->SetNamed(name_, std::nullopt);
       return;
+    }
+    auto committed = raw_->LastCommittedMetadata(spec_.partitions);
+    if (!committed.ok()) {
+      if (named_reads_.Failed(now) == 1) {
+        Log(LogLevel::kWarn, "engine",
+            "cannot read which checkpoints the repartition offsets name; keeping every checkpoint "
+            "and retrying at most every 60 s",
+            {{"topic", spec_.topic}, {"error", committed.status().ToString()}});
+      }
+      adoption_->SetNamed(name_, std::nullopt);
+      return;
+    }
+    if (const uint32_t failed = named_reads_.Succeeded(); failed > 0) {
+      Log(LogLevel::kInfo, "engine", "reads which checkpoints the repartition offsets name again",
+          {{"topic", spec_.topic}, {"failed_reads", std::to_string(failed)}});
     }
     std::set<int64_t> named;
     for (const auto& [partition, metadata] : *committed) {
@@ -419,6 +433,7 @@ class RepartitionSource final : public SourceFunction<T> {
   uint32_t subtask_ = 0;
   StateAdoption* adoption_ = nullptr;  // --state-root: state follows partitions
   bool published_ = false;             // this run's first assignment went to adoption_
+  NamedReadPacing named_reads_;        // subtask 0's retention reads (ReadNamedCheckpoints)
 };
 
 // A factory for Job::Source: one KafkaSource on spec.topic per subtask, with `options` (brokers,

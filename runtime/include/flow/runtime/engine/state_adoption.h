@@ -43,6 +43,7 @@
 #include <utility>
 
 #include "flow/runtime/checkpoint/recovery.h"
+#include "flow/runtime/checkpoint/restart_policy.h"
 #include "flow/runtime/common/status.h"
 
 namespace flow::rt {
@@ -108,6 +109,27 @@ class StateAdoption {
   std::map<std::string, Reader> readers_;  // guarded by mu_
   std::map<std::pair<std::string, int64_t>, std::shared_ptr<const RestorePoint>>
       checkpoints_;  // guarded by mu_
+};
+
+// Paces subtask 0's reads of the committed metadata (SetNamed) while they fail. A read that cannot
+// reach the brokers blocks the barrier for up to the source's metadata timeout, so after a failed
+// read the next ones wait, 1 s doubling up to 60 s; in between the reader's names are unknown and
+// retention keeps every checkpoint. It also tells the caller when to log: the first failure of a
+// run of them, and the read that ends it. Not thread-safe (the source's thread).
+class NamedReadPacing {
+ public:
+  NamedReadPacing();
+  // Whether to read at `now_ms` (steady clock).
+  bool Due(int64_t now_ms) const { return now_ms >= next_ms_; }
+  // A read failed at `now_ms`: how many have failed in a row, this one included.
+  uint32_t Failed(int64_t now_ms);
+  // A read worked: how many had failed in a row before it (0: nothing to report).
+  uint32_t Succeeded();
+
+ private:
+  RestartBackoff backoff_;
+  int64_t next_ms_ = 0;
+  uint32_t failed_ = 0;
 };
 
 }  // namespace flow::rt
