@@ -7,6 +7,7 @@
 
 #include "ast/decl.h"
 #include "codegen/escape.h"
+#include "plan/fold_eval.h"
 #include "stdlib/registry/registry.h"
 
 namespace flow::codegen {
@@ -16,25 +17,27 @@ bool IsNullType(const ast::Expr& e) {
   return e.type.kind() == types::Kind::kNull;
 }
 
-const char* CastKindName(types::Kind k) {
+// How generated code spells a cast kind (plan::fold::CastKindOf maps the Flow kinds to them).
+const char* CastKindName(exec::CastKind k) {
   switch (k) {
-    case types::Kind::kBool:
+    case exec::CastKind::kBool:
       return "::flow::exec::CastKind::kBool";
-    case types::Kind::kInt:
+    case exec::CastKind::kInt:
       return "::flow::exec::CastKind::kInt";
-    case types::Kind::kFloat:
+    case exec::CastKind::kFloat:
       return "::flow::exec::CastKind::kFloat";
-    case types::Kind::kString:
+    case exec::CastKind::kString:
       return "::flow::exec::CastKind::kString";
-    case types::Kind::kBytes:
+    case exec::CastKind::kBytes:
       return "::flow::exec::CastKind::kBytes";
-    case types::Kind::kTimestamp:
+    case exec::CastKind::kTimestamp:
       return "::flow::exec::CastKind::kTimestamp";
-    case types::Kind::kDuration:
+    case exec::CastKind::kDuration:
       return "::flow::exec::CastKind::kDuration";
-    default:
-      return "::flow::exec::CastKind::kOther";
+    case exec::CastKind::kOther:
+      break;
   }
+  return nullptr;
 }
 
 }  // namespace
@@ -270,10 +273,9 @@ std::string ExprEmitter::Cast(const ast::CastExpr& e) {
       from.kind() != types::Kind::kString) {
     return Emit(*e.operand);
   }
-  const char* f = CastKindName(from.kind());
-  const char* t = CastKindName(e.type.kind());
-  if (std::string(f).ends_with("kOther") || std::string(t).ends_with("kOther"))
-    return Fail("this cast", e);
+  const char* f = CastKindName(plan::fold::CastKindOf(from.kind()));
+  const char* t = CastKindName(plan::fold::CastKindOf(e.type.kind()));
+  if (f == nullptr || t == nullptr) return Fail("this cast", e);
   return std::string("::flow::exec::Cast<") + f + ", " + t + ">(" + Emit(*e.operand) + ")";
 }
 

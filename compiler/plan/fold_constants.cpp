@@ -10,6 +10,7 @@
 #include <string>
 #include <variant>
 
+#include "flow/runtime/exec/ops.h"
 #include "plan/fold_eval.h"
 #include "plan/passes.h"
 #include "stdlib/registry/registry.h"
@@ -274,7 +275,7 @@ class Folder {
     if (std::optional<Constant> v = ValueOf(value.get())) {
       Constant converted = *v;
       if (e->type.kind() == Kind::kFloat && std::holds_alternative<int64_t>(*v))
-        converted = Constant(static_cast<double>(std::get<int64_t>(*v)));
+        converted = Constant(exec::ops::As<double>(std::get<int64_t>(*v)));
       if (ast::ExprPtr l = MakeLiteral(converted, e->type, e->range)) return Folded(std::move(l));
     } else if (value->type.kind() == e->type.kind()) {
       return Folded(std::move(value));

@@ -123,25 +123,6 @@ std::optional<Constant> Apply(ast::BinaryOp op, const L& l, const R& r) {
   return std::nullopt;
 }
 
-std::optional<CastKind> CastKindOf(Kind k) {
-  switch (k) {
-    case Kind::kBool:
-      return CastKind::kBool;
-    case Kind::kInt:
-      return CastKind::kInt;
-    case Kind::kFloat:
-      return CastKind::kFloat;
-    case Kind::kString:
-      return CastKind::kString;
-    case Kind::kTimestamp:
-      return CastKind::kTimestamp;
-    case Kind::kDuration:
-      return CastKind::kDuration;
-    default:
-      return std::nullopt;  // bytes have no literal; lists and records are not cast
-  }
-}
-
 template <CastKind F, CastKind T>
 std::optional<Constant> CastAs(const Constant& x) {
   using From = typename exec::cast_detail::Repr<F>::type;
@@ -236,23 +217,44 @@ std::optional<Constant> Unary(ast::UnaryOp op, const Constant& x) {
   return std::nullopt;
 }
 
+CastKind CastKindOf(Kind k) {
+  switch (k) {
+    case Kind::kBool:
+      return CastKind::kBool;
+    case Kind::kInt:
+      return CastKind::kInt;
+    case Kind::kFloat:
+      return CastKind::kFloat;
+    case Kind::kString:
+      return CastKind::kString;
+    case Kind::kBytes:
+      return CastKind::kBytes;
+    case Kind::kTimestamp:
+      return CastKind::kTimestamp;
+    case Kind::kDuration:
+      return CastKind::kDuration;
+    default:
+      return CastKind::kOther;
+  }
+}
+
 std::optional<Constant> Cast(const Constant& x, Kind from, Kind to) {
   if (IsNull(x)) return Constant();  // exec::Cast of an empty optional
-  std::optional<CastKind> f = CastKindOf(from), t = CastKindOf(to);
-  if (!f || !t) return std::nullopt;
-  switch (*f) {
+  // Bytes have no literal and lists and records are not cast: CastFrom's default.
+  CastKind f = CastKindOf(from), t = CastKindOf(to);
+  switch (f) {
     case CastKind::kBool:
-      return CastFrom<CastKind::kBool>(x, *t);
+      return CastFrom<CastKind::kBool>(x, t);
     case CastKind::kInt:
-      return CastFrom<CastKind::kInt>(x, *t);
+      return CastFrom<CastKind::kInt>(x, t);
     case CastKind::kFloat:
-      return CastFrom<CastKind::kFloat>(x, *t);
+      return CastFrom<CastKind::kFloat>(x, t);
     case CastKind::kString:
-      return CastFrom<CastKind::kString>(x, *t);
+      return CastFrom<CastKind::kString>(x, t);
     case CastKind::kTimestamp:
-      return CastFrom<CastKind::kTimestamp>(x, *t);
+      return CastFrom<CastKind::kTimestamp>(x, t);
     case CastKind::kDuration:
-      return CastFrom<CastKind::kDuration>(x, *t);
+      return CastFrom<CastKind::kDuration>(x, t);
     default:
       return std::nullopt;
   }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ast/expr.h"
+#include "flow/runtime/exec/cast.h"
 #include "types/type.h"
 
 namespace flow::plan::fold {
@@ -32,6 +33,9 @@ inline bool IsNull(const Constant& c) {
 std::optional<Constant> Binary(ast::BinaryOp op, const Constant& x, const Constant& y);
 // `-x`, `not x`.
 std::optional<Constant> Unary(ast::UnaryOp op, const Constant& x);
+// The runtime's cast kind of a Flow kind (kOther for lists, records and null): the one mapping,
+// also what generated code names in exec::Cast<From, To>.
+exec::CastKind CastKindOf(types::Kind k);
 // `cast(x as to)` where x has the Flow kind `from` (int, timestamp and duration share int64_t).
 std::optional<Constant> Cast(const Constant& x, types::Kind from, types::Kind to);
 // A pure built-in string function by its Flow name; nullopt for every other function.

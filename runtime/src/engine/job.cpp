@@ -6,15 +6,9 @@
 #include "job_runtime.h"
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
-#include <exception>
-#include <optional>
-#include <thread>
 
 #include <fmt/format.h>
 
-#include "flow/runtime/engine/metrics_server.h"
 #include "flow/runtime/log/log.h"
 #include "flow/runtime/state/keyed_state_backend.h"
 

@@ -224,13 +224,13 @@ SubtaskSeries::SubtaskSeries(MetricsRegistry* registry, const std::string& op, u
 
 // The first registration of a name sets its # HELP line; drivers register the same texts.
 Metric* SubtaskSeries::RecordsIn() {
-  return registry_->Counter(kMetricRecordsIn, "Records received by an operator subtask", labels_);
+  return registry_->Counter(kMetricRecordsIn, kHelpRecordsIn, labels_);
 }
 Metric* SubtaskSeries::RecordsOut() {
-  return registry_->Counter(kMetricRecordsOut, "Records emitted by an operator subtask", labels_);
+  return registry_->Counter(kMetricRecordsOut, kHelpRecordsOut, labels_);
 }
 Metric* SubtaskSeries::Watermark() {
-  return registry_->Gauge(kMetricWatermark, "Current input watermark (ms since epoch)", labels_);
+  return registry_->Gauge(kMetricWatermark, kHelpWatermark, labels_);
 }
 Metric* SubtaskSeries::AlignmentMs() {
   return registry_->Gauge(kMetricAlignmentMs,

@@ -169,6 +169,10 @@ inline constexpr std::string_view kMetricLatency = "flow_end_to_end_latency_seco
 inline constexpr std::string_view kMetricKafkaLag = "flow_kafka_consumer_lag";
 inline constexpr std::string_view kMetricCheckpointsCompleted = "flow_checkpoints_completed_total";
 inline constexpr std::string_view kMetricCheckpointsFailed = "flow_checkpoints_failed_total";
+// The help texts of the series several places register (one text per name: Prometheus's rule).
+inline constexpr std::string_view kHelpRecordsIn = "Records received by an operator subtask";
+inline constexpr std::string_view kHelpRecordsOut = "Records emitted by an operator subtask";
+inline constexpr std::string_view kHelpWatermark = "Current input watermark (ms since epoch)";
 
 // Milliseconds from 1 ms to ~17 min, rendered in seconds: checkpoint durations, latencies.
 HistogramSpec DurationHistogramMs();

@@ -44,12 +44,11 @@ class OneInputDriver final : public BatchConsumer<In> {
       : op_(std::move(op)), ctx_(std::move(ctx)), next_(next), batch_size_(batch_size) {}
 
   Status Open() override {
-    records_in_ = ctx_.metrics.Counter(kMetricRecordsIn, "Records received by an operator subtask");
-    watermark_ = ctx_.metrics.Gauge(kMetricWatermark, "Current input watermark (ms since epoch)");
+    records_in_ = ctx_.metrics.Counter(kMetricRecordsIn, kHelpRecordsIn);
+    watermark_ = ctx_.metrics.Gauge(kMetricWatermark, kHelpWatermark);
     watermark_->Set(kMinWatermark);
-    out_ = Output<Out>(
-        next_, batch_size_,
-        ctx_.metrics.Counter(kMetricRecordsOut, "Records emitted by an operator subtask"));
+    out_ =
+        Output<Out>(next_, batch_size_, ctx_.metrics.Counter(kMetricRecordsOut, kHelpRecordsOut));
     opened_ = true;
     return engine_detail::CallUser(ctx_, [&] { return op_->Open(ctx_); });
   }
@@ -128,12 +127,11 @@ class TwoInputDriver final : public BatchConsumer<In1> {
   BatchConsumer<In2>* input2() { return &second_; }
 
   Status Open() override {
-    records_in_ = ctx_.metrics.Counter(kMetricRecordsIn, "Records received by an operator subtask");
-    watermark_ = ctx_.metrics.Gauge(kMetricWatermark, "Current input watermark (ms since epoch)");
+    records_in_ = ctx_.metrics.Counter(kMetricRecordsIn, kHelpRecordsIn);
+    watermark_ = ctx_.metrics.Gauge(kMetricWatermark, kHelpWatermark);
     watermark_->Set(kMinWatermark);
-    out_ = Output<Out>(
-        next_, batch_size_,
-        ctx_.metrics.Counter(kMetricRecordsOut, "Records emitted by an operator subtask"));
+    out_ =
+        Output<Out>(next_, batch_size_, ctx_.metrics.Counter(kMetricRecordsOut, kHelpRecordsOut));
     opened_ = true;
     return engine_detail::CallUser(ctx_, [&] { return op_->Open(ctx_); });
   }
@@ -229,8 +227,8 @@ class SinkDriver final : public BatchConsumer<T> {
       : sink_(std::move(sink)), ctx_(std::move(ctx)) {}
 
   Status Open() override {
-    records_in_ = ctx_.metrics.Counter(kMetricRecordsIn, "Records received by an operator subtask");
-    watermark_ = ctx_.metrics.Gauge(kMetricWatermark, "Current input watermark (ms since epoch)");
+    records_in_ = ctx_.metrics.Counter(kMetricRecordsIn, kHelpRecordsIn);
+    watermark_ = ctx_.metrics.Gauge(kMetricWatermark, kHelpWatermark);
     watermark_->Set(kMinWatermark);
     latency_ = LatencyHistogram(ctx_.metrics);
     opened_ = true;

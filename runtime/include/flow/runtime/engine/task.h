@@ -193,9 +193,8 @@ class SourceTask final : public Task {
 
  protected:
   Status Loop() override {
-    records_out_ =
-        ctx_.metrics.Counter(kMetricRecordsOut, "Records emitted by an operator subtask");
-    watermark_ = ctx_.metrics.Gauge(kMetricWatermark, "Current input watermark (ms since epoch)");
+    records_out_ = ctx_.metrics.Counter(kMetricRecordsOut, kHelpRecordsOut);
+    watermark_ = ctx_.metrics.Gauge(kMetricWatermark, kHelpWatermark);
     watermark_->Set(kMinWatermark);
     FLOW_RETURN_IF_ERROR(engine_detail::CallUser(ctx_, [&] { return source_->Open(ctx_); }));
     opened_ = true;

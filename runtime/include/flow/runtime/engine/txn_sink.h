@@ -98,8 +98,8 @@ class TxnSinkDriver final : public BatchConsumer<T> {
   TxnSinkSubtask* subtask() { return &sub_; }
 
   Status Open() override {
-    records_in_ = ctx_.metrics.Counter(kMetricRecordsIn, "Records received by an operator subtask");
-    watermark_ = ctx_.metrics.Gauge(kMetricWatermark, "Current input watermark (ms since epoch)");
+    records_in_ = ctx_.metrics.Counter(kMetricRecordsIn, kHelpRecordsIn);
+    watermark_ = ctx_.metrics.Gauge(kMetricWatermark, kHelpWatermark);
     watermark_->Set(kMinWatermark);
     latency_ = LatencyHistogram(ctx_.metrics);
     return Status::Ok();
