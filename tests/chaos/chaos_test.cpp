@@ -199,9 +199,13 @@ class ChaosTest : public OwnBrokerTest {
     });
     int64_t faults_hit = 0;
     int64_t gave_up = 0;  // failures past the retry bound the job logged in 'B' rounds
+    const auto began = Clock::now();
     for (int64_t r = 0; r < n_rounds; ++r) {
       const std::string& kind = rounds[r];
-      std::ofstream(log, std::ios::app) << "=== round " << r << ": " << kind << "\n";
+      // Seconds since the first round: where a long run spends its time.
+      std::ofstream(log, std::ios::app)
+          << fmt::format("=== round {}: {} at {:.1f} s\n", r, kind,
+                         std::chrono::duration<double>(Clock::now() - began).count());
       if (kind == "k") {
         const int64_t before = NewestCheckpoint(state);
         pid_t pid = Spawn(args, "", log);
@@ -284,6 +288,8 @@ class ChaosTest : public OwnBrokerTest {
         << "input topic holds " << (in.ok() ? static_cast<int64_t>(in->size()) : -1)
         << " records, produced " << records_ + kPartitions;
     *rounds_done = n_rounds;
+    std::ofstream(log, std::ios::app) << fmt::format(
+        "=== last run at {:.1f} s\n", std::chrono::duration<double>(Clock::now() - began).count());
     // The last run: until the whole output is committed (restarted if it fails).
     std::vector<std::string> values;
     auto deadline = Clock::now() + std::chrono::minutes(3);

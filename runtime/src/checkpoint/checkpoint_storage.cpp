@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -223,21 +224,71 @@ void CheckpointStorage::Discard(int64_t checkpoint_id) {
                  ec);  // best effort: leftovers are cleaned by retention
 }
 
-Status CheckpointStorage::ApplyRetention() {
-  fs::path root(options_.state_dir);
-  std::error_code ec;
+namespace {
+
+// A state dir's checkpoints (metadata of the complete ones) and the shared files its savepoints
+// reference, which are never deleted.
+struct DirListing {
   std::map<int64_t, std::optional<CheckpointMetadata>> chks;
-  std::set<std::string> keep_refs;
+  std::set<std::string> savepoint_refs;
+};
+
+Result<DirListing> ListStateDir(const fs::path& root) {
+  DirListing out;
+  std::error_code ec;
   for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
     std::string name = it->path().filename().string();
     if (!it->is_directory()) continue;
     if (int64_t id = ParseCheckpointDir(name); id >= 0) {
-      chks[id] = TryReadMetadata(it->path());
+      out.chks[id] = TryReadMetadata(it->path());
     } else if (name.rfind("sp-", 0) == 0) {
-      if (auto m = TryReadMetadata(it->path())) AddSharedRefs(*m, &keep_refs);
+      if (auto m = TryReadMetadata(it->path())) AddSharedRefs(*m, &out.savepoint_refs);
     }
   }
   if (ec) return Status::IoError("cannot list state dir '" + root.string() + "': " + ec.message());
+  return out;
+}
+
+// Deletes the checkpoints of `listing` not in `kept` (incomplete ones newer than `keep_newer`
+// are left: possibly still being written), then the shared files only deleted ones referenced.
+// Returns the first error; `deleted` gets the ids of the deleted checkpoints.
+Status DeleteUnkept(const fs::path& root, const DirListing& listing, const std::set<int64_t>& kept,
+                    int64_t keep_newer, std::vector<int64_t>* deleted) {
+  std::set<std::string> keep_refs = listing.savepoint_refs;
+  std::set<std::string> dropped_refs;
+  Status first_error;
+  std::error_code ec;
+  for (const auto& [id, m] : listing.chks) {
+    if (kept.count(id) > 0) {
+      if (m) AddSharedRefs(*m, &keep_refs);
+      continue;
+    }
+    if (!m && id > keep_newer) continue;
+    if (m) AddSharedRefs(*m, &dropped_refs);
+    fs::remove_all(root / CheckpointDirName(id), ec);
+    if (ec && first_error.ok()) {
+      first_error =
+          Status::IoError("cannot delete '" + CheckpointDirName(id) + "': " + ec.message());
+    } else if (!ec && deleted != nullptr) {
+      deleted->push_back(id);
+    }
+  }
+  for (const std::string& ref : dropped_refs) {
+    if (keep_refs.count(ref) > 0) continue;
+    fs::remove(root / kSharedDir / ref, ec);
+    if (ec && first_error.ok())
+      first_error = Status::IoError("cannot delete shared file '" + ref + "': " + ec.message());
+  }
+  return first_error;
+}
+
+}  // namespace
+
+Status CheckpointStorage::ApplyRetention() {
+  fs::path root(options_.state_dir);
+  Result<DirListing> listing = ListStateDir(root);
+  if (!listing.ok()) return listing.status();
+  const auto& chks = listing->chks;
   std::vector<int64_t> complete;
   for (const auto& [id, m] : chks) {
     if (m) complete.push_back(id);
@@ -255,27 +306,18 @@ Status CheckpointStorage::ApplyRetention() {
       if (auto it = chks.find(id); it != chks.end() && it->second) kept.insert(id);
     }
   }
-  std::set<std::string> dropped_refs;
-  Status first_error;
-  for (const auto& [id, m] : chks) {
-    if (kept.count(id) > 0) {
-      AddSharedRefs(*m, &keep_refs);
-      continue;
-    }
-    if (!m && id > newest) continue;  // possibly still being written
-    if (m) AddSharedRefs(*m, &dropped_refs);
-    fs::remove_all(root / CheckpointDirName(id), ec);
-    if (ec && first_error.ok())
-      first_error =
-          Status::IoError("cannot delete '" + CheckpointDirName(id) + "': " + ec.message());
-  }
-  for (const std::string& ref : dropped_refs) {
-    if (keep_refs.count(ref) > 0) continue;
-    fs::remove(root / kSharedDir / ref, ec);
-    if (ec && first_error.ok())
-      first_error = Status::IoError("cannot delete shared file '" + ref + "': " + ec.message());
-  }
-  return first_error;
+  return DeleteUnkept(root, *listing, kept, newest, nullptr);
+}
+
+Result<std::vector<int64_t>> DeleteCheckpointsExcept(const std::string& state_dir,
+                                                     const std::set<int64_t>& keep) {
+  fs::path root(state_dir);
+  Result<DirListing> listing = ListStateDir(root);
+  if (!listing.ok()) return listing.status();
+  std::vector<int64_t> deleted;
+  FLOW_RETURN_IF_ERROR(
+      DeleteUnkept(root, *listing, keep, std::numeric_limits<int64_t>::max(), &deleted));
+  return deleted;
 }
 
 Status CheckpointStorage::DiscardNewerThan(int64_t id) {

@@ -6,6 +6,7 @@
 
 #include "flow/runtime/checkpoint/fault_injection.h"
 #include "flow/runtime/log/log.h"
+#include "flow/runtime/txn/forget_instance.h"
 
 namespace flow::rt {
 
@@ -30,6 +31,19 @@ int RunMain(int argc, const char* const* argv, const std::vector<ParamSpec>& par
   }
   if (FaultsArmed())
     Log(LogLevel::kWarn, "engine", "fault injection armed", {{"faults", DescribeFaults()}});
+  if (!parsed->forget_instance.empty()) {
+    const JobOptions& o = parsed->options;
+    Status forgot = ForgetInstance(ForgetInstanceOptions{.brokers = o.shuffle_brokers,
+                                                         .kafka_properties = o.kafka_properties,
+                                                         .job_id = o.job_id,
+                                                         .instance = parsed->forget_instance,
+                                                         .state_root = o.state_root,
+                                                         .dry_run = parsed->dry_run,
+                                                         .wait_ms = parsed->forget_wait_ms});
+    if (forgot.ok()) return 0;
+    Log(LogLevel::kError, "engine", "cannot forget the instance", {{"error", forgot.ToString()}});
+    return forgot.code() == StatusCode::kInvalidArgument ? 2 : 1;
+  }
   InstallStopSignalHandlers();
   InstallCrashHandlers();
   Job job(std::move(parsed->options));

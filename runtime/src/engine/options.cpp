@@ -183,6 +183,7 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
   o.parallelism = std::max(1u, std::thread::hardware_concurrency());
   o.progress_interval_s = 5;
   std::map<std::string, std::string> sets;
+  std::string_view forget_only;  // a flag that needs --forget-instance
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     std::string_view value;
@@ -275,6 +276,25 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
             fmt::format("--instance {}: expected 1 to 64 characters of A-Z a-z 0-9 . _ -", v));
       }
       o.instance = std::string(v);
+    } else if (arg == "--forget-instance") {
+      FLOW_RETURN_IF_ERROR(next(&v));
+      if (v.size() > 64 || !IsValidJobId(v)) {
+        return Status::InvalidArgument(fmt::format(
+            "--forget-instance {}: expected 1 to 64 characters of A-Z a-z 0-9 . _ -", v));
+      }
+      parsed.forget_instance = std::string(v);
+    } else if (arg == "--dry-run") {
+      parsed.dry_run = true;
+      forget_only = "--dry-run";
+    } else if (arg == "--forget-wait") {
+      forget_only = "--forget-wait";
+      FLOW_RETURN_IF_ERROR(next(&v));
+      DurationMs ms = 0;
+      if (!ParseDurationOrMillis(v, &ms) || ms < 0) {
+        return Status::InvalidArgument(
+            fmt::format("--forget-wait {}: expected a duration such as 60s or 5m", v));
+      }
+      parsed.forget_wait_ms = ms;
     } else if (arg == "--shuffle-brokers") {
       FLOW_RETURN_IF_ERROR(next(&v));
       if (v.empty()) return Status::InvalidArgument("--shuffle-brokers: expected host:port[,...]");
@@ -338,6 +358,11 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
   if (o.job_id.empty())
     o.job_id = !default_job_id.empty() ? std::string(default_job_id)
                                        : JobIdFromName(argc > 0 ? argv[0] : "");
+  if (parsed.forget_instance.empty() && !forget_only.empty())
+    return Status::InvalidArgument(
+        fmt::format("{}: only with --forget-instance NAME", forget_only));
+  // Forgetting runs no job: the flags only a running instance needs are not checked.
+  if (!parsed.forget_instance.empty()) return parsed;
   if (!o.state_root.empty()) {
     // Every instance's checkpoints under one root, so that whichever instance is given a
     // repartition partition next can read the state of its keys (docs/deploy.md).
@@ -431,6 +456,14 @@ std::string JobUsage(std::string_view program, const std::vector<ParamSpec>& spe
       "(those\n"
       "                         of its key-by steps); the cluster of its exactly-once Kafka sinks\n"
       "  --shuffle-partitions N partitions of a repartition topic the job creates (default: 12)\n"
+      "  --forget-instance NAME instead of running: remove what instance NAME, stopped for good,\n"
+      "                         left (its checkpoints under --state-root once no committed offset\n"
+      "                         names them, its progress topic) after fencing it; needs\n"
+      "                         --shuffle-brokers (docs/deploy.md)\n"
+      "  --dry-run              with --forget-instance: report, delete nothing\n"
+      "  --forget-wait D        with --forget-instance: the longest wait for the instance's\n"
+      "                         members to leave and the others to commit its partitions\n"
+      "                         (default: 60s)\n"
       "  --help                 show this text\n",
       program);
   out += "\ncheckpoint flags:\n" + CheckpointFlagsUsage();

@@ -14,6 +14,10 @@ bool TopicChar(char c) {
 
 }  // namespace
 
+std::string RepartitionTopicPrefix(std::string_view job_id) {
+  return fmt::format("{}{}.", kPrefix, job_id);
+}
+
 Result<std::string> RepartitionTopicName(std::string_view job_id, std::string_view op) {
   if (op.empty()) return Status::InvalidArgument("repartition topic: the operator has no name");
   for (char c : op) {
@@ -24,7 +28,7 @@ Result<std::string> RepartitionTopicName(std::string_view job_id, std::string_vi
           op));
     }
   }
-  std::string name = fmt::format("{}{}.{}", kPrefix, job_id, op);
+  std::string name = RepartitionTopicPrefix(job_id) + std::string(op);
   if (name.size() > kMaxTopicName) {
     return Status::InvalidArgument(
         fmt::format("the repartition topic of operator `{}` would be {} characters long, Kafka "

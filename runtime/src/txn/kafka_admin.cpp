@@ -170,6 +170,61 @@ Result<std::vector<std::string>> TopicsWithPrefix(rd_kafka_t* rk, std::string_vi
   return names;
 }
 
+Result<std::vector<std::string>> GroupsWithPrefix(rd_kafka_t* rk, std::string_view prefix,
+                                                  int timeout_ms) {
+  QueuePtr queue(rd_kafka_queue_new(rk));
+  rd_kafka_AdminOptions_t* opts =
+      rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_LISTCONSUMERGROUPS);
+  char errstr[256];
+  rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, sizeof errstr);
+  rd_kafka_ListConsumerGroups(rk, opts, queue.get());
+  rd_kafka_AdminOptions_destroy(opts);
+  Result<EventPtr> event = WaitAdmin(queue.get(), timeout_ms, "listing consumer groups");
+  if (!event.ok()) return event.status();
+  const rd_kafka_ListConsumerGroups_result_t* result =
+      rd_kafka_event_ListConsumerGroups_result(event->get());
+  size_t n_errors = 0;
+  const rd_kafka_error_t** errors = rd_kafka_ListConsumerGroups_result_errors(result, &n_errors);
+  if (n_errors > 0) {
+    // A broker that did not answer: its groups are unknown, so the list is incomplete.
+    return Status::Unavailable(
+        fmt::format("kafka: listing consumer groups failed: {}", rd_kafka_error_string(errors[0])));
+  }
+  size_t n = 0;
+  const rd_kafka_ConsumerGroupListing_t** groups =
+      rd_kafka_ListConsumerGroups_result_valid(result, &n);
+  std::vector<std::string> ids;
+  for (size_t i = 0; i < n; ++i) {
+    std::string_view id = rd_kafka_ConsumerGroupListing_group_id(groups[i]);
+    if (id.substr(0, prefix.size()) == prefix) ids.emplace_back(id);
+  }
+  return ids;
+}
+
+Status DeleteTopicIfExists(rd_kafka_t* rk, const std::string& topic, int timeout_ms) {
+  QueuePtr queue(rd_kafka_queue_new(rk));
+  rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DELETETOPICS);
+  char errstr[256];
+  rd_kafka_AdminOptions_set_operation_timeout(opts, timeout_ms, errstr, sizeof errstr);
+  rd_kafka_DeleteTopic_t* del = rd_kafka_DeleteTopic_new(topic.c_str());
+  rd_kafka_DeleteTopics(rk, &del, 1, opts, queue.get());
+  rd_kafka_DeleteTopic_destroy(del);
+  rd_kafka_AdminOptions_destroy(opts);
+  Result<EventPtr> event = WaitAdmin(queue.get(), timeout_ms, "deleting a topic");
+  if (!event.ok()) return event.status();
+  size_t n = 0;
+  const rd_kafka_topic_result_t** results =
+      rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(event->get()), &n);
+  for (size_t i = 0; i < n; ++i) {
+    rd_kafka_resp_err_t err = rd_kafka_topic_result_error(results[i]);
+    if (err != RD_KAFKA_RESP_ERR_NO_ERROR && err != RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART) {
+      return Status::Unavailable(
+          fmt::format("kafka: deleting topic `{}` failed: {}", topic, rd_kafka_err2str(err)));
+    }
+  }
+  return Status::Ok();
+}
+
 Result<std::map<std::string, std::set<std::string>>> GroupStaticMembers(
     rd_kafka_t* rk, const std::set<std::string>& groups, int timeout_ms) {
   std::vector<const char*> ids;

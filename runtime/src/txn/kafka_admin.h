@@ -42,6 +42,14 @@ namespace flow::rt::txn_detail {
                                                                 std::string_view prefix,
                                                                 int timeout_ms);
 
+// Ids of the consumer groups that start with `prefix` (every state: empty groups too).
+[[nodiscard]] Result<std::vector<std::string>> GroupsWithPrefix(rd_kafka_t* rk,
+                                                                std::string_view prefix,
+                                                                int timeout_ms);
+
+// Deletes `topic`; a topic that does not exist is no error.
+[[nodiscard]] Status DeleteTopicIfExists(rd_kafka_t* rk, const std::string& topic, int timeout_ms);
+
 // The group.instance.id of every current member of each of `groups` (static members only).
 [[nodiscard]] Result<std::map<std::string, std::set<std::string>>> GroupStaticMembers(
     rd_kafka_t* rk, const std::set<std::string>& groups, int timeout_ms);

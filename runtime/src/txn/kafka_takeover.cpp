@@ -38,16 +38,16 @@ void OnMarkerDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
 
 }  // namespace
 
-Result<std::string> FindTakeoverMarker(const std::string& brokers,
-                                       const std::map<std::string, std::string>& connection,
-                                       const std::string& progress_topic, int64_t since_wall_ms,
-                                       int timeout_ms) {
+Status ScanProgressTopic(const std::string& brokers,
+                         const std::map<std::string, std::string>& connection,
+                         const std::string& progress_topic, int64_t from, int timeout_ms,
+                         const std::function<bool(std::string_view, std::string_view)>& each) {
   std::map<std::string, std::string> settings = connection;
   settings["bootstrap.servers"] = brokers;
   settings["group.id"] = "flow-takeover-reader";
   settings["enable.auto.commit"] = "false";
   settings["enable.partition.eof"] = "true";
-  // Markers are plain records: no need to wait for a transaction of anyone.
+  // Markers are plain records, and open transactions count: read what is written.
   settings["isolation.level"] = "read_uncommitted";
   Result<rd_kafka_t*> made = MakeClient(RD_KAFKA_CONSUMER, settings, "kafka takeover reader");
   if (!made.ok()) return made.status();
@@ -59,46 +59,58 @@ Result<std::string> FindTakeoverMarker(const std::string& brokers,
     return Status::Unavailable(fmt::format("kafka: end of progress topic `{}`: {}", progress_topic,
                                            rd_kafka_err2str(err)));
   }
-  if (high <= low) return std::string();
+  const int64_t start = from >= 0 ? std::max(low, from) : std::max(low, high - kMarkerTailRecords);
+  if (high <= start) return Status::Ok();
   rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
-  rd_kafka_topic_partition_list_add(parts, progress_topic.c_str(), 0)->offset =
-      std::max(low, high - kMarkerTailRecords);
+  rd_kafka_topic_partition_list_add(parts, progress_topic.c_str(), 0)->offset = start;
   err = rd_kafka_assign(rk.get(), parts);
   rd_kafka_topic_partition_list_destroy(parts);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return Status::Unavailable(fmt::format("kafka: reading progress topic `{}`: {}", progress_topic,
                                            rd_kafka_err2str(err)));
   }
-  std::string taker;
   const int64_t deadline = SteadyNowMs() + timeout_ms;
   while (SteadyNowMs() < deadline) {
     std::unique_ptr<rd_kafka_message_t, void (*)(rd_kafka_message_t*)> msg(
         rd_kafka_consumer_poll(rk.get(), 200), rd_kafka_message_destroy);
     if (!msg) continue;
-    if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) return taker;
+    if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) return Status::Ok();
     if (msg->err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       return Status::Unavailable(fmt::format("kafka: reading progress topic `{}`: {}",
                                              progress_topic, rd_kafka_message_errstr(msg.get())));
     }
-    if (msg->key == nullptr ||
-        std::string_view(static_cast<const char*>(msg->key), msg->key_len) != kTakeoverMarkerKey) {
-      continue;
-    }
-    // "<wall-clock ms> <instance>"
-    const std::string_view value(static_cast<const char*>(msg->payload), msg->len);
-    const size_t space = value.find(' ');
-    if (space == std::string_view::npos) continue;
-    int64_t stamp = 0;
-    const std::string digits(value.substr(0, space));
-    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos ||
-        digits.size() > 18) {
-      continue;
-    }
-    stamp = std::stoll(digits);
-    if (stamp >= since_wall_ms) taker = std::string(value.substr(space + 1));
+    const bool more = each(msg->key == nullptr
+                               ? std::string_view()
+                               : std::string_view(static_cast<const char*>(msg->key), msg->key_len),
+                           std::string_view(static_cast<const char*>(msg->payload), msg->len));
+    if (!more) return Status::Ok();
   }
   return Status::TimedOut(fmt::format("kafka: reading progress topic `{}` took over {} ms",
                                       progress_topic, timeout_ms));
+}
+
+Result<std::string> FindTakeoverMarker(const std::string& brokers,
+                                       const std::map<std::string, std::string>& connection,
+                                       const std::string& progress_topic, int64_t since_wall_ms,
+                                       int timeout_ms) {
+  std::string taker;
+  Status scanned = ScanProgressTopic(
+      brokers, connection, progress_topic, -1, timeout_ms,
+      [&](std::string_view key, std::string_view value) {
+        if (key != kTakeoverMarkerKey) return true;
+        // "<wall-clock ms> <instance>"
+        const size_t space = value.find(' ');
+        if (space == std::string_view::npos) return true;
+        const std::string digits(value.substr(0, space));
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos ||
+            digits.size() > 18) {
+          return true;
+        }
+        if (std::stoll(digits) >= since_wall_ms) taker = std::string(value.substr(space + 1));
+        return true;
+      });
+  if (!scanned.ok()) return scanned;
+  return taker;
 }
 
 KafkaTakeover::KafkaTakeover(Options options) : options_(std::move(options)) {
@@ -112,7 +124,6 @@ KafkaTakeover::~KafkaTakeover() {
   }
   wake_.notify_all();
   thread_.join();
-  if (admin_ != nullptr) rd_kafka_destroy(admin_);
 }
 
 void KafkaTakeover::Assigned(const std::string& group) {
@@ -154,7 +165,7 @@ void KafkaTakeover::Run() {
 
 Result<std::map<std::string, int64_t>> KafkaTakeover::KnownInstances() {
   const std::string prefix = KafkaInstanceProgressPrefix(options_.job_id);
-  Result<std::vector<std::string>> topics = TopicsWithPrefix(admin_, prefix, kCallMs);
+  Result<std::vector<std::string>> topics = TopicsWithPrefix(admin_->rk, prefix, kCallMs);
   if (!topics.ok()) return topics.status();
   std::map<std::string, int64_t> known;
   for (const std::string& topic : *topics) {
@@ -164,7 +175,7 @@ Result<std::map<std::string, int64_t>> KafkaTakeover::KnownInstances() {
     if (name == options_.instance || name.size() > 64 || !IsValidJobId(name)) continue;
     int64_t low = 0, high = 0;
     rd_kafka_resp_err_t err =
-        rd_kafka_query_watermark_offsets(admin_, topic.c_str(), 0, &low, &high, kCallMs);
+        rd_kafka_query_watermark_offsets(admin_->rk, topic.c_str(), 0, &low, &high, kCallMs);
     if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
       return Status::Unavailable(
           fmt::format("kafka: end of progress topic `{}`: {}", topic, rd_kafka_err2str(err)));
@@ -176,7 +187,7 @@ Result<std::map<std::string, int64_t>> KafkaTakeover::KnownInstances() {
 
 Result<std::set<std::string>> KafkaTakeover::LiveInstances(const std::set<std::string>& groups) {
   Result<std::map<std::string, std::set<std::string>>> members =
-      GroupStaticMembers(admin_, groups, kCallMs);
+      GroupStaticMembers(admin_->rk, groups, kCallMs);
   if (!members.ok()) return members.status();
   std::set<std::string> live;
   for (const auto& [group, ids] : *members) {
@@ -190,18 +201,10 @@ Result<std::set<std::string>> KafkaTakeover::LiveInstances(const std::set<std::s
 
 Status KafkaTakeover::Pass(const std::set<std::string>& groups) {
   if (admin_ == nullptr) {
-    std::map<std::string, std::string> settings = options_.connection;
-    settings["bootstrap.servers"] = options_.brokers;
-    Result<rd_kafka_conf_t*> conf = MakeKafkaConf(settings, "kafka takeover admin");
-    if (!conf.ok()) return conf.status();
-    rd_kafka_conf_set_dr_msg_cb(*conf, &OnMarkerDelivery);
-    char err[512];
-    admin_ = rd_kafka_new(RD_KAFKA_PRODUCER, *conf, err, sizeof err);
-    if (admin_ == nullptr) {
-      rd_kafka_conf_destroy(*conf);
-      return Status::InvalidArgument(
-          fmt::format("kafka takeover admin: cannot create client: {}", err));
-    }
+    Result<std::unique_ptr<MarkerClient>> made =
+        MakeMarkerClient(options_.brokers, options_.connection);
+    if (!made.ok()) return made.status();
+    admin_ = std::move(made).value();
   }
   Result<std::map<std::string, int64_t>> before = KnownInstances();
   if (!before.ok()) return before.status();
@@ -223,30 +226,34 @@ Status KafkaTakeover::Pass(const std::set<std::string>& groups) {
     const bool committed = it == after->end() || it->second != before->at(name);
     if (committed || live->count(name) != 0) continue;  // starting, or alive after all
     if (Stopped()) return Status::Ok();
-    FLOW_RETURN_IF_ERROR(Fence(name));
+    FLOW_RETURN_IF_ERROR(FenceInstance(admin_.get(), options_, name, [this] { return Stopped(); }));
     fenced_.insert(name);
   }
   return Status::Ok();
 }
 
-Status KafkaTakeover::WriteMarker(const std::string& instance) {
-  const std::string topic = KafkaProgressTopic(options_.job_id, instance);
-  const std::string value = fmt::format("{} {}", WallNowMs(), options_.instance);
-  marker_delivery_ = RD_KAFKA_RESP_ERR__IN_PROGRESS;
-  rd_kafka_resp_err_t err =
-      rd_kafka_producev(admin_, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(0),
-                        RD_KAFKA_V_KEY(kTakeoverMarkerKey.data(), kTakeoverMarkerKey.size()),
-                        RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
-                        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                        RD_KAFKA_V_OPAQUE(&marker_delivery_), RD_KAFKA_V_END);
+namespace {
+
+// Writes the takeover marker into `instance`'s progress topic and waits for its delivery.
+Status WriteMarker(MarkerClient* admin, const KafkaTakeover::Options& options,
+                   const std::string& instance) {
+  const std::string topic = KafkaProgressTopic(options.job_id, instance);
+  const std::string value = fmt::format("{} {}", WallNowMs(), options.instance);
+  int& delivery = admin->delivery;
+  delivery = RD_KAFKA_RESP_ERR__IN_PROGRESS;
+  rd_kafka_resp_err_t err = rd_kafka_producev(
+      admin->rk, RD_KAFKA_V_TOPIC(topic.c_str()), RD_KAFKA_V_PARTITION(0),
+      RD_KAFKA_V_KEY(kTakeoverMarkerKey.data(), kTakeoverMarkerKey.size()),
+      RD_KAFKA_V_VALUE(const_cast<char*>(value.data()), value.size()),
+      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_OPAQUE(&delivery), RD_KAFKA_V_END);
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) {
-    (void)rd_kafka_flush(admin_, kCallMs);
-    if (marker_delivery_ == RD_KAFKA_RESP_ERR__IN_PROGRESS) {
+    (void)rd_kafka_flush(admin->rk, kCallMs);
+    if (delivery == RD_KAFKA_RESP_ERR__IN_PROGRESS) {
       // Not delivered in time: drop it, so that its report cannot arrive later.
-      (void)rd_kafka_purge(admin_, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-      (void)rd_kafka_flush(admin_, kCallMs);
+      (void)rd_kafka_purge(admin->rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
+      (void)rd_kafka_flush(admin->rk, kCallMs);
     }
-    err = static_cast<rd_kafka_resp_err_t>(marker_delivery_);
+    err = static_cast<rd_kafka_resp_err_t>(delivery);
   }
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return Status::Unavailable(fmt::format("kafka: takeover marker for `{}` into `{}` failed: {}",
@@ -255,15 +262,40 @@ Status KafkaTakeover::WriteMarker(const std::string& instance) {
   return Status::Ok();
 }
 
-Status KafkaTakeover::Fence(const std::string& instance) {
+}  // namespace
+
+MarkerClient::~MarkerClient() {
+  if (rk != nullptr) rd_kafka_destroy(rk);
+}
+
+Result<std::unique_ptr<MarkerClient>> MakeMarkerClient(
+    const std::string& brokers, const std::map<std::string, std::string>& connection) {
+  std::map<std::string, std::string> settings = connection;
+  settings["bootstrap.servers"] = brokers;
+  Result<rd_kafka_conf_t*> conf = MakeKafkaConf(settings, "kafka takeover admin");
+  if (!conf.ok()) return conf.status();
+  rd_kafka_conf_set_dr_msg_cb(*conf, &OnMarkerDelivery);
+  char err[512];
+  auto client = std::make_unique<MarkerClient>();
+  client->rk = rd_kafka_new(RD_KAFKA_PRODUCER, *conf, err, sizeof err);
+  if (client->rk == nullptr) {
+    rd_kafka_conf_destroy(*conf);
+    return Status::InvalidArgument(
+        fmt::format("kafka takeover admin: cannot create client: {}", err));
+  }
+  return client;
+}
+
+Status FenceInstance(MarkerClient* admin, const KafkaTakeover::Options& options,
+                     const std::string& instance, const std::function<bool()>& stopped) {
   // First the marker: were the instance alive after all, the fencing would find it at work, and
   // the marker tells it to restart instead of taking itself for a duplicate.
-  FLOW_RETURN_IF_ERROR(WriteMarker(instance));
-  const std::string id = KafkaTransactionalId(options_.job_id, instance);
-  std::map<std::string, std::string> settings = options_.connection;
-  settings["bootstrap.servers"] = options_.brokers;
+  FLOW_RETURN_IF_ERROR(WriteMarker(admin, options, instance));
+  const std::string id = KafkaTransactionalId(options.job_id, instance);
+  std::map<std::string, std::string> settings = options.connection;
+  settings["bootstrap.servers"] = options.brokers;
   settings["transactional.id"] = id;
-  settings["transaction.timeout.ms"] = std::to_string(options_.transaction_timeout_ms);
+  settings["transaction.timeout.ms"] = std::to_string(options.transaction_timeout_ms);
   Result<rd_kafka_t*> made = MakeClient(RD_KAFKA_PRODUCER, settings, "kafka takeover producer");
   if (!made.ok()) return made.status();
   std::unique_ptr<rd_kafka_t, void (*)(rd_kafka_t*)> producer(*made, rd_kafka_destroy);
@@ -275,13 +307,13 @@ Status KafkaTakeover::Fence(const std::string& instance) {
     std::unique_ptr<rd_kafka_error_t, ErrorFree> error(
         rd_kafka_init_transactions(producer.get(), kCallMs));
     if (!error) break;
-    if (!rd_kafka_error_is_retriable(error.get()) || SteadyNowMs() >= deadline || Stopped()) {
+    if (!rd_kafka_error_is_retriable(error.get()) || SteadyNowMs() >= deadline || stopped()) {
       return Status::Unavailable(fmt::format("kafka: fencing transactional id `{}` failed: {}", id,
                                              rd_kafka_error_string(error.get())));
     }
   }
   Log(LogLevel::kInfo, "kafka", "took over a stopped instance: its open transaction is aborted",
-      {{"instance", options_.instance},
+      {{"instance", options.instance},
        {"stopped_instance", instance},
        {"transactional_id", id},
        {"ms", std::to_string(SteadyNowMs() - start)}});

@@ -21,7 +21,9 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <string>
@@ -43,11 +45,27 @@ inline constexpr std::string_view kTakeoverMarkerKey = "flow-takeover";
 // written just before the fencing, which may find the instance already restarted.
 inline constexpr int64_t kTakeoverMarkerSlackMs = 30000;
 
+// Calls `each(key, value)` for the records of `progress_topic` partition 0 from offset `from` (-1:
+// its last kMarkerTailRecords records) to its end, open transactions' records included, until it
+// returns false.
+[[nodiscard]] Status ScanProgressTopic(
+    const std::string& brokers, const std::map<std::string, std::string>& connection,
+    const std::string& progress_topic, int64_t from, int timeout_ms,
+    const std::function<bool(std::string_view, std::string_view)>& each);
+
 // The instance that wrote the newest takeover marker of `progress_topic` (partition 0, among its
 // last records) stamped at or after `since_wall_ms`, or "" when there is none.
 [[nodiscard]] Result<std::string> FindTakeoverMarker(
     const std::string& brokers, const std::map<std::string, std::string>& connection,
     const std::string& progress_topic, int64_t since_wall_ms, int timeout_ms);
+
+// The admin client of the takeover: a producer whose delivery reports of markers land in
+// `delivery` (an rd_kafka_resp_err_t), which outlives the client.
+struct MarkerClient {
+  rd_kafka_s* rk = nullptr;
+  int delivery = 0;
+  ~MarkerClient();
+};
 
 class KafkaTakeover {
  public:
@@ -76,22 +94,27 @@ class KafkaTakeover {
   // Instances of the job that have a progress topic, with that topic's end offset.
   [[nodiscard]] Result<std::map<std::string, int64_t>> KnownInstances();
   [[nodiscard]] Result<std::set<std::string>> LiveInstances(const std::set<std::string>& groups);
-  [[nodiscard]] Status Fence(const std::string& instance);
-  // Writes the takeover marker into `instance`'s progress topic and waits for its delivery.
-  [[nodiscard]] Status WriteMarker(const std::string& instance);
   // Sleeps `ms` unless stopped first; false when stopped.
   bool Wait(int64_t ms);
   bool Stopped();
 
   const Options options_;
-  rd_kafka_s* admin_ = nullptr;   // made by the first pass, on the pass thread
-  std::set<std::string> fenced_;  // by this object: each instance once
-  int marker_delivery_ = 0;       // the last marker's delivery report (an rd_kafka_resp_err_t)
+  std::unique_ptr<MarkerClient> admin_;  // made by the first pass, on the pass thread
+  std::set<std::string> fenced_;         // by this object: each instance once
   std::mutex mu_;
   std::condition_variable wake_;
   std::set<std::string> pending_;  // groups assigned since the last pass began
   bool stop_ = false;
   std::thread thread_;
 };
+
+[[nodiscard]] Result<std::unique_ptr<MarkerClient>> MakeMarkerClient(
+    const std::string& brokers, const std::map<std::string, std::string>& connection);
+// Writes a takeover marker into `instance`'s progress topic (value "<ms> <options.instance>"),
+// then calls init_transactions with its transactional id until the broker has aborted what it
+// left open and fenced it (at most 30 s, or until `stopped`). kUnavailable naming the step.
+[[nodiscard]] Status FenceInstance(MarkerClient* admin, const KafkaTakeover::Options& options,
+                                   const std::string& instance,
+                                   const std::function<bool()>& stopped);
 
 }  // namespace flow::rt::txn_detail

@@ -363,6 +363,38 @@ TEST(CheckpointStorage, RetentionKeepsTheCheckpointsCommittedOffsetsName) {
   EXPECT_TRUE(fs::exists(dir / "chk-5"));
 }
 
+// Forgetting an instance: every checkpoint but the named ones goes, the newest and unfinished
+// ones included; a shared file stays while a kept checkpoint or a savepoint lists it.
+TEST(CheckpointStorage, DeleteCheckpointsExceptKeepsOnlyTheNamedOnesAndTheFilesTheyList) {
+  TempDir dir;
+  {
+    auto storage = test::OpenStorage(dir.path(), /*retained=*/5);
+    ASSERT_TRUE(storage);
+    test::WriteCheckpoint(storage.get(), 1, "s1", {"sst-a"});
+    test::WriteCheckpoint(storage.get(), 2, "s2", {"sst-a", "sst-b"});
+    test::WriteCheckpoint(storage.get(), 3, "s3", {"sst-c"});
+    test::WriteCheckpoint(storage.get(), 4, "s4", {"sst-d"});
+    ASSERT_TRUE(storage->CreateSavepoint(4, "keep").ok());
+    ASSERT_TRUE(storage->WriteSnapshotFile(5, "agg-0.snap", "partial").ok());
+  }
+  auto deleted = DeleteCheckpointsExcept(dir.path(), {2});
+  ASSERT_TRUE(deleted.ok()) << deleted.status().ToString();
+  EXPECT_EQ(*deleted, (std::vector<int64_t>{1, 3, 4, 5}));
+  EXPECT_TRUE(VerifyCheckpoint(dir / "chk-2").ok());
+  for (const char* gone : {"chk-1", "chk-3", "chk-4", "chk-5", "shared/sst-c"}) {
+    EXPECT_FALSE(fs::exists(dir / gone)) << gone;
+  }
+  EXPECT_TRUE(fs::exists(dir / "shared/sst-a")) << "listed by chk-2";
+  EXPECT_TRUE(fs::exists(dir / "shared/sst-b")) << "listed by chk-2";
+  EXPECT_TRUE(fs::exists(dir / "sp-keep/_metadata")) << "savepoints are not checkpoints";
+  auto none = DeleteCheckpointsExcept(dir.path(), {});
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, (std::vector<int64_t>{2}));
+  EXPECT_FALSE(fs::exists(dir / "shared/sst-a"));
+  auto missing = DeleteCheckpointsExcept(dir.path() + "/nope", {});
+  EXPECT_EQ(missing.status().code(), StatusCode::kIoError);
+}
+
 TEST(CheckpointStorage, DiscardNewerThanDeletesOnlyNewerCheckpoints) {
   TempDir dir;
   auto storage = test::OpenStorage(dir.path(), /*retained=*/5);

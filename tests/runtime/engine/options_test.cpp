@@ -156,6 +156,29 @@ TEST(OptionsTest, StateRootIsTheInstancesStateDirUnderASharedRoot) {
   EXPECT_NE(empty.status().message().find("--state-root"), std::string::npos);
 }
 
+// --forget-instance runs no job: an instance's own command line serves (its --instance and
+// --state-root are not checked as a run's would be); --dry-run goes with it only.
+TEST(OptionsTest, ForgetInstanceTakesAnInstancesFlagsAndDryRunNeedsIt) {
+  auto r = Parse({"--instance", "a", "--state-root", "/r", "--shuffle-brokers", "k:9092",
+                  "--forget-instance", "c", "--dry-run", "--retained-checkpoints", "1"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->forget_instance, "c");
+  EXPECT_TRUE(r->dry_run);
+  EXPECT_EQ(r->options.state_root, "/r");
+  EXPECT_EQ(r->options.shuffle_brokers, "k:9092");
+  auto alone = Parse({"--forget-instance", "c", "--state-root", "/r"});
+  ASSERT_TRUE(alone.ok()) << alone.status().ToString();
+  EXPECT_FALSE(alone->dry_run);
+  auto dry = Parse({"--dry-run"});
+  ASSERT_FALSE(dry.ok());
+  EXPECT_NE(dry.status().message().find("only with --forget-instance"), std::string::npos)
+      << dry.status().message();
+  auto bad = Parse({"--forget-instance", "a b"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("--forget-instance a b: expected"), std::string::npos)
+      << bad.status().message();
+}
+
 TEST(OptionsTest, KafkaPropertiesFileAndSavepointOnStop) {
   const std::string path = ::testing::TempDir() + "flow-options-kafka.properties";
   {

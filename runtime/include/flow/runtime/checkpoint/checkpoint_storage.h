@@ -109,6 +109,13 @@ class CheckpointStorage final : public CheckpointFinalizer {
   std::function<std::optional<std::set<int64_t>>()> named_;
 };
 
+// Deletes every checkpoint of `state_dir` but `keep` (complete or not), then the shared files only
+// the deleted ones referenced (savepoints and their files stay). For a directory no process uses
+// (its _lock held by the caller): forgetting an instance removed for good (docs/deploy.md).
+// Returns the ids deleted; IoError naming the first path that could not be deleted.
+[[nodiscard]] Result<std::vector<int64_t>> DeleteCheckpointsExcept(const std::string& state_dir,
+                                                                   const std::set<int64_t>& keep);
+
 // Low-level file helpers shared with recovery (exposed for tests). All return IoError naming the
 // path and errno text.
 namespace checkpoint_fs {

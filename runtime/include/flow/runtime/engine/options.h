@@ -13,6 +13,9 @@
 //   --instance NAME        one instance of a job scaled out through Kafka (docs/deploy.md)
 //   --shuffle-brokers B    the Kafka cluster of an instance's repartition topics (docs/deploy.md)
 //   --shuffle-partitions N partitions of each repartition topic it creates; default: 12
+//   --forget-instance NAME remove what an instance stopped for good left; runs no job
+//   --dry-run              with --forget-instance: report only
+//   --forget-wait D        with --forget-instance: the longest wait for the others; default: 60s
 //   --help                 usage on stdout, exit 0
 //   --state-backend K      keyed state backend: heap|rocksdb; default: heap
 //   --state-local-dir DIR  rocksdb working files; default: $TMPDIR or /tmp
@@ -145,6 +148,14 @@ inline constexpr DurationMs kInstanceCheckpointTimeoutMs = 30000;
 struct ParsedArgs {
   JobOptions options;
   bool help = false;  // --help was given; print JobUsage and exit 0
+  // --forget-instance NAME: instead of running, remove what instance NAME of the job left behind
+  // (txn/forget_instance.h); --dry-run only reports it. The job's other flags and parameters
+  // are accepted and not used, so an instance's own command line serves.
+  std::string forget_instance;
+  bool dry_run = false;
+  // --forget-wait D: how long it waits for a member of the instance to leave and for offsets
+  // that name its checkpoints to be committed again. Default: 60 s.
+  int64_t forget_wait_ms = 60000;
 };
 
 // argv[0] is the program name. See the file comment for the flags. `default_job_id`: the job id

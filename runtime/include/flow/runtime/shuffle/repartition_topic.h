@@ -28,6 +28,8 @@ namespace flow::rt::shuffle {
 inline constexpr size_t kMaxTopicName = 249;
 inline constexpr size_t kRepartitionKeyBytes = 8;
 
+// "__flow_repartition_<job id>.": what every repartition topic of the job starts with.
+std::string RepartitionTopicPrefix(std::string_view job_id);
 // "__flow_repartition_<job id>.<operator>". kInvalidArgument when the operator's name has a
 // character a topic name cannot have ([A-Za-z0-9._-] only) or the name is longer than Kafka
 // allows, naming the operator and what to change.
