@@ -211,17 +211,17 @@ class StateMovesTest : public ScaleOutTest {
   // The window job with --state-root while instances come and go: a runs alone and counts every
   // key; b joins (half of a's partitions move to b, their windows half counted), a is killed
   // (SIGKILL) and restarted, c joins, b stops for good (SIGTERM: its partitions move to a and c).
-  // With `forget`, b is then forgotten (--forget-instance b: refused while b ran, it deletes b's
-  // checkpoints once no committed offset names them, and its progress topic, while input still
-  // arrives), and at the end forgetting a keeps the checkpoints of a that offsets name.
-  // For long runs: FLOW_SCALE_KEYED_BROKER=1 restarts the broker after c joins, and
-  // FLOW_SCALE_KEYED_KILLS=N adds N SIGKILLs of random instances at random chunks (a seed
-  // replays them). Input arrives all along, so every move happens in the middle of open windows.
-  // Returns the committed output compared with the test's own per-(key, window) counts and sums;
-  // `moved` tells whether some instance adopted state from another one's checkpoint.
-  // `kind`: chaos_job's window or join job.
+  // With `full`, the broker is also restarted after c joins (FLOW_SCALE_KEYED_BROKER=0 leaves it
+  // out, =1 adds it to the other runs) and b is forgotten (--forget-instance b: refused while b
+  // ran, it deletes b's checkpoints once no committed offset names them, and its progress topic,
+  // while input still arrives), and at the end forgetting a keeps the checkpoints of a that
+  // offsets name. For long runs, FLOW_SCALE_KEYED_KILLS=N adds N SIGKILLs of random instances at
+  // random chunks (a seed replays them). Input arrives all along, so every move happens in the
+  // middle of open windows. Returns the committed output compared with the test's own per-(key,
+  // window) counts and sums; `moved` tells whether some instance adopted state from another one's
+  // checkpoint. `kind`: chaos_job's window or join job.
   Verdict RunWithMoves(const std::string& prefix, std::vector<std::string> args, bool* moved,
-                       const std::string& kind = "window", bool forget = false) {
+                       const std::string& kind = "window", bool full = false) {
     constexpr int64_t kWindowMs = 1000;
     shared_state_ = true;
     args.insert(args.end(), {"--set", fmt::format("window_ms={}", kWindowMs)});
@@ -242,8 +242,8 @@ class StateMovesTest : public ScaleOutTest {
     constexpr int kChunks = 16;
     std::multimap<int, std::string> script = {
         {3, "join b"}, {7, "kill a"}, {9, "join c"}, {12, "stop b"}};
-    if (forget) script.insert({{5, "forget b early"}, {13, "forget b"}});
-    if (EnvInt("FLOW_SCALE_KEYED_BROKER", 0) != 0) script.emplace(10, "broker");
+    if (full) script.insert({{5, "forget b early"}, {13, "forget b"}});
+    if (EnvInt("FLOW_SCALE_KEYED_BROKER", full ? 1 : 0) != 0) script.emplace(10, "broker");
     for (int64_t k = EnvInt("FLOW_SCALE_KEYED_KILLS", 0); k > 0; --k) {
       script.emplace(static_cast<int>(Uniform(4, kChunks - 2)), "kill");
     }
@@ -306,7 +306,7 @@ class StateMovesTest : public ScaleOutTest {
     const Verdict v = CheckWindowOutput(
         fmt::format("state moves ({}; seed {})", done, static_cast<unsigned long long>(seed_)),
         want);
-    if (forget) ExpectForgotten(early_forget, forget_pid, forget_log);
+    if (full) ExpectForgotten(early_forget, forget_pid, forget_log);
     *moved = false;
     for (const auto& [name, in] : instances_) {
       for (const auto& [other, unused] : instances_) {
@@ -325,7 +325,7 @@ class StateMovesTest : public ScaleOutTest {
 // instance's checkpoint.
 TEST_F(StateMovesTest, TheStateOfAPartitionsKeysFollowsItWhileInstancesJoinDieAndLeave) {
   bool moved = false;
-  const Verdict v = RunWithMoves("scale-move", {}, &moved, "window", /*forget=*/true);
+  const Verdict v = RunWithMoves("scale-move", {}, &moved, "window", /*full=*/true);
   EXPECT_TRUE(moved) << "no instance adopted state from another's checkpoint";
   if (!v.exact() || HasFailure()) PrintLogTails(60);
   EXPECT_TRUE(v.exact()) << "missing " << v.missing << ", duplicates " << v.duplicates << ", wrong "

@@ -85,8 +85,8 @@ Status AddNamedOf(const ForgetInstanceOptions& o, const std::map<std::string, st
       txn_detail::MakeClient(RD_KAFKA_CONSUMER, settings, "forget-instance offsets reader");
   if (!made.ok()) return made.status();
   ClientPtr consumer(*made, rd_kafka_destroy);
-  std::unique_ptr<rd_kafka_topic_partition_list_t, void (*)(rd_kafka_topic_partition_list_t*)>
-      list(rd_kafka_topic_partition_list_new(*partitions), rd_kafka_topic_partition_list_destroy);
+  std::unique_ptr<rd_kafka_topic_partition_list_t, void (*)(rd_kafka_topic_partition_list_t*)> list(
+      rd_kafka_topic_partition_list_new(*partitions), rd_kafka_topic_partition_list_destroy);
   for (int32_t p = 0; p < *partitions; ++p) {
     rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p);
   }
@@ -146,8 +146,7 @@ Result<bool> CommittedSince(const ForgetInstanceOptions& o,
                             const std::string& progress, int64_t from) {
   bool committed = false;
   FLOW_RETURN_IF_ERROR(txn_detail::ScanProgressTopic(
-      o.brokers, conn, progress, from, kCallMs,
-      [&](std::string_view key, std::string_view) {
+      o.brokers, conn, progress, from, kCallMs, [&](std::string_view key, std::string_view) {
         committed = key != txn_detail::kTakeoverMarkerKey;
         return !committed;  // one commit is enough
       }));
@@ -178,17 +177,17 @@ Status CheckStopped(const ForgetInstanceOptions& o, const std::map<std::string, 
         if (!committed.ok()) return committed.status();
         if (*committed) {
           return Status::FailedPrecondition(
-              fmt::format("instance `{}` is running: it commits to `{}`; {}", o.instance,
-                          progress, stop_first));
+              fmt::format("instance `{}` is running: it commits to `{}`; {}", o.instance, progress,
+                          stop_first));
         }
       }
     }
     const int64_t waited = SteadyNowMs() - start;
     if (member->empty() && waited >= txn_detail::kTakeoverConfirmMs) return Status::Ok();
     if (!member->empty() && waited >= o.wait_ms) {
-      return Status::FailedPrecondition(fmt::format(
-          "instance `{}` is running: {} for {} s and no session timeout ended it; {}",
-          o.instance, *member, o.wait_ms / 1000, stop_first));
+      return Status::FailedPrecondition(
+          fmt::format("instance `{}` is running: {} for {} s and no session timeout ended it; {}",
+                      o.instance, *member, o.wait_ms / 1000, stop_first));
     }
     if (!member->empty() && !waiting) {
       Log(LogLevel::kInfo, "engine",
@@ -240,8 +239,8 @@ Status ForgetInstance(const ForgetInstanceOptions& o) {
     Result<std::unique_ptr<StateDirectory>> opened = StateDirectory::Open(dir);
     if (!opened.ok()) {
       return opened.status().code() == StatusCode::kFenced
-                 ? Status::FailedPrecondition(fmt::format("instance `{}`: {}", o.instance,
-                                                          opened.status().message()))
+                 ? Status::FailedPrecondition(
+                       fmt::format("instance `{}`: {}", o.instance, opened.status().message()))
                  : opened.status();
     }
     lock = std::move(opened).value();
@@ -263,12 +262,13 @@ Status ForgetInstance(const ForgetInstanceOptions& o) {
         txn_detail::FenceInstance(admin->get(), fence, o.instance, [] { return false; }));
   }
 
+  // Offsets name checkpoints of the state dir only: without one there is nothing to keep.
   const int64_t deadline = SteadyNowMs() + o.wait_ms;
   bool waiting = false;
-  while (true) {
+  while (has_dir) {
     Result<Named> named = NamedCheckpoints(o, conn, rk);
     if (!named.ok()) return named.status();
-    if (has_dir && !o.dry_run) {
+    if (!o.dry_run) {
       Result<std::vector<int64_t>> deleted = DeleteCheckpointsExcept(dir, named->ids);
       if (!deleted.ok()) return deleted.status();
       if (!deleted->empty()) {

@@ -28,7 +28,7 @@
 namespace flow::rt {
 
 struct ForgetInstanceOptions {
-  std::string brokers;                                // the cluster of the job's transactions
+  std::string brokers;                                  // the cluster of the job's transactions
   std::map<std::string, std::string> kafka_properties;  // --kafka-properties (security settings)
   std::string job_id;
   std::string instance;    // the instance to forget
