@@ -116,6 +116,16 @@ class ScaleOutTest : public OwnBrokerTest {
     in.log = (work_ / (name + ".log")).string();
     in.pid = SpawnJob(FLOW_CHAOS_JOB, ArgsOf(name), "", in.log);
   }
+  // Starts `name` and waits (at most `seconds`) until it has settled with its 2 subtasks and
+  // reads partitions of the repartition source `shuffle`.
+  void StartAndSettle(const std::string& name, const std::string& shuffle, int seconds) {
+    Start(name);
+    const auto until = Clock::now() + std::chrono::seconds(seconds);
+    while (Clock::now() < until &&
+           !(Settled(instances_[name].log, 2) && OwnedPartitions(instances_[name].log, shuffle))) {
+      Pass(500);
+    }
+  }
   void Supervise() {
     for (auto& [name, in] : instances_) {
       if (in.retired || in.pid < 0) continue;

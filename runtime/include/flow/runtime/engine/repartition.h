@@ -216,7 +216,16 @@ class RepartitionSource final : public SourceFunction<T> {
     return Status::Ok();
   }
   Status OnCheckpointComplete(int64_t id) override { return raw_->OnCheckpointComplete(id); }
-  Status Close() override { return raw_->Close(); }
+  Status Close() override {
+    // A run that ends before its first assignment (a stop right after its start): the keyed
+    // operators waiting for it adopt nothing and end with their inputs, instead of waiting for a
+    // cancel that a stop never sends. Nothing of this run commits: its sources have ended.
+    if (adoption_ != nullptr && !published_) {
+      adoption_->Publish(name_, subtask_, spec_.partitions, {});
+      published_ = true;
+    }
+    return raw_->Close();
+  }
 
  private:
   static constexpr int kPollTimeoutMs = 100;

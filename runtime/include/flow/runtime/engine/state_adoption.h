@@ -75,6 +75,7 @@ class StateAdoption {
   // Before the run starts: source `reader` has `subtasks` subtasks that will publish.
   void Expect(const std::string& reader, uint32_t subtasks);
   // A subtask's first assignment of the run: partition -> origin (nullopt: nothing committed).
+  // A subtask that ends before it had one publishes none (RepartitionSource::Close).
   void Publish(const std::string& reader, uint32_t subtask, int32_t partitions,
                const std::map<int32_t, std::optional<StateOrigin>>& assigned);
   // Blocks until every subtask of `reader` published; kCancelled once `*cancel` is set (polled).
