@@ -3,8 +3,8 @@
 // commit exactly the test's own windows; without --shuffle-brokers the job is refused (exit 2);
 // without --state-root an instance that joins a running one is refused the partitions whose state
 // is elsewhere (exit 1); with it, the state of a partition's keys follows the partition while
-// instances join, die and leave (and, behind knobs, the broker restarts), and the output stays
-// exact.
+// instances join, die and leave and the broker restarts, and the output stays exact; an instance
+// stopped for good is forgotten (--forget-instance); one stopped as its run starts exits 0 at once.
 
 #include <signal.h>
 
