@@ -465,6 +465,8 @@ class ScaleBench(kb.Bench):
                 problems.append(died)
             elif consumer.returncode != 0:
                 problems.append(f"output incomplete after {a.timeout + 120} s")
+                if dump.exists():  # which rows are missing, for the diagnosis
+                    problems += self.check_keyed(dump, n)
             else:
                 problems += self.check_keyed(dump, n)
             # When a survivor had restored the keys' state of each partition it took over.
@@ -486,7 +488,10 @@ class ScaleBench(kb.Bench):
             self.stop_jobs(jobs)
             self.delete_topics(src, dst,
                                *[t.replace("<job id>", run_id) for t in self.repartition_topics])
-            dump.unlink(missing_ok=True)
+            if problems and dump.exists():
+                log(f"{a.job} {case}: output kept in {dump}, instance logs in {self.work / 'logs'}")
+            else:
+                dump.unlink(missing_ok=True)
         return result, problems
 
     # --- the keyed jobs' outputs -------------------------------------------------------------

@@ -123,6 +123,18 @@ bool KafkaRetriable(rd_kafka_resp_err_t err) {
   }
 }
 
+rd_kafka_resp_err_t KafkaCommittedRetrying(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* list,
+                                           int64_t timeout_ms) {
+  const int64_t deadline = SteadyNowMs() + timeout_ms;
+  while (true) {
+    const int remaining = static_cast<int>(std::max<int64_t>(deadline - SteadyNowMs(), 1));
+    const rd_kafka_resp_err_t err = rd_kafka_committed(rk, list, remaining);
+    if (err == RD_KAFKA_RESP_ERR_NO_ERROR || !KafkaRetriable(err) || SteadyNowMs() >= deadline)
+      return err;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 Status KafkaWaitForLeaders(rd_kafka_t* rk, const std::string& topic, int32_t partitions,
                            int timeout_ms) {
   int64_t deadline = SteadyNowMs() + timeout_ms;

@@ -46,6 +46,10 @@ constexpr int kKafkaNewTopicGraceMs = 3000;
 
 // True for errors that may go away by themselves (no leader yet, broker restarting, timeouts).
 bool KafkaRetriable(rd_kafka_resp_err_t err);
+// rd_kafka_committed of `list` on `rk`, retried while the error is retriable (a coordinator still
+// loading, a pending transactional offset) until `timeout_ms` has passed; the last error.
+rd_kafka_resp_err_t KafkaCommittedRetrying(rd_kafka_t* rk, rd_kafka_topic_partition_list_t* list,
+                                           int64_t timeout_ms);
 
 // Connection failures that retrying cannot cure, so waiting out a timeout only hides them: the
 // broker refused the login (RD_KAFKA_RESP_ERR__AUTHENTICATION: wrong sasl.username/password or

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kafka_common.h"
+#include "kafka_consumer_handle.h"
 #include "kafka_start_offsets.h"
 
 namespace flow::rt {
@@ -19,11 +20,6 @@ void DestroyPartitionList(rd_kafka_topic_partition_list_t* list) {
   if (list != nullptr) rd_kafka_topic_partition_list_destroy(list);
 }
 
-void KafkaSourceRebalance(rd_kafka_t*, rd_kafka_resp_err_t err,
-                          rd_kafka_topic_partition_list_t* partitions, void* opaque) {
-  static_cast<KafkaSource*>(opaque)->HandleRebalance(static_cast<int>(err), partitions);
-}
-
 }  // namespace
 
 KafkaSource::KafkaSource(KafkaSourceOptions options) : options_(std::move(options)) {
@@ -34,16 +30,21 @@ KafkaSource::~KafkaSource() {
   Close().IgnoreError();
 }  // errors on teardown have no reader
 
-void KafkaSource::OnError(rd_kafka_t* rk, int err, const char* reason, void* opaque) {
-  // Served by rd_kafka_consume_batch_queue on the polling thread: no locking needed.
-  auto* self = static_cast<KafkaSource*>(opaque);
-  if (KafkaSecurityFailure(err, reason != nullptr ? reason : "") && self->security_err_ == 0) {
-    self->security_err_ = err;
-    self->security_reason_ = reason != nullptr ? reason : "";
+void KafkaSource::OnError(rd_kafka_t*, int err, const char* reason, void* opaque) {
+  // Served by rd_kafka_consume_batch_queue on the polling thread: no locking needed. A kept
+  // member has no source, and nobody polls it.
+  if (KafkaSource* self = static_cast<KafkaConsumerHandle*>(opaque)->source; self != nullptr)
+    self->NoteError(err, reason);
+}
+
+void KafkaSource::NoteError(int err, const char* reason) {
+  if (KafkaSecurityFailure(err, reason != nullptr ? reason : "") && security_err_ == 0) {
+    security_err_ = err;
+    security_reason_ = reason != nullptr ? reason : "";
   }
   if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || err == RD_KAFKA_RESP_ERR__TRANSPORT) {
-    if (self->down_since_ms_ < 0) self->down_since_ms_ = SteadyNowMs();
-    self->down_reason_ = reason != nullptr ? reason : "";
+    if (down_since_ms_ < 0) down_since_ms_ = SteadyNowMs();
+    down_reason_ = reason != nullptr ? reason : "";
   }
 }
 
@@ -72,23 +73,17 @@ Status KafkaSource::Open(uint32_t subtask, uint32_t parallelism) {
   settings["enable.partition.eof"] = "true";
   if (!context_.instance.empty()) FLOW_RETURN_IF_ERROR(AddGroupSettings(subtask, &settings));
   settings_ = settings;
-  Result<rd_kafka_conf_t*> conf = MakeKafkaConf(settings, "kafka source");
-  if (!conf.ok()) return conf.status();
-  rd_kafka_conf_set_error_cb(*conf, &KafkaSource::OnError);
-  if (group_mode_) rd_kafka_conf_set_rebalance_cb(*conf, &KafkaSourceRebalance);
-  rd_kafka_conf_set_opaque(*conf, this);
-  char err[512];
-  rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, *conf, err, sizeof err);
-  if (rk_ == nullptr) {
-    rd_kafka_conf_destroy(*conf);
-    return Status::InvalidArgument(fmt::format("kafka source: cannot create consumer: {}", err));
+  // Instances: after an in-process restart, the member the run before kept.
+  handle_ = group_mode_ ? TakeKeptMember(settings) : nullptr;
+  const bool kept = handle_ != nullptr;
+  if (kept) {
+    handle_->source = this;
+    rk_ = handle_->rk;
+    had_assignment_ = handle_->had_assignment;
+    queue_ = rd_kafka_queue_get_consumer(rk_);
+  } else {
+    FLOW_RETURN_IF_ERROR(NewConsumer(subtask, settings));
   }
-  rd_kafka_poll_set_consumer(rk_);
-  queue_ = rd_kafka_queue_get_consumer(rk_);
-  // A refused login or an untrusted certificate fails Open at once, not after the timeout.
-  FLOW_RETURN_IF_ERROR(KafkaAwaitBrokers(
-      rk_, [this] { ServeErrors(); }, [this] { return SecurityStatus(); }, options_.brokers,
-      options_.metadata_timeout_ms, "kafka source"));
 
   Result<int32_t> partitions =
       KafkaPartitionCount(rk_, options_.topic, options_.brokers, options_.metadata_timeout_ms);
@@ -97,15 +92,46 @@ Status KafkaSource::Open(uint32_t subtask, uint32_t parallelism) {
   parallelism_ = parallelism;
   known_partitions_ = *partitions;
   next_discovery_ms_ = SteadyNowMs() + options_.partition_discovery_interval_ms;
+  if (kept) return ResumeMember();
   if (group_mode_) return Subscribe();
   return ResolveStartOffsets(*partitions);
+}
+
+Status KafkaSource::NewConsumer(uint32_t subtask,
+                                const std::map<std::string, std::string>& settings) {
+  handle_ = std::make_shared<KafkaConsumerHandle>();
+  handle_->source = this;
+  handle_->settings = settings;
+  handle_->group = group_id_;
+  handle_->member = group_mode_ ? settings.at("group.instance.id") : "";
+  handle_->topic = options_.topic;
+  handle_->operator_name = context_.operator_name;
+  handle_->subtask = std::to_string(subtask);
+  handle_->instance = context_.instance;
+  Result<rd_kafka_conf_t*> conf = MakeKafkaConf(settings, "kafka source");
+  if (!conf.ok()) return conf.status();
+  rd_kafka_conf_set_error_cb(*conf, &KafkaSource::OnError);
+  if (group_mode_) rd_kafka_conf_set_rebalance_cb(*conf, &KafkaHandleRebalance);
+  rd_kafka_conf_set_opaque(*conf, handle_.get());
+  char err[512];
+  rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, *conf, err, sizeof err);
+  if (rk_ == nullptr) {
+    rd_kafka_conf_destroy(*conf);
+    return Status::InvalidArgument(fmt::format("kafka source: cannot create consumer: {}", err));
+  }
+  handle_->rk = rk_;
+  rd_kafka_poll_set_consumer(rk_);
+  queue_ = rd_kafka_queue_get_consumer(rk_);
+  // A refused login or an untrusted certificate fails Open at once, not after the timeout.
+  return KafkaAwaitBrokers(
+      rk_, [this] { ServeErrors(); }, [this] { return SecurityStatus(); }, options_.brokers,
+      options_.metadata_timeout_ms, "kafka source");
 }
 
 void KafkaSource::ServeErrors() {
   // Before assign() the consumer queue holds only errors: they reach OnError or come back here.
   while (rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_, 0)) {
-    if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR)
-      OnError(rk_, m->err, rd_kafka_message_errstr(m), this);
+    if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR) NoteError(m->err, rd_kafka_message_errstr(m));
     rd_kafka_message_destroy(m);
   }
 }
@@ -361,7 +387,7 @@ Result<PollResult> KafkaSource::Poll(std::vector<RawRecord>* out, size_t max_rec
         continue;
       }
       if (KafkaSecurityFailure(m->err, rd_kafka_message_errstr(m))) {
-        OnError(rk_, m->err, rd_kafka_message_errstr(m), this);
+        NoteError(m->err, rd_kafka_message_errstr(m));
         continue;
       }
       if (m->err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN || m->err == RD_KAFKA_RESP_ERR__TRANSPORT) {
@@ -547,26 +573,16 @@ Status KafkaSource::Close() {
   group_look_ = nullptr;
   next_look_ms_ = 0;
   stranded_since_ms_ = -1;
-  if (rk_ != nullptr) {
-    // A clean stop leaves the group, so the partitions move to the other instances at once (a
-    // static member's close alone would keep them until session.timeout.ms). A failed run stays:
-    // its restart rejoins as the same member and gets them back without a rebalance.
-    // A run that ends because partitions were revoked leaves too: in the cooperative protocol
-    // the revoked partitions reach their new owner only in a second rebalance, which the
-    // revoking member's rejoin starts; a static member's restart rejoins without one, and they
-    // would stay unowned until some other membership change. The leave can still be lost (a
-    // rebalance under way when it is due): CheckStrandedPartitions is the net for that.
-    if (group_mode_ && rebalance_error_.ok() && (!context_.cancelled() || !reassigned_.empty()))
-      LeaveGroup();
+  if (rk_ != nullptr && group_mode_) {
+    CloseMember();
+  } else if (rk_ != nullptr) {
     // With assign() (no subscription) closing does not wait for a group rebalance.
     rd_kafka_consumer_close(rk_);
-    if (group_mode_) {
-      DestroyGroupConsumer(rk_, had_assignment_);
-    } else {
-      rd_kafka_destroy(rk_);
-    }
-    rk_ = nullptr;
+    rd_kafka_destroy(rk_);
+    handle_->rk = nullptr;
   }
+  rk_ = nullptr;
+  handle_ = nullptr;
   if (offsets_rk_ != nullptr) {
     rd_kafka_destroy(offsets_rk_);
     offsets_rk_ = nullptr;

@@ -4,17 +4,17 @@
 #include <librdkafka/rdkafka.h>
 
 #include <algorithm>
-#include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "flow/runtime/connectors/kafka_source.h"
 #include "flow/runtime/log/log.h"
 #include "kafka_common.h"
+#include "kafka_consumer_handle.h"
 
 namespace flow::rt {
 namespace {
@@ -24,10 +24,6 @@ namespace {
 // that take minutes; ours take a second.
 constexpr const char* kDefaultSessionTimeoutMs = "10000";
 constexpr const char* kDefaultHeartbeatIntervalMs = "1000";
-// A clean stop waits at most this long for the revocation, and this long after it for librdkafka
-// to send LeaveGroup.
-constexpr int64_t kLeaveGroupMs = 3000;
-constexpr int64_t kLeaveSendMs = 300;
 // How often subtask 0 looks at its group for partitions no member holds.
 constexpr int kGroupLookMs = 2000;
 
@@ -73,7 +69,7 @@ Status KafkaSource::AddGroupSettings(uint32_t subtask,
   return Status::Ok();
 }
 
-Status KafkaSource::Subscribe() {
+void KafkaSource::RegisterGroupMember() {
   instance_offsets_ = KafkaInstanceOffsets::ForJob(context_.job_id);
   transactional_ = instance_offsets_->attached();
   if (transactional_) offsets_slot_ = instance_offsets_->Register();
@@ -88,6 +84,10 @@ Status KafkaSource::Subscribe() {
                         "Partitions the consumer group assigned to this subtask", labels);
     assigned_gauge_->Set(0);
   }
+}
+
+Status KafkaSource::Subscribe() {
+  RegisterGroupMember();
   rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(list, options_.topic.c_str(), RD_KAFKA_PARTITION_UA);
   rd_kafka_resp_err_t err = rd_kafka_subscribe(rk_, list);
@@ -192,6 +192,7 @@ Status KafkaSource::CheckStalledAssignment(int64_t now_ms) {
     if (at == assigned_at_ms_.end()) continue;
     const int64_t waited = now_ms - std::max(at->second, polled_since_ms_);
     if (waited <= options_.stalled_assignment_ms) continue;
+    renew_member_ = true;
     Log(LogLevel::kWarn, "kafka",
         "an assigned partition is never read: restarting with a new consumer",
         {{"source", context_.operator_name},
@@ -251,6 +252,7 @@ Status KafkaSource::CheckStrandedPartitions(int64_t now_ms) {
     if (!text.empty()) text += ',';
     text += std::to_string(p);
   }
+  renew_member_ = true;
   reassigned_ = fmt::format(
       "partitions {} of topic `{}` have been held by no member of the stable consumer group `{}` "
       "for {} ms (a cooperative rebalance whose second round never came): leaving the group so "
@@ -265,29 +267,131 @@ Status KafkaSource::CheckStrandedPartitions(int64_t now_ms) {
   return Status::Reassigned(reassigned_);
 }
 
-void KafkaSource::LeaveGroup() {
-  // librdkafka sends LeaveGroup once the unsubscription's unassign is done, but never for a
-  // static member that is already closing: serve the revocation first, then give the request a
-  // moment to leave before rd_kafka_consumer_close.
-  if (rd_kafka_unsubscribe(rk_) != RD_KAFKA_RESP_ERR_NO_ERROR) return;
-  const int64_t deadline = SteadyNowMs() + kLeaveGroupMs;
-  int64_t empty_since = -1;
-  while (SteadyNowMs() < deadline) {
-    if (rd_kafka_message_t* m = rd_kafka_consumer_poll(rk_, 50); m != nullptr)
-      rd_kafka_message_destroy(m);
-    rd_kafka_topic_partition_list_t* assignment = nullptr;
-    if (rd_kafka_assignment(rk_, &assignment) != RD_KAFKA_RESP_ERR_NO_ERROR) break;
-    const bool empty = assignment == nullptr || assignment->cnt == 0;
-    if (assignment != nullptr) rd_kafka_topic_partition_list_destroy(assignment);
-    if (!empty) continue;
-    if (empty_since < 0) empty_since = SteadyNowMs();
-    if (SteadyNowMs() - empty_since >= kLeaveSendMs) break;
+std::shared_ptr<KafkaConsumerHandle> KafkaSource::TakeKeptMember(
+    const std::map<std::string, std::string>& settings) {
+  if (context_.handover == nullptr) return nullptr;
+  auto kept = std::dynamic_pointer_cast<KafkaConsumerHandle>(
+      context_.handover->Take(KafkaKeptMemberName(settings.at("group.instance.id"))));
+  if (kept == nullptr || kept->rk == nullptr) return nullptr;
+  if (kept->settings != settings) {
+    // Not made as this source would make it (cannot happen within one process today): a new
+    // member replaces it, so the old one goes first.
+    kept->Drop(/*stopping=*/true);
+    return nullptr;
   }
-  Log(LogLevel::kInfo, "kafka", "left consumer group",
+  return kept;
+}
+
+Status KafkaSource::ResumeMember() {
+  RegisterGroupMember();
+  assigned_ = true;  // the group assigns; Poll must not assign() itself
+  rd_kafka_topic_partition_list_t* current = nullptr;
+  rd_kafka_resp_err_t err = rd_kafka_assignment(rk_, &current);
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    renew_member_ = true;
+    return KafkaError(err, fmt::format("kafka source: cannot read the assignment of group `{}`: {}",
+                                       group_id_, rd_kafka_err2str(err)));
+  }
+  Status s = ResumePartitions(current);
+  const std::string text = PartitionsText(current);
+  rd_kafka_topic_partition_list_destroy(current);
+  if (!s.ok()) {
+    renew_member_ = true;  // its positions are unknown now: a new member starts clean
+    return s;
+  }
+  if (assigned_gauge_ != nullptr) assigned_gauge_->Set(static_cast<int64_t>(next_offsets_.size()));
+  // The run's assignment, as a rebalance's is logged (tools follow ownership by this line).
+  Log(LogLevel::kInfo, "kafka", "partitions assigned",
       {{"source", context_.operator_name},
        {"subtask", std::to_string(subtask_)},
-       {"group", group_id_},
-       {"instance", context_.instance}});
+       {"topic", options_.topic},
+       {"partitions", text},
+       {"instance", context_.instance},
+       {"member", "kept across the restart"}});
+  return Status::Ok();
+}
+
+Status KafkaSource::ResumePartitions(rd_kafka_topic_partition_list_t* current) {
+  if (current->cnt == 0) return Status::Ok();
+  const int64_t now = SteadyNowMs();
+  for (int i = 0; i < current->cnt; ++i) {
+    const int32_t p = current->elems[i].partition;
+    next_offsets_[p] = -1;
+    unheard_.insert(p);  // until a record or the end of the partition after the seek below
+    assigned_at_ms_[p] = now;
+  }
+  if (transactional_) instance_offsets_->Assigned(group_id_);
+  // Where the last commit left each partition (read_committed: a pending transaction's offsets
+  // are waited for). ReadCommitted makes those the positions.
+  Result<std::map<int32_t, std::string>> committed = ReadCommitted(rk_, current, /*adopt=*/true);
+  if (!committed.ok()) return committed.status();
+  for (int i = 0; i < current->cnt; ++i) {
+    rd_kafka_topic_partition_t& tp = current->elems[i];
+    const int64_t next = next_offsets_[tp.partition];
+    tp.offset = next >= 0                               ? next
+                : options_.start == KafkaStart::kLatest ? RD_KAFKA_OFFSET_END
+                                                        : RD_KAFKA_OFFSET_BEGINNING;
+  }
+  // Waits until the fetchers moved: nothing fetched from the old positions reaches Poll, and
+  // each partition reports its end again once it gets there. librdkafka before 2.1.0 waits a
+  // thousandth of the timeout it is given (its issue 4230): a wait that ran out is asked again
+  // (seeking to the same offset twice is harmless) until the real timeout has passed.
+  const int64_t deadline = SteadyNowMs() + options_.metadata_timeout_ms;
+  rd_kafka_error_t* error = nullptr;
+  while (true) {
+    for (int i = 0; i < current->cnt; ++i) current->elems[i].err = RD_KAFKA_RESP_ERR_NO_ERROR;
+    error = rd_kafka_seek_partitions(
+        rk_, current, static_cast<int>(std::max<int64_t>(deadline - SteadyNowMs(), 1)));
+    if (error == nullptr || rd_kafka_error_code(error) != RD_KAFKA_RESP_ERR__TIMED_OUT ||
+        SteadyNowMs() >= deadline) {
+      break;
+    }
+    rd_kafka_error_destroy(error);
+  }
+  if (error != nullptr) {
+    Status s = Status::Unavailable(fmt::format(
+        "kafka source: cannot move group `{}`'s partitions {} of topic `{}` back to "
+        "their committed offsets: {}",
+        group_id_, PartitionsText(current), options_.topic, rd_kafka_error_string(error)));
+    rd_kafka_error_destroy(error);
+    return s;
+  }
+  for (int i = 0; i < current->cnt; ++i) {
+    const rd_kafka_topic_partition_t& tp = current->elems[i];
+    // Not fetching yet (its committed offset is still being looked up: it starts there anyway),
+    // or being revoked (the revocation ends this run at the first Poll).
+    if (tp.err == RD_KAFKA_RESP_ERR_NO_ERROR || tp.err == RD_KAFKA_RESP_ERR__STATE ||
+        tp.err == RD_KAFKA_RESP_ERR__PREV_IN_PROGRESS) {
+      continue;
+    }
+    return KafkaError(
+        tp.err, fmt::format("kafka source: cannot move partition {} of topic `{}` "
+                            "back to offset {}: {}",
+                            tp.partition, options_.topic, tp.offset, rd_kafka_err2str(tp.err)));
+  }
+  return Status::Ok();
+}
+
+void KafkaSource::CloseMember() {
+  // Kept for the engine to decide (common/run_handover.h): the next run, if the engine restarts
+  // at once, continues as this member, so neither this instance's other partitions nor any
+  // other instance's move, and a revocation's second round comes as for any live member. When
+  // no run follows at once the engine drops it: it leaves the group when the job stops (so the
+  // partitions move to the other instances at once; a static member's close alone would keep
+  // them until session.timeout.ms), and after a failure it just closes, so that a restart within
+  // the session gets the same partitions back without a rebalance.
+  const bool healthy = rebalance_error_.ok() && !renew_member_ &&
+                       rd_kafka_fatal_error(rk_, nullptr, 0) == RD_KAFKA_RESP_ERR_NO_ERROR;
+  handle_->had_assignment = had_assignment_;
+  handle_->revoked = !reassigned_.empty();
+  if (healthy && context_.handover != nullptr) {
+    handle_->source = nullptr;
+    context_.handover->Keep(KafkaKeptMemberName(handle_->member), handle_);
+    return;
+  }
+  // Not kept: a member a net gave up on (CheckStalledAssignment, CheckStrandedPartitions) leaves,
+  // so that the group rebalances; outside the engine, a clean stop leaves too.
+  handle_->Drop(/*stopping=*/rebalance_error_.ok() && (renew_member_ || !context_.cancelled()));
 }
 
 Status KafkaSource::FatalError(const Status& error) {
@@ -410,15 +514,7 @@ Result<std::map<int32_t, std::string>> KafkaSource::LastCommittedMetadata(int32_
 
 Result<std::map<int32_t, std::string>> KafkaSource::ReadCommitted(
     rd_kafka_t* rk, rd_kafka_topic_partition_list_t* list, bool adopt) {
-  const int64_t deadline = SteadyNowMs() + options_.metadata_timeout_ms;
-  rd_kafka_resp_err_t err;
-  while (true) {
-    const int remaining = static_cast<int>(std::max<int64_t>(deadline - SteadyNowMs(), 1));
-    err = rd_kafka_committed(rk, list, remaining);
-    if (err == RD_KAFKA_RESP_ERR_NO_ERROR || !KafkaRetriable(err) || SteadyNowMs() >= deadline)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  rd_kafka_resp_err_t err = KafkaCommittedRetrying(rk, list, options_.metadata_timeout_ms);
   std::map<int32_t, std::string> out;
   for (int i = 0; err == RD_KAFKA_RESP_ERR_NO_ERROR && i < list->cnt; ++i) {
     const rd_kafka_topic_partition_t& tp = list->elems[i];

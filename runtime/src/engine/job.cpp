@@ -203,6 +203,7 @@ Status Job::Build(Runtime* rt) {
     ctx.kafka_properties = &options_.kafka_properties;
     ctx.job_id = options_.job_id;
     ctx.instance = options_.instance;
+    ctx.handover = &handover_;
     ctx.state_backend = state_backend_.get();
     ctx.split_times = &rt->split_times;
     if (rt->adoption) {

@@ -118,6 +118,11 @@ Status Job::Execute() {
       control_.cancel.store(false);
       continue;
     }
+    // No run follows at once: what connectors kept for the next one goes. A Kafka group member
+    // leaves its group when the job stops; after a failure it stays a member until its session
+    // times out, so that a restart within that time gets its partitions back without a
+    // rebalance.
+    handover_.DropAll(/*stopping=*/s.ok() || control_.stop.load() || StopSignalReceived());
     if (s.code() == StatusCode::kReassigned && (control_.stop.load() || StopSignalReceived())) {
       // Stopping anyway, and what this instance had not committed is another instance's now:
       // the stop it was asked for, not a failure.
@@ -253,9 +258,11 @@ Status Job::ExecuteOnce(bool* checkpoint_completed) {
   for (auto& [gate, before] : rt.backpressure) before->fetch_add(BlockedMs(gate));
   std::lock_guard<std::mutex> lock(rt.error_mu);
   if (rt.error.ok()) {
+    // Late records dropped over every run of the job: output a reader may miss, said at the end.
     Log(LogLevel::kInfo, "engine", control_.stop.load() ? "job stopped" : "job finished",
         {{"records_in", std::to_string(SumOf(rt.source_out))},
-         {"records_out", std::to_string(SumOf(rt.sink_in))}});
+         {"records_out", std::to_string(SumOf(rt.sink_in))},
+         {"late_records_dropped", std::to_string(metrics_.Sum(kMetricLateRecordsDropped))}});
   }
   return rt.error;
 }

@@ -47,28 +47,17 @@ Result<std::string> MemberOf(rd_kafka_t* rk, const ForgetInstanceOptions& o) {
       txn_detail::GroupsWithPrefix(rk, KafkaInstanceGroupId(o.job_id, ""), kCallMs);
   if (!groups.ok()) return groups.status();
   if (groups->empty()) return std::string();
-  Result<std::map<std::string, std::set<std::string>>> members = txn_detail::GroupStaticMembers(
+  Result<std::map<std::string, std::string>> members = txn_detail::InstanceMembers(
       rk, std::set<std::string>(groups->begin(), groups->end()), kCallMs);
   if (!members.ok()) return members.status();
-  for (const auto& [group, ids] : *members) {
-    for (const std::string& id : ids) {
-      if (KafkaInstanceOfMember(group, id) == o.instance) {
-        return fmt::format("member `{}` of consumer group `{}`", id, group);
-      }
-    }
-  }
-  return std::string();
+  auto it = members->find(o.instance);
+  return it == members->end() ? std::string() : it->second;
 }
 
 Result<int64_t> ProgressEnd(rd_kafka_t* rk, const std::string& topic) {
-  int64_t low = 0, high = 0;
-  rd_kafka_resp_err_t err =
-      rd_kafka_query_watermark_offsets(rk, topic.c_str(), 0, &low, &high, kCallMs);
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::Unavailable(
-        fmt::format("kafka: end of progress topic `{}`: {}", topic, rd_kafka_err2str(err)));
-  }
-  return high;
+  Result<txn_detail::TopicBounds> bounds = txn_detail::ProgressTopicBounds(rk, topic, kCallMs);
+  if (!bounds.ok()) return bounds.status();
+  return bounds->high;
 }
 
 Status AddNamedOf(const ForgetInstanceOptions& o, const std::map<std::string, std::string>& conn,
@@ -90,14 +79,7 @@ Status AddNamedOf(const ForgetInstanceOptions& o, const std::map<std::string, st
   for (int32_t p = 0; p < *partitions; ++p) {
     rd_kafka_topic_partition_list_add(list.get(), topic.c_str(), p);
   }
-  const int64_t deadline = SteadyNowMs() + kCallMs;
-  rd_kafka_resp_err_t err;
-  while (true) {
-    err = rd_kafka_committed(consumer.get(), list.get(), kCallMs);
-    if (err == RD_KAFKA_RESP_ERR_NO_ERROR || !KafkaRetriable(err) || SteadyNowMs() >= deadline)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  const rd_kafka_resp_err_t err = KafkaCommittedRetrying(consumer.get(), list.get(), kCallMs);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return Status::Unavailable(fmt::format("kafka: committed offsets of group `{}`: {}",
                                            settings["group.id"], rd_kafka_err2str(err)));

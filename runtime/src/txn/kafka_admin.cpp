@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "flow/runtime/common/serde.h"
+#include "flow/runtime/connectors/kafka_instance.h"
 
 namespace flow::rt::txn_detail {
 namespace {
@@ -199,6 +200,40 @@ Result<std::vector<std::string>> GroupsWithPrefix(rd_kafka_t* rk, std::string_vi
     if (id.substr(0, prefix.size()) == prefix) ids.emplace_back(id);
   }
   return ids;
+}
+
+Result<TopicBounds> ProgressTopicBounds(rd_kafka_t* rk, const std::string& topic, int timeout_ms) {
+  TopicBounds b;
+  rd_kafka_resp_err_t err =
+      rd_kafka_query_watermark_offsets(rk, topic.c_str(), 0, &b.low, &b.high, timeout_ms);
+  if (err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC ||
+      err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION) {
+    return Status::NotFound(fmt::format("kafka: progress topic `{}` does not exist", topic));
+  }
+  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable(
+        fmt::format("kafka: end of progress topic `{}`: {}", topic, rd_kafka_err2str(err)));
+  }
+  return b;
+}
+
+Result<std::map<std::string, std::string>> InstanceMembers(rd_kafka_t* rk,
+                                                           const std::set<std::string>& groups,
+                                                           int timeout_ms) {
+  Result<std::map<std::string, std::set<std::string>>> members =
+      GroupStaticMembers(rk, groups, timeout_ms);
+  if (!members.ok()) return members.status();
+  std::map<std::string, std::string> out;
+  for (const auto& [group, ids] : *members) {
+    for (const std::string& id : ids) {
+      std::string name = KafkaInstanceOfMember(group, id);
+      if (!name.empty()) {
+        out.try_emplace(std::move(name),
+                        fmt::format("member `{}` of consumer group `{}`", id, group));
+      }
+    }
+  }
+  return out;
 }
 
 Status DeleteTopicIfExists(rd_kafka_t* rk, const std::string& topic, int timeout_ms) {

@@ -47,11 +47,25 @@ namespace flow::rt::txn_detail {
                                                                 std::string_view prefix,
                                                                 int timeout_ms);
 
+// The first and the end offset of a progress topic's one partition. kNotFound when the topic does
+// not exist; kUnavailable naming it otherwise.
+struct TopicBounds {
+  int64_t low = 0;
+  int64_t high = 0;
+};
+[[nodiscard]] Result<TopicBounds> ProgressTopicBounds(rd_kafka_t* rk, const std::string& topic,
+                                                      int timeout_ms);
+
 // Deletes `topic`; a topic that does not exist is no error.
 [[nodiscard]] Status DeleteTopicIfExists(rd_kafka_t* rk, const std::string& topic, int timeout_ms);
 
 // The group.instance.id of every current member of each of `groups` (static members only).
 [[nodiscard]] Result<std::map<std::string, std::set<std::string>>> GroupStaticMembers(
+    rd_kafka_t* rk, const std::set<std::string>& groups, int timeout_ms);
+
+// The Flow instances (KafkaInstanceOfMember) with a static member in one of `groups`, each with
+// where one of its members was found: "member `<id>` of consumer group `<group>`".
+[[nodiscard]] Result<std::map<std::string, std::string>> InstanceMembers(
     rd_kafka_t* rk, const std::set<std::string>& groups, int timeout_ms);
 
 // Progress record value: "FLPG" u32 version, job id, checkpoint id, participants, CRC-32C.

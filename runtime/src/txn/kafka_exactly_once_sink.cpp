@@ -77,17 +77,14 @@ Result<KafkaProgress> ReadCommittedProgress(const std::string& brokers,
       txn_detail::MakeClient(RD_KAFKA_CONSUMER, settings, "kafka exactly-once progress reader");
   if (!client.ok()) return client.status();
   std::unique_ptr<rd_kafka_t, ClientFree> rk(*client);
-  int64_t low = 0, high = 0;
-  rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(rk.get(), progress_topic.c_str(), 0,
-                                                             &low, &high, timeout_ms);
-  if (err == RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART || err == RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC ||
-      err == RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION) {
-    return KafkaProgress{};
+  Result<txn_detail::TopicBounds> bounds =
+      txn_detail::ProgressTopicBounds(rk.get(), progress_topic, timeout_ms);
+  if (bounds.status().code() == StatusCode::kNotFound) return KafkaProgress{};
+  if (!bounds.ok()) {
+    return Status::Unavailable(
+        fmt::format("kafka exactly-once (brokers {}): {}", brokers, bounds.status().message()));
   }
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::Unavailable(fmt::format("kafka exactly-once: progress topic `{}` on {}: {}",
-                                           progress_topic, brokers, rd_kafka_err2str(err)));
-  }
+  const auto [low, high] = *bounds;
   KafkaProgress found;
   if (high <= low) return found;
   bool any = false;

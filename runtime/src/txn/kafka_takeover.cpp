@@ -52,18 +52,15 @@ Status ScanProgressTopic(const std::string& brokers,
   Result<rd_kafka_t*> made = MakeClient(RD_KAFKA_CONSUMER, settings, "kafka takeover reader");
   if (!made.ok()) return made.status();
   std::unique_ptr<rd_kafka_t, void (*)(rd_kafka_t*)> rk(*made, rd_kafka_destroy);
-  int64_t low = 0, high = 0;
-  rd_kafka_resp_err_t err = rd_kafka_query_watermark_offsets(rk.get(), progress_topic.c_str(), 0,
-                                                             &low, &high, timeout_ms);
-  if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::Unavailable(fmt::format("kafka: end of progress topic `{}`: {}", progress_topic,
-                                           rd_kafka_err2str(err)));
-  }
+  Result<TopicBounds> bounds = ProgressTopicBounds(rk.get(), progress_topic, timeout_ms);
+  // A topic deleted meanwhile is one more way of not being reachable now, as before.
+  if (!bounds.ok()) return Status::Unavailable(bounds.status().message());
+  const auto [low, high] = *bounds;
   const int64_t start = from >= 0 ? std::max(low, from) : std::max(low, high - kMarkerTailRecords);
   if (high <= start) return Status::Ok();
   rd_kafka_topic_partition_list_t* parts = rd_kafka_topic_partition_list_new(1);
   rd_kafka_topic_partition_list_add(parts, progress_topic.c_str(), 0)->offset = start;
-  err = rd_kafka_assign(rk.get(), parts);
+  rd_kafka_resp_err_t err = rd_kafka_assign(rk.get(), parts);
   rd_kafka_topic_partition_list_destroy(parts);
   if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
     return Status::Unavailable(fmt::format("kafka: reading progress topic `{}`: {}", progress_topic,
@@ -173,29 +170,18 @@ Result<std::map<std::string, int64_t>> KafkaTakeover::KnownInstances() {
     // Another job whose id extends this one's with a dot shares the prefix; its names have dots
     // too and are skipped only when invalid: fencing an id nobody uses costs one request.
     if (name == options_.instance || name.size() > 64 || !IsValidJobId(name)) continue;
-    int64_t low = 0, high = 0;
-    rd_kafka_resp_err_t err =
-        rd_kafka_query_watermark_offsets(admin_->rk, topic.c_str(), 0, &low, &high, kCallMs);
-    if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      return Status::Unavailable(
-          fmt::format("kafka: end of progress topic `{}`: {}", topic, rd_kafka_err2str(err)));
-    }
-    known[name] = high;
+    Result<TopicBounds> bounds = ProgressTopicBounds(admin_->rk, topic, kCallMs);
+    if (!bounds.ok()) return Status::Unavailable(bounds.status().message());
+    known[name] = bounds->high;
   }
   return known;
 }
 
 Result<std::set<std::string>> KafkaTakeover::LiveInstances(const std::set<std::string>& groups) {
-  Result<std::map<std::string, std::set<std::string>>> members =
-      GroupStaticMembers(admin_->rk, groups, kCallMs);
+  Result<std::map<std::string, std::string>> members = InstanceMembers(admin_->rk, groups, kCallMs);
   if (!members.ok()) return members.status();
   std::set<std::string> live;
-  for (const auto& [group, ids] : *members) {
-    for (const std::string& id : ids) {
-      std::string name = KafkaInstanceOfMember(group, id);
-      if (!name.empty()) live.insert(std::move(name));
-    }
-  }
+  for (const auto& [name, where] : *members) live.insert(name);
   return live;
 }
 

@@ -162,6 +162,8 @@ inline constexpr std::string_view kMetricDecodeErrors = "flow_decode_errors_tota
 inline constexpr std::string_view kMetricAlignmentMs = "flow_checkpoint_alignment_ms";
 inline constexpr std::string_view kMetricRestoreMs = "flow_restore_duration_ms";
 inline constexpr std::string_view kMetricRestarts = "flow_job_restarts_total";
+// Records a window or join dropped because their windows had fired (exec/late_counter.h).
+inline constexpr std::string_view kMetricLateRecordsDropped = "flow_late_records_dropped_total";
 inline constexpr std::string_view kMetricReassignedRestarts = "flow_job_reassigned_restarts_total";
 inline constexpr std::string_view kMetricKafkaRebalances = "flow_kafka_rebalances_total";
 inline constexpr std::string_view kMetricKafkaAssignedPartitions = "flow_kafka_assigned_partitions";

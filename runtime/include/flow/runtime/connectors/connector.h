@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "flow/runtime/common/metrics.h"
+#include "flow/runtime/common/run_handover.h"
 #include "flow/runtime/common/serde.h"
 #include "flow/runtime/common/status.h"
 #include "flow/runtime/common/time.h"
@@ -108,6 +109,9 @@ struct ConnectorContext {
   std::string job_id;
   std::string operator_name;
   std::string instance;
+  // What the connector may keep for its successor in the next run of the job, when the engine
+  // restarts at once (common/run_handover.h). Null: nothing is kept. Owned by the engine.
+  RunHandover* handover = nullptr;
 
   bool cancelled() const { return cancel != nullptr && cancel->load(std::memory_order_relaxed); }
 };

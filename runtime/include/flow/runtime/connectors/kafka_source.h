@@ -67,6 +67,8 @@ struct rd_kafka_topic_partition_list_s;
 
 namespace flow::rt {
 
+class KafkaConsumerHandle;  // kafka_consumer_handle.h (connectors' own)
+
 enum class KafkaStart { kEarliest, kLatest, kCommitted };
 
 struct KafkaSourceOptions {
@@ -163,10 +165,14 @@ class KafkaSource final : public RawSource {
   [[nodiscard]] Result<std::map<int32_t, std::string>> LastCommittedMetadata(int32_t partitions);
 
  private:
+  // librdkafka's error callback (opaque: the KafkaConsumerHandle); NoteError of its source.
   static void OnError(rd_kafka_s* rk, int err, const char* reason, void* opaque);
-  // Runs OnError for what the consumer queue holds (before assign(): errors only).
+  void NoteError(int err, const char* reason);
+  // Makes the consumer (handle_, rk_, queue_) and waits until the brokers answer.
+  Status NewConsumer(uint32_t subtask, const std::map<std::string, std::string>& settings);
+  // Runs NoteError for what the consumer queue holds (before assign(): errors only).
   void ServeErrors();
-  // kInvalidArgument once OnError saw a refused login or an untrusted certificate.
+  // kInvalidArgument once NoteError saw a refused login or an untrusted certificate.
   Status SecurityStatus() const;
   // Start offsets of the owned partitions of a topic with `partitions` partitions (see above).
   Status ResolveStartOffsets(int32_t partitions);
@@ -184,9 +190,20 @@ class KafkaSource final : public RawSource {
   // Instances (kafka_source_group.cpp): consumer-group settings, and the subscription.
   Status AddGroupSettings(uint32_t subtask, std::map<std::string, std::string>* settings);
   Status Subscribe();
-  // A clean stop: unsubscribes and serves the revocation until librdkafka sent LeaveGroup (a
-  // static member's close alone never sends it), bounded by kLeaveGroupMs.
-  void LeaveGroup();
+  // What every run's member does first: its slot in the instance's offsets, its metrics.
+  void RegisterGroupMember();
+  // Instances: the group member the run before kept for this source (kafka_consumer_handle.h),
+  // or null. Takes it from the handover; one made with other settings is dropped.
+  std::shared_ptr<KafkaConsumerHandle> TakeKeptMember(
+      const std::map<std::string, std::string>& settings);
+  // Continues as the kept member handle_: its current partitions, as if just assigned, each
+  // sought back to its committed offset (the run before read on past it, and its output of
+  // that was aborted with its transaction).
+  Status ResumeMember();
+  // ResumeMember's part for the partitions of `current` (offsets overwritten).
+  Status ResumePartitions(rd_kafka_topic_partition_list_s* current);
+  // Close in a group: keeps the member for the next run, or leaves (a clean stop) or just closes.
+  void CloseMember();
   // The consumer failed for good (`error`, from RD_KAFKA_RESP_ERR__FATAL): kFenced when another
   // process joined the group under this instance's member name, `error` otherwise.
   Status FatalError(const Status& error);
@@ -207,6 +224,8 @@ class KafkaSource final : public RawSource {
                                                        bool adopt);
 
   KafkaSourceOptions options_;
+  // The consumer and where its callbacks go; rk_ is handle_->rk.
+  std::shared_ptr<KafkaConsumerHandle> handle_;
   rd_kafka_s* rk_ = nullptr;
   std::map<std::string, std::string> settings_;  // what rk_ was made with
   rd_kafka_s* offsets_rk_ = nullptr;             // LastCommittedMetadata's; never joins
@@ -254,6 +273,8 @@ class KafkaSource final : public RawSource {
   int64_t stranded_since_ms_ = -1;  // first look that found partitions held by no member
   Status rebalance_error_;
   bool had_assignment_ = false;  // an assign callback came (see DestroyGroupConsumer)
+  // A net (stalled or stranded partitions) ended the run: the next one needs a new member.
+  bool renew_member_ = false;
   Metric* rebalances_ = nullptr;
   Metric* assigned_gauge_ = nullptr;
 };

@@ -30,6 +30,7 @@
 
 #include "flow/runtime/checkpoint/state_dir.h"
 #include "flow/runtime/common/metrics.h"
+#include "flow/runtime/common/run_handover.h"
 #include "flow/runtime/engine/graph.h"
 #include "flow/runtime/engine/options.h"
 #include "flow/runtime/engine/stateless.h"
@@ -281,6 +282,8 @@ class Job {
   std::vector<std::unique_ptr<engine_detail::EdgeBase>> edges_;
   Status build_status_;
   JobControl control_;
+  // Connectors' handover between runs (Kafka group members): kept only across a restart at once.
+  RunHandover handover_;
   std::atomic<int> bound_port_{0};
   std::atomic<size_t> max_channel_depth_{0};
   std::atomic<size_t> task_count_{0};

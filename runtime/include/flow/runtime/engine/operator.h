@@ -29,6 +29,7 @@ namespace shuffle {
 class SplitTimes;  // shuffle/split_times.h
 }
 class StateAdoption;  // engine/state_adoption.h
+class RunHandover;    // common/run_handover.h
 
 // Key groups [first, end) owned by a subtask (contiguous; see common/key_group.h).
 struct KeyGroupRange {
@@ -68,6 +69,9 @@ struct OperatorContext {
   // JobOptions::job_id and ::instance ("" when not set).
   std::string job_id;
   std::string instance;
+  // What connectors keep from one run to the next when the engine restarts at once
+  // (common/run_handover.h); owned by the job. Null outside the engine.
+  RunHandover* handover = nullptr;
   // How keyed operators keep their state (--state-backend, --state-local-dir,
   // --state-cache-entries); null outside the engine: StateBackendOptionsFromEnvironment().
   const StateBackendOptions* state_backend = nullptr;

@@ -44,6 +44,7 @@ inline ConnectorContext ConnectorContextOf(const OperatorContext& ctx) {
   c.job_id = ctx.job_id;
   c.operator_name = ctx.name;
   c.instance = ctx.instance;
+  c.handover = ctx.handover;
   if (!ctx.state_dir.empty()) {
     std::string name = ctx.name;
     for (char& ch : name) {

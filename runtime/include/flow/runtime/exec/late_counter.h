@@ -18,7 +18,7 @@ class LateCounter {
     metric_ = routed ? ctx.metrics.Counter(
                            "flow_late_records_routed_total",
                            "records sent to the late sink because their windows had fired")
-                     : ctx.metrics.Counter("flow_late_records_dropped_total",
+                     : ctx.metrics.Counter(rt::kMetricLateRecordsDropped,
                                            "records dropped because their windows had fired");
     reported_ = 0;
   }
