@@ -2,10 +2,12 @@
 // consumer). Every command prints one JSON line on stdout; errors go to stderr with exit code 2
 // (bad usage, broker unreachable) or 1 (a consume that did not see the expected records in time).
 //
-//   create  --brokers B --topics a,b,c --partitions P      create topics (existing ones are an
-//   error) delete  --brokers B --topics a,b,c                     delete topics (missing ones are
-//   ignored) produce --brokers B --topic T --records N [--keys 100] [--record-bytes 100] [--rate R]
-//           [--sentinels 0|1]
+//   create --brokers B --topics a,b,c --partitions P
+//       creates topics (existing ones are an error).
+//   delete --brokers B --topics a,b,c
+//       deletes topics (missing ones are ignored).
+//   produce --brokers B --topic T --records N --et-base MS [--keys 100] [--record-bytes 100]
+//           [--rate R] [--sentinels 0|1]
 //       N records in the format of kafka_bench_util.h, record i to partition i mod P with key
 //       "k<i mod keys>"; --rate R: R records per second (paced every millisecond, stamps are the
 //       send time), else as fast as the producer takes them. --sentinels 1 adds one record per
@@ -172,9 +174,11 @@ int Produce(const Flags& flags) {
   const int64_t record_bytes = flags.Int("record-bytes", 100);
   const int64_t rate = flags.Int("rate", 0);
   const int64_t sentinels = flags.Int("sentinels", 0);
+  // No default: a fixed date would age past the broker's retention (kafka_bench_util.h).
+  const int64_t et_base = flags.Int("et-base", -1);
   flags.CheckAllUsed();
-  if (records < 0 || keys < 1 || rate < 0)
-    Die("--records >= 0, --keys >= 1 and --rate >= 0 required");
+  if (records < 0 || keys < 1 || rate < 0 || et_base < 0)
+    Die("--records >= 0, --et-base >= 0 (epoch ms), --keys >= 1 and --rate >= 0 required");
   rd_kafka_conf_t* conf = MakeConf({{"bootstrap.servers", brokers},
                                     {"enable.idempotence", "true"},
                                     {"acks", "all"},
@@ -202,11 +206,11 @@ int Produce(const Flags& flags) {
       // Pace: record id may leave at start + id/rate; wait in 1 ms steps, serving deliveries.
       while ((NowMicros() - start_us) * rate < id * 1000000) rd_kafka_poll(rk, 1);
     }
-    send(id, static_cast<int32_t>(id % partitions), kEtBase + id);
+    send(id, static_cast<int32_t>(id % partitions), et_base + id);
     if ((id & 1023) == 0) rd_kafka_poll(rk, 0);
   }
   for (int32_t p = 0; sentinels != 0 && p < partitions; ++p) {
-    send(-1, p, kEtBase + records + kSentinelEtOffset);
+    send(-1, p, et_base + records + kSentinelEtOffset);
   }
   if (rd_kafka_flush(rk, 120000) != RD_KAFKA_RESP_ERR_NO_ERROR) Die("flush timed out");
   const int64_t end_us = NowMicros();

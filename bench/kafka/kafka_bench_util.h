@@ -4,10 +4,13 @@
 //
 // Record format (one JSON object, fields in this order, no spaces; Flow's JSON encoder writes
 // the copier's schema back in exactly this form, so a copy is byte-identical):
-//   {"id":7,"key":"k7","value":553,"et":1767225600007,"ts":1764448000123456,"pad":"xxxx"}
+//   {"id":7,"key":"k7","value":553,"et":1796457600007,"ts":1796461000123456,"pad":"xxxx"}
 // id: 0..N-1 (-1 for the end-of-input sentinels); key "k<id mod keys>"; value (id*7919) mod 1000;
-// et: event time in epoch ms, kEtBase + id; ts: send time in epoch microseconds (latency stamp);
-// pad: 'x' repeated so that a record is about --record-bytes bytes.
+// et: event time in epoch ms, the producer's --et-base + id; ts: send time in epoch microseconds
+// (latency stamp); pad: 'x' repeated so that a record is about --record-bytes bytes.
+// The base must be near the current time: a Flow Kafka sink stamps each output record with its
+// event time, and the broker's time retention (7 days by default) deletes records stamped earlier
+// at its next check, whether or not a reader has seen them (docs/connectors.md).
 #pragma once
 
 #include <librdkafka/rdkafka.h>
@@ -23,7 +26,6 @@
 
 namespace flow::bench {
 
-constexpr int64_t kEtBase = 1767225600000;         // 2026-01-01T00:00:00Z in ms
 constexpr int64_t kSentinelEtOffset = 1000000000;  // sentinels: ~11.6 days after the data
 constexpr uint64_t kFnvOffset = 14695981039346656037ull;
 constexpr uint64_t kFnvPrime = 1099511628211ull;

@@ -57,7 +57,12 @@ SCRIPTS = {"alo": "copy_at_least_once.flow", "eo": "copy_exactly_once.flow",
            "join-eo": "join_exactly_once.flow"}  # scale_out.py --job join only
 LABELS = {"raw": "raw librdkafka copier (limit)", "alo": "Flow copier, at_least_once",
           "eo": "Flow copier, exactly_once", "window": "Flow windowed count (10 s tumbling)"}
-ET_BASE = 1767225600000   # kafka_bench_util.h kEtBase
+# Event time of record 0 (kafka_bench_client produce --et-base): a whole hour a day before the
+# run. Near now on purpose: the Flow sinks stamp output records with their event time, and the
+# broker's time retention (7 days) deletes older ones at its next check (every 5 min, the first
+# 30 s after the broker starts), read or not: a fixed date that aged lost output rows at random.
+# A day back keeps the output's stamps in the past (brokers may refuse stamps over an hour ahead).
+ET_BASE = (int(time.time()) // 3600 - 24) * 3600 * 1000
 WINDOW_MS = 10000
 
 
@@ -219,6 +224,8 @@ class Bench:
 
     # --- client ------------------------------------------------------------------------------
     def client_cmd(self, cmd, **flags):
+        if cmd == "produce":
+            flags.setdefault("et_base", ET_BASE)
         argv = [self.client, cmd, "--brokers", self.brokers]
         for k, v in flags.items():
             argv += ["--" + k.replace("_", "-"), str(v)]

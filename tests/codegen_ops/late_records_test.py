@@ -169,6 +169,10 @@ def run(binary, phases, parallelism, want, late):
                    f"got {dict(got_late)} want {late}; labels {metric_values(text, 'flow_late_records_dropped_total')}")
     code, out = job.finish()
     expect(f"{tag}: exit 0", code == 0, job.err()[-2000:])
+    # The closing log line says how many records were dropped as late, over every operator.
+    said = re.findall(r"job finished .*late_records_dropped=(\d+)", job.err())
+    expect(f"{tag}: late records in the closing log line", said == [str(sum(late.values()))],
+           f"got {said}, want {sum(late.values())}")
     got = [json.loads(l) for l in out.splitlines() if l.strip()]
     canon = lambda rs: sorted(json.dumps(r, sort_keys=True) for r in rs)
     g, w = canon(got), canon(want)

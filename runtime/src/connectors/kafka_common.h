@@ -105,6 +105,13 @@ struct KafkaHeadersDelete {
 using KafkaHeaders = std::unique_ptr<rd_kafka_headers_t, KafkaHeadersDelete>;
 KafkaHeaders MakeKafkaHeaders(std::span<const OutHeader> headers);
 
+// The configuration of one resource (a topic by name, a broker by id) as DescribeConfigs reports
+// it: name -> value (entries without a value are left out). kUnavailable naming `what` when no
+// answer arrives within `timeout_ms` or the brokers refuse (e.g. not allowed to describe it).
+[[nodiscard]] Result<std::map<std::string, std::string>> KafkaDescribeConfigs(
+    rd_kafka_t* rk, rd_kafka_ResourceType_t type, const std::string& name, int timeout_ms,
+    std::string_view what);
+
 // The settings of `properties` that say how to connect (security.*, sasl.*, ssl.*): what helper
 // clients (admin, progress reader) need of a connector's properties.
 std::map<std::string, std::string> KafkaConnectionProperties(

@@ -23,7 +23,10 @@ KafkaConsumerHandle::~KafkaConsumerHandle() {
 void KafkaConsumerHandle::Drop(bool stopping) {
   if (rk == nullptr) return;
   source = nullptr;
-  const bool leave = stopping || revoked;
+  // A consumer with a fatal error (fenced as a static member) is out of the group already, and
+  // the protocol calls of a leave only meet its error.
+  const bool fatal = rd_kafka_fatal_error(rk, nullptr, 0) != RD_KAFKA_RESP_ERR_NO_ERROR;
+  const bool leave = (stopping || revoked) && !fatal;
   if (leave) LeaveKafkaGroup(rk);
   rd_kafka_consumer_close(rk);
   DestroyGroupConsumer(rk, had_assignment);
@@ -64,21 +67,29 @@ void KafkaHandleRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
   }
   // A member being dropped: nothing reads it any more, but the protocol must go on (its leave
   // waits for the revocation to be served).
-  const bool cooperative = KafkaInstanceRebalanceIsCooperative(rd_kafka_rebalance_protocol(rk));
-  rd_kafka_error_t* error = nullptr;
-  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
-    handle->had_assignment = true;
-    if (cooperative) {
-      error = rd_kafka_incremental_assign(rk, partitions);
-    } else {
-      rd_kafka_assign(rk, partitions);
-    }
-  } else if (cooperative) {
-    error = rd_kafka_incremental_unassign(rk, partitions);
-  } else {
-    rd_kafka_assign(rk, nullptr);
+  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) handle->had_assignment = true;
+  if (rd_kafka_error_t* error = ServeKafkaRebalance(rk, err, partitions); error != nullptr) {
+    rd_kafka_error_destroy(error);  // it is closing anyway
   }
-  if (error != nullptr) rd_kafka_error_destroy(error);  // it is closing anyway
+}
+
+rd_kafka_error_t* ServeKafkaRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                                      rd_kafka_topic_partition_list_t* partitions) {
+  const bool cooperative = KafkaInstanceRebalanceIsCooperative(rd_kafka_rebalance_protocol(rk));
+  if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
+    if (cooperative) return rd_kafka_incremental_assign(rk, partitions);
+    if (rd_kafka_resp_err_t e = rd_kafka_assign(rk, partitions); e != RD_KAFKA_RESP_ERR_NO_ERROR) {
+      return rd_kafka_error_new(e, "%s", rd_kafka_err2str(e));
+    }
+    return nullptr;
+  }
+  if (!cooperative) {
+    rd_kafka_assign(rk, nullptr);
+  } else if (rd_kafka_error_t* error = rd_kafka_incremental_unassign(rk, partitions);
+             error != nullptr) {
+    rd_kafka_error_destroy(error);
+  }
+  return nullptr;
 }
 
 }  // namespace flow::rt

@@ -34,20 +34,27 @@ class KafkaConsumerHandle final : public RunHandover::Kept {
   KafkaSource* source = nullptr;
   // What rk was made with: a source takes over only a consumer made as it would make one.
   std::map<std::string, std::string> settings;
-  // For logs and the handover: the member's group, group.instance.id, topic, operator, subtask.
-  std::string group, member, topic, operator_name, subtask, instance;
+  // For logs: the member's group, operator, subtask and instance.
+  std::string group, operator_name, subtask, instance;
   bool had_assignment = false;  // an assign callback came (DestroyGroupConsumer)
   bool revoked = false;         // its last run ended because partitions were revoked
 };
 
-// The handover name of the kept member `member` (its group.instance.id).
-inline std::string KafkaKeptMemberName(const std::string& member) {
-  return "kafka group member " + member;
+// The handover name of a kept member: its group.instance.id, from the settings it was made with.
+inline std::string KafkaKeptMemberName(const std::map<std::string, std::string>& settings) {
+  return "kafka group member " + settings.at("group.instance.id");
 }
 
 // Unsubscribes `rk` and serves the revocation until librdkafka sent LeaveGroup (a static member's
 // close alone never sends it), bounded by about 3 s.
 void LeaveKafkaGroup(rd_kafka_t* rk);
+
+// Serves a rebalance event as the group protocol expects: partitions given are assigned
+// (incrementally under the cooperative protocol); any other event unassigns them. Returns an
+// assign's error (the caller destroys it); an unassign's is dropped: the run ends, or the
+// partitions are gone anyway.
+rd_kafka_error_t* ServeKafkaRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,
+                                      rd_kafka_topic_partition_list_t* partitions);
 
 // The rebalance callback of every group consumer a KafkaSource makes (opaque: the handle).
 void KafkaHandleRebalance(rd_kafka_t* rk, rd_kafka_resp_err_t err,

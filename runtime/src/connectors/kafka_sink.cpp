@@ -77,6 +77,8 @@ Status KafkaSink::Open(uint32_t subtask, uint32_t parallelism) {
                     "has {} partitions)",
                     options_.partition, options_.topic, *partitions));
   }
+  stale_stamps_.Start(fmt::format("{} subtask {}", context_.operator_name, subtask), options_.topic,
+                      KafkaTopicStampRetention(rk_, options_.topic, options_.metadata_timeout_ms));
   return Status::Ok();
 }
 
@@ -90,6 +92,7 @@ Status KafkaSink::WriteWithHeaders(std::string_view key, std::string_view payloa
   if (!delivery_error_.ok()) return delivery_error_;
   int32_t partition = options_.partitioner == KafkaPartitioner::kExplicit ? options_.partition
                                                                           : RD_KAFKA_PARTITION_UA;
+  stale_stamps_.Check(timestamp);
   int64_t ts = timestamp == kNoTimestamp ? 0 : timestamp;
   int64_t deadline = 0;  // set when the queue is first found full
   KafkaHeaders h = MakeKafkaHeaders(headers);

@@ -103,8 +103,6 @@ Status KafkaSource::NewConsumer(uint32_t subtask,
   handle_->source = this;
   handle_->settings = settings;
   handle_->group = group_id_;
-  handle_->member = group_mode_ ? settings.at("group.instance.id") : "";
-  handle_->topic = options_.topic;
   handle_->operator_name = context_.operator_name;
   handle_->subtask = std::to_string(subtask);
   handle_->instance = context_.instance;

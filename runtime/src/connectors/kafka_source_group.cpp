@@ -24,8 +24,13 @@ namespace {
 // that take minutes; ours take a second.
 constexpr const char* kDefaultSessionTimeoutMs = "10000";
 constexpr const char* kDefaultHeartbeatIntervalMs = "1000";
-// How often subtask 0 looks at its group for partitions no member holds.
+// How often subtask 0 looks at its group for partitions no member holds, and how long one look
+// may wait for the group's coordinator. Long: librdkafka 2.0.2 can abort (a failed assertion in
+// its admin code, `eonce->refcnt > 0`) when a coordinator request times out or its client goes
+// away while the coordinator is unknown, as during a broker restart; a look that waits for the
+// coordinator to come back instead of timing out every 2 s meets that far less often.
 constexpr int kGroupLookMs = 2000;
+constexpr int kGroupLookTimeoutMs = 15000;
 
 std::string PartitionsText(const rd_kafka_topic_partition_list_t* list) {
   std::string out;
@@ -109,29 +114,13 @@ Status KafkaSource::Subscribe() {
 
 void KafkaSource::HandleRebalance(int err_code, rd_kafka_topic_partition_list_t* partitions) {
   const auto err = static_cast<rd_kafka_resp_err_t>(err_code);
-  const bool cooperative = KafkaInstanceRebalanceIsCooperative(rd_kafka_rebalance_protocol(rk_));
   if (rebalances_ != nullptr) rebalances_->Add(1);
   std::vector<int32_t> changed;
   for (int i = 0; i < partitions->cnt; ++i) changed.push_back(partitions->elems[i].partition);
   const std::string text = PartitionsText(partitions);
-  auto unassign = [&] {
-    if (!cooperative) {
-      rd_kafka_assign(rk_, nullptr);
-      return;
-    }
-    rd_kafka_error_t* error = rd_kafka_incremental_unassign(rk_, partitions);
-    if (error != nullptr) rd_kafka_error_destroy(error);  // the run ends or they are gone anyway
-  };
   if (err == RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS) {
     had_assignment_ = true;
-    rd_kafka_error_t* error = nullptr;
-    if (cooperative) {
-      error = rd_kafka_incremental_assign(rk_, partitions);
-    } else if (rd_kafka_resp_err_t e = rd_kafka_assign(rk_, partitions);
-               e != RD_KAFKA_RESP_ERR_NO_ERROR) {
-      error = rd_kafka_error_new(e, "%s", rd_kafka_err2str(e));
-    }
-    if (error != nullptr) {
+    if (rd_kafka_error_t* error = ServeKafkaRebalance(rk_, err, partitions); error != nullptr) {
       rebalance_error_ = Status::Unavailable(
           fmt::format("kafka source: cannot take partitions {} of topic `{}` from group `{}`: {}",
                       text, options_.topic, group_id_, rd_kafka_error_string(error)));
@@ -165,7 +154,8 @@ void KafkaSource::HandleRebalance(int err_code, rd_kafka_topic_partition_list_t*
                       options_.topic, lost ? "were lost" : "moved to another instance", group_id_);
       instance_offsets_->Revoke(reassigned_);
     }
-    unassign();
+    // After Revoke: the partitions may move once the revocation is served.
+    ServeKafkaRebalance(rk_, err, partitions);
     DropPartitions(changed);
     Log(LogLevel::kInfo, "kafka", lost ? "partitions lost" : "partitions revoked",
         {{"source", context_.operator_name},
@@ -176,7 +166,7 @@ void KafkaSource::HandleRebalance(int err_code, rd_kafka_topic_partition_list_t*
   } else {
     rebalance_error_ = Status::Unavailable(fmt::format(
         "kafka source: consumer group `{}` failed: {}", group_id_, rd_kafka_err2str(err)));
-    unassign();
+    ServeKafkaRebalance(rk_, err, partitions);
   }
   if (assigned_gauge_ != nullptr) assigned_gauge_->Set(static_cast<int64_t>(next_offsets_.size()));
 }
@@ -219,7 +209,7 @@ Status KafkaSource::CheckStrandedPartitions(int64_t now_ms) {
     rd_kafka_AdminOptions_t* opts =
         rd_kafka_AdminOptions_new(rk_, RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS);
     char errstr[256];
-    rd_kafka_AdminOptions_set_request_timeout(opts, kGroupLookMs, errstr, sizeof errstr);
+    rd_kafka_AdminOptions_set_request_timeout(opts, kGroupLookTimeoutMs, errstr, sizeof errstr);
     const char* ids[] = {group_id_.c_str()};
     rd_kafka_DescribeConsumerGroups(rk_, ids, 1, opts, group_look_);
     rd_kafka_AdminOptions_destroy(opts);
@@ -271,7 +261,7 @@ std::shared_ptr<KafkaConsumerHandle> KafkaSource::TakeKeptMember(
     const std::map<std::string, std::string>& settings) {
   if (context_.handover == nullptr) return nullptr;
   auto kept = std::dynamic_pointer_cast<KafkaConsumerHandle>(
-      context_.handover->Take(KafkaKeptMemberName(settings.at("group.instance.id"))));
+      context_.handover->Take(KafkaKeptMemberName(settings)));
   if (kept == nullptr || kept->rk == nullptr) return nullptr;
   if (kept->settings != settings) {
     // Not made as this source would make it (cannot happen within one process today): a new
@@ -386,7 +376,7 @@ void KafkaSource::CloseMember() {
   handle_->revoked = !reassigned_.empty();
   if (healthy && context_.handover != nullptr) {
     handle_->source = nullptr;
-    context_.handover->Keep(KafkaKeptMemberName(handle_->member), handle_);
+    context_.handover->Keep(KafkaKeptMemberName(handle_->settings), handle_);
     return;
   }
   // Not kept: a member a net gave up on (CheckStalledAssignment, CheckStrandedPartitions) leaves,

@@ -1,5 +1,6 @@
 #include "kafka_admin.h"
 
+#include <charconv>
 #include <memory>
 
 #include <fmt/format.h>
@@ -73,34 +74,16 @@ Result<int64_t> BrokerMaxTransactionTimeout(rd_kafka_t* rk, const std::string& b
   }
   std::string broker_id = std::to_string(md->brokers[0].id);
   rd_kafka_metadata_destroy(md);
-
-  QueuePtr queue(rd_kafka_queue_new(rk));
-  rd_kafka_ConfigResource_t* resource =
-      rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_BROKER, broker_id.c_str());
-  rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
-  char errstr[256];
-  rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, sizeof errstr);
-  rd_kafka_DescribeConfigs(rk, &resource, 1, opts, queue.get());
-  rd_kafka_AdminOptions_destroy(opts);
-  rd_kafka_ConfigResource_destroy(resource);
-  Result<EventPtr> event =
-      WaitAdmin(queue.get(), timeout_ms, "describing the broker configuration");
-  if (!event.ok()) return event.status();
-  const rd_kafka_DescribeConfigs_result_t* result =
-      rd_kafka_event_DescribeConfigs_result(event->get());
-  size_t n_resources = 0;
-  const rd_kafka_ConfigResource_t** resources =
-      result != nullptr ? rd_kafka_DescribeConfigs_result_resources(result, &n_resources) : nullptr;
-  for (size_t r = 0; r < n_resources; ++r) {
-    size_t n_configs = 0;
-    const rd_kafka_ConfigEntry_t** configs =
-        rd_kafka_ConfigResource_configs(resources[r], &n_configs);
-    for (size_t c = 0; c < n_configs; ++c) {
-      if (std::string_view(rd_kafka_ConfigEntry_name(configs[c])) != "transaction.max.timeout.ms")
-        continue;
-      const char* value = rd_kafka_ConfigEntry_value(configs[c]);
-      if (value != nullptr) return static_cast<int64_t>(std::stoll(value));
-    }
+  Result<std::map<std::string, std::string>> configs =
+      KafkaDescribeConfigs(rk, RD_KAFKA_RESOURCE_BROKER, broker_id, timeout_ms,
+                           fmt::format("broker {} of {}", broker_id, brokers));
+  if (!configs.ok()) return configs.status();
+  auto it = configs->find("transaction.max.timeout.ms");
+  int64_t ms = 0;
+  if (it != configs->end() &&
+      std::from_chars(it->second.data(), it->second.data() + it->second.size(), ms).ec ==
+          std::errc()) {
+    return ms;
   }
   return Status::NotFound(fmt::format(
       "kafka exactly-once: broker {} did not report transaction.max.timeout.ms", broker_id));

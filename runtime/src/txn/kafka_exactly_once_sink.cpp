@@ -115,6 +115,8 @@ Status KafkaExactlyOnceSink::Open(uint32_t subtask, uint32_t parallelism) {
                     options_.partition, options_.topic, *partitions));
   }
   FLOW_RETURN_IF_ERROR(group_->WaitForLeaders(options_.topic, *partitions));
+  stale_stamps_.Start(fmt::format("exactly-once sink subtask {}", subtask), options_.topic,
+                      group_->StampRetention(options_.topic));
   opened_ = true;
   return Status::Ok();
 }
@@ -150,6 +152,7 @@ Status KafkaExactlyOnceSink::Write(std::string_view key, std::string_view payloa
   if (!recovered_) return Status::Internal("kafka exactly-once sink: Write before Recover");
   int32_t partition = options_.partitioner == KafkaPartitioner::kExplicit ? options_.partition
                                                                           : RD_KAFKA_PARTITION_UA;
+  stale_stamps_.Check(timestamp);
   return group_->Write(participant_, options_.topic, partition, key, payload, timestamp);
 }
 
@@ -158,6 +161,7 @@ Status KafkaExactlyOnceSink::WriteBatch(std::span<const TxnRecord> records, size
   if (!recovered_) return Status::Internal("kafka exactly-once sink: Write before Recover");
   int32_t partition = options_.partitioner == KafkaPartitioner::kExplicit ? options_.partition
                                                                           : RD_KAFKA_PARTITION_UA;
+  for (const TxnRecord& r : records) stale_stamps_.Check(r.timestamp);
   return group_->WriteBatch(participant_, options_.topic, partition, records, written);
 }
 

@@ -363,6 +363,10 @@ Status KafkaTransactionGroup::WaitForLeaders(const std::string& topic, int32_t p
   return Status::Ok();
 }
 
+Result<std::optional<int64_t>> KafkaTransactionGroup::StampRetention(const std::string& topic) {
+  return KafkaTopicStampRetention(rk_, topic, options_.operation_timeout_ms);
+}
+
 Result<int32_t> KafkaTransactionGroup::PartitionCount(const std::string& topic) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!failed_.ok()) return failed_;

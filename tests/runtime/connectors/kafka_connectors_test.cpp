@@ -715,6 +715,45 @@ TEST_F(KafkaConnectorsTest, ConsumerLagPerPartition) {
   ASSERT_TRUE(src.Close().ok());
 }
 
+// A record stamped past the topic's time retention is deleted by the broker at its next check,
+// read or not: the sink says so once, naming the topic and its retention. Topics that keep records
+// whatever their stamp (LogAppendTime, retention.ms=-1) get no warning, nor do recent stamps.
+TEST_F(KafkaConnectorsTest, SinkWarnsOnceAboutRecordsStampedPastTheTopicsRetention) {
+  const std::string warning = "stamped past the output topic's retention";
+  const TimestampMs eight_days = 8LL * 24 * 3600 * 1000;  // the default retention is 7 days
+  auto run = [&](const std::string& topic, TimestampMs stamp) {
+    ::testing::internal::CaptureStderr();
+    KafkaSink sink({.brokers = kafka_.brokers(), .topic = topic});
+    Status opened = sink.Open(0, 1);
+    EXPECT_TRUE(opened.ok()) << opened.ToString();
+    for (TimestampMs ts : {RecentMs(), stamp, stamp + 1, RecentMs()}) {
+      Status s = sink.Write("k", "v", ts);
+      EXPECT_TRUE(s.ok()) << s.ToString();
+    }
+    EXPECT_TRUE(sink.Close().ok());
+    return ::testing::internal::GetCapturedStderr();
+  };
+  auto count = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  const std::string said = run(topic_, RecentMs() - eight_days);
+  EXPECT_EQ(count(said, warning), 1u) << said;
+  EXPECT_NE(said.find(topic_), std::string::npos) << said;
+  EXPECT_NE(said.find("retention_ms=604800000"), std::string::npos) << said;
+  // A day old: within the retention.
+  EXPECT_EQ(count(run(topic_, RecentMs() - eight_days / 8), warning), 0u);
+  for (const test::KafkaSettings& configs :
+       {test::KafkaSettings{{"message.timestamp.type", "LogAppendTime"}},
+        test::KafkaSettings{{"retention.ms", "-1"}}}) {
+    Result<std::string> kept = kafka_.CreateUniqueTopic("conn-kept", 1, configs);
+    ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+    const std::string none = run(*kept, RecentMs() - eight_days);
+    EXPECT_EQ(count(none, warning), 0u) << configs.begin()->first << ": " << none;
+  }
+}
+
 TEST_F(KafkaConnectorsTest, ExplicitPartitionAndMissingTopic) {
   KafkaSink sink({.brokers = kafka_.brokers(),
                   .topic = topic_,

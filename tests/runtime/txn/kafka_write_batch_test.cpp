@@ -298,6 +298,32 @@ TEST_F(KafkaTxnWriteBatchTest, BatchBeforeRecoverIsRefusedAndWritesNothing) {
   EXPECT_TRUE(ReadByPartition(Isolation::kReadUncommitted).empty());
 }
 
+// The exactly-once sink says once that records stamped past the topic's retention (7 days by
+// default) are deleted by the broker at its next check, committed or not (the at-least-once sink's
+// test covers the topic settings that keep them).
+TEST_F(KafkaTxnWriteBatchTest, RecordsStampedPastTheTopicsRetentionAreReportedOnce) {
+  auto group = StartGroup(1);
+  ASSERT_NE(group, nullptr);
+  const TimestampMs now = WallNowMs();
+  const TimestampMs old = now - 8LL * 24 * 3600 * 1000;
+  ::testing::internal::CaptureStderr();
+  auto sink = Sink(group.get(), 0, KafkaPartitioner::kKeyHash);
+  ASSERT_TRUE(sink->Write("k", "recent", now).ok());
+  ASSERT_TRUE(sink->Write("k", "old", old).ok());
+  std::vector<TxnRecord> batch = {{"k", "old again", old}, {"k", "recent again", now}};
+  size_t written = 0;
+  ASSERT_TRUE(sink->WriteBatch(batch, &written).ok());
+  ASSERT_TRUE(sink->PreCommit(1).ok());
+  ASSERT_TRUE(sink->Commit(1).ok());
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  const std::string warning = "stamped past the output topic's retention";
+  const size_t first = said.find(warning);
+  ASSERT_NE(first, std::string::npos) << said;
+  EXPECT_EQ(said.find(warning, first + 1), std::string::npos) << said;
+  EXPECT_NE(said.find(topic_), std::string::npos) << said;
+  EXPECT_NE(said.find(FormatTimestamp(old)), std::string::npos) << said;
+}
+
 // Another instance's takeover (txn_detail::KafkaTakeover) writes a marker "<wall ms> <taker>"
 // under the key "flow-takeover" into the instance's progress topic, then fences its
 // transactional id with init_transactions. Done here by hand, with or without the marker.

@@ -24,6 +24,7 @@
 #include <string>
 
 #include "flow/runtime/connectors/connector.h"
+#include "flow/runtime/connectors/kafka_stamp_retention.h"
 
 struct rd_kafka_s;
 struct rd_kafka_message_s;
@@ -76,6 +77,7 @@ class KafkaSink final : public RawSink {
   rd_kafka_s* rk_ = nullptr;
   Status delivery_error_;  // the first failed delivery; sticky
   uint64_t delivered_ = 0;
+  KafkaStaleStampWarning stale_stamps_;
 };
 
 }  // namespace flow::rt

@@ -42,6 +42,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -50,6 +51,7 @@
 #include "flow/runtime/checkpoint/coordinator.h"
 #include "flow/runtime/connectors/kafka_instance.h"
 #include "flow/runtime/connectors/kafka_sink.h"
+#include "flow/runtime/connectors/kafka_stamp_retention.h"
 #include "flow/runtime/txn/commit_group.h"
 #include "flow/runtime/txn/two_phase_commit_sink.h"
 
@@ -171,6 +173,8 @@ class KafkaTransactionGroup final : public CommitGroup {
 
   // Partition count of `topic`: kNotFound when it does not exist.
   [[nodiscard]] Result<int32_t> PartitionCount(const std::string& topic);
+  // KafkaTopicStampRetention of `topic`, asked through the group's producer.
+  [[nodiscard]] Result<std::optional<int64_t>> StampRetention(const std::string& topic);
   // Waits (once per topic) until every partition's leader serves it: librdkafka 2.0.2's
   // transactional producer can count a first batch that met "not leader" (right after topic
   // creation) as delivered when a later batch succeeds. kUnavailable after the retry bound.
@@ -326,6 +330,7 @@ class KafkaExactlyOnceSink final : public TwoPhaseCommitSink {
   KafkaTransactionGroup* group_;
   uint32_t participant_;
   KafkaExactlyOnceSinkOptions options_;
+  KafkaStaleStampWarning stale_stamps_;
   bool opened_ = false;
   bool recovered_ = false;
 };
