@@ -226,31 +226,40 @@ Status KafkaAwaitBrokers(rd_kafka_t* rk, const std::function<void()>& serve,
   }
 }
 
+Result<KafkaEventPtr> KafkaWaitAdmin(rd_kafka_queue_t* queue, int timeout_ms,
+                                     std::string_view what) {
+  KafkaEventPtr event(rd_kafka_queue_poll(queue, timeout_ms + 1000));
+  if (!event) {
+    return Status::Unavailable(fmt::format("{}: no answer within {} ms", what, timeout_ms));
+  }
+  if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
+    return Status::Unavailable(
+        fmt::format("{}: {}", what, rd_kafka_event_error_string(event.get())));
+  }
+  return event;
+}
+
 Result<std::map<std::string, std::string>> KafkaDescribeConfigs(rd_kafka_t* rk,
                                                                 rd_kafka_ResourceType_t type,
                                                                 const std::string& name,
                                                                 int timeout_ms,
                                                                 std::string_view what) {
-  rd_kafka_queue_t* queue = rd_kafka_queue_new(rk);
+  KafkaQueuePtr queue(rd_kafka_queue_new(rk));
   rd_kafka_ConfigResource_t* resource = rd_kafka_ConfigResource_new(type, name.c_str());
   rd_kafka_AdminOptions_t* opts = rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS);
   char errstr[256];
   rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, sizeof errstr);
-  rd_kafka_DescribeConfigs(rk, &resource, 1, opts, queue);
+  rd_kafka_DescribeConfigs(rk, &resource, 1, opts, queue.get());
   rd_kafka_AdminOptions_destroy(opts);
   rd_kafka_ConfigResource_destroy(resource);
-  rd_kafka_event_t* event = rd_kafka_queue_poll(queue, timeout_ms + 1000);
-  rd_kafka_queue_destroy(queue);
+  const std::string context = fmt::format("cannot read the configuration of {}", what);
+  Result<KafkaEventPtr> event = KafkaWaitAdmin(queue.get(), timeout_ms, context);
+  if (!event.ok()) return event.status();
   auto unavailable = [&](std::string_view why) {
-    return Status::Unavailable(fmt::format("cannot read the configuration of {}: {}", what, why));
+    return Status::Unavailable(fmt::format("{}: {}", context, why));
   };
-  if (event == nullptr) return unavailable(fmt::format("no answer within {} ms", timeout_ms));
-  std::unique_ptr<rd_kafka_event_t, void (*)(rd_kafka_event_t*)> owned(event,
-                                                                       rd_kafka_event_destroy);
-  if (rd_kafka_event_error(event) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return unavailable(rd_kafka_event_error_string(event));
-  }
-  const rd_kafka_DescribeConfigs_result_t* result = rd_kafka_event_DescribeConfigs_result(event);
+  const rd_kafka_DescribeConfigs_result_t* result =
+      rd_kafka_event_DescribeConfigs_result(event->get());
   size_t n_resources = 0;
   const rd_kafka_ConfigResource_t** resources =
       result != nullptr ? rd_kafka_DescribeConfigs_result_resources(result, &n_resources) : nullptr;

@@ -105,6 +105,21 @@ struct KafkaHeadersDelete {
 using KafkaHeaders = std::unique_ptr<rd_kafka_headers_t, KafkaHeadersDelete>;
 KafkaHeaders MakeKafkaHeaders(std::span<const OutHeader> headers);
 
+// Owners of an admin call's reply queue and result event.
+struct KafkaQueueFree {
+  void operator()(rd_kafka_queue_t* q) const { rd_kafka_queue_destroy(q); }
+};
+struct KafkaEventFree {
+  void operator()(rd_kafka_event_t* e) const { rd_kafka_event_destroy(e); }
+};
+using KafkaQueuePtr = std::unique_ptr<rd_kafka_queue_t, KafkaQueueFree>;
+using KafkaEventPtr = std::unique_ptr<rd_kafka_event_t, KafkaEventFree>;
+
+// Waits for the result of an admin call on `queue` (its request timeout plus 1 s): kUnavailable
+// "<what>: no answer within N ms" when none arrives, "<what>: <error>" when the call failed.
+[[nodiscard]] Result<KafkaEventPtr> KafkaWaitAdmin(rd_kafka_queue_t* queue, int timeout_ms,
+                                                   std::string_view what);
+
 // The configuration of one resource (a topic by name, a broker by id) as DescribeConfigs reports
 // it: name -> value (entries without a value are left out). kUnavailable naming `what` when no
 // answer arrives within `timeout_ms` or the brokers refuse (e.g. not allowed to describe it).

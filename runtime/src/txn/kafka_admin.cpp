@@ -14,27 +14,11 @@ namespace {
 constexpr uint32_t kProgressMagic = 0x47504c46;  // "FLPG"
 constexpr uint32_t kProgressVersion = 1;
 
-struct QueueFree {
-  void operator()(rd_kafka_queue_t* q) const { rd_kafka_queue_destroy(q); }
-};
-struct EventFree {
-  void operator()(rd_kafka_event_t* e) const { rd_kafka_event_destroy(e); }
-};
-using QueuePtr = std::unique_ptr<rd_kafka_queue_t, QueueFree>;
-using EventPtr = std::unique_ptr<rd_kafka_event_t, EventFree>;
+using QueuePtr = KafkaQueuePtr;
+using EventPtr = KafkaEventPtr;
 
-// Waits for the admin result on `queue`; kUnavailable when the broker does not answer in time.
 Result<EventPtr> WaitAdmin(rd_kafka_queue_t* queue, int timeout_ms, std::string_view what) {
-  EventPtr event(rd_kafka_queue_poll(queue, timeout_ms + 1000));
-  if (!event) {
-    return Status::Unavailable(
-        fmt::format("kafka exactly-once: {}: no answer within {} ms", what, timeout_ms));
-  }
-  if (rd_kafka_event_error(event.get()) != RD_KAFKA_RESP_ERR_NO_ERROR) {
-    return Status::Unavailable(
-        fmt::format("kafka exactly-once: {}: {}", what, rd_kafka_event_error_string(event.get())));
-  }
-  return event;
+  return KafkaWaitAdmin(queue, timeout_ms, fmt::format("kafka exactly-once: {}", what));
 }
 
 }  // namespace
