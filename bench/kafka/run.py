@@ -54,6 +54,7 @@ SYSTEMS = ["raw", "alo", "eo", "window"]
 SCRIPTS = {"alo": "copy_at_least_once.flow", "eo": "copy_exactly_once.flow",
            "window": "window_count.flow",
            "window-eo": "window_exactly_once.flow",  # scale_out.py --job window only
+           "window2-eo": "window2_exactly_once.flow",  # scale_out.py --job window2 only
            "join-eo": "join_exactly_once.flow"}  # scale_out.py --job join only
 LABELS = {"raw": "raw librdkafka copier (limit)", "alo": "Flow copier, at_least_once",
           "eo": "Flow copier, exactly_once", "window": "Flow windowed count (10 s tumbling)"}
@@ -64,6 +65,16 @@ LABELS = {"raw": "raw librdkafka copier (limit)", "alo": "Flow copier, at_least_
 # A day back keeps the output's stamps in the past (brokers may refuse stamps over an hour ahead).
 ET_BASE = (int(time.time()) // 3600 - 24) * 3600 * 1000
 WINDOW_MS = 10000
+
+
+def map_difference(got, want):
+    """How the dict `got` differs from `want`: counts and examples of each kind."""
+    missing = [k for k in want if k not in got]
+    extra = [k for k in got if k not in want]
+    wrong = [k for k in want if k in got and got[k] != want[k]]
+    return (f"{len(got)} rows vs {len(want)} expected: {len(missing)} missing "
+            f"(e.g. {missing[:2]}), {len(extra)} unexpected (e.g. {extra[:2]}), "
+            f"{len(wrong)} wrong (e.g. {[(k, got[k], want[k]) for k in wrong[:2]]})")
 
 
 def kind(system):
@@ -367,9 +378,13 @@ class Bench:
         return round(dt.timestamp() * 1000)
 
     def check_window(self, dump_path, ref):
+        return self.check_window_rows(Path(dump_path).read_text().splitlines(), ref)
+
+    def check_window_rows(self, lines, ref):
+        """Problems of the window job's output rows (JSON lines) against `ref`."""
         got = {}
         problems = []
-        for n, line in enumerate(Path(dump_path).read_text().splitlines()):
+        for n, line in enumerate(lines):
             try:
                 row = json.loads(line)
                 key = (row["key"], self.parse_ms(row["window_start"]))
@@ -381,12 +396,7 @@ class Bench:
             except (ValueError, KeyError, TypeError) as e:
                 problems.append(f"row {n}: cannot read {line[:120]!r}: {e}")
         if got != ref:
-            missing = [k for k in ref if k not in got]
-            extra = [k for k in got if k not in ref]
-            wrong = [k for k in ref if k in got and got[k] != ref[k]]
-            problems.append(f"{len(got)} rows vs {len(ref)} expected: {len(missing)} missing "
-                            f"(e.g. {missing[:2]}), {len(extra)} unexpected (e.g. {extra[:2]}), "
-                            f"{len(wrong)} wrong (e.g. {[(k, got[k], ref[k]) for k in wrong[:2]]})")
+            problems.append(map_difference(got, ref))
         return problems
 
     def expected_payload(self, i, ts):

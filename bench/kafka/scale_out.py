@@ -20,6 +20,11 @@ topic (--shuffle-brokers, this broker) and share one --state-root; the plain pro
 every window closes; the output must equal run.py's window reference (every key and window once,
 the right count and sum), and the time counts until its last row arrived.
 
+--job window2: bench/kafka/window2_exactly_once.flow, a window behind a window (two repartition
+topics; the second one's writers report the first one's key groups): the window job's rows, and
+per (count, window) how many keys had that count and the sum of their sums, both in the output;
+checked against both references, computed here.
+
 --job join: bench/kafka/join_exactly_once.flow (an interval join of the input with itself on the
 record's id; both sides cross one repartition topic) as the window job is run; the output must
 hold every input record exactly once with both sides' fields equal to the record formula.
@@ -41,6 +46,7 @@ record exactly once.
   bench/kafka/scale_out.py                  # 500k records, 3 runs; failover at 20k rec/s, 30 s
   bench/kafka/scale_out.py --job window     # the keyed job
   bench/kafka/scale_out.py --job join       # the join job
+  bench/kafka/scale_out.py --job window2    # a window behind a window (two topics)
   bench/kafka/scale_out.py --smoke          # small, correctness only (CTest bench_kafka_scale_out_smoke)
   bench/kafka/scale_out.py --no-failover --records 1000000 --runs 5
 Exit codes: 0 all checks passed, 1 a check or a run failed, 2 bad usage or set-up failure.
@@ -54,7 +60,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -70,8 +75,9 @@ CASES = {"sigkill-10s": (signal.SIGKILL, None), "sigkill-6s": (signal.SIGKILL, 6
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--smoke", action="store_true", help="small and short: the CTest")
-    p.add_argument("--job", choices=["copier", "window", "join"], default="copier",
-                   help="the exactly-once copier, the keyed windowed count, or the join")
+    p.add_argument("--job", choices=["copier", "window", "window2", "join"], default="copier",
+                   help="the exactly-once copier, the keyed windowed count, a window behind it, "
+                        "or the join")
     p.add_argument("--keys", type=int, default=100, help="distinct keys (--job window, join)")
     p.add_argument("--records", type=int, default=500_000, help="input records per scaling run")
     p.add_argument("--record-bytes", type=int, default=100)
@@ -124,7 +130,8 @@ def parse_args(argv=None):
     if a.failover_instances < 2:
         p.error("--failover-instances must be >= 2 (one is stopped)")
     # What run.py's Bench reads of its arguments.
-    a.system = {"copier": "eo", "window": "window-eo", "join": "join-eo"}[a.job]
+    a.system = {"copier": "eo", "window": "window-eo", "window2": "window2-eo",
+                "join": "join-eo"}[a.job]
     a.copier, a.baselines, a.systems = None, {}, a.system
     return a
 
@@ -388,7 +395,8 @@ class ScaleBench(kb.Bench):
         r = subprocess.run([self.flowc, "explain", str(script)], capture_output=True, text=True)
         if r.returncode != 0:
             raise kb.SetupError(f"flowc explain {script.name} failed: {r.stderr.strip()}")
-        return [line.split()[1].rstrip(",") for line in r.stdout.splitlines()
+        # "writes __flow_repartition_<job id>.op, hash by ...": the name holds a space.
+        return [line.strip()[len("writes "):].split(",")[0] for line in r.stdout.splitlines()
                 if line.strip().startswith("writes __flow_repartition_")]
 
     def window_failover_run(self, case):
@@ -409,7 +417,9 @@ class ScaleBench(kb.Bench):
         jobs = [self.start_job(run_id, f"i{i}", src, dst, a.parallelism, extra)
                 for i in range(a.failover_instances)]
         victim, survivors = jobs[-1], jobs[:-1]
-        shuffle = "__flow_repartition_"
+        # The first cut's topic (the only one but for window2): its partitions and keys' state.
+        shuffle = self.repartition_topics[0].replace("<job id>", run_id)
+        first_op = shuffle[len(f"__flow_repartition_{run_id}."):]
         result = {"case": case, "signal": sig.name, "session_timeout_ms": session_ms or 10000}
         problems, producer = [], None
         try:
@@ -473,7 +483,8 @@ class ScaleBench(kb.Bench):
             adopted = {}
             for j in survivors:
                 for ts, row in log_rows(j["log"]):
-                    if row.get("message") != "adopted the state of a repartition partition's keys":
+                    if (row.get("message") != "adopted the state of a repartition partition's keys"
+                            or row.get("operator") != first_op):
                         continue
                     p = int(row.get("partition", -1))
                     if ts >= kill_at and p in owned:
@@ -496,36 +507,50 @@ class ScaleBench(kb.Bench):
 
     # --- the keyed jobs' outputs -------------------------------------------------------------
     def expected_rows(self, n):
-        """Output rows of the window or join job for n input records."""
-        return n if self.args.job == "join" else len(self.window_reference(n))
+        """Output rows of the window, window2 or join job for n input records."""
+        if self.args.job == "join":
+            return n
+        ref = self.window_reference(n)
+        return len(ref) + (len(self.second_window_reference(ref)) if self.args.job == "window2"
+                           else 0)
 
     def check_keyed(self, dump_path, n):
         if self.args.job == "window":
             return self.check_window(dump_path, self.window_reference(n))
+        if self.args.job == "window2":
+            return self.check_window2(dump_path, self.window_reference(n))
         return self.check_join(dump_path, n)
 
-    def check_join(self, dump_path, n):
-        """Every input record i once, both sides' fields from the record formula (run.py's
-        expected_payload): key k<i mod keys>, value (i * 7919) mod 1000."""
-        problems, seen = [], set()
-        for line_no, line in enumerate(Path(dump_path).read_text().splitlines()):
+    @staticmethod
+    def second_window_reference(ref):
+        """window2's second stage from the window reference: (count, window start ms) -> (keys
+        with that count in that window, the sum of their sums)."""
+        out = {}
+        for (key, start), (count, total) in ref.items():
+            keys, sums = out.get((count, start), (0, 0))
+            out[(count, start)] = (keys + 1, sums + total)
+        return out
+
+    def check_window2(self, dump_path, ref):
+        """window2: the rows with a `key` are the first window's (check_window), those with
+        `keys` the second's, each (count, window) once with the reference's keys and sum."""
+        first, second, problems = [], {}, []
+        for n, line in enumerate(Path(dump_path).read_text().splitlines()):
             try:
                 row = json.loads(line)
-                i = row["id"]
-                key, value = f"k{i % self.args.keys}", (i * 7919) % 1000
-                want = {"id": i, "key": key, "value": value, "rkey": key, "rvalue": value}
-                if row != want and len(problems) < 5:
-                    problems.append(f"row {line_no}: {row} where {want} was expected")
-                if i in seen and len(problems) < 5:
-                    problems.append(f"row {line_no}: record {i} twice")
-                seen.add(i)
+                if "key" in row:
+                    first.append(line)
+                    continue
+                at = (row["n"], self.parse_ms(row["window_start"]))
+                if at in second:
+                    problems.append(f"row {n}: second-stage window {at} twice")
+                second[at] = (row["keys"], row["sum_total"])
             except (ValueError, KeyError, TypeError) as e:
-                problems.append(f"row {line_no}: cannot read {line[:120]!r}: {e}")
-        missing = [i for i in range(n) if i not in seen]
-        extra = sorted(i for i in seen if not 0 <= i < n)
-        if missing or extra:
-            problems.append(f"{len(seen)} records joined of {n}: {len(missing)} missing (e.g. "
-                            f"{missing[:3]}), {len(extra)} not in the input (e.g. {extra[:3]})")
+                problems.append(f"row {n}: cannot read {line[:120]!r}: {e}")
+        problems += self.check_window_rows(first, ref)
+        want = self.second_window_reference(ref)
+        if second != want:
+            problems.append("second stage: " + kb.map_difference(second, want))
         return problems
 
     def start_job_argv(self, job):
@@ -592,6 +617,9 @@ def markdown(meta, scaling, failover, failures):
            "window": f"Keyed windowed count, exactly once (bench/kafka/window_exactly_once.flow; "
                      f"{meta['keys']} keys, instances through a repartition topic and one "
                      f"--state-root)",
+           "window2": f"A window behind a window, exactly once "
+                      f"(bench/kafka/window2_exactly_once.flow; {meta['keys']} keys, two "
+                      f"repartition topics, one --state-root)",
            "join": "Interval join of the input with itself on its id, exactly once "
                    "(bench/kafka/join_exactly_once.flow; both sides through one repartition "
                    "topic, one --state-root)"}[meta["job"]]

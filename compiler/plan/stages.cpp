@@ -44,15 +44,12 @@ std::string KeyExprText(const ast::Expr* e) {
 InstancePlan PlanInstances(const Plan& plan) {
   InstancePlan out;
   std::map<int, int> stage_of;  // node id -> stage
-  std::set<int> behind_cut;     // nodes whose input crossed a repartition topic
   out.stages.push_back({.number = 1, .nodes = {}});
   const std::vector<const Node*> nodes = plan.Ordered();
   for (const Node* n : nodes) {
     int stage = 1;
-    bool behind = false;
     for (int in : n->inputs) {
       stage = std::max(stage, stage_of[in]);
-      behind = behind || behind_cut.count(in) > 0;
     }
     const ast::KeyByOp* key = nullptr;
     const char* what = nullptr;
@@ -74,10 +71,6 @@ InstancePlan PlanInstances(const Plan& plan) {
       out.refusals.push_back(Title(*n) +
                              " `file` exactly_once: its commit cannot be atomic with the "
                              "instance's Kafka transaction");
-    } else if ((what != nullptr || As<JoinNode>(n) != nullptr) && behind) {
-      out.refusals.push_back(Title(*n) +
-                             ": its input comes through another key-by's repartition topic; two "
-                             "key-by steps in a row cannot run as several instances yet");
     } else if (const auto* join = As<JoinNode>(n); join != nullptr || what != nullptr) {
       RepartitionCut cut;
       cut.consumer = n->id;
@@ -97,11 +90,9 @@ InstancePlan PlanInstances(const Plan& plan) {
       cut.to_stage = static_cast<int>(out.stages.size()) + 1;
       out.stages.push_back({.number = cut.to_stage, .nodes = {}});
       stage = cut.to_stage;
-      behind = true;
       out.cuts.push_back(std::move(cut));
     }
     stage_of[n->id] = stage;
-    if (behind) behind_cut.insert(n->id);
   }
   std::set<int> cut_key_bys;
   for (const RepartitionCut& c : out.cuts) cut_key_bys.insert(c.key_by);

@@ -5,8 +5,9 @@
 // runtime do (codegen/aggregate_emitter.cpp's Keyed, engine/shuffle_key_by.h and
 // Job::CheckInstancePlan): a window or aggregate reads its input through the topic
 // `__flow_repartition_<job id>.<operator>`, and so do both sides of a join (one topic:
-// engine/shuffle_join.h); a keyed operator or join behind another one's topic, sources other than
-// Kafka and exactly-once file sinks cannot run as instances (yet). Pure; the plan is not changed.
+// engine/shuffle_join.h), also behind another one's topic (a second key-by: a window behind a
+// window or a join); sources other than Kafka and exactly-once file sinks cannot run as instances
+// (yet). Pure; the plan is not changed.
 
 #include <string>
 #include <vector>

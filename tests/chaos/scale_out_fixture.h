@@ -334,6 +334,28 @@ class ScaleOutTest : public OwnBrokerTest {
     }
     return want;
   }
+  // With chaos_job's stage2: `first` (WindowReference or JoinReference) and its (key, window) rows
+  // summed per bucket ("b" + the key's last character) and window, "b|start=b,start,rows,sum", a
+  // row's sum being its sum (a join's: both sides'). Both go to one output topic.
+  static std::map<std::string, int64_t> WithSecondStage(std::map<std::string, int64_t> first) {
+    std::map<std::pair<std::string, int64_t>, std::pair<int64_t, int64_t>> buckets;
+    for (const auto& [row, n] : first) {
+      std::vector<std::string> f;  // key, start, count, sum[, right count, right sum]
+      std::stringstream value(row.substr(row.find('=') + 1));
+      for (std::string field; std::getline(value, field, ',');) f.push_back(field);
+      const int64_t sum = std::stoll(f.at(3)) + (f.size() > 5 ? std::stoll(f.at(5)) : 0);
+      std::string bucket = "b";
+      if (!f.at(0).empty()) bucket.push_back(f.at(0).back());
+      auto& [rows, total] = buckets[{bucket, std::stoll(f.at(1))}];
+      rows += n;
+      total += sum * n;
+    }
+    for (const auto& [k, v] : buckets) {
+      ++first[fmt::format("{}|{}={},{},{},{}", k.first, k.second, k.first, k.second, v.first,
+                          v.second)];
+    }
+    return first;
+  }
   // Produces records [from, to) of the window job's input (record i to partition i % 12).
   void ProduceWindowRecords(int64_t from, int64_t to) {
     std::vector<KafkaRecord> batch;

@@ -244,20 +244,23 @@ class StateMovesTest : public ScaleOutTest {
   // random chunks (a seed replays them). Input arrives all along, so every move happens in the
   // middle of open windows. Returns the committed output compared with the test's own per-(key,
   // window) counts and sums; `moved` tells whether some instance adopted state from another one's
-  // checkpoint. `kind`: chaos_job's window or join job.
+  // checkpoint. `kind`: chaos_job's window or join job; `stage2`: with its second key-by, whose
+  // rows are checked with the first one's.
   Verdict RunWithMoves(const std::string& prefix, std::vector<std::string> args, bool* moved,
-                       const std::string& kind = "window", bool full = false) {
+                       const std::string& kind = "window", bool full = false, bool stage2 = false) {
     constexpr int64_t kWindowMs = 1000;
     shared_state_ = true;
     args.insert(args.end(), {"--set", fmt::format("window_ms={}", kWindowMs)});
+    if (stage2) args.insert(args.end(), {"--set", "stage2=true"});
     PrepareKeyedJob(prefix, args);
     if (HasFatalFailure()) return {};
     job_kind_ = kind;
     StartAndSettle("a", kind + ".shuffle", 90);
     EXPECT_TRUE(Settled(instances_["a"].log, 2)) << "see " << instances_["a"].log;
     const int64_t n = std::min<int64_t>(records_, 16000);
-    const std::map<std::string, int64_t> want =
+    std::map<std::string, int64_t> want =
         kind == "join" ? JoinReference(n, kWindowMs) : WindowReference(n, kWindowMs);
+    if (stage2) want = WithSecondStage(std::move(want));
     constexpr int kChunks = 16;
     std::multimap<int, std::string> script = {
         {3, "join b"}, {7, "kill a"}, {9, "join c"}, {12, "stop b"}};
@@ -340,10 +343,12 @@ class StateMovesTest : public ScaleOutTest {
 
 // With --state-root the state of a repartition partition's keys follows the partition: the
 // committed output is exactly the test's own, and the logs show state adopted from another
-// instance's checkpoint.
+// instance's checkpoint. The window's rows go on behind a second key-by (a window behind a
+// window: a second topic, whose writers report the first one's key groups), checked too.
 TEST_F(StateMovesTest, TheStateOfAPartitionsKeysFollowsItWhileInstancesJoinDieAndLeave) {
   bool moved = false;
-  const Verdict v = RunWithMoves("scale-move", {}, &moved, "window", /*full=*/true);
+  const Verdict v =
+      RunWithMoves("scale-move", {}, &moved, "window", /*full=*/true, /*stage2=*/true);
   EXPECT_TRUE(moved) << "no instance adopted state from another's checkpoint";
   if (!v.exact() || HasFailure()) PrintLogTails(60);
   EXPECT_TRUE(v.exact()) << "missing " << v.missing << ", duplicates " << v.duplicates << ", wrong "
@@ -353,10 +358,12 @@ TEST_F(StateMovesTest, TheStateOfAPartitionsKeysFollowsItWhileInstancesJoinDieAn
 // A join's two sides cross one repartition topic (engine/shuffle_join.h): both sides of a key
 // reach the instance that reads its partition, the join's state follows the partition, and event
 // time combines both sides' input partitions (both sides read one source here, each reporting
-// its progress). The committed output is exactly the test's own per-(key, window) join.
+// its progress). The committed output is exactly the test's own per-(key, window) join, and its
+// rows summed per bucket behind a second key-by (a window behind a join).
 TEST_F(StateMovesTest, AJoinsStateFollowsItsKeysWhileInstancesJoinDieAndLeave) {
   bool moved = false;
-  const Verdict v = RunWithMoves("scale-join-move", {}, &moved, "join");
+  const Verdict v =
+      RunWithMoves("scale-join-move", {}, &moved, "join", /*full=*/false, /*stage2=*/true);
   EXPECT_TRUE(moved) << "no instance adopted state from another's checkpoint";
   if (!v.exact() || HasFailure()) PrintLogTails(60);
   EXPECT_TRUE(v.exact()) << "missing " << v.missing << ", duplicates " << v.duplicates << ", wrong "

@@ -91,15 +91,19 @@ expect("join: node", rc == 0 and "join interval orders with payments on 1 key" i
 expect("join: inputs hashed by their keys",
        "left, hash by orders.order_id" in out and "right, hash by payments.order_id" in out, out)
 rc, out, err = run(os.path.join(EXAMPLES, "ad_click_through.flow"), "--format", "dot")
-expect("join dot: edges labelled", rc == 0 and 'label="left, hash by shown.ad"' in out
-       and 'label="right, hash by clicked.ad"' in out, err or out)
+# The join reads two windows: a second key-by, one more topic.
+expect("join dot: edges labelled", rc == 0 and
+       'label="left, hash by shown.ad\\lwith --instance: through '
+       '__flow_repartition_<job id>.sink1.join"' in out and
+       'label="right, hash by clicked.ad\\lwith --instance: through '
+       '__flow_repartition_<job id>.sink1.join"' in out, err or out)
 rc, out, err = run(os.path.join(EXAMPLES, "sessionize.flow"))
 expect("session window node", rc == 0 and "window-aggregate session keyed" in out, err or out)
 
 # As instances (--instance, docs/deploy.md): a keyed window reads its input through the topic
 # `__flow_repartition_<job id>.<stream>.window`, which splits the plan into two stages; a stateless
-# plan is one stage; a join reads both sides through one topic; a key-by behind another one's
-# topic and sources other than Kafka are refused, as the runtime does.
+# plan is one stage; a join reads both sides through one topic, a key-by behind another one's
+# window one more topic; sources other than Kafka are refused, as the runtime does.
 rc, out, err = run(os.path.join(EXAMPLES, "kafka_exactly_once.flow"))
 tail = out[out.find("as instances"):]
 expect("instances: two stages", rc == 0 and tail.startswith(
@@ -125,9 +129,27 @@ rc, out, err = run(os.path.join(EXAMPLES, "order_payment_join.flow"))
 expect("instances: a join of file sources is refused for its sources only", rc == 0 and
        "  refused: #1 source `file`" in out and "#2 join:" not in out, err or out)
 rc, out, err = run(os.path.join(EXAMPLES, "nexmark_q5_hot_items.flow"))
-expect("instances: a second key-by is refused", rc == 0 and
-       "  refused: #5 window-aggregate: its input comes through another key-by's" in out and
-       "#2 window-aggregate: its" not in out, err or out)
+expect("instances: behind a window only the generator source is refused", rc == 0 and
+       "  refused: #0 source `nexmark`" in out and "window-aggregate:" not in out, err or out)
+# Two key-bys in a row: the second one is one more topic, written by the stage of the first
+# window and read by a third stage.
+with tempfile.TemporaryDirectory() as tmp:
+    twice = os.path.join(tmp, "twice.flow")
+    with open(twice, "w") as f:
+        f.write(
+            "schema Rec { key: string, value: int, et: timestamp }\n"
+            "stream counts = from kafka(topic: \"in\", brokers: \"b:9092\") format json as Rec\n"
+            "  event time et watermark 1s\n"
+            "  | key by key | window tumbling 10s | aggregate count() as n\n"
+            "counts | key by n | window tumbling 10s | aggregate count() as keys\n"
+            "  | into kafka(topic: \"out\", brokers: \"b:9092\") format json exactly_once\n")
+    rc, out, err = run(twice)
+    tail = out[out.find("as instances"):]
+    expect("instances: a second key-by is a third stage", rc == 0 and tail.startswith(
+        "as instances (--instance, docs/deploy.md): 3 stages, 2 repartition topics") and
+        "  stage 2: #2 window-aggregate\n"
+        "    writes __flow_repartition_<job id>.sink1.window, hash by n (#3), read by stage 3 "
+        "(#4 sink1.window)\n" in tail and "refused" not in tail, err or out)
 
 with tempfile.TemporaryDirectory() as tmp:
     small = os.path.join(tmp, "small.flow")

@@ -55,8 +55,8 @@ Status Job::CheckInstancePlan() const {
   return Status::Ok();
 }
 
-Result<std::vector<std::string>> Job::ForwardSourcesOf(int node, std::string_view what) const {
-  std::vector<std::string> sources;
+Result<ForwardOrigins> Job::ForwardSourcesOf(int node, std::string_view what) const {
+  std::vector<bool> source(nodes_.size(), false), reader(nodes_.size(), false);
   std::vector<bool> seen(nodes_.size(), false);
   std::vector<int> stack = {node};
   while (!stack.empty()) {
@@ -65,18 +65,27 @@ Result<std::vector<std::string>> Job::ForwardSourcesOf(int node, std::string_vie
     if (seen[v]) continue;
     seen[v] = true;
     const auto& n = *nodes_[v];
-    auto behind_a_cut = [&](const engine_detail::NodeBase& reader) {
+    // Records straight from a reader, not through its key-by's keyed operator: the writer would
+    // see one reader subtask's partitions, whose key groups no keyed subtask's range matches.
+    auto straight_from = [&](const engine_detail::NodeBase& r) {
       return Status::InvalidArgument(fmt::format(
-          "{}: its input comes from '{}', the reader of another key-by's repartition topic; two "
-          "key-by steps in a row cannot run as several instances yet (docs/deploy.md)",
-          what, reader.name));
+          "{}: its input comes straight from '{}', the reader of another key-by's repartition "
+          "topic, without the keyed operator that reader feeds; key by once, or put the keyed "
+          "operator between (docs/deploy.md)",
+          what, r.name));
     };
-    if (n.shuffle_reader) return behind_a_cut(n);
-    if (n.is_source) sources.push_back(n.name);
+    if (n.shuffle_reader) return straight_from(n);
+    if (n.is_source) source[v] = true;
     for (int in : n.in_edges) {
       const auto& e = *edges_[in];
       const auto& up = *nodes_[e.from];
-      if (up.shuffle_reader) return behind_a_cut(up);
+      if (up.shuffle_reader) {
+        // A second key-by: `n` is the keyed operator behind the first one's reader, and what it
+        // emits is by the key groups of its subtask's range.
+        if (e.kind != Partitioning::kHash) return straight_from(up);
+        reader[e.from] = true;
+        continue;
+      }
       const bool forward = e.kind == Partitioning::kForward ||
                            (e.kind == Partitioning::kDefault && up.parallelism == n.parallelism);
       if (!forward) {
@@ -95,12 +104,12 @@ Result<std::vector<std::string>> Job::ForwardSourcesOf(int node, std::string_vie
     }
   }
   // Graph order: names do not depend on how the walk went.
-  std::vector<std::string> ordered;
-  for (const auto& n : nodes_) {
-    if (std::find(sources.begin(), sources.end(), n->name) != sources.end())
-      ordered.push_back(n->name);
+  ForwardOrigins origins;
+  for (size_t v = 0; v < nodes_.size(); ++v) {
+    if (source[v]) origins.sources.push_back(nodes_[v]->name);
+    if (reader[v]) origins.readers.push_back(nodes_[v]->name);
   }
-  return ordered;
+  return origins;
 }
 
 }  // namespace flow::rt

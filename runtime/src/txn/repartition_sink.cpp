@@ -16,9 +16,10 @@ constexpr std::chrono::seconds kTopicVisibleBound{30};
 
 }  // namespace
 
-Status RepartitionSink::Open(uint32_t subtask, uint32_t /*parallelism*/) {
+Status RepartitionSink::Open(uint32_t subtask, uint32_t parallelism) {
   if (opened_) return Status::Internal("repartition sink: opened twice");
   subtask_ = subtask;
+  parallelism_ = std::max<uint32_t>(parallelism, 1);
   if (group_ == nullptr) return Status::Internal("repartition sink: no transaction group");
   if (options_.topic.empty()) return Status::InvalidArgument("repartition sink: `topic` is empty");
   FLOW_RETURN_IF_ERROR(
@@ -135,7 +136,10 @@ Status RepartitionSink::OnEventTime(TimestampMs watermark, bool /*idle*/,
 }
 
 std::optional<shuffle::ProgressReport> RepartitionSink::OwnReport() const {
-  if (upstream_ == nullptr || options_.upstream_sources.empty()) return std::nullopt;
+  if (upstream_ == nullptr ||
+      (options_.upstream_sources.empty() && options_.upstream_readers.empty())) {
+    return std::nullopt;
+  }
   shuffle::ProgressReport report;
   report.writer =
       fmt::format("{}/{}", group_->instance().empty() ? "-" : group_->instance(), subtask_);
@@ -148,6 +152,18 @@ std::optional<shuffle::ProgressReport> RepartitionSink::OwnReport() const {
     for (const shuffle::SplitTime& t : splits->splits) {
       // Every record below the input's watermark was written already; below the split's own,
       // none of that split is still to come.
+      source.splits.push_back(
+          shuffle::SplitProgress{t.split, std::min(t.watermark, watermark_), t.idle, false});
+    }
+  }
+  for (const std::string& name : options_.upstream_readers) {
+    const std::vector<shuffle::SourceSplits> all = upstream_->All(name);
+    if (all.empty()) continue;
+    shuffle::SourceProgress& source = report.sources.emplace_back();
+    source.name = shuffle::ProgressSourceName(name, options_.input);
+    source.partitions = options_.max_parallelism;
+    for (const shuffle::SplitTime& t :
+         shuffle::KeyGroupsOfSubtask(all, options_.max_parallelism, subtask_, parallelism_)) {
       source.splits.push_back(
           shuffle::SplitProgress{t.split, std::min(t.watermark, watermark_), t.idle, false});
     }

@@ -17,6 +17,12 @@
 //   --instance (engine/shuffle_join.h).
 //   The window operator is written here (state: open windows; fired when the watermark passes
 //   their end) so the test's reference is independent of the runtime's window code.
+// - window and join with `--set stage2=true`: each (key, window) row also goes behind a second
+//   key-by, by bucket "b<last digit of the key>", into the same tumbling windows: per (bucket,
+//   window) the number of rows and the sum of their sums (a join's row: both sides' sums); output
+//   key "<bucket>|<window start>", value "<bucket>,<window start>,<rows>,<sum>", to the same
+//   topic. Under --instance that key-by is a second repartition topic, behind the first one's
+//   keyed operator (a window behind a window or a join).
 // The sink is exactly-once (one Kafka transaction per checkpoint) or at-least-once (the plain
 // Kafka sink, flushed at barriers), to show that the checker catches the duplicates of the
 // latter.
@@ -254,14 +260,14 @@ class TumblingJoin final : public flow::rt::TwoInputOperator<Rec, Rec, Agg> {
 template <typename T, typename Encode>
 Status AddSink(flow::rt::Job& job, const flow::rt::Stream<T>& s, const std::string& guarantee,
                const std::string& brokers, const std::string& topic, int64_t retry_timeout_ms,
-               int64_t transaction_timeout_ms, Encode encode) {
+               int64_t transaction_timeout_ms, Encode encode, const std::string& name = "out") {
   if (guarantee == "exactly_once") {
     flow::rt::KafkaTxnSinkConfig config;
     config.brokers = brokers;
     config.sink.topic = topic;
     config.retry_timeout_ms = retry_timeout_ms;
     config.transaction_timeout_ms = transaction_timeout_ms;
-    flow::rt::ExactlyOnceSink<T>(s, job, "out", flow::rt::KafkaTxnSink(config), encode);
+    flow::rt::ExactlyOnceSink<T>(s, job, name, flow::rt::KafkaTxnSink(config), encode);
     return Status::Ok();
   }
   if (guarantee != "at_least_once")
@@ -269,11 +275,36 @@ Status AddSink(flow::rt::Job& job, const flow::rt::Stream<T>& s, const std::stri
   flow::rt::KafkaSinkOptions o;
   o.brokers = brokers;
   o.topic = topic;
-  s.Sink("out", flow::rt::RawSinkAdapter<T>(
-                    [o] { return std::make_unique<flow::rt::KafkaSink>(o); }, encode));
+  s.Sink(name, flow::rt::RawSinkAdapter<T>([o] { return std::make_unique<flow::rt::KafkaSink>(o); },
+                                           encode));
   return Status::Ok();
 }
 
+// stage2 (see the top): `rows` re-keyed by bucket and summed per window, into `output` as "out2".
+Status AddSecondStage(flow::rt::Job& job, const flow::rt::Stream<Agg>& rows, int64_t size,
+                      bool all_keys, const std::string& guarantee, const std::string& brokers,
+                      const std::string& output, int64_t retry_timeout_ms,
+                      int64_t transaction_timeout_ms) {
+  auto buckets = rows.Map<Rec>("bucket", [](const Agg& a) {
+    Rec r;
+    r.key = std::string("b") + (a.key.empty() ? '-' : a.key.back());
+    r.i = a.sum + a.right_sum;
+    r.ts = a.start;
+    return r;
+  });
+  auto key_hash = [](const Rec& r) { return flow::rt::StableHash(std::string_view(r.key)); };
+  auto keyed = flow::rt::KeyByAcrossInstances(job, buckets, "window2", "bucket", key_hash);
+  if (!keyed.ok()) return keyed.status();
+  auto sums = keyed->Then<Agg>(
+      "window2", [size, all_keys] { return std::make_unique<TumblingSum>(size, all_keys); });
+  return AddSink<Agg>(
+      job, sums, guarantee, brokers, output, retry_timeout_ms, transaction_timeout_ms,
+      [](const Agg& a, std::string* key, std::string* payload) {
+        *key = fmt::format("{}|{}", a.key, a.start);
+        *payload = fmt::format("{},{},{},{}", a.key, a.start, a.count, a.sum);
+      },
+      "out2");
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -286,6 +317,8 @@ int main(int argc, char** argv) {
        {"output", ParamType::kString, "", "output topic"},
        {"guarantee", ParamType::kString, "exactly_once", "exactly_once or at_least_once"},
        {"window_ms", ParamType::kInt, "5000", "tumbling window size"},
+       {"stage2", ParamType::kBool, "false",
+        "window and join: also sum the rows per bucket and window behind a second key-by"},
        {"restore_all_keys", ParamType::kBool, "false",
         "window: a restore keeps every key, whatever its key group (the control of the tests "
         "that move state between instances)"},
@@ -304,6 +337,7 @@ int main(int argc, char** argv) {
         auto guarantee = p.GetString("guarantee");
         auto window_ms = p.GetInt("window_ms");
         auto all_keys = p.GetBool("restore_all_keys");
+        auto stage2 = p.GetBool("stage2");
         auto files = p.GetString("files");
         auto retry = p.GetInt("retry_timeout_ms");
         auto txn_timeout = p.GetInt("transaction_timeout_ms");
@@ -340,6 +374,11 @@ int main(int argc, char** argv) {
         }
         const int64_t size = *window_ms;
         const bool all = all_keys.ok() && *all_keys;
+        auto second_stage = [&](const flow::rt::Stream<Agg>& rows) {
+          if (!stage2.ok() || !*stage2) return Status::Ok();
+          return AddSecondStage(job, rows, size, all, *guarantee, *brokers, *output, *retry,
+                                *txn_timeout);
+        };
         auto key_hash = [](const Rec& r) { return flow::rt::StableHash(std::string_view(r.key)); };
         if (*kind == "join") {
           // Both sides come from one source: its progress reaches the topic once per side.
@@ -349,6 +388,7 @@ int main(int argc, char** argv) {
               job, even, odd, "join", "key", key_hash, key_hash,
               [size, all] { return std::make_unique<TumblingJoin>(size, all); });
           if (!joined.ok()) return joined.status();
+          FLOW_RETURN_IF_ERROR(second_stage(*joined));
           return AddSink<Agg>(job, *joined, *guarantee, *brokers, *output, *retry, *txn_timeout,
                               [](const Agg& a, std::string* key, std::string* payload) {
                                 *key = fmt::format("{}|{}", a.key, a.start);
@@ -362,6 +402,7 @@ int main(int argc, char** argv) {
         if (!keyed.ok()) return keyed.status();
         auto sums = keyed->Then<Agg>(
             "window", [size, all] { return std::make_unique<TumblingSum>(size, all); });
+        FLOW_RETURN_IF_ERROR(second_stage(sums));
         return AddSink<Agg>(job, sums, *guarantee, *brokers, *output, *retry, *txn_timeout,
                             [](const Agg& a, std::string* key, std::string* payload) {
                               *key = fmt::format("{}|{}", a.key, a.start);

@@ -176,16 +176,57 @@ TEST(InstancePlanTest, TheCutsWriterNeedsAForwardPathFromItsSources) {
             std::string::npos)
       << keyed.status().message();
 
-  // A second key-by behind the first one's reader.
-  Job twice(ShuffleOptions());
+  // Behind a keyed operator that reads another cut, a rebalance in front of the second key-by:
+  // the writer's subtask would not hold its keyed subtask's key groups only.
+  Job spread2(ShuffleOptions());
   auto first = KeyByAcrossInstances(
-      twice, twice.Source<int64_t>("nums", VectorSourceFactory<int64_t>({1})), "sum", "n", &HashOf);
+      spread2, spread2.Source<int64_t>("nums", VectorSourceFactory<int64_t>({1})), "sum", "n",
+      &HashOf);
   ASSERT_TRUE(first.ok());
-  auto summed = first->Then<int64_t>("sum", [] { return std::make_unique<RunningSum>(); });
-  auto second = KeyByAcrossInstances(twice, summed, "sum2", "n", &HashOf);
+  auto moved = first->Then<int64_t>("sum", [] { return std::make_unique<RunningSum>(); })
+                   .Rebalance()
+                   .Map<int64_t>("half", [](const int64_t& v) { return v / 2; });
+  auto second = KeyByAcrossInstances(spread2, moved, "sum2", "n", &HashOf);
   ASSERT_EQ(second.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(second.status().message().find("two key-by steps in a row"), std::string::npos)
+  EXPECT_NE(second.status().message().find("the edge 'sum' -> 'half' is a rebalance"),
+            std::string::npos)
       << second.status().message();
+}
+
+// Two key-bys in a row (a window behind a window or a join): the second cut's writer reports the
+// key groups of the first cut's reader, and its reader combines them; the plan may run.
+TEST(InstancePlanTest, ASecondKeyByBehindAKeyedOperatorThatReadsACutMayRun) {
+  auto collected = std::make_shared<Collected<int64_t>>();
+  Job twice(ShuffleOptions());
+  auto nums = twice.Source<int64_t>("nums", VectorSourceFactory<int64_t>({1}));
+  auto first = KeyByAcrossInstances(twice, nums, "sum", "n", &HashOf);
+  ASSERT_TRUE(first.ok());
+  auto summed = first->Then<int64_t>("sum", [] { return std::make_unique<RunningSum>(); })
+                    .Map<int64_t>("half", [](const int64_t& v) { return v / 2; });
+  auto from = twice.ForwardSourcesOf(summed.node(), "test");
+  ASSERT_TRUE(from.ok()) << from.status().ToString();
+  EXPECT_TRUE(from->sources.empty());
+  EXPECT_EQ(from->readers, std::vector<std::string>{"sum.shuffle"});
+  auto second = KeyByAcrossInstances(twice, summed, "sum2", "n", &HashOf);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_NE(second->node(), summed.node()) << "the second key-by reads its own topic";
+  second->Then<int64_t>("sum2", [] { return std::make_unique<RunningSum>(); })
+      .Sink("out", CollectingSinkFactory(collected));
+  Status s = twice.CheckInstancePlan();
+  EXPECT_TRUE(s.ok()) << s.ToString();
+
+  // A source joined in front of the second key-by reports its own splits next to the reader's.
+  Job mixed(ShuffleOptions());
+  auto keyed = KeyByAcrossInstances(
+      mixed, mixed.Source<int64_t>("nums", VectorSourceFactory<int64_t>({1})), "sum", "n", &HashOf);
+  ASSERT_TRUE(keyed.ok());
+  auto sums = keyed->Then<int64_t>("sum", [] { return std::make_unique<RunningSum>(); });
+  auto more = mixed.Source<int64_t>("more", VectorSourceFactory<int64_t>({2}));
+  auto both = mixed.ForwardSourcesOf(sums.Union("both", {more}).node(), "test");
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_EQ(both->sources, std::vector<std::string>{"more"});
+  EXPECT_EQ(both->readers, std::vector<std::string>{"sum.shuffle"});
+  EXPECT_EQ(both->Names(), (std::vector<std::string>{"more", "sum.shuffle"}));
 }
 
 TEST(InstancePlanTest, RecordsWithoutAnEncodingCannotCross) {

@@ -141,7 +141,7 @@ TEST(JoinAcrossInstancesTest, ItsErrorsNameTheJoin) {
       << joined.status().message();
   EXPECT_NE(joined.status().message().find("give --shuffle-brokers"), std::string::npos);
 
-  // A side that already crossed another topic: two key-bys in a row.
+  // A side straight from another topic's reader, with no keyed operator between.
   Job twice(ShuffleOptions());
   auto keyed = KeyByAcrossInstances(
       twice, twice.Source<int64_t>("nums", VectorSourceFactory<int64_t>({1})), "sum", "n", &HashOf);
@@ -152,7 +152,7 @@ TEST(JoinAcrossInstancesTest, ItsErrorsNameTheJoin) {
   ASSERT_EQ(behind.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(behind.status().message().find("left side"), std::string::npos)
       << behind.status().message();
-  EXPECT_NE(behind.status().message().find("two key-by steps in a row"), std::string::npos)
+  EXPECT_NE(behind.status().message().find("comes straight from 'sum.shuffle'"), std::string::npos)
       << behind.status().message();
 }
 
@@ -161,11 +161,14 @@ TEST(JoinAcrossInstancesTest, ItsErrorsNameTheJoin) {
 TEST(JoinAcrossInstancesTest, ASourceOnBothSidesIsTrackedPerSide) {
   EXPECT_EQ(shuffle::ProgressSourceName("in", 0), "in");
   EXPECT_NE(shuffle::ProgressSourceName("in", 1), "in");
-  const std::vector<std::string> all = engine_detail::JoinUpstreamSources({"in"}, {"in", "more"});
-  ASSERT_EQ(all.size(), 3u);
+  const std::vector<std::string> all = engine_detail::JoinUpstreamSources(
+      ForwardOrigins{.sources = {"in"}, .readers = {}},
+      ForwardOrigins{.sources = {"in", "more"}, .readers = {"w.shuffle"}});
+  ASSERT_EQ(all.size(), 4u);
   EXPECT_EQ(all[0], "in");
   EXPECT_EQ(all[1], shuffle::ProgressSourceName("in", 1));
   EXPECT_EQ(all[2], shuffle::ProgressSourceName("more", 1));
+  EXPECT_EQ(all[3], shuffle::ProgressSourceName("w.shuffle", 1));
 }
 
 }  // namespace

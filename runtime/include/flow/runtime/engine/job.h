@@ -159,6 +159,18 @@ struct SavepointResult {
 class CheckpointMetrics;
 class OperatorRates;
 
+// Where a repartition writer's records come from (Job::ForwardSourcesOf), by operator name.
+struct ForwardOrigins {
+  std::vector<std::string> sources;  // sources: their splits are their input's partitions
+  std::vector<std::string> readers;  // repartition readers: their splits are key groups
+  // Both: whose progress the reading side of the writer's topic combines.
+  std::vector<std::string> Names() const {
+    std::vector<std::string> all = sources;
+    all.insert(all.end(), readers.begin(), readers.end());
+    return all;
+  }
+};
+
 class Job {
  public:
   explicit Job(JobOptions options = {});
@@ -228,13 +240,14 @@ class Job {
   void SetStateSchema(const std::string& name, std::vector<std::string> parts);
 
   // Graph building (used by Stream and engine/shuffle_key_by.h; not needed by generated code).
-  // The sources whose records reach `node` through forward edges only (an edge of default
-  // partitioning counts when both sides have the same parallelism), in graph order, each once.
-  // kInvalidArgument naming `what` and the edge when a path crosses another partitioning or
-  // reaches a repartition topic's reader: a repartition sink reports its source subtask's splits
+  // Where the records that reach `node` through forward edges only (an edge of default
+  // partitioning counts when both sides have the same parallelism) start, in graph order, each
+  // once: sources, and the repartition readers whose key-by feeds a keyed operator on the way (a
+  // second key-by). kInvalidArgument naming `what` and the edge when a path crosses another
+  // partitioning or reaches a reader other than through its key-by: a repartition sink reports
+  // its source subtask's splits, or its keyed operator's subtask's key groups
   // (txn/repartition_sink.h), which are its input's only when every record came straight down.
-  [[nodiscard]] Result<std::vector<std::string>> ForwardSourcesOf(int node,
-                                                                  std::string_view what) const;
+  [[nodiscard]] Result<ForwardOrigins> ForwardSourcesOf(int node, std::string_view what) const;
   uint32_t ParallelismOf(int node) const { return nodes_[node]->parallelism; }
   // `node` (a source) reads a repartition topic: CheckInstancePlan lets a key-by behind it, and
   // the keyed operator it feeds, run under --instance.

@@ -192,6 +192,28 @@ class RepartitionSource final : public SourceFunction<T> {
     return t;
   }
 
+  // For the writer of a second key-by behind this reader's keyed operator: the key groups of each
+  // partition this subtask reads (once its ownership was checked), at the partition's event time
+  // (kMinWatermark before its first report). Idle only when the whole subtask is, as a Kafka
+  // source's splits (Task::PublishSplitTimes): an idle report outlives an instance that fails.
+  std::optional<shuffle::SourceSplits> KeyGroupTimes() const override {
+    if (!raw_->AssignmentKnown()) return std::nullopt;
+    const std::optional<SourceEventTime> now = EventTime();
+    const bool idle = now && now->idle;
+    shuffle::SourceSplits out;
+    out.total = spec_.max_parallelism;
+    for (uint32_t kg = 0; kg < spec_.max_parallelism; ++kg) {
+      const int32_t partition =
+          shuffle::PartitionOfKeyGroup(kg, spec_.max_parallelism, spec_.partitions);
+      if (raw_->positions().count(partition) == 0) continue;
+      if (!instance_.empty() && checked_.count(partition) == 0) continue;
+      auto it = progress_.find(partition);
+      const TimestampMs wm = it == progress_.end() ? kMinWatermark : it->second.watermark();
+      out.splits.push_back(shuffle::SplitTime{static_cast<int32_t>(kg), wm, idle});
+    }
+    return out;
+  }
+
   Status SnapshotPosition(BinaryWriter* out) const override {
     FLOW_RETURN_IF_ERROR(raw_->SnapshotPosition(out));
     out->PutU32(kPositionVersion);

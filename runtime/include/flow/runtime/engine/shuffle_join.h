@@ -94,12 +94,13 @@ class JoinInputsOperator final : public OneInputOperator<JoinInput<L, R>, Out> {
 
 namespace engine_detail {
 
-// Sources shared by both sides keep their progress apart: ProgressSourceName(name, input).
-inline std::vector<std::string> JoinUpstreamSources(const std::vector<std::string>& left,
-                                                    const std::vector<std::string>& right) {
+// Sources (and readers) shared by both sides keep their progress apart: ProgressSourceName(name,
+// input).
+inline std::vector<std::string> JoinUpstreamSources(const ForwardOrigins& left,
+                                                    const ForwardOrigins& right) {
   std::vector<std::string> all;
-  for (const std::string& s : left) all.push_back(shuffle::ProgressSourceName(s, 0));
-  for (const std::string& s : right) all.push_back(shuffle::ProgressSourceName(s, 1));
+  for (const std::string& s : left.Names()) all.push_back(shuffle::ProgressSourceName(s, 0));
+  for (const std::string& s : right.Names()) all.push_back(shuffle::ProgressSourceName(s, 1));
   return all;
 }
 

@@ -18,8 +18,10 @@
 //                                         whole key groups
 // on the topic RepartitionTopicName(job id, op) with --shuffle-partitions partitions. The sink
 // reports the event time of the splits of the sources on its forward path (Job::ForwardSourcesOf),
-// which is why that path must not repartition and why a second key-by behind the reader is
-// refused for now. Errors: kInvalidArgument naming the operator and what to change (no
+// which is why that path must not repartition. A second key-by behind a keyed operator that reads
+// another cut (a window behind a window or a join) reports that reader's key groups instead: those
+// of the keyed subtask of its own index. Errors: kInvalidArgument naming the operator and what to
+// change (no
 // --shuffle-brokers, a name no topic can have, a partition count out of range, such a path, a
 // record type without a Serializer, which cannot cross between processes).
 
@@ -54,12 +56,11 @@ inline Result<std::string> RepartitionTopicOf(const JobOptions& o, const std::st
 }
 
 // The writing half: `in`'s records of input `input` (0, or 1 for a join's right side) into
-// `topic` as the exactly-once sink `name`, reporting the progress of `sources`.
+// `topic` as the exactly-once sink `name`, reporting the progress of `from`.
 template <typename T, typename KeyHash>
 requires Serializable<T>
 void WriteRepartition(Job& job, const Stream<T>& in, const std::string& name,
-                      const std::string& topic, int input, std::vector<std::string> sources,
-                      KeyHash key_hash) {
+                      const std::string& topic, int input, ForwardOrigins from, KeyHash key_hash) {
   const JobOptions& o = job.options();
   KafkaTxnSinkConfig config;
   config.brokers = o.shuffle_brokers;
@@ -68,7 +69,8 @@ void WriteRepartition(Job& job, const Stream<T>& in, const std::string& name,
   writes.partitions = o.shuffle_partitions;
   writes.max_parallelism = o.max_parallelism;
   writes.input = input;
-  writes.upstream_sources = std::move(sources);
+  writes.upstream_sources = std::move(from.sources);
+  writes.upstream_readers = std::move(from.readers);
   ExactlyOnceSink<T>(in.Forward(), job, name, RepartitionTxnSink(config, writes),
                      RepartitionEncode<T>(key_hash), job.ParallelismOf(in.node()));
 }
@@ -120,10 +122,10 @@ requires Serializable<T> Result<Stream<T>> CutAcrossInstances(Job& job, const St
                                                               const std::string& what) {
   auto topic = RepartitionTopicOf(job.options(), op, what);
   if (!topic.ok()) return topic.status();
-  auto sources = job.ForwardSourcesOf(in.node(), what);
-  if (!sources.ok()) return sources.status();
-  WriteRepartition<T>(job, in, op + ".shuffle.write", *topic, 0, *sources, key_hash);
-  Stream<T> shuffled = ReadRepartition<T>(job, op + ".shuffle", *topic, *sources, spec);
+  auto from = job.ForwardSourcesOf(in.node(), what);
+  if (!from.ok()) return from.status();
+  WriteRepartition<T>(job, in, op + ".shuffle.write", *topic, 0, *from, key_hash);
+  Stream<T> shuffled = ReadRepartition<T>(job, op + ".shuffle", *topic, from->Names(), spec);
   return shuffled.KeyBy(std::move(key_name), key_hash);
 }
 

@@ -17,6 +17,7 @@
 #include "flow/runtime/connectors/connector.h"
 #include "flow/runtime/engine/batch.h"
 #include "flow/runtime/engine/operator.h"
+#include "flow/runtime/shuffle/split_times.h"
 
 namespace flow::rt {
 
@@ -52,6 +53,11 @@ class SourceFunction {
   virtual std::optional<std::pair<uint32_t, std::vector<int32_t>>> OwnedSplits() const {
     return std::nullopt;
   }
+  // A source whose EventTime is its own and whose records feed a keyed operator by key group (a
+  // repartition reader): the key groups of the partitions this subtask reads, each at its
+  // partition's event time, for the writer of a further repartition topic behind that operator
+  // (shuffle/split_times.h). Asked with EventTime. Default: nullopt (nothing to publish).
+  virtual std::optional<shuffle::SourceSplits> KeyGroupTimes() const { return std::nullopt; }
   // Checkpoint `checkpoint_id` is taken at this point of the stream: called right before its
   // SnapshotPosition. Default: nothing.
   [[nodiscard]] virtual Status OnCheckpoint(int64_t checkpoint_id) { return Status::Ok(); }

@@ -306,7 +306,13 @@ class SourceTask final : public Task {
                          : HoldingForSplits(now) ? kMinWatermark
                                                  : gen.Current(now, ClockNowMs());
         // Before the watermark: a writer downstream reads them when it arrives.
-        if (!supplied) PublishSplitTimes(gen, now);
+        if (!supplied) {
+          PublishSplitTimes(gen, now);
+        } else if (ctx_.split_times != nullptr) {
+          if (auto groups = source_->KeyGroupTimes()) {
+            ctx_.split_times->Publish(ctx_.name, ctx_.subtask, std::move(*groups));
+          }
+        }
         if (wm > emitted) {
           emitted = wm;
           watermark_->Set(wm);

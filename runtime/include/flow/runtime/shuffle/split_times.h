@@ -8,8 +8,11 @@
 //
 // Source tasks Publish at each watermark interval; writers Get by (source, subtask), the source
 // subtask of their own index (the cut keeps a writer on its sources' forward path).
+// A repartition reader publishes too, with key groups as its splits (a second key-by: the writer
+// behind the reader's keyed operator reads All of its subtasks and keeps its own key groups).
 // Threading: any thread; one lock, a copy per call (a few splits, every 200 ms).
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -18,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "flow/runtime/common/key_group.h"
 #include "flow/runtime/common/time.h"
 
 namespace flow::rt::shuffle {
@@ -49,10 +53,48 @@ class SplitTimes {
     if (it == by_subtask_.end()) return std::nullopt;
     return it->second;
   }
+  // What every subtask of `source` that published has published, by subtask.
+  std::vector<SourceSplits> All(const std::string& source) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<SourceSplits> all;
+    for (auto it = by_subtask_.lower_bound({source, 0});
+         it != by_subtask_.end() && it->first.first == source; ++it) {
+      all.push_back(it->second);
+    }
+    return all;
+  }
 
  private:
   mutable std::mutex mu_;
   std::map<std::pair<std::string, uint32_t>, SourceSplits> by_subtask_;
 };
+
+// The key groups `published` (every subtask of one repartition reader, each with key groups as
+// its splits) that subtask `subtask` of a keyed operator at `parallelism` owns
+// (SubtaskForKeyGroup), by key group; a key group published twice (never, while subtasks read
+// disjoint partitions) keeps its lower watermark and is idle only if both say so.
+inline std::vector<SplitTime> KeyGroupsOfSubtask(const std::vector<SourceSplits>& published,
+                                                 uint32_t max_parallelism, uint32_t subtask,
+                                                 uint32_t parallelism) {
+  std::map<int32_t, SplitTime> mine;
+  for (const SourceSplits& s : published) {
+    for (const SplitTime& t : s.splits) {
+      if (t.split < 0 || static_cast<uint32_t>(t.split) >= max_parallelism ||
+          SubtaskForKeyGroup(static_cast<uint32_t>(t.split), max_parallelism, parallelism) !=
+              subtask) {
+        continue;
+      }
+      auto [it, fresh] = mine.emplace(t.split, t);
+      if (!fresh) {
+        it->second.watermark = std::min(it->second.watermark, t.watermark);
+        it->second.idle = it->second.idle && t.idle;
+      }
+    }
+  }
+  std::vector<SplitTime> out;
+  out.reserve(mine.size());
+  for (const auto& [kg, t] : mine) out.push_back(t);
+  return out;
+}
 
 }  // namespace flow::rt::shuffle

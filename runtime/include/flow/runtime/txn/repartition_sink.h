@@ -20,7 +20,10 @@
 //   The sink writes its own (OnEventTime) at most every `progress_interval_ms` and at each
 //   PreCommit, so every committed epoch ends with one: for every split of each upstream source
 //   that the source subtask of the sink's own index reads (shuffle/split_times.h), the lower of
-//   the split's watermark and the sink's input watermark, and whether the split is idle.
+//   the split's watermark and the sink's input watermark, and whether the split is idle; for each
+//   upstream reader (a second key-by), the same per key group of the sink's own subtask's range
+//   that any subtask of the reader reads. Each split (partition or key group) is then reported
+//   by one writer of one instance at a time, which PartitionProgress's "highest value" needs.
 // - Recover, PreCommit, Commit and Abort are the group's, as for KafkaExactlyOnceSink.
 // Threading: one task thread; commits from the checkpoint thread, serialised by the engine.
 
@@ -51,6 +54,10 @@ struct RepartitionSinkOptions {
   // The sources (operator names) whose splits feed this sink on its forward path; the readers'
   // RepartitionSourceSpec::upstream_sources. Empty: the sink writes no progress of its own.
   std::vector<std::string> upstream_sources{};
+  // The repartition readers whose keyed operator feeds this sink on its forward path (a second
+  // key-by): their splits are key groups, and the sink reports those of its own subtask's range
+  // (the keyed operator's subtask of the same index holds them) that its instance reads.
+  std::vector<std::string> upstream_readers{};
   // How often OnEventTime may write a report; each PreCommit writes one too. Default: 200 ms.
   int64_t progress_interval_ms = 200;
 };
@@ -96,6 +103,7 @@ class RepartitionSink final : public TwoPhaseCommitSink {
   bool opened_ = false;
   bool recovered_ = false;
   uint32_t subtask_ = 0;
+  uint32_t parallelism_ = 1;
   // The input's event time as OnEventTime last gave it, and the ledger it came with.
   TimestampMs watermark_ = kMinWatermark;
   const shuffle::SplitTimes* upstream_ = nullptr;
