@@ -553,6 +553,30 @@ class ScaleBench(kb.Bench):
             problems.append("second stage: " + kb.map_difference(second, want))
         return problems
 
+    def check_join(self, dump_path, n):
+        """Every input record i once, both sides' fields from the record formula (run.py's
+        expected_payload): key k<i mod keys>, value (i * 7919) mod 1000."""
+        problems, seen = [], set()
+        for line_no, line in enumerate(Path(dump_path).read_text().splitlines()):
+            try:
+                row = json.loads(line)
+                i = row["id"]
+                key, value = f"k{i % self.args.keys}", (i * 7919) % 1000
+                want = {"id": i, "key": key, "value": value, "rkey": key, "rvalue": value}
+                if row != want and len(problems) < 5:
+                    problems.append(f"row {line_no}: {row} where {want} was expected")
+                if i in seen and len(problems) < 5:
+                    problems.append(f"row {line_no}: record {i} twice")
+                seen.add(i)
+            except (ValueError, KeyError, TypeError) as e:
+                problems.append(f"row {line_no}: cannot read {line[:120]!r}: {e}")
+        missing = [i for i in range(n) if i not in seen]
+        extra = sorted(i for i in seen if not 0 <= i < n)
+        if missing or extra:
+            problems.append(f"{len(seen)} records joined of {n}: {len(missing)} missing (e.g. "
+                            f"{missing[:3]}), {len(extra)} not in the input (e.g. {extra[:3]})")
+        return problems
+
     def start_job_argv(self, job):
         with open(job["log"], "a") as err:
             proc = subprocess.Popen(job["argv"], stdout=subprocess.DEVNULL, stderr=err)
