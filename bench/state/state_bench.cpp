@@ -195,8 +195,8 @@ int main(int argc, char** argv) {
     JobCheckpointInfo info;
     info.max_parallelism = kDefaultMaxParallelism;
     info.operators.push_back(OperatorParallelism{"op", 1});
-    auto storage =
-        CheckpointStorage::Open(CheckpointStorageOptions{(work / "state").string(), 1, {}}, info);
+    auto storage = CheckpointStorage::Open(
+        CheckpointStorageOptions{(work / "state").string(), 1, {}, {}}, info);
     Check(storage.ok() ? Status::Ok() : storage.status(), "checkpoint storage");
     std::string op_bytes;
     std::vector<std::unique_ptr<PendingSnapshot>> pending;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "flow/runtime/checkpoint/checkpoint_store.h"
 #include "flow/runtime/common/time.h"
 
 namespace flow::rt {
@@ -100,6 +101,10 @@ Status ResolveCheckpointFlags(CheckpointFlags* f, bool has_exactly_once_sink) {
   s = f->restart.Validate();
   if (!s.ok()) return Status::InvalidArgument("restart flags: " + s.message());
   if (f->retained == 0) return Status::InvalidArgument("--retained-checkpoints must be >= 1");
+  if (Status where = CheckCheckpointLocation(f->state_dir); !where.ok())
+    return Status::InvalidArgument("--state-dir: " + where.message());
+  if (Status where = CheckCheckpointLocation(f->restore); !where.ok())
+    return Status::InvalidArgument("--restore: " + where.message());
   if (f->options.interval_ms > 0 && f->state_dir.empty()) {
     return Status::InvalidArgument(
         has_exactly_once_sink && !f->interval_ms

@@ -3,18 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <limits>
 #include <map>
 #include <set>
 
-#include "checkpoint_fs_internal.h"
 #include "flow/runtime/checkpoint/fault_injection.h"
 #include "flow/runtime/common/serde.h"
 
 namespace flow::rt {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -28,8 +24,15 @@ bool ValidName(std::string_view name) {
   });
 }
 
-std::optional<CheckpointMetadata> TryReadMetadata(const fs::path& dir) {
-  auto bytes = checkpoint_fs::ReadFile((dir / kMetadataFileName).string());
+std::string Key(std::string_view prefix, std::string_view name) {
+  std::string k(prefix);
+  k.push_back('/');
+  k.append(name);
+  return k;
+}
+
+std::optional<CheckpointMetadata> TryReadMetadata(CheckpointStore& store, std::string_view dir) {
+  auto bytes = store.Get(Key(dir, kMetadataFileName));
   if (!bytes.ok()) return std::nullopt;
   auto m = DecodeCheckpointMetadata(*bytes);
   if (!m.ok()) return std::nullopt;
@@ -85,17 +88,19 @@ std::string SnapshotFileName(std::string_view operator_name, uint32_t subtask) {
 
 Result<std::unique_ptr<CheckpointStorage>> CheckpointStorage::Open(CheckpointStorageOptions options,
                                                                    JobCheckpointInfo job) {
-  if (options.state_dir.empty())
+  if (options.state_dir.empty() && !options.store)
     return Status::InvalidArgument("--state-dir: empty directory name");
   if (options.retained == 0)
     return Status::InvalidArgument("retained checkpoints must be >= 1, got 0");
   if (job.max_parallelism == 0)
     return Status::InvalidArgument("max parallelism must be >= 1, got 0");
-  std::error_code ec;
-  fs::create_directories(fs::path(options.state_dir) / kSharedDir, ec);
-  if (ec)
-    return Status::IoError("--state-dir: cannot create '" + options.state_dir +
-                           "': " + ec.message());
+  if (!options.store) {
+    auto store = OpenCheckpointStore(options.state_dir);
+    if (!store.ok())
+      return Status(store.status().code(), "--state-dir: " + store.status().message());
+    options.store = std::move(store).value();
+  }
+  if (options.state_dir.empty()) options.state_dir = options.store->location();
   if (!options.wall_clock) {
     options.wall_clock = [] {
       return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -108,7 +113,15 @@ Result<std::unique_ptr<CheckpointStorage>> CheckpointStorage::Open(CheckpointSto
 }
 
 std::string CheckpointStorage::CheckpointPath(int64_t checkpoint_id) const {
-  return (fs::path(options_.state_dir) / CheckpointDirName(checkpoint_id)).string();
+  return store().Describe(CheckpointDirName(checkpoint_id));
+}
+
+std::string CheckpointStorage::SavepointPath(std::string_view name) const {
+  return store().Describe(SavepointDirName(name));
+}
+
+bool CheckpointStorage::HasSharedFile(std::string_view name) {
+  return ValidName(name) && store().Size(Key(kSharedDir, name)).ok();
 }
 
 Result<SnapshotFile> CheckpointStorage::WriteSnapshotFile(int64_t checkpoint_id,
@@ -117,14 +130,9 @@ Result<SnapshotFile> CheckpointStorage::WriteSnapshotFile(int64_t checkpoint_id,
   if (!ValidName(file_name) || file_name == kMetadataFileName || file_name.ends_with(".tmp")) {
     return Status::InvalidArgument("invalid snapshot file name '" + std::string(file_name) + "'");
   }
-  fs::path dir = CheckpointPath(checkpoint_id);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    return Status::IoError("cannot create checkpoint directory '" + dir.string() +
-                           "': " + ec.message());
-  std::string path = (dir / file_name).string();
-  FLOW_RETURN_IF_ERROR(checkpoint_fs::WriteFileDurably(path, bytes, /*snapshot_fault_point=*/true));
+  // Verified, not atomic: _metadata records the size and CRC every reader checks.
+  FLOW_RETURN_IF_ERROR(
+      store().Put(Key(CheckpointDirName(checkpoint_id), file_name), bytes, PutMode::kVerified));
   SnapshotFile f;
   f.name = std::string(file_name);
   f.size = bytes.size();
@@ -137,28 +145,27 @@ Result<SnapshotFile> CheckpointStorage::WriteSharedFile(std::string_view name,
   if (!ValidName(name) || name.ends_with(".tmp")) {
     return Status::InvalidArgument("invalid shared file name '" + std::string(name) + "'");
   }
-  std::string path = (fs::path(options_.state_dir) / kSharedDir / name).string();
+  const std::string key = Key(kSharedDir, name);
   SnapshotFile f;
   f.name = std::string(name);
   f.size = bytes.size();
   f.crc32c = Crc32c(bytes);
   f.shared = true;
-  if (checkpoint_fs::Exists(path)) {
+  auto existing = store().Get(key);
+  if (existing.ok()) {
     // Reused only when identical: overwriting could corrupt a retained checkpoint that refers to
     // it.
-    auto existing = checkpoint_fs::ReadFile(path);
-    if (!existing.ok()) return existing.status();
     if (existing->size() != f.size || Crc32c(*existing) != f.crc32c) {
       return Status::InvalidArgument(
-          "shared file '" + path + "' already exists with other content (" +
+          "shared file '" + store().Describe(key) + "' already exists with other content (" +
           std::to_string(existing->size()) + " bytes, crc " + Hex32(Crc32c(*existing)) +
           "); shared file names must be unique per content");
     }
     return f;
   }
-  // Written under a temporary name and renamed, so a crash never leaves a torn shared file that a
-  // later checkpoint would reuse.
-  FLOW_RETURN_IF_ERROR(checkpoint_fs::WriteFileAtomically(path, bytes));
+  if (existing.status().code() != StatusCode::kNotFound) return existing.status();
+  // Atomic: a crash never leaves a torn shared file that a later checkpoint would reuse.
+  FLOW_RETURN_IF_ERROR(store().Put(key, bytes, PutMode::kAtomic));
   return f;
 }
 
@@ -178,36 +185,31 @@ Status CheckpointStorage::Finalize(int64_t checkpoint_id, const std::vector<Task
             [](const OperatorSnapshot& x, const OperatorSnapshot& y) {
               return std::tie(x.operator_name, x.subtask) < std::tie(y.operator_name, y.subtask);
             });
-  fs::path dir = CheckpointPath(checkpoint_id);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec)
-    return Status::IoError("cannot create checkpoint directory '" + dir.string() +
-                           "': " + ec.message());
+  const std::string dir = CheckpointDirName(checkpoint_id);
   for (const OperatorSnapshot& s : m.snapshots) {
     for (const SnapshotFile& f : s.files) {
-      fs::path p = f.shared ? fs::path(options_.state_dir) / kSharedDir / f.name : dir / f.name;
-      uintmax_t size = fs::file_size(p, ec);
-      if (ec) {
+      const std::string key = Key(f.shared ? kSharedDir : std::string_view(dir), f.name);
+      Result<uint64_t> size = store().Size(key);
+      if (!size.ok()) {
         return Status::IoError("checkpoint " + std::to_string(checkpoint_id) + ": " +
                                s.operator_name + "#" + std::to_string(s.subtask) +
-                               " acknowledged '" + p.string() +
-                               "', which cannot be read: " + ec.message());
+                               " acknowledged '" + store().Describe(key) +
+                               "', which cannot be read: " + size.status().message());
       }
-      if (size != f.size) {
-        return Status::IoError("checkpoint " + std::to_string(checkpoint_id) + ": '" + p.string() +
-                               "' has " + std::to_string(size) + " bytes, acknowledged " +
-                               std::to_string(f.size));
+      if (*size != f.size) {
+        return Status::IoError("checkpoint " + std::to_string(checkpoint_id) + ": '" +
+                               store().Describe(key) + "' has " + std::to_string(*size) +
+                               " bytes, acknowledged " + std::to_string(f.size));
       }
     }
   }
   FaultPoint("after-state-before-metadata");
-  // The snapshot files' directory entries must be durable before the metadata names them.
-  FLOW_RETURN_IF_ERROR(checkpoint_fs::SyncDir(dir.string()));
-  FLOW_RETURN_IF_ERROR(checkpoint_fs::SyncDir(options_.state_dir + "/" + std::string(kSharedDir)));
-  FLOW_RETURN_IF_ERROR(checkpoint_fs::WriteFileAtomically((dir / kMetadataFileName).string(),
-                                                          EncodeCheckpointMetadata(m)));
-  FLOW_RETURN_IF_ERROR(checkpoint_fs::SyncDir(options_.state_dir));
+  // The snapshot files' names must be durable before the metadata names them.
+  FLOW_RETURN_IF_ERROR(store().Flush(dir));
+  FLOW_RETURN_IF_ERROR(store().Flush(kSharedDir));
+  FLOW_RETURN_IF_ERROR(
+      store().Put(Key(dir, kMetadataFileName), EncodeCheckpointMetadata(m), PutMode::kAtomic));
+  FLOW_RETURN_IF_ERROR(store().Flush(""));
   FaultPoint("after-metadata");
   Status retention = ApplyRetention();
   if (!retention.ok()) {
@@ -219,45 +221,42 @@ Status CheckpointStorage::Finalize(int64_t checkpoint_id, const std::vector<Task
 
 void CheckpointStorage::Discard(int64_t checkpoint_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  std::error_code ec;
-  fs::remove_all(CheckpointPath(checkpoint_id),
-                 ec);  // best effort: leftovers are cleaned by retention
+  // Best effort: leftovers are cleaned by retention.
+  (void)store().DeleteAll(CheckpointDirName(checkpoint_id));
 }
 
 namespace {
 
-// A state dir's checkpoints (metadata of the complete ones) and the shared files its savepoints
+// A store's checkpoints (metadata of the complete ones) and the shared files its savepoints
 // reference, which are never deleted.
 struct DirListing {
   std::map<int64_t, std::optional<CheckpointMetadata>> chks;
   std::set<std::string> savepoint_refs;
 };
 
-Result<DirListing> ListStateDir(const fs::path& root) {
+Result<DirListing> ListStateDir(CheckpointStore& store) {
+  Result<StoreListing> top = store.List("");
+  if (!top.ok()) return top.status();
   DirListing out;
-  std::error_code ec;
-  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    if (!it->is_directory()) continue;
+  for (const std::string& name : top->prefixes) {
     if (int64_t id = ParseCheckpointDir(name); id >= 0) {
-      out.chks[id] = TryReadMetadata(it->path());
+      out.chks[id] = TryReadMetadata(store, name);
     } else if (name.rfind("sp-", 0) == 0) {
-      if (auto m = TryReadMetadata(it->path())) AddSharedRefs(*m, &out.savepoint_refs);
+      if (auto m = TryReadMetadata(store, name)) AddSharedRefs(*m, &out.savepoint_refs);
     }
   }
-  if (ec) return Status::IoError("cannot list state dir '" + root.string() + "': " + ec.message());
   return out;
 }
 
 // Deletes the checkpoints of `listing` not in `kept` (incomplete ones newer than `keep_newer`
 // are left: possibly still being written), then the shared files only deleted ones referenced.
 // Returns the first error; `deleted` gets the ids of the deleted checkpoints.
-Status DeleteUnkept(const fs::path& root, const DirListing& listing, const std::set<int64_t>& kept,
-                    int64_t keep_newer, std::vector<int64_t>* deleted) {
+Status DeleteUnkept(CheckpointStore& store, const DirListing& listing,
+                    const std::set<int64_t>& kept, int64_t keep_newer,
+                    std::vector<int64_t>* deleted) {
   std::set<std::string> keep_refs = listing.savepoint_refs;
   std::set<std::string> dropped_refs;
   Status first_error;
-  std::error_code ec;
   for (const auto& [id, m] : listing.chks) {
     if (kept.count(id) > 0) {
       if (m) AddSharedRefs(*m, &keep_refs);
@@ -265,19 +264,19 @@ Status DeleteUnkept(const fs::path& root, const DirListing& listing, const std::
     }
     if (!m && id > keep_newer) continue;
     if (m) AddSharedRefs(*m, &dropped_refs);
-    fs::remove_all(root / CheckpointDirName(id), ec);
-    if (ec && first_error.ok()) {
-      first_error =
-          Status::IoError("cannot delete '" + CheckpointDirName(id) + "': " + ec.message());
-    } else if (!ec && deleted != nullptr) {
+    // The metadata first: a checkpoint half deleted by a crash must not look complete.
+    Status s = store.Delete(Key(CheckpointDirName(id), kMetadataFileName));
+    if (s.ok()) s = store.DeleteAll(CheckpointDirName(id));
+    if (!s.ok() && first_error.ok()) {
+      first_error = s;
+    } else if (s.ok() && deleted != nullptr) {
       deleted->push_back(id);
     }
   }
   for (const std::string& ref : dropped_refs) {
     if (keep_refs.count(ref) > 0) continue;
-    fs::remove(root / kSharedDir / ref, ec);
-    if (ec && first_error.ok())
-      first_error = Status::IoError("cannot delete shared file '" + ref + "': " + ec.message());
+    Status s = store.Delete(Key(kSharedDir, ref));
+    if (!s.ok() && first_error.ok()) first_error = s;
   }
   return first_error;
 }
@@ -285,8 +284,7 @@ Status DeleteUnkept(const fs::path& root, const DirListing& listing, const std::
 }  // namespace
 
 Status CheckpointStorage::ApplyRetention() {
-  fs::path root(options_.state_dir);
-  Result<DirListing> listing = ListStateDir(root);
+  Result<DirListing> listing = ListStateDir(store());
   if (!listing.ok()) return listing.status();
   const auto& chks = listing->chks;
   std::vector<int64_t> complete;
@@ -306,34 +304,41 @@ Status CheckpointStorage::ApplyRetention() {
       if (auto it = chks.find(id); it != chks.end() && it->second) kept.insert(id);
     }
   }
-  return DeleteUnkept(root, *listing, kept, newest, nullptr);
+  return DeleteUnkept(store(), *listing, kept, newest, nullptr);
+}
+
+Result<std::vector<int64_t>> DeleteCheckpointsExcept(CheckpointStore& store,
+                                                     const std::set<int64_t>& keep) {
+  Result<DirListing> listing = ListStateDir(store);
+  if (!listing.ok()) return listing.status();
+  std::vector<int64_t> deleted;
+  FLOW_RETURN_IF_ERROR(
+      DeleteUnkept(store, *listing, keep, std::numeric_limits<int64_t>::max(), &deleted));
+  return deleted;
 }
 
 Result<std::vector<int64_t>> DeleteCheckpointsExcept(const std::string& state_dir,
                                                      const std::set<int64_t>& keep) {
-  fs::path root(state_dir);
-  Result<DirListing> listing = ListStateDir(root);
-  if (!listing.ok()) return listing.status();
-  std::vector<int64_t> deleted;
-  FLOW_RETURN_IF_ERROR(
-      DeleteUnkept(root, *listing, keep, std::numeric_limits<int64_t>::max(), &deleted));
-  return deleted;
+  auto store = OpenCheckpointStore(state_dir, /*create=*/false);
+  if (!store.ok()) return store.status();
+  return DeleteCheckpointsExcept(**store, keep);
 }
 
 Status CheckpointStorage::DiscardNewerThan(int64_t id) {
   std::lock_guard<std::mutex> lock(mu_);
-  fs::path root(options_.state_dir);
-  std::error_code ec;
-  std::vector<fs::path> doomed;
-  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    if (ParseCheckpointDir(it->path().filename().string()) > id) doomed.push_back(it->path());
-  }
-  if (ec) return Status::IoError("cannot list state dir '" + root.string() + "': " + ec.message());
-  for (const fs::path& p : doomed) {
-    fs::remove_all(p, ec);
-    if (ec) return Status::IoError("cannot delete '" + p.string() + "': " + ec.message());
+  Result<StoreListing> top = store().List("");
+  if (!top.ok()) return top.status();
+  for (const std::string& name : top->prefixes) {
+    if (ParseCheckpointDir(name) <= id) continue;
+    Status s = store().Delete(Key(name, kMetadataFileName));
+    if (s.ok()) s = store().DeleteAll(name);
+    if (!s.ok()) return s;
   }
   return Status::Ok();
+}
+
+bool CheckpointStorage::HasSavepoint(std::string_view name) {
+  return ValidName(name) && store().Size(Key(SavepointDirName(name), kMetadataFileName)).ok();
 }
 
 Status CheckpointStorage::CreateSavepoint(int64_t checkpoint_id, std::string_view name) {
@@ -342,48 +347,42 @@ Status CheckpointStorage::CreateSavepoint(int64_t checkpoint_id, std::string_vie
     return Status::InvalidArgument("savepoint name '" + std::string(name) +
                                    "' must be [A-Za-z0-9_.-]+, not starting with '.'");
   }
-  fs::path root(options_.state_dir);
-  fs::path target = root / SavepointDirName(name);
-  if (checkpoint_fs::Exists(target.string())) {
-    return Status::InvalidArgument("savepoint '" + target.string() + "' already exists");
+  const std::string target = SavepointDirName(name);
+  if (HasSavepoint(name)) {
+    return Status::InvalidArgument("savepoint '" + store().Describe(target) + "' already exists");
   }
-  fs::path src = CheckpointPath(checkpoint_id);
-  auto bytes = checkpoint_fs::ReadFile((src / kMetadataFileName).string());
+  const std::string src = CheckpointDirName(checkpoint_id);
+  auto bytes = store().Get(Key(src, kMetadataFileName));
   if (!bytes.ok())
     return Status::NotFound("no complete checkpoint " + std::to_string(checkpoint_id) +
                             " to save: " + bytes.status().message());
   auto meta = DecodeCheckpointMetadata(*bytes);
   if (!meta.ok()) return meta.status();
   CheckpointMetadata m = std::move(*meta);
-  fs::path tmp = root / (SavepointDirName(name) + ".inprogress");
-  std::error_code ec;
-  fs::remove_all(tmp, ec);
-  fs::create_directories(tmp, ec);
-  if (ec) return Status::IoError("cannot create '" + tmp.string() + "': " + ec.message());
+  // Complete when its _metadata exists (written last), like a checkpoint: what a crash left of an
+  // earlier attempt under this name is replaced.
+  FLOW_RETURN_IF_ERROR(store().DeleteAll(target));
   for (OperatorSnapshot& s : m.snapshots) {
     for (SnapshotFile& f : s.files) {
-      fs::path from = f.shared ? root / kSharedDir / f.name : src / f.name;
-      auto data = checkpoint_fs::ReadFile(from.string());
+      const std::string from = Key(f.shared ? kSharedDir : std::string_view(src), f.name);
+      auto data = store().Get(from);
       if (!data.ok()) return data.status();
       if (Crc32c(*data) != f.crc32c) {
-        return Status::Corruption("'" + from.string() + "': checksum mismatch (expected " +
+        return Status::Corruption("'" + store().Describe(from) + "': checksum mismatch (expected " +
                                   Hex32(f.crc32c) + ", actual " + Hex32(Crc32c(*data)) + ")");
       }
       if (f.shared) {
         f.name = "shared-" + f.name;
         f.shared = false;
       }
-      FLOW_RETURN_IF_ERROR(checkpoint_fs::WriteFileDurably((tmp / f.name).string(), *data));
+      FLOW_RETURN_IF_ERROR(store().Put(Key(target, f.name), *data, PutMode::kVerified));
     }
   }
   m.savepoint_name = std::string(name);
-  FLOW_RETURN_IF_ERROR(checkpoint_fs::WriteFileAtomically((tmp / kMetadataFileName).string(),
-                                                          EncodeCheckpointMetadata(m)));
-  fs::rename(tmp, target, ec);
-  if (ec)
-    return Status::IoError("cannot rename '" + tmp.string() + "' to '" + target.string() +
-                           "': " + ec.message());
-  return checkpoint_fs::SyncDir(root.string());
+  FLOW_RETURN_IF_ERROR(store().Flush(target));
+  FLOW_RETURN_IF_ERROR(
+      store().Put(Key(target, kMetadataFileName), EncodeCheckpointMetadata(m), PutMode::kAtomic));
+  return store().Flush("");
 }
 
 }  // namespace flow::rt

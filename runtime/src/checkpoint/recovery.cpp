@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <map>
 
 #include "flow/runtime/checkpoint/checkpoint_storage.h"
@@ -14,8 +13,6 @@
 
 namespace flow::rt {
 
-namespace fs = std::filesystem;
-
 namespace {
 
 std::string Hex32(uint32_t v) {
@@ -24,13 +21,16 @@ std::string Hex32(uint32_t v) {
   return buf;
 }
 
-std::string FilePath(const RestorePoint& p, const SnapshotFile& f) {
-  return ((f.shared ? fs::path(p.shared_dir) : fs::path(p.path)) / f.name).string();
+// "chk-6/window-1.snap" or "shared/sst-12": the object's key, and its short name for messages.
+std::string ShortName(const RestorePoint& p, const SnapshotFile& f) {
+  return (f.shared ? std::string("shared") : p.name) + "/" + f.name;
 }
 
-// "chk-6/window-1.snap" or "shared/sst-12": short names for messages.
-std::string ShortName(const RestorePoint& p, const SnapshotFile& f) {
-  return (f.shared ? std::string("shared") : fs::path(p.path).filename().string()) + "/" + f.name;
+Result<std::string> ReadFileOf(const RestorePoint& p, const SnapshotFile& f) {
+  auto data = p.store->Get(ShortName(p, f));
+  if (!data.ok() && data.status().code() == StatusCode::kNotFound)
+    return Status::NotFound(ShortName(p, f) + ": missing file");
+  return data;
 }
 
 Status CheckBytes(const RestorePoint& p, const SnapshotFile& f, std::string_view data) {
@@ -49,13 +49,12 @@ Status CheckBytes(const RestorePoint& p, const SnapshotFile& f, std::string_view
 
 }  // namespace
 
-Result<RestorePoint> VerifyCheckpoint(const std::string& dir) {
-  fs::path d = fs::path(dir).lexically_normal();
-  if (d.has_filename() == false) d = d.parent_path();  // "x/chk-3/" -> "x/chk-3"
-  std::string short_dir = d.filename().string();
-  std::error_code ec;
-  if (!fs::is_directory(d, ec)) return Status::NotFound(dir + ": no such checkpoint directory");
-  auto bytes = checkpoint_fs::ReadFile((d / kMetadataFileName).string());
+Result<RestorePoint> VerifyCheckpoint(std::shared_ptr<CheckpointStore> store, std::string name) {
+  auto listing = store->List(name);
+  if (!listing.ok()) return listing.status();
+  if (listing->objects.empty() && listing->prefixes.empty())
+    return Status::NotFound(store->Describe(name) + ": no such checkpoint directory");
+  auto bytes = store->Get(name + "/" + std::string(kMetadataFileName));
   if (!bytes.ok()) {
     if (bytes.status().code() == StatusCode::kNotFound) {
       return Status::NotFound("no _metadata (incomplete checkpoint)");
@@ -63,23 +62,26 @@ Result<RestorePoint> VerifyCheckpoint(const std::string& dir) {
     return bytes.status();
   }
   auto meta = DecodeCheckpointMetadata(*bytes);
-  if (!meta.ok()) return Status::Corruption(short_dir + "/_metadata: " + meta.status().message());
+  if (!meta.ok()) return Status::Corruption(name + "/_metadata: " + meta.status().message());
   RestorePoint p;
-  p.path = d.string();
-  p.shared_dir = (d.parent_path() / "shared").string();
+  p.path = store->Describe(name);
+  p.store = std::move(store);
+  p.name = std::move(name);
   p.metadata = std::move(*meta);
   for (const OperatorSnapshot& s : p.metadata.snapshots) {
     for (const SnapshotFile& f : s.files) {
-      auto data = checkpoint_fs::ReadFile(FilePath(p, f));
-      if (!data.ok()) {
-        if (data.status().code() == StatusCode::kNotFound)
-          return Status::NotFound(ShortName(p, f) + ": missing file");
-        return data.status();
-      }
+      auto data = ReadFileOf(p, f);
+      if (!data.ok()) return data.status();
       FLOW_RETURN_IF_ERROR(CheckBytes(p, f, *data));
     }
   }
   return p;
+}
+
+Result<RestorePoint> VerifyCheckpoint(const std::string& dir) {
+  auto entry = OpenStoreEntry(dir);
+  if (!entry.ok()) return entry.status();
+  return VerifyCheckpoint(std::move(entry->store), std::move(entry->name));
 }
 
 namespace {
@@ -124,31 +126,37 @@ Status CheckCompatible(const CheckpointMetadata& m, const JobCheckpointInfo& job
   return Status::Ok();
 }
 
-Result<RestoreSelection> SelectRestoreCheckpoint(const std::string& state_dir,
+Result<RestoreSelection> SelectRestoreCheckpoint(std::shared_ptr<CheckpointStore> store,
                                                  const JobCheckpointInfo& job) {
   RestoreSelection sel;
-  std::error_code ec;
-  if (!fs::exists(state_dir, ec)) return sel;
+  auto listing = store->List("");
+  if (!listing.ok()) return listing.status();
   std::vector<int64_t> ids;
-  for (fs::directory_iterator it(state_dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (!it->is_directory()) continue;
-    int64_t id = ParseCheckpointDir(it->path().filename().string());
+  for (const std::string& name : listing->prefixes) {
+    int64_t id = ParseCheckpointDir(name);
     if (id >= 0) ids.push_back(id);
   }
-  if (ec) return Status::IoError("cannot list --state-dir '" + state_dir + "': " + ec.message());
   std::sort(ids.rbegin(), ids.rend());
   for (int64_t id : ids) {
-    std::string dir = (fs::path(state_dir) / CheckpointDirName(id)).string();
-    auto p = VerifyCheckpoint(dir);
+    auto p = VerifyCheckpoint(store, CheckpointDirName(id));
     if (!p.ok()) {
       sel.warnings.push_back("skipping " + CheckpointDirName(id) + ": " + p.status().message());
       continue;
     }
-    FLOW_RETURN_IF_ERROR(CheckCompatible(p->metadata, job, dir));
+    FLOW_RETURN_IF_ERROR(CheckCompatible(p->metadata, job, p->path));
     sel.point = std::move(*p);
     break;
   }
   return sel;
+}
+
+Result<RestoreSelection> SelectRestoreCheckpoint(const std::string& state_dir,
+                                                 const JobCheckpointInfo& job) {
+  if (state_dir.empty()) return RestoreSelection{};
+  // Not created: a missing directory lists empty, nothing to restore.
+  auto store = OpenCheckpointStore(state_dir, /*create=*/false);
+  if (!store.ok()) return store.status();
+  return SelectRestoreCheckpoint(std::move(store).value(), job);
 }
 
 Result<RestoreSelection> ResolveRestore(const std::string& state_dir, std::string_view restore_flag,
@@ -225,12 +233,8 @@ Result<std::vector<std::vector<RestorePiece>>> PlanKeyedRestore(const Checkpoint
 
 Result<std::string> ReadRestoreFile(const RestorePoint& point, const SnapshotFile& file) {
   FaultPoint("during-restore");
-  auto data = checkpoint_fs::ReadFile(FilePath(point, file));
-  if (!data.ok()) {
-    if (data.status().code() == StatusCode::kNotFound)
-      return Status::NotFound(ShortName(point, file) + ": missing file");
-    return data.status();
-  }
+  auto data = ReadFileOf(point, file);
+  if (!data.ok()) return data.status();
   FLOW_RETURN_IF_ERROR(CheckBytes(point, file, *data));
   return std::move(*data);
 }

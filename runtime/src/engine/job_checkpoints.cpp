@@ -2,7 +2,6 @@
 // storage and restore selection at start-up, the coordinator and its timer, each task's part.
 
 #include <chrono>
-#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -91,7 +90,7 @@ Status Job::PrepareCheckpoints(Runtime* rt) {
       FLOW_RETURN_IF_ERROR(state_dir_->Claim(options_.job_id));
     }
     auto storage = CheckpointStorage::Open(
-        CheckpointStorageOptions{flags.state_dir, flags.retained, {}}, info);
+        CheckpointStorageOptions{flags.state_dir, flags.retained, {}, {}}, info);
     if (!storage.ok()) return storage.status();
     rt->storage = std::move(storage).value();
     if (rt->adoption) {
@@ -236,9 +235,8 @@ Result<SavepointResult> Job::TakeSavepoint(const SavepointRequest& request) {
   const int64_t start = SteadyNowMs();
   std::string path;
   if (!request.name.empty()) {
-    path =
-        (std::filesystem::path(rt->storage->state_dir()) / SavepointDirName(request.name)).string();
-    if (std::filesystem::exists(path))
+    path = rt->storage->SavepointPath(request.name);
+    if (rt->storage->HasSavepoint(request.name))
       return Status::InvalidArgument(fmt::format("savepoint '{}' already exists", path));
   }
   // Stopping: no periodic checkpoint after the savepoint, so it stays the last one the
@@ -277,7 +275,7 @@ Result<SavepointResult> Job::TakeSavepoint(const SavepointRequest& request) {
   }
   SavepointResult result;
   result.checkpoint_id = *id;
-  result.path = (std::filesystem::path(rt->storage->state_dir()) / SavepointDirName(name)).string();
+  result.path = rt->storage->SavepointPath(name);
   Log(LogLevel::kInfo, "checkpoint", request.stop ? "savepoint taken; stopping" : "savepoint taken",
       {{"path", result.path},
        {"id", std::to_string(*id)},

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "flow/runtime/checkpoint/checkpoint_store.h"
 #include "flow/runtime/common/job_id.h"
 
 namespace flow::rt {
@@ -303,6 +304,8 @@ Result<ParsedArgs> ParseJobArgs(int argc, const char* const* argv,
       FLOW_RETURN_IF_ERROR(next(&v));
       if (v.empty()) return Status::InvalidArgument("--state-root: expected a directory");
       o.state_root = std::string(v);
+      if (Status where = CheckCheckpointLocation(o.state_root); !where.ok())
+        return Status::InvalidArgument("--state-root: " + where.message());
     } else if (arg == "--shuffle-partitions") {
       FLOW_RETURN_IF_ERROR(next(&v));
       int64_t n;

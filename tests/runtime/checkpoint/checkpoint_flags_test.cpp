@@ -111,6 +111,24 @@ TEST(CheckpointFlags, InvalidCombinations) {
             std::string::npos);
 }
 
+TEST(CheckpointFlags, ALocationWithASchemeIsRefusedBeforeAnythingIsCreated) {
+  CheckpointFlags f;
+  Set(&f, "--state-dir", "s3://bucket/job");
+  Set(&f, "--checkpoint-interval", "1s");
+  Status s = ResolveCheckpointFlags(&f, false);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("--state-dir: checkpoint location 's3://bucket/job'"),
+            std::string::npos)
+      << s.message();
+  CheckpointFlags r;
+  Set(&r, "--restore", "gs://bucket/job/chk-3");
+  EXPECT_NE(ResolveCheckpointFlags(&r, false).message().find("--restore: "), std::string::npos);
+  CheckpointFlags ok;
+  Set(&ok, "--state-dir", "state/a://b");  // a directory whose name holds "://"
+  Set(&ok, "--checkpoint-interval", "1s");
+  EXPECT_TRUE(ResolveCheckpointFlags(&ok, false).ok());
+}
+
 TEST(CheckpointFlags, UsageListsEveryFlag) {
   std::string u = CheckpointFlagsUsage();
   for (const char* flag :

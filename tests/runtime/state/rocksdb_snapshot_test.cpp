@@ -113,7 +113,7 @@ Status Finalize(CheckpointStorage* storage, int64_t id, const std::vector<Stored
 // shared files a retained checkpoint still lists.
 TEST(RocksDbBackendTest, SecondCheckpointCopiesOnlyNewSstFiles) {
   TempDir dir;
-  auto storage = CheckpointStorage::Open(CheckpointStorageOptions{dir.path, 1, {}}, TestJob());
+  auto storage = CheckpointStorage::Open(CheckpointStorageOptions{dir.path, 1, {}, {}}, TestJob());
   ASSERT_TRUE(storage.ok()) << storage.status().ToString();
   auto b = MakeBackend(StateBackendKind::kRocksDb, KeyGroupSpan::All(), 100);
   auto* v = b->CreateValueState<int64_t, std::string>("v");
@@ -151,7 +151,7 @@ TEST(RocksDbBackendTest, SecondCheckpointCopiesOnlyNewSstFiles) {
   EXPECT_FALSE(fs::exists(dir.path + "/chk-1"));
   for (const std::string& n : shared2) EXPECT_TRUE(fs::exists(dir.path + "/shared/" + n)) << n;
 
-  RestorePoint point{dir.path + "/chk-2", dir.path + "/shared", {}};
+  RestorePoint point{*OpenCheckpointStore(dir.path), "chk-2", dir.path + "/chk-2", {}};
   RestorePointSource source(&point);
   auto r = MakeBackend(StateBackendKind::kRocksDb, KeyGroupSpan::All(), 100);
   auto* rv = r->CreateValueState<int64_t, std::string>("v");
@@ -165,7 +165,7 @@ TEST(RocksDbBackendTest, SecondCheckpointCopiesOnlyNewSstFiles) {
 // A savepoint holds copies of the shared SST files: it restores after the originals are gone.
 TEST(RocksDbBackendTest, SavepointRestoresWithoutTheSharedDirectory) {
   TempDir dir;
-  auto storage = CheckpointStorage::Open(CheckpointStorageOptions{dir.path, 3, {}}, TestJob());
+  auto storage = CheckpointStorage::Open(CheckpointStorageOptions{dir.path, 3, {}, {}}, TestJob());
   ASSERT_TRUE(storage.ok());
   auto b = MakeBackend(StateBackendKind::kRocksDb, KeyGroupSpan::All(), 10);
   auto* v = b->CreateValueState<int64_t, int64_t>("v");
@@ -193,7 +193,7 @@ TEST(RocksDbBackendTest, SavepointRestoresWithoutTheSharedDirectory) {
 
 TEST(RocksDbBackendTest, CorruptSstOrSnapshotFileIsAClearError) {
   TempDir dir;
-  auto storage = CheckpointStorage::Open(CheckpointStorageOptions{dir.path, 3, {}}, TestJob());
+  auto storage = CheckpointStorage::Open(CheckpointStorageOptions{dir.path, 3, {}, {}}, TestJob());
   ASSERT_TRUE(storage.ok());
   auto b = MakeBackend(StateBackendKind::kRocksDb, KeyGroupSpan::All(), 10);
   auto* v = b->CreateValueState<int64_t, int64_t>("v");
@@ -201,7 +201,7 @@ TEST(RocksDbBackendTest, CorruptSstOrSnapshotFileIsAClearError) {
   CheckpointStorageSink sink(storage->get(), 1);
   auto files = test::SnapshotNow(b.get(), 1, "op-0.snap", &sink);
   ASSERT_GE(files.size(), 2u);
-  RestorePoint point{dir.path + "/chk-1", dir.path + "/shared", {}};
+  RestorePoint point{*OpenCheckpointStore(dir.path), "chk-1", dir.path + "/chk-1", {}};
   RestorePointSource source(&point);
 
   auto flip = [](const std::string& path, size_t at) {

@@ -1,22 +1,24 @@
 #pragma once
-// CheckpointStorage: checkpoints as directories under --state-dir.
+// CheckpointStorage: checkpoints as objects of a CheckpointStore (checkpoint_store.h; the
+// directory --state-dir today):
 //
-//   <state-dir>/chk-<N>/<operator>-<subtask>.snap   one file per operator subtask snapshot
-//   <state-dir>/chk-<N>/_metadata                   written LAST and atomically (see below)
-//   <state-dir>/shared/<name>                       incremental files (e.g. RocksDB SSTs)
-//                                                   referenced by name from several checkpoints
-//   <state-dir>/sp-<name>/...                       savepoints: self-contained, never retained away
+//   chk-<N>/<operator>-<subtask>.snap   one object per operator subtask snapshot
+//   chk-<N>/_metadata                   written LAST and atomically (see below)
+//   shared/<name>                       incremental files (e.g. RocksDB SSTs) referenced by name
+//                                       from several checkpoints
+//   sp-<name>/...                       savepoints: self-contained, never retained away
 //
-// Task threads write their snapshot files (WriteSnapshotFile / WriteSharedFile, each fsynced) and
+// Task threads write their snapshot files (WriteSnapshotFile / WriteSharedFile, each durable) and
 // acknowledge with the returned SnapshotFile handles. When all tasks acked, the coordinator calls
-// Finalize: fsync the directory, write `_metadata.tmp`, fsync it, rename to `_metadata`, fsync the
-// directory. Then retention keeps the newest `retained` complete checkpoints (and the last one the
-// sinks committed, KeepCommitted), deletes older ones and abandoned partial directories older than
-// the new one, and deletes shared files that only deleted checkpoints referenced.
+// Finalize: check every acknowledged file's size, flush the names, put `_metadata` atomically.
+// Then retention keeps the newest `retained` complete checkpoints (and the last one the sinks
+// committed, KeepCommitted), deletes older ones and abandoned partial ones older than the new
+// one, and deletes shared files that only deleted checkpoints referenced. Nothing here renames or
+// appends: an object store can hold the checkpoints.
 //
 // Threading: WriteSnapshotFile/WriteSharedFile may be called from any threads concurrently (for
 // distinct files). Finalize/Discard/CreateSavepoint are serialized by an internal mutex.
-// Errors: IoError naming the path and the OS error.
+// Errors: IoError naming the object and what failed.
 
 #include <atomic>
 #include <cstdint>
@@ -30,17 +32,20 @@
 #include <vector>
 
 #include "flow/runtime/checkpoint/checkpoint_metadata.h"
+#include "flow/runtime/checkpoint/checkpoint_store.h"
 #include "flow/runtime/checkpoint/coordinator.h"
 #include "flow/runtime/common/status.h"
 
 namespace flow::rt {
 
 struct CheckpointStorageOptions {
-  std::string state_dir;  // required; created if missing
+  std::string state_dir;  // the directory store, created if missing (unless `store` is given)
   // Complete checkpoints kept. Default: 3. Must be >= 1.
   uint32_t retained = 3;
   // Wall clock for CheckpointMetadata::created_ms; default: system clock.
   std::function<int64_t()> wall_clock;
+  // Where the checkpoints go; default: the directory `state_dir`.
+  std::shared_ptr<CheckpointStore> store;
 };
 
 std::string CheckpointDirName(int64_t checkpoint_id);  // "chk-7"
@@ -52,12 +57,21 @@ std::string SnapshotFileName(std::string_view operator_name, uint32_t subtask);
 
 class CheckpointStorage final : public CheckpointFinalizer {
  public:
-  // InvalidArgument: empty state_dir, retained == 0, max_parallelism == 0. IoError: cannot create.
+  // InvalidArgument: no state_dir nor store, retained == 0, max_parallelism == 0. IoError:
+  // cannot create the directory.
   static Result<std::unique_ptr<CheckpointStorage>> Open(CheckpointStorageOptions options,
                                                          JobCheckpointInfo job);
 
+  // The store's location (the --state-dir path).
   const std::string& state_dir() const { return options_.state_dir; }
+  CheckpointStore& store() const { return *options_.store; }
+  // For messages: where chk-<id> and sp-<name> are.
   std::string CheckpointPath(int64_t checkpoint_id) const;
+  std::string SavepointPath(std::string_view name) const;
+  // Whether shared/<name> exists (an incremental backend uploads only what is missing).
+  bool HasSharedFile(std::string_view name);
+  // Whether savepoint `name` is complete.
+  bool HasSavepoint(std::string_view name);
 
   // Writes `bytes` as chk-<id>/<file_name> (created with the directory), fsynced. Returns the
   // handle (size + CRC-32C) the task puts into its OperatorSnapshot. Fault point:
@@ -73,12 +87,12 @@ class CheckpointStorage final : public CheckpointFinalizer {
   // Fault points: after-state-before-metadata, after-metadata. InvalidArgument when a listed file
   // is missing (a task acked a file it did not write).
   [[nodiscard]] Status Finalize(int64_t checkpoint_id, const std::vector<TaskAck>& acks) override;
-  // Deletes chk-<id>/ (best effort; an aborted checkpoint).
+  // Deletes chk-<id> (best effort; an aborted checkpoint).
   void Discard(int64_t checkpoint_id) override;
 
-  // Copies complete checkpoint `checkpoint_id` into sp-<name>/, shared files included, so the
-  // savepoint depends on nothing else. InvalidArgument: bad or existing name; NotFound: no such
-  // complete checkpoint.
+  // Copies complete checkpoint `checkpoint_id` into sp-<name>, shared files included, so the
+  // savepoint depends on nothing else; its _metadata is written last. InvalidArgument: bad name or
+  // a complete savepoint of that name; NotFound: no such complete checkpoint.
   [[nodiscard]] Status CreateSavepoint(int64_t checkpoint_id, std::string_view name);
 
   // Applies retention now (Finalize does it after every checkpoint).
@@ -109,14 +123,19 @@ class CheckpointStorage final : public CheckpointFinalizer {
   std::function<std::optional<std::set<int64_t>>()> named_;
 };
 
-// Deletes every checkpoint of `state_dir` but `keep` (complete or not), then the shared files only
-// the deleted ones referenced (savepoints and their files stay). For a directory no process uses
-// (its _lock held by the caller): forgetting an instance removed for good (docs/deploy.md).
-// Returns the ids deleted; IoError naming the first path that could not be deleted.
+// Deletes every checkpoint of `store` but `keep` (complete or not), then the shared files only
+// the deleted ones referenced (savepoints and their files stay). For a store no process uses
+// (its directory's _lock held by the caller): forgetting an instance removed for good
+// (docs/deploy.md). Returns the ids deleted; IoError naming the first object that could not be
+// deleted.
+[[nodiscard]] Result<std::vector<int64_t>> DeleteCheckpointsExcept(CheckpointStore& store,
+                                                                   const std::set<int64_t>& keep);
+// The same for the directory store at `state_dir`.
 [[nodiscard]] Result<std::vector<int64_t>> DeleteCheckpointsExcept(const std::string& state_dir,
                                                                    const std::set<int64_t>& keep);
 
-// Low-level file helpers shared with recovery (exposed for tests). All return IoError naming the
+// Low-level file helpers of the directory store, also used by file sinks and local state files
+// (exposed for tests). All return IoError naming the
 // path and errno text.
 namespace checkpoint_fs {
 [[nodiscard]] Status WriteFileDurably(const std::string& path, std::string_view bytes);

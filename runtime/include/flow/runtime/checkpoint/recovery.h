@@ -1,9 +1,10 @@
 #pragma once
 // Recovery: which checkpoint to restore, and what each new subtask must read from it.
 //
-// SelectRestoreCheckpoint looks at <state-dir>/chk-<N> from the newest down and takes the first
-// one that verifies: `_metadata` present and decodable, every listed file present with the
-// recorded size and CRC-32C. Each skipped checkpoint adds a warning naming the problem, e.g.
+// SelectRestoreCheckpoint looks at the store's chk-<N> (checkpoint_store.h) from the newest down
+// and takes the first one that verifies: `_metadata` present and decodable, every listed file
+// present with the recorded size and CRC-32C. Each skipped checkpoint adds a warning naming the
+// problem, e.g.
 //   "skipping chk-7: no _metadata (incomplete checkpoint)"
 //   "skipping chk-6: chk-6/window-1.snap: checksum mismatch (expected 1a2b3c4d, actual 99aa00ff)"
 //   "skipping chk-5: chk-5/_metadata: checkpoint metadata truncated: 301 bytes, expected 602"
@@ -16,19 +17,22 @@
 // Threading: free functions, no shared state.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "flow/runtime/checkpoint/checkpoint_metadata.h"
+#include "flow/runtime/checkpoint/checkpoint_store.h"
 #include "flow/runtime/common/status.h"
 
 namespace flow::rt {
 
 struct RestorePoint {
-  std::string path;        // the checkpoint or savepoint directory
-  std::string shared_dir;  // where its shared files live (<state-dir>/shared)
+  std::shared_ptr<CheckpointStore> store;  // where it is; its shared files are the store's shared/
+  std::string name;                        // "chk-7" or "sp-before-upgrade"
+  std::string path;                        // store->Describe(name), for messages
   CheckpointMetadata metadata;
 };
 
@@ -37,8 +41,10 @@ struct RestoreSelection {
   std::vector<std::string> warnings;  // one per skipped checkpoint; the engine logs them (WARN)
 };
 
-// Verifies one checkpoint/savepoint directory (shared files are looked up in its parent's
-// `shared/`). Corruption/NotFound naming the file and the problem.
+// Verifies checkpoint or savepoint `name` of `store` (shared files are the store's `shared/`).
+// Corruption/NotFound naming the file and the problem.
+Result<RestorePoint> VerifyCheckpoint(std::shared_ptr<CheckpointStore> store, std::string name);
+// The same for a directory path "<store directory>/<name>".
 Result<RestorePoint> VerifyCheckpoint(const std::string& dir);
 
 // InvalidArgument when `m` was taken with another max parallelism, or belongs to another job:
@@ -47,7 +53,10 @@ Result<RestorePoint> VerifyCheckpoint(const std::string& dir);
 [[nodiscard]] Status CheckCompatible(const CheckpointMetadata& m, const JobCheckpointInfo& job,
                                      std::string_view where);
 
-// Newest verifying chk-<N> under state_dir (a missing state_dir means nothing to restore).
+// Newest verifying chk-<N> of `store` (an empty store means nothing to restore).
+Result<RestoreSelection> SelectRestoreCheckpoint(std::shared_ptr<CheckpointStore> store,
+                                                 const JobCheckpointInfo& job);
+// The same for the directory store at state_dir (a missing state_dir means nothing to restore).
 Result<RestoreSelection> SelectRestoreCheckpoint(const std::string& state_dir,
                                                  const JobCheckpointInfo& job);
 

@@ -4,7 +4,6 @@
 // and its SST files into shared/, whose retention counts references in the checkpoint metadata.
 // Header-only so the state library does not depend on the checkpoint library; link both.
 
-#include <filesystem>
 #include <string>
 
 #include "flow/runtime/checkpoint/checkpoint_storage.h"
@@ -35,10 +34,7 @@ class CheckpointStorageSink : public SnapshotFileSink {
     if (!f.ok()) return f.status();
     return ToStoredFile(*f);
   }
-  bool HasShared(std::string_view name) override {
-    return checkpoint_fs::Exists(
-        (std::filesystem::path(storage_->state_dir()) / "shared" / name).string());
-  }
+  bool HasShared(std::string_view name) override { return storage_->HasSharedFile(name); }
 
  private:
   CheckpointStorage* storage_;
