@@ -25,13 +25,17 @@ Result<EventPtr> WaitAdmin(rd_kafka_queue_t* queue, int timeout_ms, std::string_
 
 Result<rd_kafka_t*> MakeClient(rd_kafka_type_t type,
                                const std::map<std::string, std::string>& settings,
-                               std::string_view what, KafkaSecurityWatch* watch) {
+                               std::string_view what, KafkaSecurityWatch* watch,
+                               DeliveryCallback on_delivery, void* opaque) {
   Result<rd_kafka_conf_t*> made = MakeKafkaConf(settings, what);  // masks secret values
   if (!made.ok()) return made.status();
   rd_kafka_conf_t* conf = *made;
   if (watch != nullptr) {
     rd_kafka_conf_set_error_cb(conf, &KafkaSecurityWatch::OnError);
     rd_kafka_conf_set_opaque(conf, watch);
+  } else if (on_delivery != nullptr) {
+    rd_kafka_conf_set_dr_msg_cb(conf, on_delivery);
+    rd_kafka_conf_set_opaque(conf, opaque);
   }
   char err[512];
   rd_kafka_t* rk = rd_kafka_new(type, conf, err, sizeof err);

@@ -15,11 +15,15 @@
 namespace flow::rt::txn_detail {
 
 // A client with `settings`; kInvalidArgument naming a rejected setting. With a `watch`, the
-// client's error callback records security failures in it (served by rd_kafka_poll).
+// client's error callback records security failures in it (served by rd_kafka_poll). With
+// `on_delivery` (a producer, no watch), it gets every delivery report with `opaque`.
+using DeliveryCallback = void (*)(rd_kafka_t*, const rd_kafka_message_t*, void*);
 [[nodiscard]] Result<rd_kafka_t*> MakeClient(rd_kafka_type_t type,
                                              const std::map<std::string, std::string>& settings,
                                              std::string_view what,
-                                             KafkaSecurityWatch* watch = nullptr);
+                                             KafkaSecurityWatch* watch = nullptr,
+                                             DeliveryCallback on_delivery = nullptr,
+                                             void* opaque = nullptr);
 
 // The broker's transaction.max.timeout.ms (asks the first broker in the metadata).
 [[nodiscard]] Result<int64_t> BrokerMaxTransactionTimeout(rd_kafka_t* rk,

@@ -232,8 +232,8 @@ Status KafkaTransactionGroup::Init() {
       {"linger.ms", "5"},
   };
   for (const auto& [k, v] : o.properties) settings[k] = v;
-  Result<rd_kafka_t*> producer =
-      txn_detail::MakeClient(RD_KAFKA_PRODUCER, settings, "kafka exactly-once producer");
+  Result<rd_kafka_t*> producer = txn_detail::MakeClient(
+      RD_KAFKA_PRODUCER, settings, "kafka exactly-once producer", nullptr, &OnDelivery, this);
   if (!producer.ok()) return producer.status();
   rk_ = *producer;
 
@@ -398,6 +398,23 @@ Status KafkaTransactionGroup::CreateTopicIfMissing(
                                           options_.operation_timeout_ms, what);
 }
 
+void KafkaTransactionGroup::OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void* opaque) {
+  if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
+  auto* group = static_cast<KafkaTransactionGroup*>(opaque);
+  std::lock_guard<std::mutex> lock(group->delivery_mu_);
+  if (!group->first_refused_.empty()) return;
+  group->first_refused_ =
+      fmt::format("the brokers refused a record of `{}` [{}]: {}", rd_kafka_topic_name(m->rkt),
+                  m->partition, rd_kafka_err2str(m->err));
+  if (m->err == RD_KAFKA_RESP_ERR_INVALID_TIMESTAMP) {
+    // The sinks stamp records with their event time (a failed report no longer carries it).
+    group->first_refused_ +=
+        " (records are stamped with their event time; the broker's "
+        "log.message.timestamp.before.max.ms and after.max.ms bound how far from its clock that "
+        "may be: an event time in the future, or one far in the past)";
+  }
+}
+
 Status KafkaTransactionGroup::ProduceLocked(rd_kafka_topic_t* rkt, const std::string& topic,
                                             int32_t partition, std::string_view key,
                                             std::string_view payload, int64_t timestamp,
@@ -429,9 +446,16 @@ Status KafkaTransactionGroup::ProduceLocked(rd_kafka_topic_t* rkt, const std::st
         }
         return failed_;
       }
+      std::string why = rd_kafka_err2str(err);
+      if (err == RD_KAFKA_RESP_ERR__STATE) {
+        rd_kafka_poll(rk_, 0);  // the reports of the records that failed the transaction
+        std::lock_guard<std::mutex> delivery(delivery_mu_);
+        if (!first_refused_.empty())
+          why = fmt::format("the open transaction failed: {}", first_refused_);
+      }
       return Status::IoError(
           fmt::format("kafka exactly-once (job `{}`): cannot produce to `{}`: {}", options_.job_id,
-                      topic, rd_kafka_err2str(err)));
+                      topic, why));
     }
     // Backpressure: wait for deliveries to free queue space. Records wait for a broker up to
     // message.timeout.ms (= transaction.timeout.ms, up to 15 min): a cluster that is down must

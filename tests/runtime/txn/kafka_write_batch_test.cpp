@@ -324,6 +324,31 @@ TEST_F(KafkaTxnWriteBatchTest, RecordsStampedPastTheTopicsRetentionAreReportedOn
   EXPECT_NE(said.find(FormatTimestamp(old)), std::string::npos) << said;
 }
 
+// A record stamped far ahead of the broker's clock (an event time in the future) is refused by the
+// broker, which fails the open transaction; librdkafka then answers the next produce call with
+// "Erroneous state" only. The error names the refused record's topic and partition, why, and the
+// broker settings that bound its stamp.
+TEST_F(KafkaTxnWriteBatchTest, ARecordStampedFarAheadNamesTheBrokersRefusal) {
+  auto group = StartGroup(1);
+  ASSERT_NE(group, nullptr);
+  auto sink = Sink(group.get(), 0, KafkaPartitioner::kExplicit, 1);
+  const TimestampMs ahead = WallNowMs() + 2LL * 24 * 3600 * 1000;
+  ASSERT_TRUE(sink->Write("k", "ahead", ahead).ok());
+  Status s;
+  for (int i = 0; i < 200 && s.ok(); ++i) {  // until the broker's answer reached the producer
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    s = sink->Write("k", "next", WallNowMs());
+  }
+  ASSERT_FALSE(s.ok()) << "the broker took a record stamped two days ahead";
+  EXPECT_NE(s.message().find("refused a record of `" + topic_ + "` [1]: Broker: Invalid timestamp"),
+            std::string::npos)
+      << s.ToString();
+  EXPECT_NE(s.message().find("log.message.timestamp.before.max.ms and after.max.ms"),
+            std::string::npos)
+      << s.ToString();
+  EXPECT_EQ(s.message().find("Erroneous state"), std::string::npos) << s.ToString();
+}
+
 // Another instance's takeover (txn_detail::KafkaTakeover) writes a marker "<wall ms> <taker>"
 // under the key "flow-takeover" into the instance's progress topic, then fences its
 // transactional id with init_transactions. Done here by hand, with or without the marker.

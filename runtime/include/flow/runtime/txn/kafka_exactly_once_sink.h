@@ -56,6 +56,7 @@
 #include "flow/runtime/txn/two_phase_commit_sink.h"
 
 struct rd_kafka_error_s;
+struct rd_kafka_message_s;
 struct rd_kafka_topic_s;
 
 namespace flow::rt {
@@ -279,6 +280,12 @@ class KafkaTransactionGroup final : public CommitGroup {
   int64_t transaction_timeout_ms_ = 0;
   int64_t run_started_wall_ms_ = 0;  // when Init began: older takeover markers are stale
   rd_kafka_s* rk_ = nullptr;
+  // The first record the brokers refused (its delivery report), named in the error of the produce
+  // call that finds the transaction failed: librdkafka answers that call with "Erroneous state"
+  // only. Own mutex: rd_kafka_poll serves the reports also while mu_ is held.
+  static void OnDelivery(rd_kafka_s* rk, const rd_kafka_message_s* m, void* opaque);
+  std::mutex delivery_mu_;
+  std::string first_refused_;
   std::function<void(int64_t)> commit_hook_;
   std::mutex commit_mu_;  // one Commit or Abort at a time; taken before mu_
   mutable std::mutex mu_;
