@@ -55,6 +55,8 @@ SCRIPTS = {"alo": "copy_at_least_once.flow", "eo": "copy_exactly_once.flow",
            "window": "window_count.flow",
            "window-eo": "window_exactly_once.flow",  # scale_out.py --job window only
            "window2-eo": "window2_exactly_once.flow",  # scale_out.py --job window2 only
+           "windowjoin-eo": "window_join_exactly_once.flow",  # scale_out.py --job windowjoin only
+           "running-eo": "running_exactly_once.flow",  # scale_out.py --job running only
            "join-eo": "join_exactly_once.flow"}  # scale_out.py --job join only
 LABELS = {"raw": "raw librdkafka copier (limit)", "alo": "Flow copier, at_least_once",
           "eo": "Flow copier, exactly_once", "window": "Flow windowed count (10 s tumbling)"}

@@ -25,6 +25,16 @@ topics; the second one's writers report the first one's key groups): the window 
 per (count, window) how many keys had that count and the sum of their sums, both in the output;
 checked against both references, computed here.
 
+--job windowjoin: bench/kafka/window_join_exactly_once.flow, a join of two windows (three
+repartition topics; the join's writers report the key groups of both windows' readers): per key
+and window the window job's count and sum joined with the count and largest of the even values;
+checked against a reference computed here.
+
+--job running: bench/kafka/running_exactly_once.flow, a running aggregate (per key, after every
+record, the count and sum so far; no window, so one output row per record at once; the job drops
+the sentinels): per key, the rows' counts must be 1..N once each, and the steps between the sums in
+count order exactly that key's values, from the record formula.
+
 --job join: bench/kafka/join_exactly_once.flow (an interval join of the input with itself on the
 record's id; both sides cross one repartition topic) as the window job is run; the output must
 hold every input record exactly once with both sides' fields equal to the record formula.
@@ -47,12 +57,15 @@ record exactly once.
   bench/kafka/scale_out.py --job window     # the keyed job
   bench/kafka/scale_out.py --job join       # the join job
   bench/kafka/scale_out.py --job window2    # a window behind a window (two topics)
+  bench/kafka/scale_out.py --job windowjoin # a join of two windows (three topics)
+  bench/kafka/scale_out.py --job running    # a running aggregate (a row per record)
   bench/kafka/scale_out.py --smoke          # small, correctness only (CTest bench_kafka_scale_out_smoke)
   bench/kafka/scale_out.py --no-failover --records 1000000 --runs 5
 Exit codes: 0 all checks passed, 1 a check or a run failed, 2 bad usage or set-up failure.
 """
 
 import argparse
+import collections
 import datetime
 import json
 import os
@@ -75,9 +88,11 @@ CASES = {"sigkill-10s": (signal.SIGKILL, None), "sigkill-6s": (signal.SIGKILL, 6
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--smoke", action="store_true", help="small and short: the CTest")
-    p.add_argument("--job", choices=["copier", "window", "window2", "join"], default="copier",
+    p.add_argument("--job",
+                   choices=["copier", "window", "window2", "windowjoin", "running", "join"],
+                   default="copier",
                    help="the exactly-once copier, the keyed windowed count, a window behind it, "
-                        "or the join")
+                        "a join of two windows, a running aggregate, or the interval join")
     p.add_argument("--keys", type=int, default=100, help="distinct keys (--job window, join)")
     p.add_argument("--records", type=int, default=500_000, help="input records per scaling run")
     p.add_argument("--record-bytes", type=int, default=100)
@@ -131,7 +146,7 @@ def parse_args(argv=None):
         p.error("--failover-instances must be >= 2 (one is stopped)")
     # What run.py's Bench reads of its arguments.
     a.system = {"copier": "eo", "window": "window-eo", "window2": "window2-eo",
-                "join": "join-eo"}[a.job]
+                "windowjoin": "windowjoin-eo", "running": "running-eo", "join": "join-eo"}[a.job]
     a.copier, a.baselines, a.systems = None, {}, a.system
     return a
 
@@ -396,8 +411,10 @@ class ScaleBench(kb.Bench):
         if r.returncode != 0:
             raise kb.SetupError(f"flowc explain {script.name} failed: {r.stderr.strip()}")
         # "writes __flow_repartition_<job id>.op, hash by ...": the name holds a space.
-        return [line.strip()[len("writes "):].split(",")[0] for line in r.stdout.splitlines()
-                if line.strip().startswith("writes __flow_repartition_")]
+        # A join's topic is listed under each stage that writes it: once here.
+        return list(dict.fromkeys(
+            line.strip()[len("writes "):].split(",")[0] for line in r.stdout.splitlines()
+            if line.strip().startswith("writes __flow_repartition_")))
 
     def window_failover_run(self, case):
         """--job window: two instances count a steady keyed input; one is stopped mid-input
@@ -507,9 +524,13 @@ class ScaleBench(kb.Bench):
 
     # --- the keyed jobs' outputs -------------------------------------------------------------
     def expected_rows(self, n):
-        """Output rows of the window, window2 or join job for n input records."""
+        """Output rows of the window, window2, windowjoin or join job for n input records."""
         if self.args.job == "join":
             return n
+        if self.args.job == "windowjoin":
+            return len(self.window_join_reference(n))
+        if self.args.job == "running":
+            return n  # a row per record; the job drops the sentinels
         ref = self.window_reference(n)
         return len(ref) + (len(self.second_window_reference(ref)) if self.args.job == "window2"
                            else 0)
@@ -519,7 +540,78 @@ class ScaleBench(kb.Bench):
             return self.check_window(dump_path, self.window_reference(n))
         if self.args.job == "window2":
             return self.check_window2(dump_path, self.window_reference(n))
+        if self.args.job == "windowjoin":
+            return self.check_window_join(dump_path, n)
+        if self.args.job == "running":
+            return self.check_running(dump_path, n)
         return self.check_join(dump_path, n)
+
+    def check_running(self, dump_path, n):
+        """running: per key, the counts of its rows are 1..N once each, and in count order the
+        sums step by exactly the values of that key's records (any order of them: a key's records
+        come from several input partitions), from the record formula. The job drops the
+        sentinels."""
+        values = {}
+        for i in range(n):
+            values.setdefault(f"k{i % self.args.keys}", []).append((i * 7919) % 1000)
+        rows, problems = {}, []
+        for line_no, line in enumerate(Path(dump_path).read_text().splitlines()):
+            try:
+                row = json.loads(line)
+                rows.setdefault(row["key"], []).append((row["seen"], row["so_far"]))
+            except (ValueError, KeyError, TypeError) as e:
+                problems.append(f"row {line_no}: cannot read {line[:120]!r}: {e}")
+        for key in sorted(set(values) | set(rows)):
+            got = sorted(rows.get(key, []))
+            want = values.get(key, [])
+            counts = [seen for seen, _ in got]
+            if counts != list(range(1, len(want) + 1)):
+                dup = len(counts) - len(set(counts))
+                problems.append(f"key {key}: {len(counts)} rows for {len(want)} records "
+                                f"({dup} counts twice, e.g. counts {counts[:5]})")
+                continue
+            steps = collections.Counter(b - a for (_, a), (_, b) in zip([(0, 0)] + got, got))
+            if steps != collections.Counter(want):
+                extra = sorted((steps - collections.Counter(want)).elements())
+                missing = sorted((collections.Counter(want) - steps).elements())
+                problems.append(f"key {key}: the sums step by {extra[:3]}, which are no values of "
+                                f"its records, and not by {missing[:3]}, which are")
+            if len(problems) >= 5:
+                break
+        return problems
+
+    def window_join_reference(self, n):
+        """windowjoin's rows for n records: (key, window start ms) -> (count, sum, count of even
+        values, largest even value), for the keys and windows with an even value, from the record
+        formula (value (i * 7919) mod 1000, event time ET_BASE + i)."""
+        evens = {}
+        for i in range(n):
+            value = (i * 7919) % 1000
+            if value % 2:
+                continue
+            et = kb.ET_BASE + i
+            at = (f"k{i % self.args.keys}", et - et % kb.WINDOW_MS)
+            c, top = evens.get(at, (0, -1))
+            evens[at] = (c + 1, max(top, value))
+        sums = self.window_reference(n)
+        return {at: sums[at] + evens[at] for at in evens}
+
+    def check_window_join(self, dump_path, n):
+        """windowjoin: each (key, window) of the reference once, with both sides' values."""
+        got, problems = {}, []
+        for line_no, line in enumerate(Path(dump_path).read_text().splitlines()):
+            try:
+                row = json.loads(line)
+                at = (row["key"], self.parse_ms(row["window_start"]))
+                if at in got:
+                    problems.append(f"row {line_no}: window {at} twice")
+                got[at] = (row["n"], row["total"], row["evens"], row["top"])
+            except (ValueError, KeyError, TypeError) as e:
+                problems.append(f"row {line_no}: cannot read {line[:120]!r}: {e}")
+        want = self.window_join_reference(n)
+        if got != want:
+            problems.append(kb.map_difference(got, want))
+        return problems
 
     @staticmethod
     def second_window_reference(ref):
@@ -644,6 +736,12 @@ def markdown(meta, scaling, failover, failures):
            "window2": f"A window behind a window, exactly once "
                       f"(bench/kafka/window2_exactly_once.flow; {meta['keys']} keys, two "
                       f"repartition topics, one --state-root)",
+           "windowjoin": f"A join of two windows, exactly once "
+                         f"(bench/kafka/window_join_exactly_once.flow; {meta['keys']} keys, "
+                         f"three repartition topics, one --state-root)",
+           "running": f"A running aggregate, exactly once "
+                      f"(bench/kafka/running_exactly_once.flow; {meta['keys']} keys, one "
+                      f"repartition topic, one --state-root)",
            "join": "Interval join of the input with itself on its id, exactly once "
                    "(bench/kafka/join_exactly_once.flow; both sides through one repartition "
                    "topic, one --state-root)"}[meta["job"]]

@@ -224,7 +224,8 @@ std::string InstancesText(const Plan& plan) {
         .append(ids.empty() ? "no node" : Join(ids, ", "))
         .append(st.number == 1 ? " (reads the sources' partitions)\n" : "\n");
     for (const RepartitionCut& c : ip.cuts) {
-      if (c.from_stage != st.number) continue;
+      if (std::find(c.from_stages.begin(), c.from_stages.end(), st.number) == c.from_stages.end())
+        continue;
       out.append("    writes ")
           .append(c.topic)
           .append(c.key.empty() ? ", all to one partition (a global aggregate)"

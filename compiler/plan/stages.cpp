@@ -85,8 +85,16 @@ InstancePlan PlanInstances(const Plan& plan) {
       }
       cut.topic = *topic;
       cut.key = join != nullptr ? JoinKeyText(*join) : KeyText(key);
-      // A key-by node belongs to the stage that writes the topic.
-      cut.from_stage = cut.key_by >= 0 ? stage_of[cut.key_by] : stage;
+      // A key-by node belongs to the stage that writes the topic; each side of a join writes.
+      if (cut.key_by >= 0) {
+        cut.from_stages = {stage_of[cut.key_by]};
+      } else if (join != nullptr) {
+        std::set<int> sides;
+        for (int in : n->inputs) sides.insert(stage_of[in]);
+        cut.from_stages.assign(sides.begin(), sides.end());
+      } else {
+        cut.from_stages = {stage};
+      }
       cut.to_stage = static_cast<int>(out.stages.size()) + 1;
       out.stages.push_back({.number = cut.to_stage, .nodes = {}});
       stage = cut.to_stage;

@@ -26,13 +26,13 @@ struct InstanceStage {
 // A key-by (or the all-to-one edge of a global aggregate, or both sides of a join) cut through a
 // repartition topic.
 struct RepartitionCut {
-  int consumer = -1;   // the window, aggregate or join node that reads the topic
-  int key_by = -1;     // the KeyByNode it replaces; -1 for a global aggregate or a join
-  std::string op;      // the consumer's runtime name, e.g. "per_minute.window"
-  std::string topic;   // with "<job id>" for the job's id
-  std::string key;     // "user, url"; "o.id (left), p.order_id (right)"; empty when global
-  int from_stage = 0;  // the stage that writes it
-  int to_stage = 0;    // the stage that reads it
+  int consumer = -1;  // the window, aggregate or join node that reads the topic
+  int key_by = -1;    // the KeyByNode it replaces; -1 for a global aggregate or a join
+  std::string op;     // the consumer's runtime name, e.g. "per_minute.window"
+  std::string topic;  // with "<job id>" for the job's id
+  std::string key;    // "user, url"; "o.id (left), p.order_id (right)"; empty when global
+  std::vector<int> from_stages;  // the stages that write it, ascending (a join's sides: two)
+  int to_stage = 0;              // the stage that reads it
 };
 
 struct InstancePlan {

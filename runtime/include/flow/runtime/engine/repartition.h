@@ -196,10 +196,8 @@ class RepartitionSource final : public SourceFunction<T> {
   // partition this subtask reads (once its ownership was checked), at the partition's event time
   // (kMinWatermark before its first report). Idle only when the whole subtask is, as a Kafka
   // source's splits (Task::PublishSplitTimes): an idle report outlives an instance that fails.
-  std::optional<shuffle::SourceSplits> KeyGroupTimes() const override {
+  std::optional<shuffle::SourceSplits> KeyGroupTimes(bool idle) const override {
     if (!raw_->AssignmentKnown()) return std::nullopt;
-    const std::optional<SourceEventTime> now = EventTime();
-    const bool idle = now && now->idle;
     shuffle::SourceSplits out;
     out.total = spec_.max_parallelism;
     for (uint32_t kg = 0; kg < spec_.max_parallelism; ++kg) {

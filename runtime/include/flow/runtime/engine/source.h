@@ -56,8 +56,11 @@ class SourceFunction {
   // A source whose EventTime is its own and whose records feed a keyed operator by key group (a
   // repartition reader): the key groups of the partitions this subtask reads, each at its
   // partition's event time, for the writer of a further repartition topic behind that operator
-  // (shuffle/split_times.h). Asked with EventTime. Default: nullopt (nothing to publish).
-  virtual std::optional<shuffle::SourceSplits> KeyGroupTimes() const { return std::nullopt; }
+  // (shuffle/split_times.h). Asked right after EventTime, with the idleness it gave. Default:
+  // nullopt (nothing to publish).
+  virtual std::optional<shuffle::SourceSplits> KeyGroupTimes(bool idle) const {
+    return std::nullopt;
+  }
   // Checkpoint `checkpoint_id` is taken at this point of the stream: called right before its
   // SnapshotPosition. Default: nothing.
   [[nodiscard]] virtual Status OnCheckpoint(int64_t checkpoint_id) { return Status::Ok(); }

@@ -309,7 +309,7 @@ class SourceTask final : public Task {
         if (!supplied) {
           PublishSplitTimes(gen, now);
         } else if (ctx_.split_times != nullptr) {
-          if (auto groups = source_->KeyGroupTimes()) {
+          if (auto groups = source_->KeyGroupTimes(supplied->idle)) {
             ctx_.split_times->Publish(ctx_.name, ctx_.subtask, std::move(*groups));
           }
         }
