@@ -39,6 +39,12 @@ std::optional<CheckpointMetadata> TryReadMetadata(CheckpointStore& store, std::s
   return std::move(*m);
 }
 
+// The metadata first: a checkpoint half deleted by a crash must not look complete.
+Status DeleteCheckpointObjects(CheckpointStore& store, const std::string& dir) {
+  FLOW_RETURN_IF_ERROR(store.Delete(Key(dir, kMetadataFileName)));
+  return store.DeleteAll(dir);
+}
+
 void AddSharedRefs(const CheckpointMetadata& m, std::set<std::string>* out) {
   for (const OperatorSnapshot& s : m.snapshots) {
     for (const SnapshotFile& f : s.files) {
@@ -264,9 +270,7 @@ Status DeleteUnkept(CheckpointStore& store, const DirListing& listing,
     }
     if (!m && id > keep_newer) continue;
     if (m) AddSharedRefs(*m, &dropped_refs);
-    // The metadata first: a checkpoint half deleted by a crash must not look complete.
-    Status s = store.Delete(Key(CheckpointDirName(id), kMetadataFileName));
-    if (s.ok()) s = store.DeleteAll(CheckpointDirName(id));
+    Status s = DeleteCheckpointObjects(store, CheckpointDirName(id));
     if (!s.ok() && first_error.ok()) {
       first_error = s;
     } else if (s.ok() && deleted != nullptr) {
@@ -330,9 +334,7 @@ Status CheckpointStorage::DiscardNewerThan(int64_t id) {
   if (!top.ok()) return top.status();
   for (const std::string& name : top->prefixes) {
     if (ParseCheckpointDir(name) <= id) continue;
-    Status s = store().Delete(Key(name, kMetadataFileName));
-    if (s.ok()) s = store().DeleteAll(name);
-    if (!s.ok()) return s;
+    FLOW_RETURN_IF_ERROR(DeleteCheckpointObjects(store(), name));
   }
   return Status::Ok();
 }
