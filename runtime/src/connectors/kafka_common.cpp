@@ -30,6 +30,20 @@ Result<rd_kafka_conf_t*> MakeKafkaConf(const std::map<std::string, std::string>&
   return conf;
 }
 
+Result<rd_kafka_t*> MakeKafkaClient(rd_kafka_type_t type,
+                                    const std::map<std::string, std::string>& settings,
+                                    std::string_view what) {
+  Result<rd_kafka_conf_t*> conf = MakeKafkaConf(settings, what);
+  if (!conf.ok()) return conf.status();
+  char err[512];
+  rd_kafka_t* rk = rd_kafka_new(type, *conf, err, sizeof err);
+  if (rk == nullptr) {
+    rd_kafka_conf_destroy(*conf);
+    return Status::Unavailable(fmt::format("{}: cannot create a client: {}", what, err));
+  }
+  return rk;
+}
+
 Status KafkaError(rd_kafka_resp_err_t err, std::string message) {
   switch (err) {
     case RD_KAFKA_RESP_ERR__TRANSPORT:

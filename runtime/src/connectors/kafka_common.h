@@ -23,6 +23,12 @@ namespace flow::rt {
 [[nodiscard]] Result<rd_kafka_conf_t*> MakeKafkaConf(
     const std::map<std::string, std::string>& settings, std::string_view what);
 
+// A client of `type` with `settings` and no callbacks (helper clients: offsets readers, group
+// looks); kInvalidArgument for a rejected setting, kUnavailable "<what>: cannot create ...".
+[[nodiscard]] Result<rd_kafka_t*> MakeKafkaClient(
+    rd_kafka_type_t type, const std::map<std::string, std::string>& settings,
+    std::string_view what);
+
 // How long a topic the broker calls unknown is asked for again before that counts as "does not
 // exist" (a topic created a moment ago is unknown to a lagging metadata cache for a while).
 constexpr int kKafkaNewTopicGraceMs = 3000;
@@ -93,12 +99,12 @@ class KafkaSecurityWatch {
                                        const std::string& brokers, int timeout_ms,
                                        std::string_view what);
 
-// Headers for rd_kafka_producev (RD_KAFKA_V_HEADERS), or null when there are none. A successful
-// produce takes ownership (call release()); after a failed one they are still the caller's.
 // The groups a DescribeConsumerGroups result event describes, each member with the partitions of
 // `topic` it holds ("" keeps none); empty when the event carries no result.
 std::vector<KafkaGroupLook> KafkaGroupLooks(const rd_kafka_event_t* event, std::string_view topic);
 
+// Headers for rd_kafka_producev (RD_KAFKA_V_HEADERS), or null when there are none. A successful
+// produce takes ownership (call release()); after a failed one they are still the caller's.
 struct KafkaHeadersDelete {
   void operator()(rd_kafka_headers_t* h) const { rd_kafka_headers_destroy(h); }
 };
@@ -114,6 +120,13 @@ struct KafkaEventFree {
 };
 using KafkaQueuePtr = std::unique_ptr<rd_kafka_queue_t, KafkaQueueFree>;
 using KafkaEventPtr = std::unique_ptr<rd_kafka_event_t, KafkaEventFree>;
+
+// The request timeout of an admin call routed to a group's coordinator (DescribeConsumerGroups):
+// librdkafka's maximum, so that in practice it never fires. librdkafka 2.0.2 aborts the process (a
+// failed assertion `eonce->refcnt > 0`) when such a request times out before its client has found
+// the coordinator and the client finds it afterwards. Wait with KafkaWaitAdmin's own timeout
+// instead, and destroy the client when the wait gives up: that is safe at any point.
+constexpr int kKafkaCoordinatorAdminTimeoutMs = 3600000;
 
 // Waits for the result of an admin call on `queue` (its request timeout plus 1 s): kUnavailable
 // "<what>: no answer within N ms" when none arrives, "<what>: <error>" when the call failed.

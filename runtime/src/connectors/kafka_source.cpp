@@ -567,8 +567,7 @@ Status KafkaSource::Close() {
   ReleaseMessages();
   if (queue_ != nullptr) rd_kafka_queue_destroy(queue_);
   queue_ = nullptr;
-  if (group_look_ != nullptr) rd_kafka_queue_destroy(group_look_);
-  group_look_ = nullptr;
+  group_looker_.reset();  // before the consumer: its client is not the consumer's
   next_look_ms_ = 0;
   stranded_since_ms_ = -1;
   if (rk_ != nullptr && group_mode_) {

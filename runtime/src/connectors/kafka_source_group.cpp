@@ -24,13 +24,10 @@ namespace {
 // that take minutes; ours take a second.
 constexpr const char* kDefaultSessionTimeoutMs = "10000";
 constexpr const char* kDefaultHeartbeatIntervalMs = "1000";
-// How often subtask 0 looks at its group for partitions no member holds, and how long one look
-// may wait for the group's coordinator. Long: librdkafka 2.0.2 can abort (a failed assertion in
-// its admin code, `eonce->refcnt > 0`) when a coordinator request times out or its client goes
-// away while the coordinator is unknown, as during a broker restart; a look that waits for the
-// coordinator to come back instead of timing out every 2 s meets that far less often.
+// How often subtask 0 looks at its group for partitions no member holds, and how long it waits
+// for one answer before it abandons the question (kafka_group_looker.h).
 constexpr int kGroupLookMs = 2000;
-constexpr int kGroupLookTimeoutMs = 15000;
+constexpr int kGroupLookPatienceMs = 15000;
 
 std::string PartitionsText(const rd_kafka_topic_partition_list_t* list) {
   std::string out;
@@ -202,27 +199,26 @@ Status KafkaSource::CheckStalledAssignment(int64_t now_ms) {
 
 Status KafkaSource::CheckStrandedPartitions(int64_t now_ms) {
   if (!group_mode_ || subtask_ != 0 || rk_ == nullptr) return Status::Ok();
-  if (group_look_ == nullptr) {
+  if (group_looker_ == nullptr) {
+    std::map<std::string, std::string> connect = KafkaConnectionProperties(settings_);
+    connect["bootstrap.servers"] = settings_["bootstrap.servers"];
+    group_looker_ = std::make_unique<KafkaGroupLooker>(std::move(connect), group_id_,
+                                                       options_.topic, kGroupLookPatienceMs);
+  }
+  if (!group_looker_->asking()) {
     if (now_ms < next_look_ms_) return Status::Ok();
     next_look_ms_ = now_ms + kGroupLookMs;
-    group_look_ = rd_kafka_queue_new(rk_);
-    rd_kafka_AdminOptions_t* opts =
-        rd_kafka_AdminOptions_new(rk_, RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS);
-    char errstr[256];
-    rd_kafka_AdminOptions_set_request_timeout(opts, kGroupLookTimeoutMs, errstr, sizeof errstr);
-    const char* ids[] = {group_id_.c_str()};
-    rd_kafka_DescribeConsumerGroups(rk_, ids, 1, opts, group_look_);
-    rd_kafka_AdminOptions_destroy(opts);
+    Status asked = group_looker_->Ask(now_ms);
+    if (!asked.ok()) {
+      // A safety net that cannot be set up this time: the consumer itself is unaffected.
+      Log(LogLevel::kWarn, "kafka", "cannot look at the consumer group",
+          {{"source", context_.operator_name}, {"reason", asked.message()}});
+    }
     return Status::Ok();
   }
-  rd_kafka_event_t* event = rd_kafka_queue_poll(group_look_, 0);
-  if (event == nullptr) return Status::Ok();  // not answered yet
-  rd_kafka_queue_destroy(group_look_);
-  group_look_ = nullptr;
-  std::optional<KafkaGroupLook> look;
-  std::vector<KafkaGroupLook> looks = KafkaGroupLooks(event, options_.topic);
-  if (looks.size() == 1 && looks[0].error.empty()) look = std::move(looks[0]);
-  rd_kafka_event_destroy(event);
+  std::optional<std::optional<KafkaGroupLook>> answer = group_looker_->Poll(now_ms);
+  if (!answer) return Status::Ok();  // not answered yet
+  const std::optional<KafkaGroupLook>& look = *answer;
   // No answer, a rebalance under way, or every partition held: nothing is stranded now.
   const std::vector<int32_t> free = look && look->stable
                                         ? KafkaUnassignedPartitions(known_partitions_, *look)
@@ -483,15 +479,10 @@ Result<std::map<int32_t, std::string>> KafkaSource::LastCommittedMetadata(int32_
     // last committed one is what retention needs, at once.
     settings["isolation.level"] = "read_uncommitted";
     settings.erase("group.instance.id");
-    Result<rd_kafka_conf_t*> conf = MakeKafkaConf(settings, "kafka source");
-    if (!conf.ok()) return conf.status();
-    char err[512];
-    offsets_rk_ = rd_kafka_new(RD_KAFKA_CONSUMER, *conf, err, sizeof err);
-    if (offsets_rk_ == nullptr) {
-      rd_kafka_conf_destroy(*conf);
-      return Status::Unavailable(
-          fmt::format("kafka source: cannot create the offsets consumer: {}", err));
-    }
+    Result<rd_kafka_t*> made =
+        MakeKafkaClient(RD_KAFKA_CONSUMER, settings, "kafka source: the offsets consumer");
+    if (!made.ok()) return made.status();
+    offsets_rk_ = *made;
   }
   rd_kafka_topic_partition_list_t* list = rd_kafka_topic_partition_list_new(partitions);
   for (int32_t p = 0; p < partitions; ++p) {

@@ -239,7 +239,8 @@ Result<std::map<std::string, std::set<std::string>>> GroupStaticMembers(
   rd_kafka_AdminOptions_t* opts =
       rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONSUMERGROUPS);
   char errstr[256];
-  rd_kafka_AdminOptions_set_request_timeout(opts, timeout_ms, errstr, sizeof errstr);
+  rd_kafka_AdminOptions_set_request_timeout(opts, kKafkaCoordinatorAdminTimeoutMs, errstr,
+                                            sizeof errstr);
   rd_kafka_DescribeConsumerGroups(rk, ids.data(), ids.size(), opts, queue.get());
   rd_kafka_AdminOptions_destroy(opts);
   Result<EventPtr> event = WaitAdmin(queue.get(), timeout_ms, "describing consumer groups");

@@ -57,6 +57,7 @@
 #include <vector>
 
 #include "flow/runtime/connectors/connector.h"
+#include "flow/runtime/connectors/kafka_group_looker.h"
 #include "flow/runtime/connectors/kafka_instance.h"
 
 struct rd_kafka_s;
@@ -268,7 +269,7 @@ class KafkaSource final : public RawSource {
   std::map<int32_t, int64_t> assigned_at_ms_;
   int64_t polled_since_ms_ = -1;
   int64_t last_poll_ms_ = -1;
-  rd_kafka_queue_s* group_look_ = nullptr;  // the answer to the look in flight, if any
+  std::unique_ptr<KafkaGroupLooker> group_looker_;  // subtask 0's looks at its group
   int64_t next_look_ms_ = 0;
   int64_t stranded_since_ms_ = -1;  // first look that found partitions held by no member
   Status rebalance_error_;
