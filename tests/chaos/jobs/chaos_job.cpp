@@ -196,20 +196,13 @@ class Tumbling {
   std::map<std::pair<std::string, int64_t>, Sides> open_;
 };
 
-// window: one side; every window fires.
-class TumblingSum final : public flow::rt::OneInputOperator<Rec, Agg> {
+// What the two window operators share: the windows, their state, and the late-record report.
+template <typename Base>
+class TumblingOperator : public Base {
  public:
-  TumblingSum(int64_t size, bool all_keys) : windows_(size, all_keys) {}
+  TumblingOperator(int64_t size, bool all_keys) : windows_(size, all_keys) {}
   Status Open(flow::rt::OperatorContext& ctx) override {
     windows_.Open(ctx);
-    return Status::Ok();
-  }
-  Status ProcessBatch(const Batch<Rec>& batch, Output<Agg>& out) override {
-    windows_.Add(batch, 0);
-    return Status::Ok();
-  }
-  Status OnWatermark(TimestampMs wm, Output<Agg>& out) override {
-    windows_.Fire(wm, [&](Agg a, TimestampMs ts) { out.Emit(std::move(a), ts); });
     return Status::Ok();
   }
   Status SnapshotState(BinaryWriter* out) override {
@@ -219,24 +212,34 @@ class TumblingSum final : public flow::rt::OneInputOperator<Rec, Agg> {
   Status RestoreState(BinaryReader* in) override { return windows_.Restore(in); }
   void Close() override { windows_.Close(); }
 
- private:
+ protected:
   Tumbling windows_;
+};
+
+// window: one side; every window fires.
+class TumblingSum final : public TumblingOperator<flow::rt::OneInputOperator<Rec, Agg>> {
+ public:
+  using TumblingOperator::TumblingOperator;
+  Status ProcessBatch(const Batch<Rec>& batch, Output<Agg>&) override {
+    windows_.Add(batch, 0);
+    return Status::Ok();
+  }
+  Status OnWatermark(TimestampMs wm, Output<Agg>& out) override {
+    windows_.Fire(wm, [&](Agg a, TimestampMs ts) { out.Emit(std::move(a), ts); });
+    return Status::Ok();
+  }
 };
 
 // join: a window join of even (left) and odd (right) records of one key; a window fires when
 // both sides have records in it.
-class TumblingJoin final : public flow::rt::TwoInputOperator<Rec, Rec, Agg> {
+class TumblingJoin final : public TumblingOperator<flow::rt::TwoInputOperator<Rec, Rec, Agg>> {
  public:
-  TumblingJoin(int64_t size, bool all_keys) : windows_(size, all_keys) {}
-  Status Open(flow::rt::OperatorContext& ctx) override {
-    windows_.Open(ctx);
-    return Status::Ok();
-  }
-  Status ProcessBatch1(const Batch<Rec>& batch, Output<Agg>& out) override {
+  using TumblingOperator::TumblingOperator;
+  Status ProcessBatch1(const Batch<Rec>& batch, Output<Agg>&) override {
     windows_.Add(batch, 0);
     return Status::Ok();
   }
-  Status ProcessBatch2(const Batch<Rec>& batch, Output<Agg>& out) override {
+  Status ProcessBatch2(const Batch<Rec>& batch, Output<Agg>&) override {
     windows_.Add(batch, 1);
     return Status::Ok();
   }
@@ -246,16 +249,23 @@ class TumblingJoin final : public flow::rt::TwoInputOperator<Rec, Rec, Agg> {
     });
     return Status::Ok();
   }
-  Status SnapshotState(BinaryWriter* out) override {
-    windows_.Snapshot(out);
-    return Status::Ok();
-  }
-  Status RestoreState(BinaryReader* in) override { return windows_.Restore(in); }
-  void Close() override { windows_.Close(); }
-
- private:
-  Tumbling windows_;
 };
+
+uint64_t KeyHash(const Rec& r) {
+  return flow::rt::StableHash(std::string_view(r.key));
+}
+
+// A window's row: key "<key>|<window start>", value "<key>,<window start>,<count>,<sum>".
+void EncodeSums(const Agg& a, std::string* key, std::string* payload) {
+  *key = fmt::format("{}|{}", a.key, a.start);
+  *payload = fmt::format("{},{},{},{}", a.key, a.start, a.count, a.sum);
+}
+
+// A join's row: as a window's, with the right side's count and sum after the left side's.
+void EncodeJoined(const Agg& a, std::string* key, std::string* payload) {
+  EncodeSums(a, key, payload);
+  *payload += fmt::format(",{},{}", a.right_count, a.right_sum);
+}
 
 template <typename T, typename Encode>
 Status AddSink(flow::rt::Job& job, const flow::rt::Stream<T>& s, const std::string& guarantee,
@@ -292,18 +302,12 @@ Status AddSecondStage(flow::rt::Job& job, const flow::rt::Stream<Agg>& rows, int
     r.ts = a.start;
     return r;
   });
-  auto key_hash = [](const Rec& r) { return flow::rt::StableHash(std::string_view(r.key)); };
-  auto keyed = flow::rt::KeyByAcrossInstances(job, buckets, "window2", "bucket", key_hash);
+  auto keyed = flow::rt::KeyByAcrossInstances(job, buckets, "window2", "bucket", &KeyHash);
   if (!keyed.ok()) return keyed.status();
   auto sums = keyed->Then<Agg>(
       "window2", [size, all_keys] { return std::make_unique<TumblingSum>(size, all_keys); });
-  return AddSink<Agg>(
-      job, sums, guarantee, brokers, output, retry_timeout_ms, transaction_timeout_ms,
-      [](const Agg& a, std::string* key, std::string* payload) {
-        *key = fmt::format("{}|{}", a.key, a.start);
-        *payload = fmt::format("{},{},{},{}", a.key, a.start, a.count, a.sum);
-      },
-      "out2");
+  return AddSink<Agg>(job, sums, guarantee, brokers, output, retry_timeout_ms,
+                      transaction_timeout_ms, &EncodeSums, "out2");
 }
 }  // namespace
 
@@ -379,34 +383,26 @@ int main(int argc, char** argv) {
           return AddSecondStage(job, rows, size, all, *guarantee, *brokers, *output, *retry,
                                 *txn_timeout);
         };
-        auto key_hash = [](const Rec& r) { return flow::rt::StableHash(std::string_view(r.key)); };
         if (*kind == "join") {
           // Both sides come from one source: its progress reaches the topic once per side.
           auto even = records.Filter("left", [](const Rec& r) { return r.i % 2 == 0; });
           auto odd = records.Filter("right", [](const Rec& r) { return r.i % 2 != 0; });
           auto joined = flow::rt::JoinAcrossInstances<Agg>(
-              job, even, odd, "join", "key", key_hash, key_hash,
+              job, even, odd, "join", "key", &KeyHash, &KeyHash,
               [size, all] { return std::make_unique<TumblingJoin>(size, all); });
           if (!joined.ok()) return joined.status();
           FLOW_RETURN_IF_ERROR(second_stage(*joined));
           return AddSink<Agg>(job, *joined, *guarantee, *brokers, *output, *retry, *txn_timeout,
-                              [](const Agg& a, std::string* key, std::string* payload) {
-                                *key = fmt::format("{}|{}", a.key, a.start);
-                                *payload = fmt::format("{},{},{},{},{},{}", a.key, a.start, a.count,
-                                                       a.sum, a.right_count, a.right_sum);
-                              });
+                              &EncodeJoined);
         }
         if (*kind != "window") return Status::InvalidArgument("job: copy, window or join");
         // Under --instance the key-by crosses instances through a repartition topic.
-        auto keyed = flow::rt::KeyByAcrossInstances(job, records, "window", "key", key_hash);
+        auto keyed = flow::rt::KeyByAcrossInstances(job, records, "window", "key", &KeyHash);
         if (!keyed.ok()) return keyed.status();
         auto sums = keyed->Then<Agg>(
             "window", [size, all] { return std::make_unique<TumblingSum>(size, all); });
         FLOW_RETURN_IF_ERROR(second_stage(sums));
         return AddSink<Agg>(job, sums, *guarantee, *brokers, *output, *retry, *txn_timeout,
-                            [](const Agg& a, std::string* key, std::string* payload) {
-                              *key = fmt::format("{}|{}", a.key, a.start);
-                              *payload = fmt::format("{},{},{},{}", a.key, a.start, a.count, a.sum);
-                            });
+                            &EncodeSums);
       });
 }
