@@ -411,7 +411,8 @@ void KafkaTransactionGroup::OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m,
     group->first_refused_ +=
         " (records are stamped with their event time; the broker's "
         "log.message.timestamp.before.max.ms and after.max.ms bound how far from its clock that "
-        "may be: an event time in the future, or one far in the past)";
+        "may be: an event time in the future, or one far in the past; a topic with "
+        "message.timestamp.type=LogAppendTime is stamped by the broker and takes any)";
   }
 }
 

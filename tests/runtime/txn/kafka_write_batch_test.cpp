@@ -349,6 +349,32 @@ TEST_F(KafkaTxnWriteBatchTest, ARecordStampedFarAheadNamesTheBrokersRefusal) {
   EXPECT_EQ(s.message().find("Erroneous state"), std::string::npos) << s.ToString();
 }
 
+// The answer docs/connectors.md gives for such records: an output topic whose broker stamps each
+// record on arrival (message.timestamp.type=LogAppendTime) checks no producer's stamp, so the
+// same record commits, and reads back stamped with the broker's clock instead of two days ahead.
+TEST_F(KafkaTxnWriteBatchTest, ATopicTheBrokerStampsTakesARecordStampedFarAhead) {
+  topic_ = UniqueName("eo-append");
+  ASSERT_TRUE(
+      kafka_.CreateTopic(topic_, kPartitions, {{"message.timestamp.type", "LogAppendTime"}}).ok());
+  auto group = StartGroup(1);
+  ASSERT_NE(group, nullptr);
+  auto sink = Sink(group.get(), 0, KafkaPartitioner::kExplicit, 1);
+  const TimestampMs before = WallNowMs();
+  const TimestampMs ahead = before + 2LL * 24 * 3600 * 1000;
+  ASSERT_TRUE(sink->Write("k", "ahead", ahead).ok());
+  ASSERT_TRUE(sink->PreCommit(1).ok());
+  Status committed = sink->Commit(1);
+  ASSERT_TRUE(committed.ok()) << committed.ToString();
+  auto records = kafka_.ConsumeToEnd(topic_, Isolation::kReadCommitted, Millis(40000));
+  ASSERT_TRUE(records.ok()) << records.status().ToString();
+  ASSERT_EQ(records->size(), 1u);
+  const test::KafkaRecord& r = records->front();
+  EXPECT_EQ(r.value, "ahead");
+  EXPECT_TRUE(r.log_append_time);
+  EXPECT_GE(r.timestamp, before - 60000);  // the broker's clock, not the record's event time
+  EXPECT_LT(r.timestamp, before + 3600000);
+}
+
 // Another instance's takeover (txn_detail::KafkaTakeover) writes a marker "<wall ms> <taker>"
 // under the key "flow-takeover" into the instance's progress topic, then fences its
 // transactional id with init_transactions. Done here by hand, with or without the marker.
