@@ -327,6 +327,10 @@ class JobEmitter {
         OpEmitContext cx = Ops();
         return EmitJoin(cx, *plan::As<plan::JoinNode>(&n), plan_);
       }
+      case NodeKind::kPrune: {
+        OpEmitContext cx = Ops();
+        return EmitPrune(cx, *plan::As<plan::PruneNode>(&n), plan_);
+      }
       case NodeKind::kUnion: {
         std::string others;
         for (size_t i = 1; i < n.inputs.size(); ++i)
@@ -473,6 +477,7 @@ class JobEmitter {
         return 0;
       case NodeKind::kChain:
       case NodeKind::kUnion:
+      case NodeKind::kPrune:
         return 2;
       case NodeKind::kSink:
         return 2;

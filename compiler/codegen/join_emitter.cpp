@@ -160,6 +160,37 @@ void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n, const plan::Plan& plan
   cx.Build("auto s" + id + " = *" + joined + ";");
 }
 
+void EmitPrune(OpEmitContext& cx, const plan::PruneNode& n, const plan::Plan& plan) {
+  cx.Header(n, n.Describe());
+  const std::string id = std::to_string(n.id);
+  const std::string rec = cx.Rec(n.output);
+  // The key is the join's, marked with its side: that side's record variable reads it.
+  const std::string var = n.side == 1 ? "r" : "l";
+  ExprScope scope;
+  scope.record = var;
+  scope.flow_file = cx.FlowFile();
+  scope.sides = {"l", "r"};
+  ExprEmitter ex(cx.records, scope);
+  const std::string key = ex.EmitAs(*n.key, types::Type::Int());
+  cx.Take(ex);
+  cx.w.Line("struct PruneKey" + id + " {");
+  cx.w.Line("  int64_t operator()(const " + rec + "& " + var + ") const {");
+  cx.w.FlowLine(n.range.line);
+  cx.w.Line("    return " + key + ";");
+  cx.w.CppLine();
+  cx.w.Line("  }");
+  cx.w.Line("};");
+  (void)plan;
+  const ast::WindowSpec& w = *n.window;
+  std::string size = "size" + id;
+  cx.Build("const int64_t " + size + " = " + CppDuration(w.size) + ";");
+  cx.Build("auto s" + id + " = s" + std::to_string(n.inputs[0]) + ".Then<" + rec + ">(" +
+           cx.Name(n, "prune") + ", [" + size +
+           "] { return std::make_unique<::flow::rt::RunningExtremeFilter<" + rec + ", int64_t, " +
+           "PruneKey" + id + ">>(" + size + ", " + (n.max ? "true" : "false") + ", PruneKey" + id +
+           "{}); });");
+}
+
 void EmitFlattenStep(OpEmitContext& cx, const plan::ChainStep& step, const std::string& var,
                      const std::string& next, const std::string& indent) {
   // sema's merged record: the left fields, then the right ones (a name the left side has gets

@@ -36,7 +36,7 @@ constexpr std::string_view kHelp =
     "                        part) starts the job with the libraries in BINARY/lib\n"
     "  --debug               compile with -O0 -g instead of -O2\n"
     "  --no-pass NAME        switch off a plan pass (fold-constants, push-filters,\n"
-    "                        chain, project); repeatable\n"
+    "                        chain, project, prune-join); repeatable\n"
     "  --keep-cpp DIR        keep the generated C++ (and the compiler log) in DIR\n"
     "  --no-cache            do not use the precompiled-header cache\n"
     "  -j, --jobs N          compile the job as up to N translation units in parallel\n"

@@ -29,7 +29,7 @@ constexpr std::string_view kHelp =
     "  --format dot    a Graphviz digraph\n"
     "  --format svg    the digraph rendered by Graphviz `dot -Tsvg` (needs `dot` installed)\n"
     "  --no-pass NAME  switch off a plan pass (fold-constants, push-filters,\n"
-    "                  chain, project); repeatable\n"
+    "                  chain, project, prune-join); repeatable\n"
     "\n"
     "Exit codes: 0 printed, 1 the script has errors or uses what flowc cannot build yet,\n"
     "2 usage error (or `dot` is not installed for --format svg).\n";

@@ -21,6 +21,7 @@ enum class NodeKind {
   kRunningAggregate,
   kUnion,
   kJoin,
+  kPrune,
   kSink
 };
 

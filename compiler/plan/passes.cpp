@@ -12,6 +12,10 @@ namespace {
 void RunFuseChains(Plan& plan, PassContext&) {
   FuseChains(plan);
 }
+void RunPruneJoins(Plan& plan, PassContext&) {
+  PruneJoins(plan);
+}
+
 void RunProjectSources(Plan& plan, PassContext&) {
   ProjectSources(plan);
 }
@@ -79,6 +83,8 @@ const std::vector<PassInfo>& AllPasses() {
        &PushFilters},
       {"chain", "fuse consecutive stateless operators into one function", &RunFuseChains},
       {"project", "decode only the source fields the job reads", &RunProjectSources},
+      {"prune-join", "drop records a window join with their window's max or min cannot match",
+       &RunPruneJoins},
   };
   return passes;
 }

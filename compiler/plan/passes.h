@@ -7,6 +7,7 @@
 //                   explode, key by and union, up to the source
 //   chain           fuse consecutive stateless nodes (where/select/explode) into one chain node
 //   project         decode only the source fields the job reads
+//   prune-join      drop records a window join's max/min side can never match (prune_join.cpp)
 // Passes leave node kinds they do not know alone (barriers). Operators a pass builds (a folded
 // select, a rewritten where) are owned by Plan::pass_ops; the original AST is never modified.
 
@@ -49,6 +50,7 @@ void FoldConstants(Plan& plan, PassContext& cx);
 void PushFilters(Plan& plan, PassContext& cx);
 void FuseChains(Plan& plan);
 void ProjectSources(Plan& plan);
+void PruneJoins(Plan& plan);
 
 // ---- Helpers shared by the passes ----
 

@@ -20,6 +20,8 @@ const char* KindName(NodeKind kind) {
       return "union";
     case NodeKind::kJoin:
       return "join";
+    case NodeKind::kPrune:
+      return "prune";
     case NodeKind::kSink:
       return "sink";
   }

@@ -14,6 +14,7 @@
 #include "plan/join_node.h"
 #include "plan/key_by_node.h"
 #include "plan/node.h"
+#include "plan/prune_node.h"
 #include "plan/running_aggregate_node.h"
 #include "plan/sink_node.h"
 #include "plan/source_node.h"

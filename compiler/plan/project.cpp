@@ -60,6 +60,10 @@ class Projector {
           for (const auto& item : As<RunningAggregateNode>(n)->aggregate->items)
             ForEachName(item.expr.get(), Use());
           break;
+        case NodeKind::kPrune:
+          ForEachName(As<PruneNode>(n)->key, Use());
+          Follow(c);
+          break;
         case NodeKind::kUnion:
         case NodeKind::kJoin:  // both sides' records are kept whole in the join's state
         case NodeKind::kSink:

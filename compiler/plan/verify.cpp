@@ -79,6 +79,22 @@ std::string Verify(const Plan& plan) {
         if (plan.Get(n->inputs[0])->output != n->output)
           return Where(*n) + " changes the record type";
         break;
+      case NodeKind::kPrune: {
+        const auto* p = As<PruneNode>(n);
+        if (plan.Get(n->inputs[0])->output != n->output)
+          return Where(*n) + " changes the record type";
+        if (p->key == nullptr || p->window == nullptr) return Where(*n) + " has no key or window";
+        if (p->window->shape != ast::WindowShape::kTumbling || p->window->processing_time ||
+            p->window->lateness || p->window->zone) {
+          return Where(*n) + " prunes for a window that is not a plain tumbling event-time one";
+        }
+        if (p->key->type != types::Type::Int())
+          return Where(*n) + " prunes by a key that is not an int";
+        std::vector<int> readers = plan.Consumers(n->id);
+        if (readers.size() != 1 || plan.Get(readers[0])->kind != NodeKind::kJoin)
+          return Where(*n) + " is not read by exactly one join";
+        break;
+      }
       case NodeKind::kUnion:
         // Same fields under another record name is fine: code generation converts such inputs.
         for (int in : n->inputs) {

@@ -1,5 +1,5 @@
-// The fold-constants and push-filters passes on lowered plans: what they fold or move, and what
-// they must leave alone (run-time errors, params, unsafe expressions, barriers).
+// The fold-constants, push-filters and prune-join passes on lowered plans: what they fold, move or
+// add, and what they must leave alone (run-time errors, params, unsafe expressions, barriers).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -348,6 +348,104 @@ u | explode tags as t | where a > 0 | key by s | aggregate count() as c | into s
     auto l = Passes(script, disabled);  // RunPasses verifies after every pass
     ASSERT_TRUE(l->plan);
   }
+}
+
+// ---- prune-join: a prune node where a window join meets its own stream's max or min per window,
+// and none where the filter would not be exact. (That built jobs give the same rows with and
+// without it: plan_passes_e2e_test.)
+
+const std::string kBids =
+    "stream bids = from nexmark(kind: bid, events: 100, rate: 10) event time dateTime "
+    "watermark 0s\n";
+
+// `maxima` defined by `aggregate`, then `join` (from bids' side unless `join` says otherwise).
+std::string Script(const std::string& maxima, const std::string& join) {
+  return kBids + "stream maxima = " + maxima + "\n" + join +
+         "\n  | select bids.auction, bids.price\n  | into blackhole()\n";
+}
+
+const std::string kMaxima = "bids | window tumbling 10s | aggregate max(price) as top";
+const std::string kJoin = "bids | join maxima on bids.price == maxima.top window tumbling 10s";
+
+const PruneNode* OnlyPrune(const Plan& plan) {
+  const PruneNode* found = nullptr;
+  int count = 0;
+  for (const Node* n : plan.Ordered()) {
+    if (const auto* p = As<PruneNode>(n)) {
+      found = p;
+      ++count;
+    }
+  }
+  return count == 1 ? found : nullptr;
+}
+
+TEST(PruneJoinTest, AJoinWithItsOwnWindowMaximumGetsAPruneNodeOnThatSide) {
+  auto p = Passes(Script(kMaxima, kJoin), {});
+  ASSERT_NE(p->plan, nullptr);
+  const PruneNode* prune = OnlyPrune(*p->plan);
+  ASSERT_NE(prune, nullptr) << p->plan->ToString();
+  EXPECT_TRUE(prune->max);
+  EXPECT_EQ(prune->side, 0);
+  EXPECT_EQ(p->plan->Get(prune->inputs[0])->kind, NodeKind::kSource);
+  std::vector<int> readers = p->plan->Consumers(prune->id);
+  ASSERT_EQ(readers.size(), 1u);
+  const auto* join = As<JoinNode>(p->plan->Get(readers[0]));
+  ASSERT_NE(join, nullptr);
+  EXPECT_EQ(join->inputs[0], prune->id);
+  EXPECT_EQ(p->plan->Get(join->inputs[1])->kind, NodeKind::kWindowAggregate);
+  // The aggregate still reads every bid.
+  EXPECT_EQ(p->plan->Get(join->inputs[1])->inputs[0], prune->inputs[0]);
+  EXPECT_EQ(prune->Describe(), "below the running max of bids.price per window");
+}
+
+TEST(PruneJoinTest, AMinimumAndTheOtherSideWork) {
+  auto p = Passes(Script("bids | window tumbling 10s | aggregate min(price) as top", kJoin), {});
+  ASSERT_NE(p->plan, nullptr);
+  const PruneNode* prune = OnlyPrune(*p->plan);
+  ASSERT_NE(prune, nullptr) << p->plan->ToString();
+  EXPECT_FALSE(prune->max);
+
+  auto q = Passes(
+      Script(kMaxima, "maxima | join bids on maxima.top == bids.price window tumbling 10s"), {});
+  ASSERT_NE(q->plan, nullptr);
+  const PruneNode* right = OnlyPrune(*q->plan);
+  ASSERT_NE(right, nullptr) << q->plan->ToString();
+  EXPECT_EQ(right->side, 1);
+  const auto* join = As<JoinNode>(q->plan->Get(q->plan->Consumers(right->id)[0]));
+  ASSERT_NE(join, nullptr);
+  EXPECT_EQ(join->inputs[1], right->id);
+}
+
+TEST(PruneJoinTest, WhereTheFilterWouldNotBeExactThePlanIsLeftAlone) {
+  const std::pair<std::string, std::string> cases[] = {
+      // Windows of another size, a sliding window, lateness (a window may emit twice).
+      {"bids | window tumbling 5s | aggregate max(price) as top", kJoin},
+      {kMaxima, "bids | join maxima on bids.price == maxima.top window sliding 10s every 5s"},
+      {"bids | window tumbling 10s lateness 5s | aggregate max(price) as top", kJoin},
+      // A maximum per auction, of another field, of a filtered stream; not an extreme.
+      {"bids | key by auction | window tumbling 10s | aggregate max(price) as top", kJoin},
+      {"bids | window tumbling 10s | aggregate max(bidder) as top", kJoin},
+      {"bids | where auction > 3 | window tumbling 10s | aggregate max(price) as top", kJoin},
+      {"bids | window tumbling 10s | aggregate sum(price) as top", kJoin},
+      // Two key pairs.
+      {"bids | window tumbling 10s | aggregate max(price) as top, max(bidder) as b",
+       "bids | join maxima on bids.price == maxima.top and bids.bidder == maxima.b "
+       "window tumbling 10s"},
+  };
+  for (const auto& [maxima, join] : cases) {
+    auto p = Passes(Script(maxima, join), {});
+    ASSERT_NE(p->plan, nullptr) << maxima << " / " << join;
+    for (const Node* n : p->plan->Ordered()) {
+      EXPECT_NE(n->kind, NodeKind::kPrune) << maxima << " / " << join << "\n"
+                                           << p->plan->ToString();
+    }
+  }
+}
+
+TEST(PruneJoinTest, ThePassCanBeSwitchedOff) {
+  auto p = Passes(Script(kMaxima, kJoin), {"prune-join"});
+  ASSERT_NE(p->plan, nullptr);
+  for (const Node* n : p->plan->Ordered()) EXPECT_NE(n->kind, NodeKind::kPrune);
 }
 
 }  // namespace

@@ -31,5 +31,6 @@
 #include "flow/runtime/exec/window_aggregate_adapter.h"
 #include "flow/runtime/generators/generator_args.h"
 #include "flow/runtime/generators/generator_sources.h"
+#include "flow/runtime/operators/running_extreme_filter.h"
 #include "flow/stdlib/aggregates.h"
 #include "flow/stdlib/scalar.h"
