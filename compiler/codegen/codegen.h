@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "diag/diagnostic.h"
 #include "plan/plan.h"
 
 namespace flow::codegen {
@@ -35,14 +36,15 @@ struct CodePart {
 };
 
 struct GenerateResult {
-  std::string cpp;              // empty when `error` is set
+  std::string cpp;              // empty after an error
   std::vector<CodePart> parts;  // every part of `cpp`, FLOW_PART_MAIN first
-  std::string error;            // a construct code generation does not support yet ("a list<string>
-                      // field (`tags`) in `format csv`"; the caller says it is unsupported)
-  diag::SourceRange error_range;  // where in the script (invalid when unknown)
 };
 
-GenerateResult Generate(const plan::Plan& plan, const GenerateOptions& options);
+// A construct code generation does not support yet ("a list<string> field (`tags`) in `format
+// csv` is not supported by flowc build yet") is reported to `diags` (kUnsupported, at the
+// construct; no location when unknown) and the result is empty.
+GenerateResult Generate(const plan::Plan& plan, const GenerateOptions& options,
+                        diag::DiagnosticEngine& diags);
 
 // The CMakeLists.txt that builds `cpp_file` into `binary` against the runtime of this build
 // (`flowc emit-cpp`).

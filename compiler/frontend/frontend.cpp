@@ -51,31 +51,22 @@ bool ReadFile(const std::string& path, std::string* out, std::string* reason) {
 // Lowering and the passes: what the language allows but flowc build cannot compile yet is an
 // `unsupported` error at its construct; pass warnings keep their kinds.
 void RunPlan(const Options& options, diag::DiagnosticEngine& diags, Compilation* c) {
-  plan::LowerResult lowered = plan::Lower(*c->program);
-  if (!lowered.plan) {
-    diags.Report(diag::Kind::kUnsupported, lowered.range, lowered.error);
-    return;
-  }
-  std::vector<plan::PassWarning> warnings;
-  std::string internal = plan::RunPasses(*lowered.plan, options.disabled_passes, &warnings);
-  for (const plan::PassWarning& w : warnings) diags.Report(w.kind, w.range, w.message);
+  std::unique_ptr<plan::Plan> lowered = plan::Lower(*c->program, diags);
+  if (!lowered) return;
+  std::string internal = plan::RunPasses(*lowered, options.disabled_passes, &diags);
   if (!internal.empty()) {
-    c->internal_error = internal + "\n" + lowered.plan->ToString();
+    c->internal_error = internal + "\n" + lowered->ToString();
     return;
   }
-  c->plan = std::move(lowered.plan);
+  c->plan = std::move(lowered);
 }
 
 void Generate(const std::string& name, const Options& options, diag::DiagnosticEngine& diags,
               Compilation* c) {
   codegen::GenerateOptions generate = options.generate;
   if (generate.flow_file.empty()) generate.flow_file = name;
-  codegen::GenerateResult generated = codegen::Generate(*c->plan, generate);
-  if (!generated.error.empty()) {
-    diags.Report(diag::Kind::kUnsupported, generated.error_range,
-                 generated.error + " is not supported by flowc build yet");
-    return;
-  }
+  codegen::GenerateResult generated = codegen::Generate(*c->plan, generate, diags);
+  if (generated.cpp.empty()) return;
   c->cpp = std::move(generated.cpp);
   c->parts = std::move(generated.parts);
 }

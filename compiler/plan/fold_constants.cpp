@@ -349,8 +349,8 @@ void FoldConstants(Plan& plan, PassContext& cx) {
       if (const auto* w = ast::As<ast::WhereOp>(step.op)) {
         if (IsLiteralBool(*w->condition, true)) continue;  // keeps every record
         if (IsLiteralBool(*w->condition, false)) {
-          cx.warnings.push_back({diag::Kind::kAlwaysFalse, w->range,
-                                 "this `where` condition is always false: no record passes it"});
+          cx.Warn(diag::Kind::kAlwaysFalse, w->range,
+                  "this `where` condition is always false: no record passes it");
         }
       }
       kept.push_back(step);

@@ -16,7 +16,7 @@ class Lowerer {
     plan_->program = &program;
   }
 
-  LowerResult Run() {
+  std::unique_ptr<Plan> Run(diag::DiagnosticEngine& diags) {
     for (const ast::DeclPtr& d : program_.program.decls) {
       if (!error_.empty()) break;
       if (const auto* s = ast::As<ast::StreamDecl>(d.get())) {
@@ -26,15 +26,12 @@ class Lowerer {
         LowerPipeline(p->pipeline, "sink" + std::to_string(++sink_count_));
       }
     }
-    LowerResult r;
     if (!error_.empty()) {
-      r.error = error_;
-      r.range = error_range_;
-    } else {
-      PruneDead();
-      r.plan = std::move(plan_);
+      diags.Report(diag::Kind::kUnsupported, error_range_, error_);
+      return nullptr;
     }
-    return r;
+    PruneDead();
+    return std::move(plan_);
   }
 
   // Streams nothing reads (sema warned) produce nodes that reach no sink; they are not run.
@@ -289,8 +286,8 @@ class Lowerer {
 
 }  // namespace
 
-LowerResult Lower(const sema::CheckedProgram& program) {
-  return Lowerer(program).Run();
+std::unique_ptr<Plan> Lower(const sema::CheckedProgram& program, diag::DiagnosticEngine& diags) {
+  return Lowerer(program).Run(diags);
 }
 
 }  // namespace flow::plan

@@ -90,10 +90,11 @@ const std::vector<PassInfo>& AllPasses() {
 }
 
 std::string RunPasses(Plan& plan, const std::set<std::string>& disabled,
-                      std::vector<PassWarning>* warnings) {
+                      diag::DiagnosticEngine* diags) {
   std::string error = Verify(plan);
   if (!error.empty()) return "plan verification failed after lowering: " + error;
   PassContext cx;
+  cx.diags = diags;
   for (const PassInfo& pass : AllPasses()) {
     if (disabled.count(pass.name)) continue;
     pass.run(plan, cx);
@@ -101,8 +102,6 @@ std::string RunPasses(Plan& plan, const std::set<std::string>& disabled,
     if (!error.empty())
       return std::string("plan verification failed after pass `") + pass.name + "`: " + error;
   }
-  if (warnings != nullptr)
-    warnings->insert(warnings->end(), cx.warnings.begin(), cx.warnings.end());
   std::map<std::pair<std::string, NodeKind>, int> seen;  // plan order: ids ascend
   for (const auto& n : plan.nodes) {
     if (n) n->ordinal = seen[{n->stream, n->kind}]++;

@@ -15,20 +15,19 @@
 #include <string>
 #include <vector>
 
+#include "diag/diagnostic.h"
 #include "diag/kinds.h"
 #include "plan/plan.h"
 
 namespace flow::plan {
 
-// Something a pass found worth telling the user (e.g. a `where` that is always false).
-struct PassWarning {
-  diag::Kind kind;  // a warning kind (diag/kinds.h)
-  diag::SourceRange range;
-  std::string message;
-};
-
 struct PassContext {
-  std::vector<PassWarning> warnings;
+  // Where a pass reports what it found worth telling the user (e.g. a `where` that is always
+  // false: a warning kind of diag/kinds.h); null: not reported.
+  diag::DiagnosticEngine* diags = nullptr;
+  void Warn(diag::Kind kind, diag::SourceRange range, std::string message) {
+    if (diags != nullptr) diags->Report(kind, range, std::move(message));
+  }
 };
 
 struct PassInfo {
@@ -40,10 +39,10 @@ struct PassInfo {
 const std::vector<PassInfo>& AllPasses();
 
 // Runs every pass not in `disabled`, verifying after lowering and after each pass. Returns "" or
-// an internal error: "plan verification failed after pass `chain`: ...". Warnings of the passes
-// that ran are appended to `warnings` when it is not null.
+// an internal error: "plan verification failed after pass `chain`: ...". The passes' warnings go
+// to `diags` when it is not null.
 std::string RunPasses(Plan& plan, const std::set<std::string>& disabled,
-                      std::vector<PassWarning>* warnings = nullptr);
+                      diag::DiagnosticEngine* diags = nullptr);
 
 // The passes. Exposed for tests.
 void FoldConstants(Plan& plan, PassContext& cx);

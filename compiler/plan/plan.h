@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "diag/diagnostic.h"
 #include "plan/chain_node.h"
 #include "plan/join_node.h"
 #include "plan/key_by_node.h"
@@ -50,14 +51,9 @@ struct Plan {
   std::string ToString() const;
 };
 
-struct LowerResult {
-  std::unique_ptr<Plan> plan;  // null when `error` is set
-  std::string error;           // a construct flowc build does not support yet
-  diag::SourceRange range;     // where that construct is
-};
-
-// Lowers a program that sema accepted without errors.
-LowerResult Lower(const sema::CheckedProgram& program);
+// Lowers a program that sema accepted without errors. A construct flowc build does not support
+// yet is reported to `diags` (kUnsupported, at the construct) and the result is null.
+std::unique_ptr<Plan> Lower(const sema::CheckedProgram& program, diag::DiagnosticEngine& diags);
 
 // Empty when the plan is well formed, else a description of the first broken invariant.
 std::string Verify(const Plan& plan);

@@ -35,9 +35,8 @@ std::unique_ptr<Lowered> LowerText(const std::string& text) {
   l->program = frontend::CheckText("t.flow", text, l->sm, diags);
   EXPECT_FALSE(diags.has_errors());
   if (!l->program) return l;
-  LowerResult r = Lower(*l->program);
-  EXPECT_TRUE(r.error.empty()) << r.error;
-  l->plan = std::move(r.plan);
+  l->plan = Lower(*l->program, diags);
+  EXPECT_FALSE(diags.has_errors()) << diags.diagnostics().back().message;
   return l;
 }
 
@@ -116,10 +115,13 @@ s | join t on s.k == t.k window session 5s
                                      sm, diags);
   ASSERT_TRUE(program);
   ASSERT_FALSE(diags.has_errors());
-  LowerResult r = Lower(*program);
-  EXPECT_EQ(r.plan, nullptr);
-  EXPECT_NE(r.error.find("session"), std::string::npos) << r.error;
-  EXPECT_EQ(r.range.line, 4u);
+  std::unique_ptr<Plan> plan = Lower(*program, diags);
+  EXPECT_EQ(plan, nullptr);
+  ASSERT_EQ(diags.diagnostics().size(), 1u);
+  const diag::Diagnostic& d = diags.diagnostics()[0];
+  EXPECT_EQ(d.kind, diag::Kind::kUnsupported);
+  EXPECT_NE(d.message.find("session"), std::string::npos) << d.message;
+  EXPECT_EQ(d.range.line, 4u);
 }
 
 }  // namespace

@@ -135,9 +135,9 @@ Planned PlanOf(const std::string& pipeline) {
   p.checked = Check(pipeline);
   EXPECT_FALSE(p.checked->diags.has_errors());
   if (p.checked->diags.has_errors()) return p;
-  plan::LowerResult r = plan::Lower(*p.checked->program);
-  p.error = r.error;
-  p.plan = std::move(r.plan);
+  diag::DiagnosticEngine diags;
+  p.plan = plan::Lower(*p.checked->program, diags);
+  if (!p.plan) p.error = diags.diagnostics().back().message;
   if (p.plan) {
     EXPECT_EQ(plan::RunPasses(*p.plan, {}), "");
   }
@@ -226,8 +226,9 @@ TEST(LateSinkPlan, AnUnreadStreamWithALateSinkStillRuns) {
   codegen::GenerateOptions options;
   options.flow_file = "t.flow";
   options.cpp_file = "t.cpp";
-  codegen::GenerateResult r = codegen::Generate(*p.plan, options);
-  EXPECT_EQ(r.error, "");
+  diag::DiagnosticEngine diags;
+  codegen::GenerateResult r = codegen::Generate(*p.plan, options, diags);
+  EXPECT_FALSE(diags.has_errors());
   EXPECT_NE(r.cpp.find("\"unread.late_sink\""), std::string::npos);
 }
 
@@ -241,8 +242,9 @@ TEST(LateSinkCodegen, TheWindowSplitsResultsAndLateRecords) {
   codegen::GenerateOptions options;
   options.flow_file = "t.flow";
   options.cpp_file = "t.cpp";
-  codegen::GenerateResult r = codegen::Generate(*p.plan, options);
-  ASSERT_EQ(r.error, "");
+  diag::DiagnosticEngine diags;
+  codegen::GenerateResult r = codegen::Generate(*p.plan, options, diags);
+  ASSERT_FALSE(diags.has_errors());
   std::string w = "s" + std::to_string(late->inputs[0]);
   EXPECT_NE(r.cpp.find("::flow::exec::WithLate<"), std::string::npos);
   // A global window runs on one subtask; so do its splits.

@@ -23,7 +23,7 @@ struct Lowered {
   diag::SourceManager sm;
   std::unique_ptr<sema::CheckedProgram> program;
   std::unique_ptr<Plan> plan;
-  std::vector<PassWarning> warnings;
+  diag::DiagnosticEngine warnings;  // the passes' warnings
 };
 
 std::unique_ptr<Lowered> Passes(const std::string& text, const std::set<std::string>& disabled) {
@@ -32,9 +32,8 @@ std::unique_ptr<Lowered> Passes(const std::string& text, const std::set<std::str
   l->program = frontend::CheckText("t.flow", text, l->sm, diags);
   EXPECT_FALSE(diags.has_errors()) << text;
   if (!l->program || diags.has_errors()) return l;
-  LowerResult r = Lower(*l->program);
-  EXPECT_TRUE(r.error.empty()) << r.error;
-  l->plan = std::move(r.plan);
+  l->plan = Lower(*l->program, diags);
+  EXPECT_NE(l->plan, nullptr) << diags.diagnostics().back().message;
   if (l->plan) {
     EXPECT_EQ(RunPasses(*l->plan, disabled, &l->warnings), "");
   }
@@ -176,9 +175,10 @@ r | where "a" > "b" | into stdout format json
   ASSERT_TRUE(l->plan);
   EXPECT_EQ(Shape(*l->plan),
             (std::vector<std::string>{"source", "select", "sink", "where", "sink"}));
-  ASSERT_EQ(l->warnings.size(), 1u);
-  EXPECT_EQ(l->warnings[0].range.line, 5u);
-  EXPECT_NE(l->warnings[0].message.find("always false"), std::string::npos);
+  ASSERT_EQ(l->warnings.diagnostics().size(), 1u);
+  EXPECT_EQ(l->warnings.diagnostics()[0].severity, diag::Severity::kWarning);
+  EXPECT_EQ(l->warnings.diagnostics()[0].range.line, 5u);
+  EXPECT_NE(l->warnings.diagnostics()[0].message.find("always false"), std::string::npos);
   EXPECT_EQ(WhereText(*l->plan, 0), "false");
 }
 
@@ -199,7 +199,7 @@ r | where (1 > 2 or n is null) and (3 > 2 or a % b == 0) | into stdout format js
   // `b > 0 or true` is true: the step is gone, so the fourth where is `n > 1`.
   EXPECT_EQ(WhereText(*l->plan, 3), "n > 1");
   EXPECT_EQ(WhereText(*l->plan, 4), "(n is null) and (true or ((a % b) == 0))");
-  EXPECT_EQ(l->warnings.size(), 1u);
+  EXPECT_EQ(l->warnings.diagnostics().size(), 1u);
 }
 
 TEST(FoldConstants, OffByName) {
@@ -326,7 +326,7 @@ r | select score(2 + 3) as k | into stdout format json
   ASSERT_TRUE(l->plan);
   EXPECT_EQ(WhereText(*l->plan, 0), "false and (score(1) > 0)");
   EXPECT_EQ(ExprText(*SelectItem(*l->plan, "k")), "score(5)");
-  EXPECT_TRUE(l->warnings.empty());
+  EXPECT_TRUE(l->warnings.diagnostics().empty());
 }
 
 TEST(PushFilters, OffByNameAndPlanStaysValidWithAllCombinations) {

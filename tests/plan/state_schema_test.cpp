@@ -28,11 +28,11 @@ std::vector<OperatorState> States(const std::string& text) {
   p.program = frontend::CheckText("t.flow", text, p.sm, diags);
   EXPECT_FALSE(diags.has_errors()) << text;
   if (!p.program || diags.has_errors()) return {};
-  LowerResult r = Lower(*p.program);
-  EXPECT_TRUE(r.error.empty()) << r.error;
-  if (!r.plan) return {};
-  EXPECT_EQ(RunPasses(*r.plan, {}, nullptr), "");
-  return StateOperators(*r.plan);
+  std::unique_ptr<Plan> plan = Lower(*p.program, diags);
+  EXPECT_NE(plan, nullptr) << diags.diagnostics().back().message;
+  if (!plan) return {};
+  EXPECT_EQ(RunPasses(*plan, {}, nullptr), "");
+  return StateOperators(*plan);
 }
 
 const std::string kHead = R"(

@@ -47,7 +47,9 @@ Checked Check(const std::string& text) {
     ++out.errors;
     out.kinds.insert(d.kind);
   }
-  if (program && out.errors == 0) out.lowered = plan::Lower(*program).error;
+  if (program && out.errors == 0 && plan::Lower(*program, diags) == nullptr) {
+    out.lowered = diags.diagnostics().back().message;
+  }
   return out;
 }
 
