@@ -10,6 +10,7 @@
 #include "kafka_common.h"
 
 namespace flow::rt {
+
 KafkaGroupLooker::KafkaGroupLooker(std::map<std::string, std::string> settings, std::string group,
                                    std::string topic, int64_t patience_ms)
     : settings_(std::move(settings)),

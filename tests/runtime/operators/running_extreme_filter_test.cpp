@@ -145,6 +145,23 @@ TEST(RunningExtremeFilterTest, ANewFilterDropsNothingItHasNoEvidenceFor) {
   EXPECT_EQ(filter.dropped(), 1u);
 }
 
+// Times beyond the event-time range (the join counts them as invalid and drops them) pass
+// unchanged, and computing their window cannot overflow.
+TEST(RunningExtremeFilterTest, TimesBeyondTheEventTimeRangePassUnchanged) {
+  Collect sink;
+  Output<Rec> out(&sink, 64, nullptr);
+  Filter filter(10, /*max=*/true, KeyOf{});
+  Batch<Rec> batch;
+  batch.Add(Rec{1, 9}, kMinWatermark);
+  batch.Add(Rec{2, 1}, kMinWatermark);
+  batch.Add(Rec{3, 9}, kMaxWatermark);
+  batch.Add(Rec{4, 1}, kMaxWatermark);
+  ASSERT_TRUE(filter.ProcessBatch(batch, out).ok());
+  ASSERT_TRUE(out.Flush().ok());
+  EXPECT_EQ(sink.ids, (std::vector<int64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(filter.windows(), 0u);
+}
+
 // A record behind the watermark may have missed its window's result (the aggregate dropped it as
 // late) while a later record of the same window still reaches the join in time (the join's
 // watermark can lag), so it must not raise the extreme that later records are measured against.

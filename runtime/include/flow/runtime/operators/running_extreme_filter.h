@@ -25,6 +25,7 @@
 
 #include "flow/runtime/common/time.h"
 #include "flow/runtime/engine/operator.h"
+#include "flow/runtime/operators/window_spec.h"
 
 namespace flow::rt {
 
@@ -41,6 +42,10 @@ class RunningExtremeFilter final : public OneInputOperator<T, T> {
   Status ProcessBatch(const Batch<T>& batch, Output<T>& out) override {
     for (size_t i = 0; i < batch.size(); ++i) {
       const TimestampMs ts = batch.timestamps[i];
+      if (ts > kMaxEventTime || ts < -kMaxEventTime) {  // the join drops it as invalid
+        out.Emit(batch.records[i], ts);
+        continue;
+      }
       const TimestampMs start = ts - ((ts % size_) + size_) % size_;
       const Key key = key_(batch.records[i]);
       auto it = extremes_.find(start);
