@@ -15,6 +15,42 @@
 namespace flow::rt {
 
 namespace engine_detail {
+
+void EncodedBatch::Clear() {
+  encoded_.clear();
+  ends_.clear();
+  metas_.clear();
+  headers_.clear();
+}
+
+void EncodedBatch::Add() {
+  encoded_.append(key_);
+  const size_t key_end = encoded_.size();
+  encoded_.append(payload_);
+  ends_.emplace_back(key_end, encoded_.size());
+  const size_t headers_begin = headers_.size();
+  for (OutHeader& h : meta_.headers) headers_.push_back(std::move(h));
+  metas_.push_back(Meta{meta_.timestamp, headers_begin, headers_.size()});
+}
+
+std::span<const TxnRecord> EncodedBatch::Records(const std::vector<TimestampMs>& timestamps) {
+  // Views are taken only now: appending may have moved the buffers.
+  const size_t n = ends_.size();
+  records_.resize(n);
+  size_t start = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto [key_end, end] = ends_[i];
+    const Meta& m = metas_[i];
+    records_[i] = TxnRecord{std::string_view(encoded_).substr(start, key_end - start),
+                            std::string_view(encoded_).substr(key_end, end - key_end),
+                            m.timestamp != kNoTimestamp ? m.timestamp : timestamps[i],
+                            std::span<const OutHeader>(headers_).subspan(
+                                m.headers_begin, m.headers_end - m.headers_begin)};
+    start = end;
+  }
+  return records_;
+}
+
 namespace {
 // How long a write keeps retrying while the sink refuses it (buffer full behind a commit,
 // brokers unreachable) before the task fails.

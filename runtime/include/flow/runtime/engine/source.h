@@ -27,16 +27,13 @@ struct SourceEventTime {
   bool idle = false;                      // nothing will arrive until further notice
 };
 
+// What a source does apart from producing records: the source task's loop works on this part
+// alone (engine/source_task.cpp), so that it is compiled once, not for every record type.
 // Threading: used by one task thread. Errors end the job (exit 1) unless the source handles them.
-template <typename T>
-class SourceFunction {
+class SourceFunctionBase {
  public:
-  virtual ~SourceFunction() = default;
+  virtual ~SourceFunctionBase() = default;
   [[nodiscard]] virtual Status Open(OperatorContext& ctx) { return Status::Ok(); }
-  // Appends up to `max` records with their event timestamps (kNoEventTime when unknown) to
-  // `out`. kIdle: nothing now (the call may wait up to ~100 ms first, never indefinitely);
-  // kEnd: bounded input exhausted (records appended in this call still count).
-  [[nodiscard]] virtual Result<PollResult> PollBatch(Batch<T>& out, size_t max) = 0;
   // For sources with several splits (Kafka partitions, files): the split id of each record the
   // last PollBatch appended, in order; nullptr when the source has a single split.
   virtual const std::vector<int32_t>* LastSplits() const { return nullptr; }
@@ -79,6 +76,15 @@ class SourceFunction {
                                    std::to_string(old_parallelism) + " into another parallelism");
   }
   [[nodiscard]] virtual Status Close() { return Status::Ok(); }
+};
+
+template <typename T>
+class SourceFunction : public SourceFunctionBase {
+ public:
+  // Appends up to `max` records with their event timestamps (kNoEventTime when unknown) to
+  // `out`. kIdle: nothing now (the call may wait up to ~100 ms first, never indefinitely);
+  // kEnd: bounded input exhausted (records appended in this call still count).
+  [[nodiscard]] virtual Result<PollResult> PollBatch(Batch<T>& out, size_t max) = 0;
 };
 
 template <typename T>

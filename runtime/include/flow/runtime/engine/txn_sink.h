@@ -83,6 +83,41 @@ class TxnSinkSubtask {
   int64_t last_precommit_ = 0;
 };
 
+// One batch's records as its encoder wrote them, back to back in reused buffers (out of line,
+// txn_sinks.cpp: it does not depend on the record type). Per record: Start, the encoder fills
+// key(), payload() and meta(), Add.
+class EncodedBatch {
+ public:
+  void Clear();
+  void Start() {
+    key_.clear();
+    payload_.clear();
+    meta_.timestamp = kNoTimestamp;
+    meta_.headers.clear();
+  }
+  std::string* key() { return &key_; }
+  std::string* payload() { return &payload_; }
+  OutMeta* meta() { return &meta_; }
+  void Add();
+  // The records added since Clear, each stamped with its encoder's timestamp or else its event
+  // time (`timestamps`, one per record). Valid until the next Clear.
+  std::span<const TxnRecord> Records(const std::vector<TimestampMs>& timestamps);
+
+ private:
+  // Per record: the timestamp its encoder chose (or none) and its range of headers_.
+  struct Meta {
+    TimestampMs timestamp;
+    size_t headers_begin, headers_end;
+  };
+  std::string key_, payload_;
+  OutMeta meta_;
+  std::string encoded_;                          // the batch's keys and payloads, back to back
+  std::vector<std::pair<size_t, size_t>> ends_;  // per record: end of its key, end of its payload
+  std::vector<Meta> metas_;
+  std::vector<OutHeader> headers_;  // the batch's headers, record after record
+  std::vector<TxnRecord> records_;
+};
+
 // Nodes of exactly-once sinks list their subtasks so the engine can find them.
 struct TxnSinkNodeBase {
   virtual ~TxnSinkNodeBase() = default;
@@ -110,39 +145,13 @@ class TxnSinkDriver final : public BatchConsumer<T> {
     records_in_->Add(static_cast<int64_t>(batch.size()));
     ObserveLatency(latency_, batch.timestamps.data(), batch.timestamps.size());
     return CallUser(ctx_, [&] {
-      const size_t n = batch.size();
-      encoded_.clear();
-      ends_.clear();
-      metas_.clear();
-      headers_.clear();
-      for (size_t i = 0; i < n; ++i) {
-        key_.clear();
-        payload_.clear();
-        meta_.timestamp = kNoTimestamp;
-        meta_.headers.clear();
-        encode_(batch.records[i], &key_, &payload_, &meta_);
-        encoded_.append(key_);
-        const size_t key_end = encoded_.size();
-        encoded_.append(payload_);
-        ends_.emplace_back(key_end, encoded_.size());
-        const size_t headers_begin = headers_.size();
-        for (OutHeader& h : meta_.headers) headers_.push_back(std::move(h));
-        metas_.push_back(Meta{meta_.timestamp, headers_begin, headers_.size()});
+      encoded_.Clear();
+      for (size_t i = 0; i < batch.size(); ++i) {
+        encoded_.Start();
+        encode_(batch.records[i], encoded_.key(), encoded_.payload(), encoded_.meta());
+        encoded_.Add();
       }
-      // Views are taken only now: appending may have moved the buffers.
-      records_.resize(n);
-      size_t start = 0;
-      for (size_t i = 0; i < n; ++i) {
-        const auto [key_end, end] = ends_[i];
-        const Meta& m = metas_[i];
-        records_[i] = TxnRecord{std::string_view(encoded_).substr(start, key_end - start),
-                                std::string_view(encoded_).substr(key_end, end - key_end),
-                                m.timestamp != kNoTimestamp ? m.timestamp : batch.timestamps[i],
-                                std::span<const OutHeader>(headers_).subspan(
-                                    m.headers_begin, m.headers_end - m.headers_begin)};
-        start = end;
-      }
-      return sub_.WriteBatch(records_);
+      return sub_.WriteBatch(encoded_.Records(batch.timestamps));
     });
   }
   Status OnWatermark(TimestampMs wm) override {
@@ -169,18 +178,7 @@ class TxnSinkDriver final : public BatchConsumer<T> {
   TxnSinkSubtask sub_;
   OperatorContext ctx_;
   Encode encode_;
-  // Per record: the timestamp its encoder chose (or none) and its range of headers_.
-  struct Meta {
-    TimestampMs timestamp;
-    size_t headers_begin, headers_end;
-  };
-  std::string key_, payload_;
-  OutMeta meta_;
-  std::string encoded_;                          // the batch's keys and payloads, back to back
-  std::vector<std::pair<size_t, size_t>> ends_;  // per record: end of its key, end of its payload
-  std::vector<Meta> metas_;
-  std::vector<OutHeader> headers_;  // the batch's headers, record after record
-  std::vector<TxnRecord> records_;
+  EncodedBatch encoded_;
   Metric* records_in_ = nullptr;
   Metric* watermark_ = nullptr;
   HistogramMetric* latency_ = nullptr;
