@@ -331,7 +331,9 @@ int main(int argc, char** argv) {
        {"retry_timeout_ms", ParamType::kInt, "0",
         "exactly once: how long Kafka is waited for (0: 60 s)"},
        {"transaction_timeout_ms", ParamType::kInt, "0",
-        "exactly once: transaction.timeout.ms (0: the runtime's default)"}},
+        "exactly once: transaction.timeout.ms (0: the runtime's default)"},
+       {"out_of_orderness_ms", ParamType::kInt, "0",
+        "the source's bound on out-of-order event times (0: none, a late record is counted)"}},
       [](flow::rt::Job& job) -> Status {
         const auto& p = job.params();
         auto kind = p.GetString("job");
@@ -345,9 +347,11 @@ int main(int argc, char** argv) {
         auto files = p.GetString("files");
         auto retry = p.GetInt("retry_timeout_ms");
         auto txn_timeout = p.GetInt("transaction_timeout_ms");
+        auto bound = p.GetInt("out_of_orderness_ms");
         if (!kind.ok() || !brokers.ok() || !input.ok() || !output.ok() || !guarantee.ok() ||
-            !window_ms.ok() || !files.ok() || !retry.ok() || !txn_timeout.ok() || input->empty() ||
-            output->empty() || *window_ms <= 0 || *retry < 0 || *txn_timeout < 0) {
+            !window_ms.ok() || !files.ok() || !retry.ok() || !txn_timeout.ok() || !bound.ok() ||
+            input->empty() || output->empty() || *window_ms <= 0 || *retry < 0 ||
+            *txn_timeout < 0 || *bound < 0) {
           return Status::InvalidArgument("bad parameters (input and output are required)");
         }
         flow::rt::KafkaSourceOptions so;
@@ -357,7 +361,7 @@ int main(int argc, char** argv) {
         auto source = flow::rt::RawSourceAdapter<Rec>(
             [so] { return std::make_unique<flow::rt::KafkaSource>(so); }, &Decode);
         flow::rt::WatermarkSpec spec{.mode = flow::rt::TimeMode::kEventTime,
-                                     .max_out_of_orderness = 0};
+                                     .max_out_of_orderness = *bound};
         auto records = job.Source<Rec>("input", source, spec, 0, [](const Rec& r) { return r.ts; });
         if (*kind == "copy") {
           if (!files->empty()) {
