@@ -4,6 +4,7 @@
 // on the chaos tests' own broker, started, killed and restarted by name, and readers of their logs.
 
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <atomic>
@@ -55,6 +56,16 @@ class ScaleOutTest : public OwnBrokerTest {
     std::printf("scale-out: seed %llu, records %lld, kills %lld, work dir %s\n",
                 static_cast<unsigned long long>(seed_), static_cast<long long>(records_),
                 static_cast<long long>(kills_), work_.c_str());
+  }
+  // No instance outlives its test, whatever the test stopped itself (one that ends early, or an
+  // ASSERT that returns, would leave its instances running against the next tests' broker). Only
+  // processes still running are stopped: one the test already waited for is not signalled again.
+  void TearDown() override {
+    for (auto& [name, in] : instances_) {
+      int status = 0;
+      if (!in.retired && in.pid >= 0 && ::waitpid(in.pid, &status, WNOHANG) != 0) in.retired = true;
+    }
+    StopAll();
   }
 
   std::string Value(int64_t i) const { return fmt::format("{},{}", i, t0_ + i); }

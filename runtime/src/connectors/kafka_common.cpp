@@ -1,6 +1,8 @@
 #include "kafka_common.h"
 
+#include "flow/runtime/common/bounded_call.h"
 #include "flow/runtime/connectors/kafka_properties.h"
+#include "flow/runtime/log/log.h"
 
 #include <algorithm>
 #include <chrono>
@@ -315,7 +317,7 @@ KafkaHeaders MakeKafkaHeaders(std::span<const OutHeader> headers) {
 void DestroyGroupConsumer(rd_kafka_t* rk, bool had_assignment) {
   constexpr int kFixedIn = 0x020300ff;  // 2.3.0 destroys a consumer without assignor state
   if (had_assignment || rd_kafka_version() >= kFixedIn) {
-    rd_kafka_destroy(rk);
+    DestroyClosedConsumer(rk, "group consumer");
     return;
   }
   static std::mutex mu;
@@ -354,6 +356,17 @@ std::vector<KafkaGroupLook> KafkaGroupLooks(const rd_kafka_event_t* event, std::
     }
   }
   return looks;
+}
+
+void DestroyClosedConsumer(rd_kafka_t* rk, std::string_view what) {
+  const std::string name = rd_kafka_name(rk);
+  if (RunBounded([rk] { rd_kafka_destroy(rk); }, kConsumerDestroyBoundMs)) return;
+  Log(LogLevel::kWarn, "kafka",
+      "a closed consumer is still being destroyed; going on without it (librdkafka since 2.0 can "
+      "wait for ever after a broker outage)",
+      {{"client", name},
+       {"what", std::string(what)},
+       {"waited_ms", std::to_string(kConsumerDestroyBoundMs)}});
 }
 
 }  // namespace flow::rt

@@ -70,6 +70,15 @@ bool KafkaSecurityFailure(int err, std::string_view reason);
 // idle until the process exits; only a run that stops during its first rebalance has one.
 void DestroyGroupConsumer(rd_kafka_t* rk, bool had_assignment);
 
+// rd_kafka_destroy of a closed consumer, waited for at most kConsumerDestroyBoundMs. librdkafka
+// since 2.0.0 (Debian 12 ships 2.0.2) can keep a partition reference after a broker outage and
+// then wait for ever in rd_kafka_destroy (its issues 4486 and 4674; seen here as an instance that
+// neither restarted nor stopped on SIGTERM once its cluster was gone). Past the bound the destroy
+// is left to go on on its own thread (a closed consumer calls nothing of ours) and a warning names
+// `what`.
+constexpr int64_t kConsumerDestroyBoundMs = 10000;
+void DestroyClosedConsumer(rd_kafka_t* rk, std::string_view what);
+
 // kInvalidArgument (a configuration error: exit code 1, never restarted) naming `what`, the
 // brokers, the failure, the settings to check and librdkafka's reason.
 [[nodiscard]] Status KafkaSecurityStatus(std::string_view what, const std::string& brokers, int err,

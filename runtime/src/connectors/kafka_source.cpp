@@ -575,13 +575,13 @@ Status KafkaSource::Close() {
   } else if (rk_ != nullptr) {
     // With assign() (no subscription) closing does not wait for a group rebalance.
     rd_kafka_consumer_close(rk_);
-    rd_kafka_destroy(rk_);
+    DestroyClosedConsumer(rk_, "consumer of topic " + options_.topic);
     handle_->rk = nullptr;
   }
   rk_ = nullptr;
   handle_ = nullptr;
   if (offsets_rk_ != nullptr) {
-    rd_kafka_destroy(offsets_rk_);
+    DestroyClosedConsumer(offsets_rk_, "offsets consumer of topic " + options_.topic);
     offsets_rk_ = nullptr;
   }
   had_assignment_ = false;

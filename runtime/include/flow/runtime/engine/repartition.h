@@ -31,7 +31,6 @@
 //   the run with kFailedPrecondition (CheckRepartitionOwners): its state cannot be read here.
 // Threading: one task thread.
 
-#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -45,17 +44,11 @@
 #include <variant>
 #include <vector>
 
-#include <fmt/format.h>
-
-#include "flow/runtime/checkpoint/recovery.h"
-#include "flow/runtime/common/key_group.h"
-#include "flow/runtime/connectors/kafka_instance.h"
 #include "flow/runtime/connectors/kafka_source.h"
 #include "flow/runtime/engine/raw_adapters.h"
 #include "flow/runtime/engine/sink.h"
 #include "flow/runtime/engine/source.h"
 #include "flow/runtime/engine/state_adoption.h"
-#include "flow/runtime/log/log.h"
 #include "flow/runtime/shuffle/partition_progress.h"
 #include "flow/runtime/shuffle/repartition_frame.h"
 #include "flow/runtime/shuffle/repartition_topic.h"
