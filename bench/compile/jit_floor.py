@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""bench/compile/jit_floor.py: what design (a) of the JIT (docs/codegen.md, "A JIT: the two
-designs") would cost, measured before building it.
+"""bench/compile/jit_floor.py: what design (a) of the JIT would cost, measured before building it
+(docs/codegen.md, "A JIT for `flowc run`: the two designs, measured").
 
   bench/compile/jit_floor.py [--flowc PATH] [--clang clang++-14] [--runs N]
                              [--examples a.flow,b.flow] [--steady q1,q5] [--events N] [--out FILE]
