@@ -72,6 +72,11 @@ def first_error(text):
 JOBS = None  # --jobs, set by run()
 
 
+def example_path(name):
+    """An example named with a "/" is relative to the repository, else to examples/."""
+    return ROOT / name if "/" in name else ROOT / "examples" / name
+
+
 def children_cpu():
     u = resource.getrusage(resource.RUSAGE_CHILDREN)
     return u.ru_utime + u.ru_stime
@@ -159,8 +164,7 @@ def run(args):
     global JOBS
     JOBS = args.jobs
     if args.examples:
-        examples = [(ROOT / e.strip()) if "/" in e else (ROOT / "examples" / e.strip())
-                    for e in args.examples.split(",") if e.strip()]
+        examples = [example_path(e.strip()) for e in args.examples.split(",") if e.strip()]
     else:
         examples = sorted((ROOT / "examples").glob("*.flow"))
     for e in examples:

@@ -27,7 +27,6 @@ tree (flowc and the runtime's libraries).
 
 import argparse
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -36,7 +35,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+from compile_bench import ROOT, children_cpu, example_path  # same directory
 
 
 def log(msg):
@@ -56,18 +55,6 @@ def timed(cmd):
     start = time.monotonic()
     run(cmd)
     return time.monotonic() - start
-
-
-def child_cpu():
-    u = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return u.ru_utime + u.ru_stime
-
-
-def example_path(name):
-    p = Path(name)
-    if "/" in name:
-        return ROOT / p
-    return ROOT / "examples" / p
 
 
 def compile_floor(args, work):
@@ -134,9 +121,9 @@ def steady_state(args, work):
         for label, exe in binaries.items():
             samples = []
             for _ in range(args.runs):
-                before = child_cpu()
+                before = children_cpu()
                 run([str(exe)] + job_flags)
-                samples.append(child_cpu() - before)
+                samples.append(children_cpu() - before)
             cpu[label] = statistics.median(samples)
         ref = cpu["g++ -O2 (flowc build)"]
         for label, c in cpu.items():

@@ -202,9 +202,10 @@ TEST_F(ScaleOutTest, SecondProcessUnderOneInstanceNameStopsTheFirstWithExitCode3
   const int status = WaitForChild(instances_["a"].pid, 120000);
   if (status == -1) KillChild(instances_["a"].pid);
   if (WaitForChild(twin, 30000) == -1) KillChild(twin);
-  ASSERT_NE(status, -1) << "still running 120 s after a second process took its name (see "
+  // EXPECT, not ASSERT: the logs below are all a CI run leaves behind.
+  EXPECT_NE(status, -1) << "still running 120 s after a second process took its name (see "
                         << instances_["a"].log << ")";
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 3)
+  EXPECT_TRUE(status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 3)
       << "status " << status << "; see " << instances_["a"].log;
   EXPECT_TRUE(LogHas(instances_["a"].log, "needs its own --instance name"))
       << "see " << instances_["a"].log;

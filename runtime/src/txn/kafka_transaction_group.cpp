@@ -292,6 +292,13 @@ Status KafkaTransactionGroup::TxnErrorLocked(rd_kafka_error_t* error, std::strin
   if (rd_kafka_error_txn_requires_abort(error)) {
     FlushBeforeAbortLocked();
     ErrorPtr abort_error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
+    if (abort_error && rd_kafka_error_is_fatal(abort_error.get())) {
+      // A newer producer's fencing can reach the commit as an abortable error (Kafka 4.1 answers
+      // an EndTxn during the fence's pending state with UNKNOWN_SERVER_ERROR) and only the abort
+      // as a fencing. Judged as what it is: restarting would fence the newer producer in turn.
+      return TxnErrorLocked(abort_error.get(), fmt::format("{}: {}; then its abort", step,
+                                                           rd_kafka_error_string(error)));
+    }
     failed_ = Status::Aborted(what + "; transaction aborted" +
                               (abort_error ? std::string(" (abort failed: ") +
                                                  rd_kafka_error_string(abort_error.get()) + ")"
@@ -486,6 +493,11 @@ Status KafkaTransactionGroup::AbortIncompleteLocked(const Status& cause,
   if (!failed_.ok()) return failed_;  // fenced or fatal: nothing left to abort with
   FlushBeforeAbortLocked();
   ErrorPtr abort_error(rd_kafka_abort_transaction(rk_, options_.operation_timeout_ms));
+  if (abort_error && rd_kafka_error_is_fatal(abort_error.get())) {
+    // A fencing only the abort saw (see TxnErrorLocked).
+    return TxnErrorLocked(abort_error.get(),
+                          fmt::format("{}; then the abort of {}", cause.message(), transaction));
+  }
   failed_ = Status::Aborted(fmt::format(
       "{}; {} aborted{}; restart from the last completed checkpoint", cause.message(), transaction,
       abort_error ? fmt::format(" (abort failed: {})", rd_kafka_error_string(abort_error.get()))

@@ -4,6 +4,8 @@
 // decision. References are lists of values kept by the test.
 
 #include <gtest/gtest.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -312,6 +314,40 @@ TEST_F(KafkaExactlyOnceSinkTest, SecondInstanceFencesTheFirst) {
   EXPECT_EQ(sinks[1]->Write("", "late", kNoTimestamp).code(), StatusCode::kFenced)
       << "fencing is sticky";
   EXPECT_EQ(Read(Isolation::kReadCommitted), Expected(1));
+}
+
+// A second producer's init_transactions that lands while the first's EndTxn(commit) is in flight
+// can make the coordinator answer the commit with UNKNOWN_SERVER_ERROR (Kafka 4.1: "Preparing
+// transaction state transition to PREPARE_COMMIT while it already a pending state
+// PREPARE_EPOCH_FENCE") and only the abort that follows with the fencing. The first must then
+// stop as fenced (a restart would fence the second in turn), not restart. The window is too
+// narrow to hit on demand, so the producer runs on librdkafka's mock cluster, which answers the
+// two EndTxn requests so; the group's admin steps still go to the real broker.
+TEST_F(KafkaExactlyOnceSinkTest, FencingSeenOnlyByTheAbortOfAFailedCommitIsAFencing) {
+  KafkaTransactionOptions options = Options();
+  options.properties["test.mock.num.brokers"] = "1";
+  options.operation_timeout_ms = 3000;  // the mock has no DescribeConfigs: the sinks' retention
+                                        // lookups wait this long, then go on without it
+  auto group = KafkaTransactionGroup::Start(options, kParallelism);
+  ASSERT_TRUE(group.ok()) << group.status().ToString();
+  auto sinks = Sinks(group->get(), 0);
+  FullEpoch(sinks, 1);
+  (*group)->SetCommitHookForTest([&](int64_t) {
+    rd_kafka_mock_cluster_t* mock = rd_kafka_handle_mock_cluster((*group)->producer_for_test());
+    ASSERT_NE(mock, nullptr);
+    constexpr int16_t kEndTxnApiKey = 26;  // the Kafka protocol's; librdkafka's name is private
+    rd_kafka_mock_push_request_errors(mock, kEndTxnApiKey, 2, RD_KAFKA_RESP_ERR_UNKNOWN,
+                                      RD_KAFKA_RESP_ERR_PRODUCER_FENCED);
+  });
+  Status st = sinks[0]->Commit(1);
+  EXPECT_EQ(st.code(), StatusCode::kFenced) << st.ToString();
+  EXPECT_NE(st.message().find("another instance of job `" + job_ + "` took over"),
+            std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("Unknown broker error"), std::string::npos)
+      << "the commit's own error is kept: " << st.message();
+  EXPECT_EQ(sinks[1]->Write("", "late", kNoTimestamp).code(), StatusCode::kFenced)
+      << "fencing is sticky";
 }
 
 TEST_F(KafkaExactlyOnceSinkTest, RecoverRefusesAnyCheckpointButTheCommittedOne) {

@@ -214,6 +214,9 @@ class KafkaTransactionGroup final : public CommitGroup {
   void SetCommitHookForTest(std::function<void(int64_t checkpoint_id)> hook) {
     commit_hook_ = std::move(hook);
   }
+  // Tests: the transactional producer, e.g. to inject broker errors when it runs on librdkafka's
+  // mock cluster (property test.mock.num.brokers).
+  rd_kafka_s* producer_for_test() const { return rk_; }
 
  private:
   struct Buffered {
