@@ -57,7 +57,7 @@ void EmitRunningAggregate(OpEmitContext& cx, const plan::RunningAggregateNode& n
 // A join node: key functions, the pair builder, state serializers and the Connect(...) call.
 void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n, const plan::Plan& plan);
 // A prune node: its key function and the RunningExtremeFilter in front of its join's side.
-void EmitPrune(OpEmitContext& cx, const plan::PruneNode& n, const plan::Plan& plan);
+void EmitPrune(OpEmitContext& cx, const plan::PruneNode& n);
 // Inside a chain function: declares `next` (the join's merged record) from the pair `var`.
 void EmitFlattenStep(OpEmitContext& cx, const plan::ChainStep& step, const std::string& var,
                      const std::string& next, const std::string& indent);

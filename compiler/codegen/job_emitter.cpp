@@ -329,7 +329,7 @@ class JobEmitter {
       }
       case NodeKind::kPrune: {
         OpEmitContext cx = Ops();
-        return EmitPrune(cx, *plan::As<plan::PruneNode>(&n), plan_);
+        return EmitPrune(cx, *plan::As<plan::PruneNode>(&n));
       }
       case NodeKind::kUnion: {
         std::string others;

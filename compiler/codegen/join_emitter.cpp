@@ -93,7 +93,6 @@ void EmitSerializer(OpEmitContext& cx, const types::Type& type) {
 
 void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n, const plan::Plan& plan) {
   cx.Header(n, n.Describe());
-  (void)plan;
   std::string id = std::to_string(n.id);
   std::string l = cx.Rec(n.left), r = cx.Rec(n.right), out = cx.Rec(n.output);
   EmitSerializer(cx, n.left);
@@ -160,7 +159,7 @@ void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n, const plan::Plan& plan
   cx.Build("auto s" + id + " = *" + joined + ";");
 }
 
-void EmitPrune(OpEmitContext& cx, const plan::PruneNode& n, const plan::Plan& plan) {
+void EmitPrune(OpEmitContext& cx, const plan::PruneNode& n) {
   cx.Header(n, n.Describe());
   const std::string id = std::to_string(n.id);
   const std::string rec = cx.Rec(n.output);
@@ -180,7 +179,6 @@ void EmitPrune(OpEmitContext& cx, const plan::PruneNode& n, const plan::Plan& pl
   cx.w.CppLine();
   cx.w.Line("  }");
   cx.w.Line("};");
-  (void)plan;
   const ast::WindowSpec& w = *n.window;
   std::string size = "size" + id;
   cx.Build("const int64_t " + size + " = " + CppDuration(w.size) + ";");

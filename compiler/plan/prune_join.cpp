@@ -39,11 +39,6 @@ bool SameDuration(const ast::DurationRef& a, const ast::DurationRef& b) {
   return a.is_param == b.is_param && (a.is_param ? a.param == b.param : a.millis == b.millis);
 }
 
-bool PlainTumbling(const ast::WindowSpec& w) {
-  return w.shape == ast::WindowShape::kTumbling && !w.slide && !w.zone && !w.lateness &&
-         !w.processing_time;
-}
-
 // `max(field)` -> true, `min(field)` -> false, with the field's name in `*field`.
 std::optional<bool> ExtremeOf(const ast::Expr* e, std::string* field) {
   const auto* call = ast::As<ast::CallExpr>(e);
@@ -120,6 +115,11 @@ void PruneJoins(Plan& plan) {
     }
   }
   if (added) Renumber(plan);
+}
+
+bool PlainTumbling(const ast::WindowSpec& w) {
+  return w.shape == ast::WindowShape::kTumbling && !w.slide && !w.zone && !w.lateness &&
+         !w.processing_time;
 }
 
 std::string PruneNode::Describe() const {

@@ -24,4 +24,8 @@ struct PruneNode : Node {
   int side = 0;  // the join side it feeds (0 left, 1 right): the key's names are marked so
 };
 
+// A tumbling event-time window without slide, zone or lateness: the only window a prune node is
+// exact for (the pass makes them for it, verify refuses any other).
+bool PlainTumbling(const ast::WindowSpec& w);
+
 }  // namespace flow::plan

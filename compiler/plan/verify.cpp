@@ -84,10 +84,8 @@ std::string Verify(const Plan& plan) {
         if (plan.Get(n->inputs[0])->output != n->output)
           return Where(*n) + " changes the record type";
         if (p->key == nullptr || p->window == nullptr) return Where(*n) + " has no key or window";
-        if (p->window->shape != ast::WindowShape::kTumbling || p->window->processing_time ||
-            p->window->lateness || p->window->zone) {
+        if (!PlainTumbling(*p->window))
           return Where(*n) + " prunes for a window that is not a plain tumbling event-time one";
-        }
         if (p->key->type != types::Type::Int())
           return Where(*n) + " prunes by a key that is not an int";
         std::vector<int> readers = plan.Consumers(n->id);

@@ -717,9 +717,12 @@ Status KafkaTransactionGroup::CommitLocked(int64_t checkpoint_id,
     return failed_;
   }
   if (commit_error) {
-    return TxnErrorLocked(commit_error.get(),
-                          fmt::format("commit of checkpoint {} (brokers {}, gave up after {} ms)",
-                                      checkpoint_id, options_.brokers, options_.retry_timeout_ms));
+    // "gave up" only when the bound was what ended it: a broker's refusal comes at once.
+    const std::string bound = SteadyNowMs() >= deadline
+                                  ? fmt::format(", gave up after {} ms", options_.retry_timeout_ms)
+                                  : std::string();
+    return TxnErrorLocked(commit_error.get(), fmt::format("commit of checkpoint {} (brokers {}{})",
+                                                          checkpoint_id, options_.brokers, bound));
   }
   FaultPoint("after-commit-before-cleanup");
   committed_ = checkpoint_id;
