@@ -323,31 +323,53 @@ TEST_F(KafkaExactlyOnceSinkTest, SecondInstanceFencesTheFirst) {
 // stop as fenced (a restart would fence the second in turn), not restart. The window is too
 // narrow to hit on demand, so the producer runs on librdkafka's mock cluster, which answers the
 // two EndTxn requests so; the group's admin steps still go to the real broker.
-TEST_F(KafkaExactlyOnceSinkTest, FencingSeenOnlyByTheAbortOfAFailedCommitIsAFencing) {
-  KafkaTransactionOptions options = Options();
-  options.properties["test.mock.num.brokers"] = "1";
-  options.operation_timeout_ms = 3000;  // the mock has no DescribeConfigs: the sinks' retention
-                                        // lookups wait this long, then go on without it
-  auto group = KafkaTransactionGroup::Start(options, kParallelism);
-  ASSERT_TRUE(group.ok()) << group.status().ToString();
-  auto sinks = Sinks(group->get(), 0);
-  FullEpoch(sinks, 1);
-  (*group)->SetCommitHookForTest([&](int64_t) {
-    rd_kafka_mock_cluster_t* mock = rd_kafka_handle_mock_cluster((*group)->producer_for_test());
-    ASSERT_NE(mock, nullptr);
-    constexpr int16_t kEndTxnApiKey = 26;  // the Kafka protocol's; librdkafka's name is private
-    rd_kafka_mock_push_request_errors(mock, kEndTxnApiKey, 2, RD_KAFKA_RESP_ERR_UNKNOWN,
-                                      RD_KAFKA_RESP_ERR_PRODUCER_FENCED);
-  });
-  Status st = sinks[0]->Commit(1);
+class FencedInTheAbortTest : public KafkaExactlyOnceSinkTest {
+ protected:
+  // Commits checkpoint 1 with the group's producer on the mock cluster, whose EndTxn answers are
+  // UNKNOWN for the commit and PRODUCER_FENCED for the abort. Returns the commit's status, and
+  // in *late that of a write after it.
+  Status CommitFencedOnlyInTheAbort(KafkaTransactionOptions options, Status* late) {
+    options.properties["test.mock.num.brokers"] = "1";
+    options.operation_timeout_ms = 3000;  // the mock has no DescribeConfigs: the sinks' retention
+                                          // lookups wait this long, then go on without it
+    auto group = KafkaTransactionGroup::Start(options, kParallelism);
+    if (!group.ok()) return group.status();
+    auto sinks = Sinks(group->get(), 0);
+    FullEpoch(sinks, 1);
+    (*group)->SetCommitHookForTest([&](int64_t) {
+      rd_kafka_mock_cluster_t* mock = rd_kafka_handle_mock_cluster((*group)->producer_for_test());
+      ASSERT_NE(mock, nullptr);
+      constexpr int16_t kEndTxnApiKey = 26;  // the Kafka protocol's; librdkafka's name is private
+      rd_kafka_mock_push_request_errors(mock, kEndTxnApiKey, 2, RD_KAFKA_RESP_ERR_UNKNOWN,
+                                        RD_KAFKA_RESP_ERR_PRODUCER_FENCED);
+    });
+    Status st = sinks[0]->Commit(1);
+    *late = sinks[1]->Write("", "late", kNoTimestamp);
+    return st;
+  }
+};
+
+TEST_F(FencedInTheAbortTest, AJobStopsAsFenced) {
+  Status late;
+  Status st = CommitFencedOnlyInTheAbort(Options(), &late);
   EXPECT_EQ(st.code(), StatusCode::kFenced) << st.ToString();
   EXPECT_NE(st.message().find("another instance of job `" + job_ + "` took over"),
             std::string::npos)
       << st.message();
   EXPECT_NE(st.message().find("Unknown broker error"), std::string::npos)
       << "the commit's own error is kept: " << st.message();
-  EXPECT_EQ(sinks[1]->Write("", "late", kNoTimestamp).code(), StatusCode::kFenced)
-      << "fencing is sticky";
+  EXPECT_EQ(late.code(), StatusCode::kFenced) << "fencing is sticky: " << late.ToString();
+}
+
+// An instance with no takeover marker in its progress topic: a second process under its name
+// (exit code 3), as in the scale-out test that found the race.
+TEST_F(FencedInTheAbortTest, AnInstanceWithoutATakeoverMarkerStopsAsATwin) {
+  KafkaTransactionOptions options = Options();
+  options.instance = "x";
+  Status late;
+  Status st = CommitFencedOnlyInTheAbort(options, &late);
+  EXPECT_EQ(st.code(), StatusCode::kFenced) << st.ToString();
+  EXPECT_NE(st.message().find("needs its own --instance name"), std::string::npos) << st.message();
 }
 
 TEST_F(KafkaExactlyOnceSinkTest, RecoverRefusesAnyCheckpointButTheCommittedOne) {
