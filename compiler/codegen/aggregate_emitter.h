@@ -55,7 +55,7 @@ void EmitWindowAggregate(OpEmitContext& cx, const plan::WindowAggregateNode& n,
 void EmitRunningAggregate(OpEmitContext& cx, const plan::RunningAggregateNode& n,
                           const plan::Plan& plan);
 // A join node: key functions, the pair builder, state serializers and the Connect(...) call.
-void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n, const plan::Plan& plan);
+void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n);
 // A prune node: its key function and the RunningExtremeFilter in front of its join's side.
 void EmitPrune(OpEmitContext& cx, const plan::PruneNode& n);
 // Inside a chain function: declares `next` (the join's merged record) from the pair `var`.

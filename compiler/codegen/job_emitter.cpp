@@ -325,7 +325,7 @@ class JobEmitter {
       }
       case NodeKind::kJoin: {
         OpEmitContext cx = Ops();
-        return EmitJoin(cx, *plan::As<plan::JoinNode>(&n), plan_);
+        return EmitJoin(cx, *plan::As<plan::JoinNode>(&n));
       }
       case NodeKind::kPrune: {
         OpEmitContext cx = Ops();

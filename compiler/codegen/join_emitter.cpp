@@ -91,7 +91,7 @@ void EmitSerializer(OpEmitContext& cx, const types::Type& type) {
   w.Line("namespace flowjob {");
 }
 
-void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n, const plan::Plan& plan) {
+void EmitJoin(OpEmitContext& cx, const plan::JoinNode& n) {
   cx.Header(n, n.Describe());
   std::string id = std::to_string(n.id);
   std::string l = cx.Rec(n.left), r = cx.Rec(n.right), out = cx.Rec(n.output);

@@ -103,9 +103,10 @@ Status Job::Execute() {
       kMetricReassignedRestarts,
       "In-process restarts because a consumer-group rebalance moved partitions away (--instance)",
       {});
-  while (true) {
+  for (bool restart = false;; restart = true) {
     bool completed = false;
-    Status s = ExecuteOnce(&completed);
+    bool running = false;
+    Status s = ExecuteOnce(&completed, &running);
     if (s.code() == StatusCode::kReassigned && can_restart && !control_.stop.load() &&
         !StopSignalReceived()) {
       // Not a failure: partitions moved to another instance. Run again at once from the last
@@ -131,6 +132,16 @@ Status Job::Execute() {
       return Status::Ok();
     }
     if (s.ok() || !can_restart) return s;
+    if (restart && !running && IsRetriable(s) && (control_.stop.load() || StopSignalReceived())) {
+      // Asked to stop while a restart was still starting (e.g. its commit group waiting out a
+      // broker outage): nothing ran that a drain could have lost, and the next start resumes from
+      // the last commit as this one would have. A stop, not a failure; a stop whose own drain
+      // fails stays one.
+      Log(LogLevel::kInfo, "engine",
+          "stopped before the restart completed; the next start resumes from the last commit",
+          {{"error", s.ToString()}});
+      return Status::Ok();
+    }
     if (!IsRetriable(s)) {
       Log(LogLevel::kError, "engine", "not restarting: the error is not retriable",
           {{"error", s.ToString()}});
@@ -167,7 +178,7 @@ Status Job::Execute() {
   }
 }
 
-Status Job::ExecuteOnce(bool* checkpoint_completed) {
+Status Job::ExecuteOnce(bool* checkpoint_completed, bool* all_started) {
   Runtime rt;
   Status built;
   try {
@@ -233,6 +244,8 @@ Status Job::ExecuteOnce(bool* checkpoint_completed) {
   }
   Monitor(&rt);
   for (auto& th : threads) th.join();
+  *all_started = std::all_of(rt.tasks.begin(), rt.tasks.end(),
+                             [](const std::unique_ptr<Task>& t) { return t->started(); });
   {
     // Savepoint calls in flight see `ended` and return before `rt` goes away.
     rt.ended.store(true);

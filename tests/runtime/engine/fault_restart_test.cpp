@@ -1,7 +1,9 @@
 // Injected retriable errors (FLOW_FAULT=error:<point>) and what in-process restarts do with them:
 // the configuration syntax and its errors, a job with --restart-attempts 3 that recovers from an
 // injected failure with exact results (reference computed here), exhausted attempts ending with
-// exit code 1, and metrics that keep counting (never go back) across restarts.
+// exit code 1, metrics that keep counting (never go back) across restarts, and stops that arrive
+// as partitions move or while a restart is still starting (a stop, exit 0; a first start that
+// fails is a failure).
 
 #include <gtest/gtest.h>
 
@@ -22,6 +24,8 @@
 #include "flow/runtime/common/key_group.h"
 #include "flow/runtime/engine/job.h"
 #include "flow/runtime/engine/sink.h"
+#include "flow/runtime/engine/txn_sink.h"
+#include "flow/runtime/txn/commit_group.h"
 #include "split_count_job.h"
 #include "test_util.h"
 
@@ -268,6 +272,113 @@ TEST_F(FaultRestartTest, PartitionsThatMoveAsTheJobStopsEndItCleanly) {
   EXPECT_EQ(code, 0);
   EXPECT_EQ(job.metrics().Sum(kMetricReassignedRestarts), 0);
   EXPECT_EQ(job.metrics().Sum(kMetricRestarts), 0);
+}
+
+// ---- a stop that arrives while a restart is starting ----
+
+// A commit group in memory whose participants fail the first run with a retriable error after
+// 200 records, and whose start (as a Kafka group's does when the broker is away) fails from the
+// second call on, optionally after the job was told to stop: a stop arriving during a restart's
+// start-up.
+struct StartUp {
+  Job* job = nullptr;
+  int stop_on_call = 0;  // the start that requests a stop before it fails (0: none)
+  std::atomic<int> calls{0};
+  std::atomic<int64_t> written{0};
+  int64_t restarts = -1;  // the job's kMetricRestarts when it ended
+};
+
+class FirstRunFailsSink final : public TwoPhaseCommitSink {
+ public:
+  explicit FirstRunFailsSink(StartUp* up) : up_(up) {}
+  Status Open(uint32_t, uint32_t) override { return Status::Ok(); }
+  Status Recover(int64_t) override { return Status::Ok(); }
+  Status BeginTransaction() override { return Status::Ok(); }
+  Status Write(std::string_view, std::string_view, TimestampMs) override {
+    if (up_->written.fetch_add(1) == 200) return Status::IoError("the output went away");
+    return Status::Ok();
+  }
+  Status PreCommit(int64_t) override { return Status::Ok(); }
+  Status Commit(int64_t) override { return Status::Ok(); }
+  Status Abort(int64_t) override { return Status::Ok(); }
+  Status Close() override { return Status::Ok(); }
+  bool CommitIsResumable() const override { return false; }
+
+ private:
+  StartUp* up_;
+};
+
+class InMemoryGroup final : public CommitGroup {
+ public:
+  int64_t last_committed() const override { return 0; }
+  Status Commit(int64_t) override { return Status::Ok(); }
+  std::string Describe() const override { return "in-memory group"; }
+};
+
+// A generator of many records into an exactly-once sink in the group above; no checkpoint
+// completes before the first run fails (so every start restores nothing).
+int RunStartUpJob(StartUp* up, int max_attempts, const std::string& state_dir) {
+  JobOptions options;
+  options.parallelism = 1;
+  options.checkpoint.state_dir = state_dir;
+  options.checkpoint.options.interval_ms = 60000;
+  options.checkpoint.restart.initial_delay_ms = 10;
+  options.checkpoint.restart.max_delay_ms = 10;
+  options.checkpoint.restart.max_attempts = max_attempts;
+  Job job(options);
+  up->job = &job;
+  auto source =
+      job.Source<int64_t>("gen", GeneratorSourceFactory<int64_t>([](uint64_t i, int64_t* v) {
+                            *v = static_cast<int64_t>(i);
+                            return i < 1000000;
+                          }),
+                          WatermarkSpec{.mode = TimeMode::kNone});
+  TxnSinkSpec spec;
+  spec.group = CommitGroupSpec{
+      .key = "in-memory",
+      .start = [up](const CommitGroupContext&, uint32_t) -> Result<std::unique_ptr<CommitGroup>> {
+        const int call = up->calls.fetch_add(1) + 1;
+        if (call == up->stop_on_call) up->job->RequestStop();
+        if (call >= 2 || call == up->stop_on_call)
+          return Status::TimedOut("reading progress did not reach its end in time");
+        return std::unique_ptr<CommitGroup>(std::make_unique<InMemoryGroup>());
+      },
+      .participant = [up](CommitGroup*, uint32_t) -> std::unique_ptr<TwoPhaseCommitSink> {
+        return std::make_unique<FirstRunFailsSink>(up);
+      }};
+  ExactlyOnceSink<int64_t>(
+      source, job, "out", std::move(spec),
+      [](const int64_t& v, std::string*, std::string* payload) { *payload = std::to_string(v); });
+  const int code = job.Run();
+  up->restarts = job.metrics().Sum(kMetricRestarts);
+  up->job = nullptr;
+  return code;
+}
+
+// Told to stop while its restart waits for the commit group (a broker outage): the job stops as
+// asked, exit 0 (it used to exit 1, "job failed", for a stop the user asked for).
+TEST_F(FaultRestartTest, AStopDuringARestartsStartUpIsAStopNotAFailure) {
+  StartUp up;
+  up.stop_on_call = 2;
+  EXPECT_EQ(RunStartUpJob(&up, 3, dir_.string()), 0);
+  EXPECT_EQ(up.calls.load(), 2);
+  EXPECT_EQ(up.restarts, 1);
+}
+
+// The control: the same start-up failures without a stop are a failure (restarts used up).
+TEST_F(FaultRestartTest, AFailingRestartWithoutAStopStillFails) {
+  StartUp up;
+  EXPECT_EQ(RunStartUpJob(&up, 2, dir_.string()), 1);
+  EXPECT_EQ(up.calls.load(), 3);
+  EXPECT_EQ(up.restarts, 2);
+}
+
+// A first start that fails under a stop is no restart: the job never ran, exit 1.
+TEST_F(FaultRestartTest, AFirstStartThatFailsUnderAStopStillFails) {
+  StartUp up;
+  up.stop_on_call = 1;
+  EXPECT_EQ(RunStartUpJob(&up, 3, dir_.string()), 1);
+  EXPECT_EQ(up.calls.load(), 1);
 }
 
 // flow_backpressure_ms_total is computed from the channels of the running attempt plus what the

@@ -358,6 +358,8 @@ TEST_F(FencedInTheAbortTest, AJobStopsAsFenced) {
       << st.message();
   EXPECT_NE(st.message().find("Unknown broker error"), std::string::npos)
       << "the commit's own error is kept: " << st.message();
+  // Refused at once, not bounded by the retry timeout: no "gave up after" in the message.
+  EXPECT_EQ(st.message().find("gave up after"), std::string::npos) << st.message();
   EXPECT_EQ(late.code(), StatusCode::kFenced) << "fencing is sticky: " << late.ToString();
 }
 

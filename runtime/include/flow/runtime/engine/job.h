@@ -271,8 +271,9 @@ class Job {
   void AddEdgeBase(std::unique_ptr<engine_detail::EdgeBase> edge);
   Status Build(Runtime* rt);
 
-  // One run of the graph; *checkpoint_completed: a checkpoint completed during it.
-  Status ExecuteOnce(bool* checkpoint_completed);
+  // One run of the graph; *checkpoint_completed: a checkpoint completed during it;
+  // *all_started: every task opened and restored (the run got going; false when it failed first).
+  Status ExecuteOnce(bool* checkpoint_completed, bool* all_started);
   // With a state dir or --restore: opens the storage, picks the checkpoint to restore and (when
   // checkpoints are on) creates the coordinator; hands each task its part (job_checkpoints.cpp).
   Status PrepareCheckpoints(Runtime* rt);
