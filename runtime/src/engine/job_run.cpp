@@ -103,6 +103,18 @@ Status Job::Execute() {
       kMetricReassignedRestarts,
       "In-process restarts because a consumer-group rebalance moved partitions away (--instance)",
       {});
+  // A signal that ends the job between two runs (restarting) meets no running job to take the
+  // savepoint --savepoint-on-stop asks for: that stop ends as one whose savepoint failed (exit 1),
+  // so that a script never takes an older savepoint for this stop's.
+  auto stopped_between_runs = [this] {
+    if (!options_.savepoint_on_stop || !StopSignalReceived() || stop_savepoint_taken_.load() ||
+        stop_savepoint_failed_.load()) {
+      return;
+    }
+    Log(LogLevel::kError, "engine",
+        "stopped without a savepoint: the signal came while the job was restarting");
+    stop_savepoint_failed_.store(true);
+  };
   for (bool restart = false;; restart = true) {
     bool completed = false;
     bool running = false;
@@ -129,6 +141,7 @@ Status Job::Execute() {
       // the stop it was asked for, not a failure.
       Log(LogLevel::kInfo, "engine", "stopped: its partitions had moved to another instance",
           {{"reason", s.message()}});
+      stopped_between_runs();
       return Status::Ok();
     }
     if (s.ok() || !can_restart) return s;
@@ -140,6 +153,7 @@ Status Job::Execute() {
       Log(LogLevel::kInfo, "engine",
           "stopped before the restart completed; the next start resumes from the last commit",
           {{"error", s.ToString()}});
+      stopped_between_runs();
       return Status::Ok();
     }
     if (!IsRetriable(s)) {
@@ -172,6 +186,7 @@ Status Job::Execute() {
     }
     if (control_.stop.load() || StopSignalReceived()) {
       Log(LogLevel::kInfo, "engine", "stop requested while waiting to restart");
+      stopped_between_runs();
       return Status::Ok();
     }
     control_.cancel.store(false);
@@ -329,6 +344,8 @@ void Job::Monitor(Runtime* rt) {
                 {{"error", r.status().ToString()}});
             stop_savepoint_failed_.store(true);
             RequestStop();
+          } else {
+            stop_savepoint_taken_.store(true);
           }
         });
       } else {

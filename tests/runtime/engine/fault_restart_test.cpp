@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -23,6 +24,7 @@
 #include "flow/runtime/checkpoint/fault_injection.h"
 #include "flow/runtime/common/key_group.h"
 #include "flow/runtime/engine/job.h"
+#include "flow/runtime/engine/main.h"
 #include "flow/runtime/engine/sink.h"
 #include "flow/runtime/engine/txn_sink.h"
 #include "flow/runtime/txn/commit_group.h"
@@ -282,7 +284,8 @@ TEST_F(FaultRestartTest, PartitionsThatMoveAsTheJobStopsEndItCleanly) {
 // start-up.
 struct StartUp {
   Job* job = nullptr;
-  int stop_on_call = 0;  // the start that requests a stop before it fails (0: none)
+  int stop_on_call = 0;    // the start that requests a stop before it fails (0: none)
+  bool by_signal = false;  // that stop is a SIGTERM (the job runs under RunMain)
   std::atomic<int> calls{0};
   std::atomic<int64_t> written{0};
   int64_t restarts = -1;  // the job's kMetricRestarts when it ended
@@ -315,17 +318,8 @@ class InMemoryGroup final : public CommitGroup {
   std::string Describe() const override { return "in-memory group"; }
 };
 
-// A generator of many records into an exactly-once sink in the group above; no checkpoint
-// completes before the first run fails (so every start restores nothing).
-int RunStartUpJob(StartUp* up, int max_attempts, const std::string& state_dir) {
-  JobOptions options;
-  options.parallelism = 1;
-  options.checkpoint.state_dir = state_dir;
-  options.checkpoint.options.interval_ms = 60000;
-  options.checkpoint.restart.initial_delay_ms = 10;
-  options.checkpoint.restart.max_delay_ms = 10;
-  options.checkpoint.restart.max_attempts = max_attempts;
-  Job job(options);
+// A generator of many records into an exactly-once sink in the group above.
+void BuildStartUpJob(Job& job, StartUp* up) {
   up->job = &job;
   auto source =
       job.Source<int64_t>("gen", GeneratorSourceFactory<int64_t>([](uint64_t i, int64_t* v) {
@@ -338,7 +332,13 @@ int RunStartUpJob(StartUp* up, int max_attempts, const std::string& state_dir) {
       .key = "in-memory",
       .start = [up](const CommitGroupContext&, uint32_t) -> Result<std::unique_ptr<CommitGroup>> {
         const int call = up->calls.fetch_add(1) + 1;
-        if (call == up->stop_on_call) up->job->RequestStop();
+        if (call == up->stop_on_call) {
+          if (up->by_signal) {
+            ::raise(SIGTERM);
+          } else {
+            up->job->RequestStop();
+          }
+        }
         if (call >= 2 || call == up->stop_on_call)
           return Status::TimedOut("reading progress did not reach its end in time");
         return std::unique_ptr<CommitGroup>(std::make_unique<InMemoryGroup>());
@@ -349,6 +349,20 @@ int RunStartUpJob(StartUp* up, int max_attempts, const std::string& state_dir) {
   ExactlyOnceSink<int64_t>(
       source, job, "out", std::move(spec),
       [](const int64_t& v, std::string*, std::string* payload) { *payload = std::to_string(v); });
+}
+
+// The job above with restarts; no checkpoint completes before the first run fails (so every
+// start restores nothing).
+int RunStartUpJob(StartUp* up, int max_attempts, const std::string& state_dir) {
+  JobOptions options;
+  options.parallelism = 1;
+  options.checkpoint.state_dir = state_dir;
+  options.checkpoint.options.interval_ms = 60000;
+  options.checkpoint.restart.initial_delay_ms = 10;
+  options.checkpoint.restart.max_delay_ms = 10;
+  options.checkpoint.restart.max_attempts = max_attempts;
+  Job job(options);
+  BuildStartUpJob(job, up);
   const int code = job.Run();
   up->restarts = job.metrics().Sum(kMetricRestarts);
   up->job = nullptr;
@@ -379,6 +393,45 @@ TEST_F(FaultRestartTest, AFirstStartThatFailsUnderAStopStillFails) {
   up.stop_on_call = 1;
   EXPECT_EQ(RunStartUpJob(&up, 3, dir_.string()), 1);
   EXPECT_EQ(up.calls.load(), 1);
+}
+
+// In a child process: the job under RunMain, where the second start gets a SIGTERM; with
+// `savepoint_on_stop`, --savepoint-on-stop.
+int RunSignalledStartUpJob(const std::string& state_dir, bool savepoint_on_stop) {
+  static StartUp up;
+  up.stop_on_call = 2;
+  up.by_signal = true;
+  std::vector<const char*> argv = {"job",
+                                   "--parallelism",
+                                   "1",
+                                   "--state-dir",
+                                   state_dir.c_str(),
+                                   "--checkpoint-interval",
+                                   "60s",
+                                   "--restart-delay",
+                                   "10ms",
+                                   "--progress-interval",
+                                   "0"};
+  if (savepoint_on_stop) argv.push_back("--savepoint-on-stop");
+  return RunMain(static_cast<int>(argv.size()), argv.data(), {}, [](Job& job) {
+    BuildStartUpJob(job, &up);
+    return Status::Ok();
+  });
+}
+
+// SIGTERM while the restart starts: a stop (exit 0) ...
+TEST_F(FaultRestartTest, ASignalDuringARestartsStartUpIsAStop) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(std::exit(RunSignalledStartUpJob(dir_.string(), false)), ::testing::ExitedWithCode(0),
+              "stopped before the restart completed");
+}
+
+// ... but with --savepoint-on-stop no savepoint could be taken, which that flag reports as
+// exit 1, as when its savepoint fails.
+TEST_F(FaultRestartTest, ASignalDuringARestartsStartUpWithSavepointOnStopExits1) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(std::exit(RunSignalledStartUpJob(dir_.string(), true)), ::testing::ExitedWithCode(1),
+              "stopped without a savepoint: the signal came while the job was restarting");
 }
 
 // flow_backpressure_ms_total is computed from the channels of the running attempt plus what the

@@ -309,6 +309,7 @@ class Job {
   Runtime* running_ = nullptr;  // while tasks run, for TakeSavepoint; guarded by run_mu_
   int savepoint_calls_ = 0;     // TakeSavepoint calls using running_; guarded by run_mu_
   std::atomic<bool> stop_savepoint_failed_{false};  // --savepoint-on-stop could not take one
+  std::atomic<bool> stop_savepoint_taken_{false};   // --savepoint-on-stop took one
   bool ran_ = false;
   // The state dir's lock and records, held across in-process restarts (checkpoint/state_dir.h).
   std::unique_ptr<StateDirectory> state_dir_;
