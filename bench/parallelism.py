@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "bench" / "lib"))
 
-from systems import QUERIES, Flink, Flow, Limit, RunError  # noqa: E402
+from systems import QUERIES, Flink, Flow, Limit, RunError, parse_query_events  # noqa: E402
 
 
 def log(msg):
@@ -54,11 +54,11 @@ def parse_args():
     unknown = [q for q in a.queries if q not in QUERIES]
     if unknown:
         p.error(f"unknown queries {unknown}; known: {', '.join(QUERIES)}")
-    a.events_by_query = {q: a.events for q in a.queries}
-    for item in filter(None, a.query_events.split(",")):
-        q, _, n = item.partition("=")
-        if q in a.events_by_query:
-            a.events_by_query[q] = int(n)
+    try:
+        overrides = parse_query_events(a.query_events)
+    except ValueError as e:
+        p.error(str(e))
+    a.events_by_query = {q: overrides.get(q, a.events) for q in a.queries}
     return a
 
 

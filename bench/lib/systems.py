@@ -11,6 +11,18 @@ from pathlib import Path
 QUERIES = ["q0", "q1", "q2", "q3", "q5", "q7", "q8", "q11"]
 
 
+def parse_query_events(text):
+    """--query-events "q7=2000000,q5=5000000" as {query: events}; ValueError naming a bad item."""
+    events = {}
+    for item in filter(None, text.split(",")):
+        q, _, n = item.partition("=")
+        if q not in QUERIES or not n.isdigit() or int(n) <= 0:
+            raise ValueError(f"--query-events: {item!r} is not QUERY=EVENTS "
+                             f"(queries: {', '.join(QUERIES)})")
+        events[q] = int(n)
+    return events
+
+
 @dataclass
 class RunResult:
     rows: int
